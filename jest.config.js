@@ -1,0 +1,13 @@
+/** Tests run as native ESM (oidc-provider, jose and openid-client are ESM-only). */
+export default {
+  testEnvironment: 'node',
+  extensionsToTreatAsEsm: ['.ts'],
+  roots: ['<rootDir>/spec'],
+  testMatch: ['**/*.test.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, diagnostics: false }] },
+  globalSetup: '<rootDir>/spec/support/global-setup.ts',
+  globalTeardown: '<rootDir>/spec/support/global-teardown.ts',
+  testTimeout: 60000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,101 @@
+import type { Db } from 'mongodb';
+
+interface Generation {
+  _id: string;
+  generation: number;
+}
+
+/**
+ * A read-through cache for data that changes rarely and is read on every token
+ * request (applications, API resources). A write in this process clears it at once,
+ * so the next request here sees the change. Other processes learn of the write from
+ * a generation counter in the database that each process polls every `refreshMs`
+ * (MongoDB change streams would push it, but not every engine has them).
+ */
+export class KeyedCache<V> {
+  readonly name: string;
+  readonly #entries = new Map<string, V>();
+  readonly #load: (key: string) => Promise<V | undefined>;
+  readonly #maxEntries: number;
+  /** Bumped on every invalidation, so a load that raced a write does not store what it read before it. */
+  #epoch = 0;
+
+  constructor(name: string, load: (key: string) => Promise<V | undefined>, { maxEntries = 10_000 } = {}) {
+    this.name = name;
+    this.#load = load;
+    this.#maxEntries = maxEntries;
+  }
+
+  async get(key: string): Promise<V | undefined> {
+    if (this.#entries.has(key)) return this.#entries.get(key);
+    const epoch = this.#epoch;
+    const value = await this.#load(key);
+    // Misses are not kept: anyone can ask for random client ids, and they must not fill memory.
+    if (value !== undefined && epoch === this.#epoch) {
+      if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+      this.#entries.set(key, value);
+    }
+    return value;
+  }
+
+  clear(): void {
+    this.#epoch += 1;
+    this.#entries.clear();
+  }
+}
+
+export class CacheRegistry {
+  readonly #db: Db;
+  readonly #caches = new Map<string, KeyedCache<unknown>>();
+  readonly #seen = new Map<string, number>();
+  readonly #refreshMs: number;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(db: Db, refreshMs: number) {
+    this.#db = db;
+    this.#refreshMs = refreshMs;
+  }
+
+  create<V>(name: string, load: (key: string) => Promise<V | undefined>): KeyedCache<V> {
+    const cache = new KeyedCache<V>(name, load);
+    this.#caches.set(name, cache as KeyedCache<unknown>);
+    return cache;
+  }
+
+  /**
+   * Records that `name`'s data changed: this process forgets it now, the others at their
+   * next poll. Call it after the change committed, or a load in between would cache the old data.
+   */
+  async changed(name: string): Promise<void> {
+    this.#caches.get(name)?.clear();
+    await this.#db.collection<Generation>('cache_generations')
+      .updateOne({ _id: name }, { $inc: { generation: 1 } }, { upsert: true });
+  }
+
+  async poll(): Promise<void> {
+    const generations = await this.#db.collection<Generation>('cache_generations').find({}).toArray();
+    for (const { _id, generation } of generations) {
+      const seen = this.#seen.get(_id);
+      if (seen !== undefined && seen !== generation) this.#caches.get(_id)?.clear();
+      this.#seen.set(_id, generation);
+    }
+  }
+
+  async start(): Promise<void> {
+    await this.poll();
+    const tick = () => {
+      this.poll().catch(() => {
+        // A failed poll clears everything: better a slower request than a stale permission.
+        for (const cache of this.#caches.values()) cache.clear();
+      }).finally(() => {
+        if (this.#timer) this.#timer = setTimeout(tick, this.#refreshMs).unref();
+      });
+    };
+    this.#timer = setTimeout(tick, this.#refreshMs).unref();
+  }
+
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}

@@ -1,0 +1,50 @@
+import type { ClientMetadata } from 'oidc-provider';
+
+import { hashedSecretsMetadata } from './client-secret.js';
+import type { ApplicationDocument, ApplicationSecretDocument, ApplicationType } from './models.js';
+
+/** How each application type authenticates and which grants it may use. */
+const clientProfiles: Record<ApplicationType, Pick<ClientMetadata, 'token_endpoint_auth_method' | 'grant_types' | 'response_types' | 'application_type'>> = {
+  Traditional: {
+    token_endpoint_auth_method: 'client_secret_basic',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    application_type: 'web',
+  },
+  SPA: {
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    application_type: 'web',
+  },
+  Native: {
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    application_type: 'native',
+  },
+  MachineToMachine: {
+    token_endpoint_auth_method: 'client_secret_basic',
+    grant_types: ['client_credentials'],
+    response_types: [],
+    application_type: 'web',
+  },
+};
+
+export const isConfidential = (type: ApplicationType) => clientProfiles[type].token_endpoint_auth_method !== 'none';
+
+/** The oidc-provider client an application stands for. */
+export function toClientMetadata(application: ApplicationDocument, secrets: ApplicationSecretDocument[]): ClientMetadata {
+  const profile = clientProfiles[application.type];
+  const { oidcClientMetadata: oidc } = application;
+  const interactive = application.type !== 'MachineToMachine';
+  return {
+    client_id: application._id,
+    client_name: application.name,
+    ...profile,
+    ...(isConfidential(application.type) && { client_secret: hashedSecretsMetadata(secrets) }),
+    redirect_uris: interactive ? oidc.redirectUris : [],
+    post_logout_redirect_uris: interactive ? oidc.postLogoutRedirectUris : [],
+    ...(oidc.logoUri && { logo_uri: oidc.logoUri }),
+  };
+}

@@ -1,0 +1,92 @@
+import { Ajv, type ErrorObject } from 'ajv';
+
+/** Signing algorithms we offer for access tokens. ES256 and EdDSA sign several times faster than RS256. */
+export const accessTokenAlgs = ['ES256', 'EdDSA', 'RS256'] as const;
+export type AccessTokenAlg = (typeof accessTokenAlgs)[number];
+
+/** The standalone server's settings, read from the environment. Every one is documented in the README. */
+export interface Settings {
+  port: number;
+  /** Public URL of the server; by default `http://localhost:<the port it listens on>`. */
+  baseUrl: string | undefined;
+  mongodbUri: string | undefined;
+  accessTokenAlg: AccessTokenAlg;
+  bootstrapClientId: string | undefined;
+  bootstrapClientSecret: string | undefined;
+  apiBodyLimit: number;
+  cacheRefreshMs: number;
+  trustProxy: boolean;
+}
+
+interface Environment {
+  PORT: number;
+  BASE_URL?: string;
+  MONGODB_URI?: string;
+  ACCESS_TOKEN_ALG: AccessTokenAlg;
+  BOOTSTRAP_CLIENT_ID?: string;
+  BOOTSTRAP_CLIENT_SECRET?: string;
+  API_BODY_LIMIT: number;
+  CACHE_REFRESH_MS: number;
+  TRUST_PROXY: boolean;
+}
+
+const environmentSchema = {
+  type: 'object',
+  properties: {
+    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
+    BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
+    MONGODB_URI: { type: 'string', pattern: '^mongodb(\\+srv)?://' },
+    ACCESS_TOKEN_ALG: { enum: accessTokenAlgs, default: 'ES256' },
+    BOOTSTRAP_CLIENT_ID: { type: 'string', pattern: '^[A-Za-z0-9._~-]{1,128}$' },
+    BOOTSTRAP_CLIENT_SECRET: { type: 'string', minLength: 16, maxLength: 256 },
+    API_BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 16777216, default: 102400 },
+    CACHE_REFRESH_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },
+    TRUST_PROXY: { type: 'boolean', default: false },
+  },
+  dependencies: {
+    BOOTSTRAP_CLIENT_ID: ['BOOTSTRAP_CLIENT_SECRET'],
+    BOOTSTRAP_CLIENT_SECRET: ['BOOTSTRAP_CLIENT_ID'],
+  },
+} as const;
+
+const validateEnvironment = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false })
+  .compile<Environment>(environmentSchema);
+
+/** A bad setting. Its message is one line naming the setting, fit to print as the only output of a failed start. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function describe(error: ErrorObject): string {
+  if (error.keyword === 'dependencies') {
+    const { property, missingProperty } = error.params as { property: string; missingProperty: string };
+    return `${missingProperty} must be set together with ${property}`;
+  }
+  const name = error.instancePath.slice(1);
+  const allowed = error.keyword === 'enum' ? ` (one of ${(error.params as { allowedValues: string[] }).allowedValues.join(', ')})` : '';
+  return `${name} ${error.message ?? 'is invalid'}${allowed}`;
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  // Only our own keys, and empty strings count as unset, as in most shells' `FOO= npm start`.
+  const picked: Record<string, string> = {};
+  for (const key of Object.keys(environmentSchema.properties)) {
+    const value = env[key];
+    if (value !== undefined && value !== '') picked[key] = value;
+  }
+  if (!validateEnvironment(picked)) {
+    throw new ConfigError(`Invalid setting: ${describe(validateEnvironment.errors![0]!)}`);
+  }
+  const e = picked as unknown as Environment;
+  return {
+    port: e.PORT,
+    baseUrl: e.BASE_URL?.replace(/\/+$/, ''),
+    mongodbUri: e.MONGODB_URI,
+    accessTokenAlg: e.ACCESS_TOKEN_ALG,
+    bootstrapClientId: e.BOOTSTRAP_CLIENT_ID,
+    bootstrapClientSecret: e.BOOTSTRAP_CLIENT_SECRET,
+    apiBodyLimit: e.API_BODY_LIMIT,
+    cacheRefreshMs: e.CACHE_REFRESH_MS,
+    trustProxy: e.TRUST_PROXY,
+  };
+}

@@ -1,0 +1,125 @@
+import { MongoClient, type ClientSession, type Db, type IndexDescription } from 'mongodb';
+
+/** oidc-provider models we persist, each in a collection of its own. */
+export const providerModels = [
+  'Session', 'AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'ClientCredentials',
+  'InitialAccessToken', 'RegistrationAccessToken', 'Interaction', 'ReplayDetection',
+  'PushedAuthorizationRequest', 'Grant', 'BackchannelAuthenticationRequest', 'PreAuthorizedCode',
+] as const;
+
+/** Models that belong to a grant and are revoked with it (oidc-provider's `revokeByGrantId`). */
+export const grantableModels = new Set<string>([
+  'AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest',
+  'PreAuthorizedCode',
+]);
+
+export const providerCollection = (model: string) => `oidc_${model}`;
+
+const expiring: IndexDescription = { key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 };
+
+function providerModelIndexes(model: string): IndexDescription[] {
+  const indexes = [expiring];
+  if (grantableModels.has(model)) indexes.push({ key: { grantId: 1 }, name: 'grantId' });
+  if (model === 'Session') indexes.push({ key: { uid: 1 }, name: 'uid', unique: true, partialFilterExpression: { uid: { $type: 'string' } } });
+  if (model === 'DeviceCode') indexes.push({ key: { userCode: 1 }, name: 'userCode', unique: true, partialFilterExpression: { userCode: { $type: 'string' } } });
+  return indexes;
+}
+
+/**
+ * Every collection and its indexes. Listing endpoints sort by `createdAt`, so each
+ * listed collection indexes it; uniqueness that the API promises is a unique index,
+ * so that concurrent requests cannot both pass a check and both insert.
+ */
+export const collectionIndexes: Record<string, IndexDescription[]> = {
+  applications: [{ key: { createdAt: -1, _id: -1 }, name: 'createdAt' }, { key: { type: 1 }, name: 'type' }],
+  application_secrets: [{ key: { applicationId: 1, name: 1 }, name: 'applicationId_name', unique: true }],
+  resources: [
+    { key: { indicator: 1 }, name: 'indicator', unique: true },
+    { key: { createdAt: -1, _id: -1 }, name: 'createdAt' },
+  ],
+  scopes: [
+    { key: { resourceId: 1, name: 1 }, name: 'resourceId_name', unique: true },
+    { key: { resourceId: 1, createdAt: -1, _id: -1 }, name: 'resourceId_createdAt' },
+  ],
+  roles: [{ key: { name: 1 }, name: 'name', unique: true }, { key: { createdAt: -1, _id: -1 }, name: 'createdAt' }],
+  roles_scopes: [
+    { key: { roleId: 1, scopeId: 1 }, name: 'roleId_scopeId', unique: true },
+    { key: { scopeId: 1 }, name: 'scopeId' },
+  ],
+  applications_roles: [
+    { key: { applicationId: 1, roleId: 1 }, name: 'applicationId_roleId', unique: true },
+    { key: { roleId: 1 }, name: 'roleId' },
+  ],
+  system: [],
+  cache_generations: [],
+  ...Object.fromEntries(providerModels.map((model) => [providerCollection(model), providerModelIndexes(model)])),
+};
+
+export interface Database {
+  client: MongoClient;
+  db: Db;
+  /** Whether the server runs multi-document transactions (a replica set or a sharded cluster). */
+  transactions: boolean;
+  /**
+   * Runs `work` in one transaction when the server has them, so that its writes commit or
+   * roll back together; on a standalone server the writes run one after another.
+   */
+  transaction<T>(work: (session: ClientSession | undefined) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedded engine's streaming monitor breaks the connection pool, and polling
+ * costs a real server nothing worth mentioning, so we always poll.
+ */
+function withPollingMonitor(uri: string): string {
+  if (/[?&]serverMonitoringMode=/.test(uri)) return uri;
+  return `${uri}${uri.includes('?') ? '&' : '?'}serverMonitoringMode=poll`;
+}
+
+export interface OpenDatabaseOptions {
+  /** Database name; by default the one in the URI's path, else `oidc-identity`. */
+  dbName?: string;
+}
+
+function databaseNameIn(uri: string): string | undefined {
+  const name = /^mongodb(?:\+srv)?:\/\/[^/]*\/([^?]+)/.exec(uri)?.[1];
+  return name ? decodeURIComponent(name) : undefined;
+}
+
+export async function openDatabase(uri: string, { dbName }: OpenDatabaseOptions = {}): Promise<Database> {
+  const client = await MongoClient.connect(withPollingMonitor(uri));
+  const db = client.db(dbName ?? databaseNameIn(uri) ?? 'oidc-identity');
+  return attachDatabase(client, db);
+}
+
+/** Wraps a connection the host already holds (embedding), so that we share its pool. */
+export async function attachDatabase(client: MongoClient, db: Db): Promise<Database> {
+  const hello = await db.admin().command({ hello: 1 });
+  const transactions = typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
+  await ensureIndexes(db);
+  return {
+    client,
+    db,
+    transactions,
+    async transaction(work) {
+      if (!transactions) return work(undefined);
+      const session = client.startSession();
+      try {
+        return await session.withTransaction(() => work(session));
+      } finally {
+        await session.endSession();
+      }
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Creates every collection's indexes. Idempotent: creating an index that exists is a no-op. */
+export async function ensureIndexes(db: Db): Promise<void> {
+  await Promise.all(
+    Object.entries(collectionIndexes)
+      .filter(([, indexes]) => indexes.length > 0)
+      .map(([name, indexes]) => db.collection(name).createIndexes(indexes)),
+  );
+}

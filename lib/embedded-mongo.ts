@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+export interface EmbeddedMongo {
+  uri: string;
+  stop(): Promise<void>;
+}
+
+function binaryPath(): string {
+  const require = createRequire(import.meta.url);
+  const manifest = require.resolve('@jongodb/memory-server-bin-linux-x64-gnu/package.json');
+  return join(dirname(manifest), 'bin', 'jongodb');
+}
+
+/**
+ * Starts the in-memory MongoDB-compatible engine (jongodb) as a child process on a
+ * free loopback port, as a one-node replica set so that transactions work. Its data
+ * lives in memory only and is gone when it stops.
+ */
+export async function startEmbeddedMongo({ timeoutMs = 30_000 } = {}): Promise<EmbeddedMongo> {
+  const child = spawn(binaryPath(), [
+    '--host=127.0.0.1', '--port=0', '--topology-profile=singleNodeReplicaSet', '--replica-set-name=rs0',
+  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+
+  const uri = await new Promise<string>((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => fail(new Error(`embedded MongoDB did not start within ${timeoutMs} ms: ${output.slice(-500)}`)), timeoutMs);
+    function fail(error: Error) {
+      clearTimeout(timer);
+      child.kill('SIGKILL');
+      reject(error);
+    }
+    child.once('error', fail);
+    child.once('exit', (code) => fail(new Error(`embedded MongoDB exited with code ${code}: ${output.slice(-500)}`)));
+    child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /JONGODB_URI=(\S+)/.exec(output);
+      if (match) {
+        clearTimeout(timer);
+        child.removeAllListeners('exit');
+        resolve(match[1]!);
+      }
+    });
+  });
+  // Keep draining its output so that a full pipe never blocks it.
+  child.stdout!.resume();
+  child.stderr!.resume();
+  // A parent that dies must not leave the engine behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+
+  return { uri, stop: () => stopChild(child, killOnExit) };
+}
+
+function stopChild(child: ChildProcess, killOnExit: () => void): Promise<void> {
+  process.removeListener('exit', killOnExit);
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
+    child.once('exit', () => { clearTimeout(force); resolve(); });
+    child.kill('SIGTERM');
+  });
+}

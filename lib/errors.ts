@@ -1,0 +1,56 @@
+/**
+ * Errors of the Management API. Every error a handler throws carries its HTTP
+ * status and a stable `code`, so the error middleware only has to serialize it.
+ * At the token endpoint we throw oidc-provider's own `errors.*` instead.
+ */
+export const apiErrorStatus = {
+  'auth.authorization_header_missing': 401,
+  'auth.invalid_token': 401,
+  'auth.forbidden': 403,
+  'guard.invalid_input': 400,
+  'guard.unsupported_media_type': 415,
+  'guard.payload_too_large': 413,
+  'entity.not_found': 404,
+  'route.not_found': 404,
+  'route.method_not_allowed': 405,
+  'application.secret_name_exists': 422,
+  'application.not_a_confidential_client': 400,
+  'application.built_in': 422,
+  'resource.indicator_exists': 422,
+  'resource.built_in': 422,
+  'scope.name_exists': 422,
+  'internal_error': 500,
+} as const;
+
+export type ApiErrorCode = keyof typeof apiErrorStatus;
+
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly status: number;
+  /** Whether `message` may be shown to the caller. Server faults keep theirs private. */
+  readonly expose: boolean;
+  readonly data: Record<string, unknown> | undefined;
+
+  constructor(code: ApiErrorCode, message: string, data?: Record<string, unknown>) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = apiErrorStatus[code];
+    this.expose = this.status < 500;
+    this.data = data;
+  }
+}
+
+export function assertThat(condition: unknown, error: ApiError | (() => ApiError)): asserts condition {
+  if (!condition) {
+    throw typeof error === 'function' ? error() : error;
+  }
+}
+
+export const notFound = (entity: string, id: string) =>
+  new ApiError('entity.not_found', `${entity} with id \`${id}\` does not exist`, { entity, id });
+
+/** MongoDB's duplicate-key error, raised by a unique index. */
+export function isDuplicateKeyError(error: unknown): error is { code: 11000; keyPattern?: Record<string, unknown> } {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
+}

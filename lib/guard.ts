@@ -1,0 +1,134 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Middleware } from 'koa';
+
+import { ApiError } from './errors.js';
+
+/** JSON Schema, as ajv and OpenAPI 3.1 both read it. */
+export type Schema = Record<string, unknown>;
+
+export interface GuardSchemas {
+  params?: Schema;
+  query?: Schema;
+  body?: Schema;
+  /** Shapes the response: fields the schema does not name are removed, so a stored secret cannot leak. */
+  response?: Schema;
+  /** The success status this route answers with. */
+  status?: number;
+}
+
+export interface GuardedValues {
+  params?: unknown;
+  query?: unknown;
+  body?: unknown;
+}
+
+/** What `guard` leaves on the context, typed by the route that declared it. */
+export interface Guarded<T extends GuardedValues> {
+  guard: { params: T['params']; query: T['query']; body: T['body'] };
+}
+
+export type GuardMiddleware = Middleware & { schemas: GuardSchemas };
+
+/**
+ * Free-form objects (custom data, metadata) may not have keys that MongoDB would read as
+ * operators or paths, and may not nest without end.
+ */
+const maxDepth = 16;
+function hasUnsafeKey(value: unknown, depth = 0): string | undefined {
+  if (depth > maxDepth) return 'nests too deeply';
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const problem = hasUnsafeKey(item, depth + 1);
+      if (problem) return problem;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key.startsWith('$') || key.includes('.') || key.includes('\0')) return `has a key that is not allowed (\`${key}\`)`;
+      const problem = hasUnsafeKey(item, depth + 1);
+      if (problem) return problem;
+    }
+  }
+  return undefined;
+}
+
+function addKeywords(ajv: Ajv): Ajv {
+  ajv.addKeyword({
+    keyword: 'x-safe-keys',
+    errors: true,
+    validate: function safeKeys(_enabled: boolean, data: unknown, _schema?: unknown, context?: { instancePath: string }) {
+      const problem = hasUnsafeKey(data);
+      if (problem) {
+        const error: ErrorObject = { keyword: 'x-safe-keys', message: problem, params: {}, instancePath: context?.instancePath ?? '', schemaPath: '' };
+        (safeKeys as ValidateFunction).errors = [error];
+        return false;
+      }
+      return true;
+    },
+  });
+  return ajv;
+}
+
+// Bodies are JSON and are taken as sent; path and query values are strings and are coerced.
+const bodyAjv = addKeywords(new Ajv({ allErrors: false, strict: false }));
+const stringAjv = addKeywords(new Ajv({ allErrors: false, strict: false, coerceTypes: 'array', useDefaults: true }));
+const responseAjv = new Ajv({ allErrors: false, strict: false, removeAdditional: 'all' });
+
+/** The failing field as a dotted path (`body.oidcClientMetadata.redirectUris.0`) and a sentence about it. */
+function describe(where: string, error: ErrorObject): { field: string; message: string } {
+  const path = `${where}${error.instancePath.replaceAll('/', '.')}`;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const { additionalProperty } = error.params as { additionalProperty: string };
+      return { field: `${path}.${additionalProperty}`, message: `${path} has an unknown field \`${additionalProperty}\`` };
+    }
+    case 'required': {
+      const field = `${path}.${(error.params as { missingProperty: string }).missingProperty}`;
+      return { field, message: `${field} is required` };
+    }
+    case 'enum': {
+      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ');
+      return { field: path, message: `${path} must be one of ${allowed}` };
+    }
+    default:
+      return { field: path, message: `${path} ${error.message ?? 'is invalid'}` };
+  }
+}
+
+function validator(ajv: Ajv, where: string, schema: Schema | undefined) {
+  if (!schema) return (value: unknown) => value;
+  const validate = ajv.compile(schema);
+  return (value: unknown) => {
+    if (!validate(value)) {
+      const { field, message } = describe(where, validate.errors![0]!);
+      throw new ApiError('guard.invalid_input', message, { field });
+    }
+    return value;
+  };
+}
+
+/**
+ * Validates a route's path parameters, query and body against schemas compiled once,
+ * when the route is declared, and leaves the values on `ctx.guard`. A request that fails
+ * is answered 400 with the field named, before the handler (and so any write) runs.
+ */
+export function guard<T extends GuardedValues = GuardedValues>(schemas: GuardSchemas): GuardMiddleware {
+  const checkParams = validator(stringAjv, 'params', schemas.params);
+  const checkQuery = validator(stringAjv, 'query', schemas.query);
+  const checkBody = validator(bodyAjv, 'body', schemas.body);
+  const shapeResponse = schemas.response ? responseAjv.compile(schemas.response) : undefined;
+
+  const middleware: Middleware<object, Guarded<T> & { params?: Record<string, string>; request: { body?: unknown } }> = async (ctx, next) => {
+    ctx.guard = {
+      params: checkParams({ ...ctx.params }) as T['params'],
+      query: checkQuery({ ...ctx.query }) as T['query'],
+      body: checkBody(ctx.request.body) as T['body'],
+    };
+    await next();
+    if (schemas.status && ctx.status === 200 && schemas.status !== 200) ctx.status = schemas.status;
+    // A response that does not fit its schema is our bug; the shaping still removes unknown fields.
+    if (shapeResponse && ctx.body !== undefined && !shapeResponse(ctx.body)) {
+      throw new ApiError('internal_error', `response of ${ctx.method} ${ctx.path} does not fit its schema`);
+    }
+  };
+  return Object.assign(middleware as Middleware, { schemas });
+}

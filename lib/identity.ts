@@ -1,0 +1,126 @@
+import type { AdapterPayload, Configuration } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+
+import { createManagementApi, managementPrefix, type ManagementApi } from '../management/router.js';
+import { composeAdapters } from './adapter.js';
+import { bootstrap, ensureManagementApi, managementScope, type BootstrapCredentials, type BootstrapResult } from './bootstrap.js';
+import { CacheRegistry } from './cache.js';
+import { installHashedSecretComparison } from './client-secret.js';
+import { toClientMetadata } from './clients.js';
+import type { AccessTokenAlg } from './config.js';
+import type { Database } from './database.js';
+import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './keys.js';
+import type { Logger } from './logger.js';
+import { createQueries, type Queries } from './queries/index.js';
+import { createGetResourceServerInfo, loadApplicationScopeIds, loadResource } from './resource-servers.js';
+
+export interface IdentityOptions {
+  database: Database;
+  /** The provider's issuer, e.g. `https://id.example.com/oidc`. */
+  issuer: string;
+  /** Public base URL of the server; the Management API's indicator is `${baseUrl}/api`. */
+  baseUrl: string;
+  accessTokenAlg?: AccessTokenAlg;
+  /** Largest Management API request body, in bytes. */
+  apiBodyLimit?: number;
+  /** How often other processes' changes to cached data are looked for, in milliseconds. */
+  cacheRefreshMs?: number;
+  logger: Logger;
+}
+
+export interface Identity {
+  readonly queries: Queries;
+  readonly managementApiIndicator: string;
+  /** The host's provider configuration with ours composed in; the host's own functions keep working. */
+  configure(host?: Configuration): Configuration;
+  /** Installs into a provider built from `configure`'s result; returns the Management API to mount. */
+  install(provider: Provider): ManagementApi;
+  /** Ensures a machine-to-machine application can call the Management API (see README, Bootstrap). */
+  bootstrap(credentials?: BootstrapCredentials): Promise<BootstrapResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * The embedding API. Opens nothing itself: the host hands in the database, and decides
+ * where the provider and the Management API are mounted.
+ */
+export async function createIdentity(options: IdentityOptions): Promise<Identity> {
+  const { database, issuer, baseUrl, logger } = options;
+  const accessTokenAlg = options.accessTokenAlg ?? 'ES256';
+  const managementApiIndicator = `${baseUrl.replace(/\/+$/, '')}${managementPrefix}`;
+  const queries = createQueries(database.db);
+
+  await ensureManagementApi(database.db, managementApiIndicator);
+  const secrets: ProviderSecrets = await loadProviderSecrets(database.db);
+
+  const caches = new CacheRegistry(database.db, options.cacheRefreshMs ?? 1000);
+  const clients = caches.create<AdapterPayload>('applications', async (id) => {
+    const application = await queries.applications.findById(id);
+    if (!application) return undefined;
+    return toClientMetadata(application, await queries.applications.secrets.listFor(id)) as AdapterPayload;
+  });
+  const resources = caches.create('resources', loadResource(queries));
+  const applicationScopeIds = caches.create('permissions', loadApplicationScopeIds(queries));
+  await caches.start();
+
+  let configured: Configuration | undefined;
+
+  return {
+    queries,
+    managementApiIndicator,
+
+    configure(host: Configuration = {}) {
+      const adapter = composeAdapters(database.db, (id) => clients.get(id), host.adapter);
+      const features = host.features ?? {};
+      const hostResourceIndicators = features.resourceIndicators;
+      configured = {
+        ...host,
+        adapter,
+        jwks: host.jwks ?? secrets.jwks,
+        cookies: { ...host.cookies, keys: host.cookies?.keys ?? secrets.cookieKeys },
+        features: {
+          ...features,
+          clientCredentials: { ...features.clientCredentials, enabled: true },
+          resourceIndicators: {
+            ...hostResourceIndicators,
+            enabled: true,
+            getResourceServerInfo: createGetResourceServerInfo({
+              resources,
+              applicationScopeIds,
+              accessTokenAlg,
+              ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),
+            }),
+          },
+        },
+      };
+      return configured;
+    },
+
+    install(provider: Provider) {
+      if (!configured) throw new TypeError('call configure() and build the provider from its result before install()');
+      installHashedSecretComparison(provider);
+      const { keys } = configured.jwks as { keys: Parameters<typeof publicJwks>[0] };
+      return createManagementApi({
+        database,
+        queries,
+        caches,
+        managementApiIndicator,
+        validateClientMetadata: (metadata) => provider.Client.validate(metadata),
+      }, {
+        auth: { issuer, audience: managementApiIndicator, jwks: publicJwks(keys), acceptedScopes: [managementScope] },
+        bodyLimit: options.apiBodyLimit ?? 100 * 1024,
+        log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
+      });
+    },
+
+    async bootstrap(credentials) {
+      const result = await bootstrap(database.db, queries, credentials);
+      await Promise.all([caches.changed('applications'), caches.changed('permissions')]);
+      return result;
+    },
+
+    async close() {
+      caches.stop();
+    },
+  };
+}

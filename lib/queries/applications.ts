@@ -1,0 +1,69 @@
+import type { ClientSession, Db, Filter } from 'mongodb';
+
+import { notFound } from '../errors.js';
+import type { ApplicationDocument, ApplicationRoleDocument, ApplicationSecretDocument, ApplicationType } from '../models.js';
+import type { Page } from '../pagination.js';
+
+export interface ApplicationFilter {
+  types?: ApplicationType[];
+  isThirdParty?: boolean;
+}
+
+export function createApplicationQueries(db: Db) {
+  const applications = db.collection<ApplicationDocument>('applications');
+  const secrets = db.collection<ApplicationSecretDocument>('application_secrets');
+  const applicationsRoles = db.collection<ApplicationRoleDocument>('applications_roles');
+
+  const toFilter = ({ types, isThirdParty }: ApplicationFilter): Filter<ApplicationDocument> => ({
+    ...(types && { type: { $in: types } }),
+    ...(isThirdParty !== undefined && { isThirdParty }),
+  });
+
+  return {
+    async insert(application: ApplicationDocument, secret?: ApplicationSecretDocument, session?: ClientSession) {
+      await applications.insertOne(application, { session });
+      if (secret) await secrets.insertOne(secret, { session });
+      return application;
+    },
+
+    findById: (id: string) => applications.findOne({ _id: id }),
+
+    async findByIdOrThrow(id: string) {
+      const application = await applications.findOne({ _id: id });
+      if (!application) throw notFound('application', id);
+      return application;
+    },
+
+    find: (filter: ApplicationFilter, page?: Page) => {
+      const cursor = applications.find(toFilter(filter)).sort({ createdAt: -1, _id: -1 });
+      return (page ? cursor.skip(page.skip).limit(page.limit) : cursor).toArray();
+    },
+
+    count: (filter: ApplicationFilter) => applications.countDocuments(toFilter(filter)),
+
+    async update(id: string, set: Partial<Omit<ApplicationDocument, '_id'>>) {
+      const { matchedCount } = await applications.updateOne({ _id: id }, { $set: set });
+      if (matchedCount === 0) throw notFound('application', id);
+      return (await applications.findOne({ _id: id }))!;
+    },
+
+    /** Removes the application with its secrets and role assignments. */
+    async delete(id: string, session?: ClientSession) {
+      const { deletedCount } = await applications.deleteOne({ _id: id }, { session });
+      if (deletedCount === 0) throw notFound('application', id);
+      await secrets.deleteMany({ applicationId: id }, { session });
+      await applicationsRoles.deleteMany({ applicationId: id }, { session });
+    },
+
+    secrets: {
+      listFor: (applicationId: string) => secrets.find({ applicationId }).sort({ createdAt: 1, _id: 1 }).toArray(),
+      insert: (secret: ApplicationSecretDocument) => secrets.insertOne(secret),
+      async delete(applicationId: string, name: string) {
+        const { deletedCount } = await secrets.deleteOne({ applicationId, name });
+        return deletedCount === 1;
+      },
+    },
+  };
+}
+
+export type ApplicationQueries = ReturnType<typeof createApplicationQueries>;

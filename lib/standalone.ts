@@ -1,0 +1,114 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import Koa from 'koa';
+import Provider from 'oidc-provider';
+
+import type { BootstrapCredentials } from './bootstrap.js';
+import type { Settings } from './config.js';
+import { openDatabase, type Database } from './database.js';
+import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.js';
+import { createIdentity, type Identity } from './identity.js';
+import { consoleLogger, type Logger } from './logger.js';
+import { mountApp } from './mount.js';
+
+export const providerPrefix = '/oidc';
+
+export interface StandaloneServer {
+  /** Where it listens, e.g. `http://localhost:3001`. */
+  url: string;
+  issuer: string;
+  identity: Identity;
+  provider: Provider;
+  database: Database;
+  /** Credentials of a Management API client created by this start (empty database, no BOOTSTRAP_* settings). */
+  createdCredentials?: BootstrapCredentials;
+  close(): Promise<void>;
+}
+
+export interface StandaloneOptions {
+  logger?: Logger;
+  /** Database name (tests give each suite its own). */
+  dbName?: string;
+}
+
+function listen(server: Server, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+/**
+ * The standalone server: oidc-provider under `/oidc`, the Management API under `/api`, on one
+ * port. Without `mongodbUri` it starts the embedded in-memory engine and stops it on close.
+ */
+export async function startStandaloneServer(settings: Settings, { logger = consoleLogger, dbName }: StandaloneOptions = {}): Promise<StandaloneServer> {
+  let embedded: EmbeddedMongo | undefined;
+  let uri = settings.mongodbUri;
+  if (!uri) {
+    embedded = await startEmbeddedMongo();
+    uri = embedded.uri;
+    logger.warn('MONGODB_URI is not set: using the embedded in-memory MongoDB engine. All data is lost when the server stops.');
+  }
+
+  // Listen first, so that port 0 (any free port) is known before the issuer is.
+  let handler: ReturnType<Koa['callback']> = async (_req, res) => { res.statusCode = 503; res.end(); };
+  const server = createServer((req, res) => handler(req, res));
+  let database: Database | undefined;
+  try {
+    const port = await listen(server, settings.port);
+    const baseUrl = settings.baseUrl ?? `http://localhost:${port}`;
+    const issuer = `${baseUrl}${providerPrefix}`;
+
+    database = await openDatabase(uri, dbName === undefined ? {} : { dbName });
+    if (!database.transactions) {
+      logger.warn('The MongoDB server has no transactions (it is not a replica set): multi-document writes are not atomic.');
+    }
+    const identity = await createIdentity({
+      database, issuer, baseUrl, logger,
+      accessTokenAlg: settings.accessTokenAlg,
+      apiBodyLimit: settings.apiBodyLimit,
+      cacheRefreshMs: settings.cacheRefreshMs,
+    });
+    // No sign-in pages yet: oidc-provider's development login would accept anyone, so it stays off.
+    const provider = new Provider(issuer, identity.configure({ features: { devInteractions: { enabled: false } } }));
+    provider.proxy = settings.trustProxy;
+    const managementApi = identity.install(provider);
+
+    const app = new Koa();
+    app.proxy = settings.trustProxy;
+    app.use(managementApi.middleware);
+    app.use(mountApp(providerPrefix, provider, { strip: true }));
+    handler = app.callback();
+
+    const { created } = await identity.bootstrap(
+      settings.bootstrapClientId && settings.bootstrapClientSecret
+        ? { clientId: settings.bootstrapClientId, clientSecret: settings.bootstrapClientSecret }
+        : undefined,
+    );
+    const openDb = database;
+    return {
+      url: baseUrl,
+      issuer,
+      identity,
+      provider,
+      database: openDb,
+      ...(created && { createdCredentials: created }),
+      async close() {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        });
+        await identity.close();
+        await openDb.close();
+        await embedded?.stop();
+      },
+    };
+  } catch (error) {
+    server.close();
+    await database?.close();
+    await embedded?.stop();
+    throw error;
+  }
+}

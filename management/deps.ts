@@ -1,0 +1,19 @@
+import type Router from '@koa/router';
+import type { ClientMetadata } from 'oidc-provider';
+
+import type { CacheRegistry } from '../lib/cache.js';
+import type { Database } from '../lib/database.js';
+import type { Queries } from '../lib/queries/index.js';
+
+/** What the Management API's routes need, built once and passed in: no module-level state. */
+export interface ManagementDeps {
+  database: Database;
+  queries: Queries;
+  caches: Pick<CacheRegistry, 'changed'>;
+  /** oidc-provider's own check of client metadata, so that we never store a client it would refuse. */
+  validateClientMetadata(metadata: ClientMetadata): Promise<void>;
+  /** Indicator of the Management API itself. */
+  managementApiIndicator: string;
+}
+
+export type ApiRouter = Router;

@@ -1,0 +1,52 @@
+import type { Middleware } from 'koa';
+
+import { ApiError } from '../lib/errors.js';
+
+export type ErrorLogger = (error: unknown, context: { method: string; path: string }) => void;
+
+/** Statuses that Koa or the router raise themselves, with our code for each. */
+const frameworkErrors: Record<number, ApiError['code']> = {
+  400: 'guard.invalid_input',
+  404: 'route.not_found',
+  405: 'route.method_not_allowed',
+  413: 'guard.payload_too_large',
+  415: 'guard.unsupported_media_type',
+};
+
+/**
+ * Answers every failure of the Management API as JSON `{ code, message }`: never HTML, never a
+ * stack. Errors we did not expect are logged and reported as a bare 500.
+ */
+export function apiErrors(log: ErrorLogger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        throw new ApiError('route.not_found', `no route ${ctx.method} ${ctx.path}`);
+      }
+    } catch (error) {
+      const known = error instanceof ApiError ? error : fromFramework(error);
+      if (!known) log(error, { method: ctx.method, path: ctx.path });
+      // The router's 405 carries `Allow` in its headers.
+      const headers = (error as { headers?: Record<string, string> } | undefined)?.headers;
+      if (known && headers) ctx.set(headers);
+      const answer = known ?? new ApiError('internal_error', 'internal server error');
+      ctx.status = answer.status;
+      ctx.body = {
+        code: answer.code,
+        message: answer.expose ? answer.message : 'internal server error',
+        ...(answer.expose && answer.data && { data: answer.data }),
+      };
+      // RFC 6750 §3: no error code when the request carried no credentials at all.
+      if (answer.code === 'auth.authorization_header_missing') ctx.set('WWW-Authenticate', 'Bearer');
+      else if (answer.status === 401) ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
+      if (answer.status === 403) ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
+    }
+  };
+}
+
+function fromFramework(error: unknown): ApiError | undefined {
+  const { status, expose, message } = (error ?? {}) as { status?: number; expose?: boolean; message?: string };
+  const code = status === undefined ? undefined : frameworkErrors[status];
+  return code && expose ? new ApiError(code, message ?? code) : undefined;
+}

@@ -1,0 +1,167 @@
+import { ApiError, assertThat, isDuplicateKeyError } from '../lib/errors.js';
+import { guard, type Guarded } from '../lib/guard.js';
+import { generateId } from '../lib/ids.js';
+import { withId, type ResourceDocument, type ScopeDocument } from '../lib/models.js';
+import { pageOf } from '../lib/pagination.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { idParams, paginationQuery } from './schemas/common.js';
+import {
+  resourceCreateSchema, resourcePatchSchema, resourceResponse, scopeCreateSchema, scopePatchSchema, scopeResponse,
+  type ResourceCreate, type ResourcePatch, type ScopeCreate, type ScopePatch,
+} from './schemas/resources.js';
+
+type Pagination = { page?: number; page_size?: number };
+type ResourceParams = { resourceId: string };
+type ScopeParams = ResourceParams & { scopeId: string };
+
+const defaultAccessTokenTtl = 3600;
+
+/** Runs a write that a unique index may refuse, turning the refusal into the 422 the API promises. */
+async function unique<T>(write: () => Promise<T>, conflict: () => ApiError): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (isDuplicateKeyError(error)) throw conflict();
+    throw error;
+  }
+}
+
+const builtIn = (resource: ResourceDocument) => new ApiError('resource.built_in',
+  `\`${resource.name}\` is built in and cannot be changed through the API`);
+
+export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const { queries: { resources }, caches } = deps;
+  const indicatorTaken = (indicator: string) => () =>
+    new ApiError('resource.indicator_exists', `a resource with indicator \`${indicator}\` exists already`);
+  const scopeTaken = (name: string) => () => new ApiError('scope.name_exists', `this resource has a scope named \`${name}\` already`);
+
+  async function writableResource(id: string) {
+    const resource = await resources.findByIdOrThrow(id);
+    assertThat(!resource.isBuiltIn, () => builtIn(resource));
+    return resource;
+  }
+
+  router.get<object, Guarded<{ query: Pagination & { includeScopes?: 'true' | 'false' } }>>(
+    '/resources',
+    guard({ query: paginationQuery({ includeScopes: { enum: ['true', 'false'] } }), response: { type: 'array', items: resourceResponse } }),
+    async (ctx) => {
+      const { includeScopes, ...pagination } = ctx.guard.query;
+      const [total, found] = await Promise.all([resources.count(), resources.find(pageOf(pagination))]);
+      ctx.set('Total-Number', String(total));
+      if (includeScopes !== 'true') {
+        ctx.body = found.map(withId);
+        return;
+      }
+      const scopes = await resources.scopes.findForResources(found.map(({ _id }) => _id));
+      ctx.body = found.map((resource) => ({
+        ...withId(resource),
+        scopes: scopes.filter(({ resourceId }) => resourceId === resource._id).map(withId),
+      }));
+    },
+  );
+
+  router.post<object, Guarded<{ body: ResourceCreate }>>(
+    '/resources',
+    guard({ body: resourceCreateSchema, response: resourceResponse, status: 201 }),
+    async (ctx) => {
+      const { body } = ctx.guard;
+      const resource: ResourceDocument = {
+        _id: generateId(),
+        name: body.name,
+        indicator: body.indicator,
+        isDefault: false,
+        accessTokenTtl: body.accessTokenTtl ?? defaultAccessTokenTtl,
+        createdAt: Date.now(),
+      };
+      await unique(() => resources.insert(resource), indicatorTaken(body.indicator));
+      await caches.changed('resources');
+      ctx.body = { ...withId(resource), scopes: [] };
+    },
+  );
+
+  router.get<object, Guarded<{ params: { id: string } }>>(
+    '/resources/:id',
+    guard({ params: idParams('id'), response: resourceResponse }),
+    async (ctx) => {
+      ctx.body = withId(await resources.findByIdOrThrow(ctx.guard.params.id));
+    },
+  );
+
+  router.patch<object, Guarded<{ params: { id: string }; body: ResourcePatch }>>(
+    '/resources/:id',
+    guard({ params: idParams('id'), body: resourcePatchSchema, response: resourceResponse }),
+    async (ctx) => {
+      const { params: { id }, body } = ctx.guard;
+      await writableResource(id);
+      const updated = await resources.update(id, body);
+      await caches.changed('resources');
+      ctx.body = withId(updated);
+    },
+  );
+
+  router.delete<object, Guarded<{ params: { id: string } }>>(
+    '/resources/:id',
+    guard({ params: idParams('id') }),
+    async (ctx) => {
+      const { id } = ctx.guard.params;
+      await writableResource(id);
+      await deps.database.transaction((session) => resources.delete(id, session));
+      await caches.changed('resources');
+      ctx.status = 204;
+    },
+  );
+
+  router.get<object, Guarded<{ params: ResourceParams; query: Pagination }>>(
+    '/resources/:resourceId/scopes',
+    guard({ params: idParams('resourceId'), query: paginationQuery(), response: { type: 'array', items: scopeResponse } }),
+    async (ctx) => {
+      const { params: { resourceId }, query } = ctx.guard;
+      await resources.findByIdOrThrow(resourceId);
+      const [total, found] = await Promise.all([
+        resources.scopes.countForResource(resourceId),
+        resources.scopes.findForResource(resourceId, pageOf(query)),
+      ]);
+      ctx.set('Total-Number', String(total));
+      ctx.body = found.map(withId);
+    },
+  );
+
+  router.post<object, Guarded<{ params: ResourceParams; body: ScopeCreate }>>(
+    '/resources/:resourceId/scopes',
+    guard({ params: idParams('resourceId'), body: scopeCreateSchema, response: scopeResponse, status: 201 }),
+    async (ctx) => {
+      const { params: { resourceId }, body } = ctx.guard;
+      await writableResource(resourceId);
+      const scope: ScopeDocument = {
+        _id: generateId(), resourceId, name: body.name, description: body.description ?? null, createdAt: Date.now(),
+      };
+      await unique(() => resources.scopes.insert(scope), scopeTaken(body.name));
+      await caches.changed('resources');
+      ctx.body = withId(scope);
+    },
+  );
+
+  router.patch<object, Guarded<{ params: ScopeParams; body: ScopePatch }>>(
+    '/resources/:resourceId/scopes/:scopeId',
+    guard({ params: idParams('resourceId', 'scopeId'), body: scopePatchSchema, response: scopeResponse }),
+    async (ctx) => {
+      const { params: { resourceId, scopeId }, body } = ctx.guard;
+      await writableResource(resourceId);
+      const updated = await unique(() => resources.scopes.update(resourceId, scopeId, body), scopeTaken(body.name ?? ''));
+      await caches.changed('resources');
+      ctx.body = withId(updated);
+    },
+  );
+
+  router.delete<object, Guarded<{ params: ScopeParams }>>(
+    '/resources/:resourceId/scopes/:scopeId',
+    guard({ params: idParams('resourceId', 'scopeId') }),
+    async (ctx) => {
+      const { resourceId, scopeId } = ctx.guard.params;
+      await writableResource(resourceId);
+      await deps.database.transaction((session) => resources.scopes.delete(resourceId, scopeId, session));
+      await caches.changed('resources');
+      ctx.status = 204;
+    },
+  );
+}

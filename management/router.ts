@@ -1,0 +1,54 @@
+import Router from '@koa/router';
+import Koa, { type Middleware } from 'koa';
+
+import { bearerAuth, type BearerAuthOptions } from '../lib/auth.js';
+import { jsonBody } from '../lib/json-body.js';
+import { mountApp } from '../lib/mount.js';
+import { applicationRoutes } from './applications.js';
+import type { ManagementDeps } from './deps.js';
+import { apiErrors, type ErrorLogger } from './errors.js';
+import { resourceRoutes } from './resources.js';
+
+export interface ManagementApiOptions {
+  auth: BearerAuthOptions;
+  bodyLimit: number;
+  log: ErrorLogger;
+}
+
+/** Each resource's routes, in the order they are mounted. */
+const routeTables = [applicationRoutes, resourceRoutes];
+
+export const managementPrefix = '/api';
+
+
+
+export interface ManagementApi {
+  /** Koa middleware answering everything under `/api`; other paths pass through. */
+  middleware: Middleware;
+  /** The routes, for introspection (the OpenAPI document). */
+  router: Router;
+}
+
+export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log }: ManagementApiOptions): ManagementApi {
+  const authenticate = bearerAuth(auth);
+  const router = new Router({ prefix: managementPrefix });
+
+  // Health check for load balancers, as Logto's: the one route without a token, and it tells nothing.
+  router.get('/status', (ctx) => { ctx.status = 204; });
+
+  // Declared after /status, so that it runs for every route but that one.
+  router.use(authenticate, jsonBody(bodyLimit));
+  for (const routes of routeTables) routes(router, deps);
+
+  // No route answered: the caller must still authenticate before learning anything; then
+  // allowedMethods (which looks after the middleware below it) answers 405 for a known path
+  // with another method, and apiErrors answers 404 for the rest.
+  const app = new Koa();
+  app.silent = true;
+  app.use(apiErrors(log));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
+  app.use((ctx) => authenticate(ctx, async () => undefined));
+  const middleware = mountApp(managementPrefix, app);
+  return { middleware, router };
+}

@@ -1,0 +1,113 @@
+import { applicationTypes, type ApplicationType, type CustomClientMetadata, type OidcClientMetadata } from '../../lib/models.js';
+import { absoluteUri, freeFormObject, timestamp } from './common.js';
+
+const uriList = { type: 'array', items: absoluteUri, maxItems: 50 } as const;
+
+const oidcClientMetadata = {
+  type: 'object',
+  properties: {
+    redirectUris: uriList,
+    postLogoutRedirectUris: uriList,
+    backchannelLogoutUri: absoluteUri,
+    backchannelLogoutSessionRequired: { type: 'boolean' },
+    logoUri: absoluteUri,
+  },
+  additionalProperties: false,
+} as const;
+
+const customClientMetadata = {
+  type: 'object',
+  properties: {
+    corsAllowedOrigins: { type: 'array', items: absoluteUri, maxItems: 50 },
+    idTokenTtl: { type: 'integer', minimum: 60, maximum: 86400 },
+    refreshTokenTtlInDays: { type: 'integer', minimum: 1, maximum: 180 },
+    alwaysIssueRefreshToken: { type: 'boolean' },
+    rotateRefreshToken: { type: 'boolean' },
+    allowTokenExchange: { type: 'boolean' },
+  },
+  additionalProperties: false,
+} as const;
+
+const editable = {
+  name: { type: 'string', minLength: 1, maxLength: 256 },
+  description: { type: ['string', 'null'], maxLength: 2048 },
+  oidcClientMetadata,
+  customClientMetadata,
+  customData: freeFormObject,
+} as const;
+
+export const applicationCreateSchema = {
+  type: 'object',
+  properties: { ...editable, type: { enum: applicationTypes }, isThirdParty: { type: 'boolean' } },
+  required: ['name', 'type'],
+  additionalProperties: false,
+};
+
+export const applicationPatchSchema = {
+  type: 'object',
+  properties: editable,
+  additionalProperties: false,
+};
+
+export interface ApplicationCreate {
+  name: string;
+  type: ApplicationType;
+  description?: string | null;
+  oidcClientMetadata?: Partial<OidcClientMetadata>;
+  customClientMetadata?: CustomClientMetadata;
+  customData?: Record<string, unknown>;
+  isThirdParty?: boolean;
+}
+
+export type ApplicationPatch = Partial<Omit<ApplicationCreate, 'type' | 'isThirdParty'>>;
+
+export const applicationResponse = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    type: { enum: applicationTypes },
+    oidcClientMetadata,
+    customClientMetadata,
+    customData: { type: 'object', additionalProperties: true },
+    isThirdParty: { type: 'boolean' },
+    createdAt: timestamp,
+    /** Only in the answer to a create, once: we keep no copy. */
+    secret: { type: 'string' },
+  },
+  required: ['id', 'name', 'type', 'oidcClientMetadata', 'customClientMetadata', 'isThirdParty', 'createdAt'],
+};
+
+export const applicationListQuery = {
+  types: { type: 'array', items: { enum: applicationTypes }, maxItems: applicationTypes.length },
+  isThirdParty: { enum: ['true', 'false'] },
+} as const;
+
+export const secretCreateSchema = {
+  type: 'object',
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 256 },
+    expiresAt: { type: ['integer', 'null'], minimum: 0 },
+  },
+  required: ['name'],
+  additionalProperties: false,
+};
+
+export interface SecretCreate {
+  name: string;
+  expiresAt?: number | null;
+}
+
+const secretFields = {
+  name: { type: 'string' },
+  createdAt: timestamp,
+  expiresAt: { type: ['number', 'null'] },
+} as const;
+
+export const secretResponse = { type: 'object', properties: secretFields, required: ['name', 'createdAt', 'expiresAt'] };
+export const secretWithValueResponse = {
+  type: 'object',
+  properties: { ...secretFields, value: { type: 'string' } },
+  required: ['name', 'createdAt', 'expiresAt', 'value'],
+};

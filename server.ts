@@ -1,0 +1,47 @@
+/** `npm start`: the standalone server, configured from the environment (see README, Settings). */
+import { ConfigError, loadSettings } from './lib/config.js';
+import { consoleLogger } from './lib/logger.js';
+import { startStandaloneServer } from './lib/standalone.js';
+
+async function main() {
+  let settings;
+  try {
+    settings = loadSettings();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+
+  const server = await startStandaloneServer(settings, { logger: consoleLogger });
+  consoleLogger.info(`oidc-identity listening on ${server.url}`);
+  consoleLogger.info(`  issuer            ${server.issuer}`);
+  consoleLogger.info(`  discovery         ${server.issuer}/.well-known/openid-configuration`);
+  consoleLogger.info(`  Management API    ${server.identity.managementApiIndicator}`);
+  if (server.createdCredentials) {
+    const { clientId, clientSecret } = server.createdCredentials;
+    consoleLogger.info('Created a machine-to-machine application for the Management API (shown once, keep it):');
+    consoleLogger.info(`  client id         ${clientId}`);
+    consoleLogger.info(`  client secret     ${clientSecret}`);
+  }
+
+  let closing = false;
+  const shutdown = (signal: string) => {
+    if (closing) return;
+    closing = true;
+    consoleLogger.info(`${signal} received, closing`);
+    server.close().then(() => process.exit(0), (error: unknown) => {
+      consoleLogger.error('close failed', error);
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? `startup failed: ${error.message}` : error);
+  process.exit(1);
+});
