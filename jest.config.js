@@ -5,9 +5,9 @@ export default {
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.test.ts'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, isolatedModules: true, diagnostics: false }] },
-  globalSetup: '<rootDir>/spec/support/global-setup.ts',
-  globalTeardown: '<rootDir>/spec/support/global-teardown.ts',
+  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }] },
+  globalSetup: '<rootDir>/spec/support/global-setup.js',
+  globalTeardown: '<rootDir>/spec/support/global-teardown.js',
   testTimeout: 60000,
   maxWorkers: 2,
 };

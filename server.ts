@@ -16,7 +16,7 @@ async function main() {
   }
 
   const server = await startStandaloneServer(settings, { logger: consoleLogger });
-  consoleLogger.info(`oidc-identity listening on ${server.url}`);
+  consoleLogger.info(`oidc-identity listening on port ${server.port}, base URL ${server.url}`);
   consoleLogger.info(`  issuer            ${server.issuer}`);
   consoleLogger.info(`  discovery         ${server.issuer}/.well-known/openid-configuration`);
   consoleLogger.info(`  Management API    ${server.identity.managementApiIndicator}`);

@@ -13,6 +13,7 @@ export const apiErrorStatus = {
   'entity.not_found': 404,
   'route.not_found': 404,
   'route.method_not_allowed': 405,
+  'route.method_not_implemented': 501,
   'application.secret_name_exists': 422,
   'application.not_a_confidential_client': 400,
   'application.built_in': 422,

@@ -14,6 +14,8 @@ import type { Logger } from './logger.js';
 import { createQueries, type Queries } from './queries/index.js';
 import { createGetResourceServerInfo, loadApplicationScopeIds, loadResource } from './resource-servers.js';
 
+const defaultAccessTokenTtl = 3600;
+
 export interface IdentityOptions {
   database: Database;
   /** The provider's issuer, e.g. `https://id.example.com/oidc`. */
@@ -78,6 +80,12 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         adapter,
         jwks: host.jwks ?? secrets.jwks,
         cookies: { ...host.cookies, keys: host.cookies?.keys ?? secrets.cookieKeys },
+        // Tokens for our resources live as long as the resource says (`accessTokenTtl`).
+        ttl: {
+          AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
+          ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
+          ...host.ttl,
+        },
         features: {
           ...features,
           clientCredentials: { ...features.clientCredentials, enabled: true },

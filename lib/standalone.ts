@@ -15,8 +15,10 @@ import { mountApp } from './mount.js';
 export const providerPrefix = '/oidc';
 
 export interface StandaloneServer {
-  /** Where it listens, e.g. `http://localhost:3001`. */
+  /** Its public base URL, e.g. `http://localhost:3001`. */
   url: string;
+  /** The port it listens on (useful with port 0). */
+  port: number;
   issuer: string;
   identity: Identity;
   provider: Provider;
@@ -90,6 +92,7 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
     const openDb = database;
     return {
       url: baseUrl,
+      port,
       issuer,
       identity,
       provider,

@@ -7,10 +7,19 @@ export type ErrorLogger = (error: unknown, context: { method: string; path: stri
 /** Statuses that Koa or the router raise themselves, with our code for each. */
 const frameworkErrors: Record<number, ApiError['code']> = {
   400: 'guard.invalid_input',
-  404: 'route.not_found',
-  405: 'route.method_not_allowed',
   413: 'guard.payload_too_large',
   415: 'guard.unsupported_media_type',
+};
+
+const unansweredRoutes: Record<number, ApiError['code']> = {
+  404: 'route.not_found',
+  405: 'route.method_not_allowed',
+  501: 'route.method_not_implemented',
+};
+const routeProblems: Partial<Record<ApiError['code'], string>> = {
+  'route.not_found': 'matches no route',
+  'route.method_not_allowed': 'is not allowed on this route (see the Allow header)',
+  'route.method_not_implemented': 'uses a method the Management API does not implement',
 };
 
 /**
@@ -21,15 +30,12 @@ export function apiErrors(log: ErrorLogger): Middleware {
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        throw new ApiError('route.not_found', `no route ${ctx.method} ${ctx.path}`);
-      }
+      // The router leaves 404, and 405 or 501 with `Allow`, as a bare status.
+      const code = ctx.body === undefined ? unansweredRoutes[ctx.status] : undefined;
+      if (code) throw new ApiError(code, `${ctx.method} ${ctx.path} ${routeProblems[code]}`);
     } catch (error) {
       const known = error instanceof ApiError ? error : fromFramework(error);
       if (!known) log(error, { method: ctx.method, path: ctx.path });
-      // The router's 405 carries `Allow` in its headers.
-      const headers = (error as { headers?: Record<string, string> } | undefined)?.headers;
-      if (known && headers) ctx.set(headers);
       const answer = known ?? new ApiError('internal_error', 'internal server error');
       ctx.status = answer.status;
       ctx.body = {

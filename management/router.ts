@@ -47,7 +47,7 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   app.silent = true;
   app.use(apiErrors(log));
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  app.use(router.allowedMethods());
   app.use((ctx) => authenticate(ctx, async () => undefined));
   const middleware = mountApp(managementPrefix, app);
   return { middleware, router };

@@ -1,0 +1,114 @@
+import { generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import * as oauth from 'openid-client';
+
+import { startTestServer, type TestServer } from '../support/server.js';
+
+/** Signs a token with the server's own ES256 key, so that only the claim under test is wrong. */
+async function forge(server: TestServer, claims: Record<string, unknown>, { typ = 'at+jwt', expiresIn = '5m' } = {}) {
+  const stored = await server.database.db.collection<{ _id: string; keys: JWK[] }>('system').findOne({ _id: 'signing' });
+  const jwk = stored!.keys.find(({ alg }) => alg === 'ES256')!;
+  return new SignJWT({ scope: 'all', client_id: server.admin.clientId, iss: server.issuer, aud: server.identity.managementApiIndicator, ...claims })
+    .setProtectedHeader({ alg: 'ES256', kid: jwk.kid!, typ })
+    .setIssuedAt()
+    .setExpirationTime(expiresIn)
+    .sign(await importJWK(jwk, 'ES256'));
+}
+
+describe('Management API authentication', () => {
+  let server: TestServer;
+  beforeAll(async () => { server = await startTestServer('auth'); });
+  afterAll(async () => { await server.close(); });
+
+  const call = (token: string | null, headers: Record<string, string> = {}) =>
+    server.api('GET', '/api/applications', { token, headers });
+
+  it('answers 401 without an Authorization header, and writes nothing on POST', async () => {
+    const before = await server.database.db.collection('applications').countDocuments();
+    const { status, body, headers } = await server.api('POST', '/api/applications', { token: null, body: { name: 'x', type: 'SPA' } });
+    expect(status).toBe(401);
+    expect(body).toEqual({ code: 'auth.authorization_header_missing', message: 'the Authorization header is missing' });
+    expect(headers.get('www-authenticate')).toBe('Bearer');
+    expect(await server.database.db.collection('applications').countDocuments()).toBe(before);
+  });
+
+  it('answers 401 to a header that is not a Bearer token', async () => {
+    const { status, body } = await call(null, { authorization: 'Basic dXNlcjpwYXNz' });
+    expect(status).toBe(401);
+    expect(body.code).toBe('auth.invalid_token');
+  });
+
+  it('answers 401 to a malformed token', async () => {
+    const { status, body } = await call('not.a.jwt');
+    expect(status).toBe(401);
+    expect(body).toEqual({ code: 'auth.invalid_token', message: 'the access token is malformed' });
+  });
+
+  it('answers 401 to an expired token', async () => {
+    const { status, body } = await call(await forge(server, {}, { expiresIn: '-1m' }));
+    expect(status).toBe(401);
+    expect(body).toEqual({ code: 'auth.invalid_token', message: 'the access token has expired' });
+  });
+
+  it('answers 401 to a token for another audience', async () => {
+    const { status, body } = await call(await forge(server, { aud: 'https://other.example.com' }));
+    expect(status).toBe(401);
+    expect(body.message).toBe("the access token's `aud` claim is not accepted here");
+  });
+
+  it('answers 401 to a token from another issuer', async () => {
+    const { status, body } = await call(await forge(server, { iss: 'https://evil.example.com/oidc' }));
+    expect(status).toBe(401);
+    expect(body.message).toBe("the access token's `iss` claim is not accepted here");
+  });
+
+  it('answers 401 to a token signed by a key that is not the provider\'s', async () => {
+    const { privateKey } = await generateKeyPair('ES256');
+    const token = await new SignJWT({ scope: 'all' })
+      .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt' })
+      .setIssuer(server.issuer).setAudience(server.identity.managementApiIndicator).setExpirationTime('5m')
+      .sign(privateKey);
+    const { status, body } = await call(token);
+    expect(status).toBe(401);
+    expect(body.code).toBe('auth.invalid_token');
+  });
+
+  it('answers 401 to a JWT that is not an access token (no at+jwt type)', async () => {
+    const { status, body } = await call(await forge(server, {}, { typ: 'JWT' }));
+    expect(status).toBe(401);
+    expect(body.code).toBe('auth.invalid_token');
+  });
+
+  it('answers 403 to a valid token without the `all` scope', async () => {
+    const created = await server.api('POST', '/api/applications', { body: { name: 'scopeless', type: 'MachineToMachine' } });
+    const config = await server.discover(created.body.id, created.body.secret);
+    const { access_token } = await oauth.clientCredentialsGrant(config, { resource: server.identity.managementApiIndicator });
+    const { status, body, headers } = await call(access_token);
+    expect(status).toBe(403);
+    expect(body).toEqual({ code: 'auth.forbidden', message: 'the access token lacks the required scope (all)' });
+    expect(headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope"');
+  });
+
+  it('admits a valid token with the `all` scope', async () => {
+    expect((await call(await server.adminToken())).status).toBe(200);
+  });
+
+  it('asks for a token before telling whether a route exists', async () => {
+    expect((await server.api('GET', '/api/no-such-route', { token: null })).status).toBe(401);
+    const { status, body } = await server.api('GET', '/api/no-such-route');
+    expect(status).toBe(404);
+    expect(body).toEqual({ code: 'route.not_found', message: 'GET /api/no-such-route matches no route' });
+  });
+
+  it('answers 405 with Allow to a known path with another method', async () => {
+    const { status, body, headers } = await server.api('PUT', '/api/applications');
+    expect(status).toBe(405);
+    expect(body.code).toBe('route.method_not_allowed');
+    expect(headers.get('allow')).toContain('POST');
+  });
+
+  it('leaves the health check open, and it tells nothing', async () => {
+    const { status, body } = await server.api('GET', '/api/status', { token: null });
+    expect(status).toBe(204);
+    expect(body).toBeUndefined();
+  });
+});

@@ -1,0 +1,18 @@
+import { randomBytes } from 'node:crypto';
+
+/** The database server of this run (see global-setup). */
+export function testMongoUri(): string {
+  const uri = process.env.TEST_MONGODB_URI;
+  if (!uri) throw new Error('TEST_MONGODB_URI is not set: run the tests through jest (npm test)');
+  return uri;
+}
+
+/** A database of its own for each server a test starts, so that suites never see each other's data. */
+export function uniqueDbName(label: string): string {
+  return `t_${label.replace(/[^a-z0-9]/gi, '').slice(0, 20)}_${randomBytes(4).toString('hex')}`;
+}
+
+/** The run's server URI with another database in its path. */
+export function uriForDb(dbName: string): string {
+  return testMongoUri().replace(/^(mongodb(?:\+srv)?:\/\/[^/?]+)(\/[^?]*)?/, `$1/${dbName}`);
+}

@@ -1,0 +1,70 @@
+import * as oauth from 'openid-client';
+
+import { loadSettings, type Settings } from '../../lib/config.js';
+import { silentLogger } from '../../lib/logger.js';
+import { startStandaloneServer, type StandaloneServer } from '../../lib/standalone.js';
+import { testMongoUri, uniqueDbName } from './env.js';
+
+export interface TestServer extends StandaloneServer {
+  /** A bootstrap client that holds the Management API's `all` scope. */
+  admin: { clientId: string; clientSecret: string };
+  /** Discovers the server with openid-client, as an integrator's code would. */
+  discover(clientId: string, clientSecret?: string): Promise<oauth.Configuration>;
+  /** A Management API token for the admin client, through a real client_credentials grant. */
+  adminToken(): Promise<string>;
+  /** Calls the Management API with JSON in and out. */
+  api(method: string, path: string, options?: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- test assertions read arbitrary JSON
+}
+
+export async function startTestServer(label: string, env: Record<string, string> = {}): Promise<TestServer> {
+  const admin = { clientId: `admin-${label}`.replace(/[^A-Za-z0-9._~-]/g, '-'), clientSecret: 'test-bootstrap-secret-0123456789' };
+  const settings: Settings = {
+    ...loadSettings({ PORT: '0', ...env }),
+    mongodbUri: testMongoUri(),
+    bootstrapClientId: admin.clientId,
+    bootstrapClientSecret: admin.clientSecret,
+  };
+  const server = await startStandaloneServer(settings, { logger: silentLogger, dbName: uniqueDbName(label) });
+  const local = `http://localhost:${server.port}`;
+
+  async function discover(clientId: string, clientSecret?: string) {
+    return oauth.discovery(
+      new URL(`${local}/oidc`), clientId, clientSecret,
+      clientSecret === undefined ? oauth.None() : oauth.ClientSecretBasic(clientSecret),
+      { execute: [oauth.allowInsecureRequests] },
+    );
+  }
+
+  let cachedToken: string | undefined;
+  async function adminToken() {
+    if (cachedToken) return cachedToken;
+    const config = await discover(admin.clientId, admin.clientSecret);
+    const tokens = await oauth.clientCredentialsGrant(config, { scope: 'all', resource: server.identity.managementApiIndicator });
+    cachedToken = tokens.access_token;
+    return cachedToken;
+  }
+
+  async function api(method: string, path: string, { token, body, raw, headers = {} }: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+    const bearer = token === undefined ? await adminToken() : token;
+    const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
+    const response = await fetch(`${local}${path}`, {
+      method,
+      headers: {
+        ...(bearer !== null && { authorization: `Bearer ${bearer}` }),
+        ...(payload !== undefined && { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(payload !== undefined && { body: payload }),
+    });
+    const text = await response.text();
+    return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+  }
+
+  return Object.assign(server, { admin, discover, adminToken, api });
+}
