@@ -38,10 +38,14 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
   const profile = clientProfiles[application.type];
   const { oidcClientMetadata: oidc } = application;
   const interactive = application.type !== 'MachineToMachine';
+  // Until it has a redirect URI an interactive application cannot sign anyone in, and
+  // oidc-provider would refuse its metadata; Logto lets one be created first and configured after.
+  const signInReady = !interactive || oidc.redirectUris.length > 0;
   return {
     client_id: application._id,
     client_name: application.name,
     ...profile,
+    ...(!signInReady && { grant_types: [], response_types: [] }),
     ...(isConfidential(application.type) && { client_secret: hashedSecretsMetadata(secrets) }),
     redirect_uris: interactive ? oidc.redirectUris : [],
     post_logout_redirect_uris: interactive ? oidc.postLogoutRedirectUris : [],
