@@ -1,7 +1,6 @@
 /** `npm start`: the standalone server, configured from the environment (see README, Settings). */
 import { ConfigError, loadSettings } from './lib/config.js';
 import { consoleLogger } from './lib/logger.js';
-import { startStandaloneServer } from './lib/standalone.js';
 
 async function main() {
   let settings;
@@ -15,6 +14,9 @@ async function main() {
     throw error;
   }
 
+  // Loaded only once the settings are good, so that a bad one is the only line printed
+  // (oidc-provider prints notices as soon as it is imported).
+  const { startStandaloneServer } = await import('./lib/standalone.js');
   const server = await startStandaloneServer(settings, { logger: consoleLogger });
   consoleLogger.info(`oidc-identity listening on port ${server.port}, base URL ${server.url}`);
   consoleLogger.info(`  issuer            ${server.issuer}`);

@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+
+import { ConfigError, loadSettings } from '../../lib/config.js';
+
+describe('settings', () => {
+  it('has defaults for everything', () => {
+    expect(loadSettings({})).toEqual({
+      port: 3001, baseUrl: undefined, mongodbUri: undefined, accessTokenAlg: 'ES256',
+      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: false,
+    });
+  });
+
+  it('reads and converts the environment', () => {
+    expect(loadSettings({
+      PORT: '8080', BASE_URL: 'https://id.example.com/', MONGODB_URI: 'mongodb://db:27017/id', ACCESS_TOKEN_ALG: 'EdDSA', TRUST_PROXY: 'true',
+    })).toMatchObject({ port: 8080, baseUrl: 'https://id.example.com', mongodbUri: 'mongodb://db:27017/id', accessTokenAlg: 'EdDSA', trustProxy: true });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, 'Invalid setting: PORT must be integer'],
+    [{ PORT: '70000' }, 'Invalid setting: PORT must be <= 65535'],
+    [{ BASE_URL: 'id.example.com' }, 'Invalid setting: BASE_URL must match pattern "^https?://[^/?#]+(/[^?#]*)?$"'],
+    [{ MONGODB_URI: 'postgres://x' }, 'Invalid setting: MONGODB_URI must match pattern "^mongodb(\\+srv)?://"'],
+    [{ ACCESS_TOKEN_ALG: 'HS256' }, 'Invalid setting: ACCESS_TOKEN_ALG must be equal to one of the allowed values (one of ES256, EdDSA, RS256)'],
+    [{ BOOTSTRAP_CLIENT_ID: 'admin' }, 'Invalid setting: BOOTSTRAP_CLIENT_SECRET must be set together with BOOTSTRAP_CLIENT_ID'],
+    [{ BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'short' }, 'Invalid setting: BOOTSTRAP_CLIENT_SECRET must NOT have fewer than 16 characters'],
+  ])('refuses %j with one line naming the setting', (env, message) => {
+    expect(() => loadSettings(env)).toThrow(new ConfigError(message));
+  });
+
+  it('stops `npm start`\'s server with that one line and exit code 1', async () => {
+    const run = promisify(execFile)(process.execPath, ['dist/server.js'], { env: { ...process.env, PORT: 'eighty' } });
+    await expect(run).rejects.toMatchObject({ code: 1, stderr: 'Invalid setting: PORT must be integer\n' });
+  });
+});

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+import { uriForDb } from './env.js';
+
+export interface ServerProcess {
+  port: number;
+  local: string;
+  output(): string;
+  /** Sends `signal` and resolves with the exit code (null when killed by the signal). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs the built standalone server (`node dist/server.js`) as a separate process, as `npm start` does. */
+export async function spawnServer(dbName: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, ['dist/server.js'], {
+    env: { ...process.env, MONGODB_URI: uriForDb(dbName), PORT: '0', CACHE_REFRESH_MS: '100', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
+    const onData = () => {
+      const match = /listening on port (\d+)/.exec(output);
+      if (match) { clearTimeout(timer); resolve(Number(match[1])); }
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited with ${code}:\n${output}`)); });
+  });
+
+  return {
+    port,
+    local: `http://localhost:${port}`,
+    output: () => output,
+    stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export async function clientCredentials(server: ServerProcess, clientId: string, clientSecret: string, resource: string) {
+  const response = await fetch(`${server.local}/oidc/token`, {
+    method: 'POST',
+    headers: {
+      authorization: `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope: 'all' }),
+  });
+  return { status: response.status, body: await response.json() as { access_token?: string; error?: string } };
+}
+
+export async function callApi(server: ServerProcess, token: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${server.local}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
