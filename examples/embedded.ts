@@ -1,0 +1,101 @@
+/**
+ * An existing oidc-provider deployment adopting oidc-identity without rewriting its setup.
+ * The host keeps its own static client, its own resource server, its own token claims and
+ * its own routes; oidc-identity adds its applications, API resources and Management API.
+ *
+ *   npm run build && MONGODB_URI=mongodb://... node dist/examples/embedded.js
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+
+import Koa from 'koa';
+import Provider, { type Configuration } from 'oidc-provider';
+
+import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMongo, type Logger } from '../lib/index.js';
+
+/** The host's configuration, as it was before oidc-identity. */
+function hostConfiguration(): Configuration {
+  return {
+    clients: [{
+      client_id: 'host-service',
+      client_secret: 'host-service-secret',
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+    }],
+    async findAccount(_ctx, id) {
+      return { accountId: id, claims: async () => ({ sub: id }) };
+    },
+    extraTokenClaims: async () => ({ tenant: 'acme' }),
+    features: {
+      devInteractions: { enabled: false },
+      resourceIndicators: {
+        // The host's own API, which it keeps describing itself.
+        getResourceServerInfo: (_ctx, indicator) => {
+          if (indicator !== 'https://reports.acme.test') throw new Error(`unexpected resource ${indicator}`);
+          return { scope: 'reports:read', audience: indicator, accessTokenFormat: 'jwt', accessTokenTTL: 300 };
+        },
+      },
+    },
+  };
+}
+
+export interface EmbeddedExampleOptions {
+  mongodbUri: string;
+  dbName?: string;
+  port?: number;
+  bootstrap: { clientId: string; clientSecret: string };
+  logger?: Logger;
+}
+
+export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, bootstrap, logger = consoleLogger }: EmbeddedExampleOptions) {
+  const app = new Koa();
+  // Koa composes its middleware when callback() is called, so the server asks for it once all is mounted.
+  let handle: ReturnType<Koa['callback']> | undefined;
+  const server = createServer((req, res) => { if (handle) void handle(req, res); else res.writeHead(503).end(); });
+  await new Promise<void>((resolve) => server.listen(port, resolve));
+  const baseUrl = `http://localhost:${(server.address() as AddressInfo).port}`;
+  const issuer = `${baseUrl}/oidc`;
+
+  const database = await openDatabase(mongodbUri, dbName === undefined ? {} : { dbName });
+  const identity = await createIdentity({ database, issuer, baseUrl, logger });
+
+  // (a) contribute to the host's configuration, (b) install into the provider built from it.
+  const provider = new Provider(issuer, identity.configure(hostConfiguration()));
+  const managementApi = identity.install(provider);
+  await identity.bootstrap(bootstrap);
+
+  // The host's own route stays where it was.
+  app.use(async (ctx, next) => {
+    if (ctx.path !== '/hello') return next();
+    ctx.body = { hello: 'from the host' };
+  });
+  app.use(managementApi.middleware);
+  app.use(mountApp('/oidc', provider, { strip: true }));
+  handle = app.callback();
+
+  return {
+    baseUrl,
+    issuer,
+    managementApiIndicator: identity.managementApiIndicator,
+    async close() {
+      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+      await identity.close();
+      await database.close();
+    },
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const embedded = process.env.MONGODB_URI ? undefined : await startEmbeddedMongo();
+  const example = await startEmbeddedExample({
+    mongodbUri: process.env.MONGODB_URI ?? embedded!.uri,
+    port: Number(process.env.PORT ?? 3002),
+    bootstrap: { clientId: 'embedded-admin', clientSecret: 'embedded-admin-secret-change-me' },
+  });
+  consoleLogger.info(`host with oidc-identity on ${example.baseUrl} (issuer ${example.issuer})`);
+  const stop = () => { void example.close().then(() => embedded?.stop()).then(() => process.exit(0)); };
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+}
