@@ -9,8 +9,13 @@ export interface EmbeddedMongo {
 
 function binaryPath(): string {
   const require = createRequire(import.meta.url);
-  const manifest = require.resolve('@jongodb/memory-server-bin-linux-x64-gnu/package.json');
-  return join(dirname(manifest), 'bin', 'jongodb');
+  try {
+    const manifest = require.resolve('@jongodb/memory-server-bin-linux-x64-gnu/package.json');
+    return join(dirname(manifest), 'bin', 'jongodb');
+  } catch {
+    // An optional dependency: npm skips it off linux-x64 with glibc.
+    throw new Error('the embedded MongoDB engine is only available on Linux x64 (glibc); set MONGODB_URI to a MongoDB server');
+  }
 }
 
 /**
