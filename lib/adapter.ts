@@ -16,6 +16,7 @@ interface StoredModel {
   grantId?: string;
   uid?: string;
   userCode?: string;
+  accountId?: string;
   consumed?: number;
 }
 
@@ -41,6 +42,7 @@ class MongoModelAdapter implements Adapter {
     if (this.#grantable && payload.grantId) document.grantId = payload.grantId;
     if (payload.uid) document.uid = payload.uid;
     if (payload.userCode) document.userCode = payload.userCode;
+    if (typeof payload.accountId === 'string') document.accountId = payload.accountId;
     await this.#collection.replaceOne({ _id: id }, document, { upsert: true });
   }
 

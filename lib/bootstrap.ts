@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 
 import { isDuplicateKeyError } from './errors.js';
 import { generateId, generateSecret, sha256 } from './ids.js';
+import { createLinks } from './links.js';
 import type {
   ApplicationDocument, ApplicationSecretDocument, ResourceDocument, RoleDocument, ScopeDocument,
 } from './models.js';
@@ -58,11 +59,7 @@ export async function ensureManagementApi(db: Db, indicator: string): Promise<vo
     { $setOnInsert: { name: 'Management API access', description: 'Machine-to-machine access to the whole Management API', type: 'MachineToMachine', isDefault: false, createdAt: now } },
     { upsert: true },
   ));
-  await upsertRetrying(() => db.collection('roles_scopes').updateOne(
-    { roleId: builtIn.managementRoleId, scopeId: builtIn.managementScopeId },
-    { $setOnInsert: { _id: `${builtIn.managementRoleId}:${builtIn.managementScopeId}` } },
-    { upsert: true },
-  ));
+  await upsertRetrying(() => createLinks(db, 'roles_scopes').add(builtIn.managementRoleId, [builtIn.managementScopeId]));
 }
 
 export interface BootstrapCredentials {
@@ -105,7 +102,7 @@ export async function bootstrap(db: Db, queries: Queries, configured?: Bootstrap
       { $set: { hash: sha256(clientSecret), expiresAt: null }, $setOnInsert: { _id: generateId(), createdAt: Date.now() } },
       { upsert: true },
     ));
-    await queries.roles.assignToApplication(clientId, builtIn.managementRoleId);
+    await queries.links.applicationsRoles.add(clientId, [builtIn.managementRoleId]);
     return {};
   }
 
@@ -122,6 +119,6 @@ export async function bootstrap(db: Db, queries: Queries, configured?: Bootstrap
   await queries.applications.insert(application, {
     _id: generateId(), applicationId: application._id, name: 'bootstrap', hash: sha256(clientSecret), createdAt: Date.now(), expiresAt: null,
   });
-  await queries.roles.assignToApplication(application._id, builtIn.managementRoleId);
+  await queries.links.applicationsRoles.add(application._id, [builtIn.managementRoleId]);
   return { created: { clientId: application._id, clientSecret } };
 }

@@ -1,5 +1,7 @@
 import { MongoClient, type ClientSession, type Db, type IndexDescription } from 'mongodb';
 
+import { linkIndexes, linkTables, type LinkTable } from './links.js';
+
 /** oidc-provider models we persist, each in a collection of its own. */
 export const providerModels = [
   'Session', 'AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'ClientCredentials',
@@ -15,10 +17,12 @@ export const grantableModels = new Set<string>([
 
 export const providerCollection = (model: string) => `oidc_${model}`;
 
+const newestFirst: IndexDescription = { key: { createdAt: -1, _id: -1 }, name: 'createdAt' };
 const expiring: IndexDescription = { key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 };
 
 function providerModelIndexes(model: string): IndexDescription[] {
-  const indexes = [expiring];
+  // By account, so that deleting or suspending a user can revoke its sessions, grants and tokens.
+  const indexes = [expiring, { key: { accountId: 1 }, name: 'accountId', partialFilterExpression: { accountId: { $type: 'string' } } }];
   if (grantableModels.has(model)) indexes.push({ key: { grantId: 1 }, name: 'grantId' });
   if (model === 'Session') indexes.push({ key: { uid: 1 }, name: 'uid', unique: true, partialFilterExpression: { uid: { $type: 'string' } } });
   if (model === 'DeviceCode') indexes.push({ key: { userCode: 1 }, name: 'userCode', unique: true, partialFilterExpression: { userCode: { $type: 'string' } } });
@@ -41,15 +45,23 @@ export const collectionIndexes: Record<string, IndexDescription[]> = {
     { key: { resourceId: 1, name: 1 }, name: 'resourceId_name', unique: true },
     { key: { resourceId: 1, createdAt: -1, _id: -1 }, name: 'resourceId_createdAt' },
   ],
-  roles: [{ key: { name: 1 }, name: 'name', unique: true }, { key: { createdAt: -1, _id: -1 }, name: 'createdAt' }],
-  roles_scopes: [
-    { key: { roleId: 1, scopeId: 1 }, name: 'roleId_scopeId', unique: true },
-    { key: { scopeId: 1 }, name: 'scopeId' },
+  roles: [newestFirst, { key: { name: 1 }, name: 'name', unique: true }, { key: { type: 1, createdAt: -1 }, name: 'type' }],
+  users: [
+    newestFirst,
+    { key: { username: 1 }, name: 'username', unique: true, partialFilterExpression: { username: { $type: 'string' } } },
+    { key: { emailKey: 1 }, name: 'emailKey', unique: true, partialFilterExpression: { emailKey: { $type: 'string' } } },
+    { key: { primaryPhone: 1 }, name: 'primaryPhone', unique: true, partialFilterExpression: { primaryPhone: { $type: 'string' } } },
   ],
-  applications_roles: [
-    { key: { applicationId: 1, roleId: 1 }, name: 'applicationId_roleId', unique: true },
-    { key: { roleId: 1 }, name: 'roleId' },
+  organizations: [newestFirst],
+  organization_roles: [newestFirst, { key: { name: 1 }, name: 'name', unique: true }],
+  organization_scopes: [newestFirst, { key: { name: 1 }, name: 'name', unique: true }],
+  organization_user_roles: [
+    { key: { organizationId: 1, userId: 1, organizationRoleId: 1 }, name: 'membership_role', unique: true },
+    { key: { organizationRoleId: 1 }, name: 'organizationRoleId' },
+    { key: { userId: 1 }, name: 'userId' },
   ],
+  changes: [{ key: { createdAt: 1, _id: 1 }, name: 'createdAt' }],
+  ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),
   system: [],
   cache_generations: [],
   ...Object.fromEntries(providerModels.map((model) => [providerCollection(model), providerModelIndexes(model)])),

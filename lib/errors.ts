@@ -20,6 +20,17 @@ export const apiErrorStatus = {
   'resource.indicator_exists': 422,
   'resource.built_in': 422,
   'scope.name_exists': 422,
+  'user.username_already_in_use': 422,
+  'user.email_already_in_use': 422,
+  'user.phone_already_in_use': 422,
+  'user.password_mismatch': 422,
+  'user.no_password': 422,
+  'role.name_in_use': 422,
+  'role.type_mismatch': 422,
+  'role.built_in': 422,
+  'organization_role.name_in_use': 422,
+  'organization_scope.name_in_use': 422,
+  'organization.require_membership': 422,
   'internal_error': 500,
 } as const;
 

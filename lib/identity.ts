@@ -12,6 +12,7 @@ import type { Database } from './database.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './keys.js';
 import type { Logger } from './logger.js';
 import { createQueries, type Queries } from './queries/index.js';
+import { createWriter } from './unit-of-work.js';
 import { createGetResourceServerInfo, loadApplicationScopeIds, loadResource } from './resource-servers.js';
 
 const defaultAccessTokenTtl = 3600;
@@ -111,6 +112,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       return createManagementApi({
         database,
         queries,
+        write: createWriter(database),
         caches,
         managementApiIndicator,
         validateClientMetadata: (metadata) => provider.Client.validate(metadata),

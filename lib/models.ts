@@ -90,3 +90,58 @@ export interface ApplicationRoleDocument {
 export function withId<T extends { _id: string }>({ _id, ...rest }: T): Omit<T, '_id'> & { id: string } {
   return { id: _id, ...rest };
 }
+
+export interface UserDocument {
+  _id: string;
+  username: string | null;
+  primaryEmail: string | null;
+  /** The email lower-cased: the key of its case-insensitive unique index. */
+  emailKey: string | null;
+  primaryPhone: string | null;
+  name: string | null;
+  avatar: string | null;
+  customData: Record<string, unknown>;
+  /** OIDC standard profile claims (given name, locale, address, ...). */
+  profile: Record<string, unknown>;
+  /** Linked social identities, by connector target. */
+  identities: Record<string, unknown>;
+  passwordHash: string | null;
+  isSuspended: boolean;
+  createdAt: number;
+  updatedAt: number;
+  lastSignInAt: number | null;
+}
+
+export interface OrganizationDocument {
+  _id: string;
+  name: string;
+  description: string | null;
+  customData: Record<string, unknown>;
+  createdAt: number;
+}
+
+export interface OrganizationRoleDocument {
+  _id: string;
+  name: string;
+  description: string | null;
+  createdAt: number;
+}
+
+export interface OrganizationScopeDocument {
+  _id: string;
+  name: string;
+  description: string | null;
+  createdAt: number;
+}
+
+export interface OrganizationUserRoleDocument {
+  _id: string;
+  organizationId: string;
+  userId: string;
+  organizationRoleId: string;
+}
+
+/** The user as the API shows it: never the password hash, never the email key. */
+export function userToApi({ _id, passwordHash, emailKey: _emailKey, ...rest }: UserDocument) {
+  return { id: _id, ...rest, hasPassword: passwordHash !== null };
+}

@@ -16,8 +16,8 @@ export const loadResource = (queries: Queries) => async (indicator: string): Pro
   return { resource, scopes: await queries.resources.scopes.findForResource(resource._id) };
 };
 
-export const loadApplicationScopeIds = (queries: Queries) => async (applicationId: string) =>
-  queries.roles.scopeIdsForApplication(applicationId);
+export const loadApplicationScopeIds = (queries: Queries) => (applicationId: string) =>
+  queries.scopeIdsForApplication(applicationId);
 
 type ResourceIndicators = NonNullable<NonNullable<Configuration['features']>['resourceIndicators']>;
 type GetResourceServerInfo = NonNullable<ResourceIndicators['getResourceServerInfo']>;

@@ -6,6 +6,7 @@ import { guard, type Guarded } from '../lib/guard.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
 import { withId, type ApplicationDocument, type ApplicationSecretDocument, type ApplicationType } from '../lib/models.js';
 import { pageOf } from '../lib/pagination.js';
+import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import {
   applicationCreateSchema, applicationListQuery, applicationPatchSchema, applicationResponse,
@@ -71,7 +72,10 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
       };
       await checkClient(deps, application);
       const secret = isConfidential(application.type) ? newSecret(application._id, 'Default secret') : undefined;
-      await deps.database.transaction((session) => applications.insert(application, secret?.document, session));
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        await applications.insert(application, secret?.document, session);
+        record({ entity: 'Application', action: 'created', id: application._id, data: withId(application) });
+      });
       await caches.changed('applications');
       ctx.body = { ...withId(application), ...(secret && { secret: secret.value }) };
     },
@@ -102,7 +106,11 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
       };
       await checkClient(deps, next);
       const { _id, ...set } = next;
-      const updated = await applications.update(id, set);
+      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+        const after = await applications.update(id, set, session);
+        record({ entity: 'Application', action: 'updated', id, data: withId(after) });
+        return after;
+      });
       await caches.changed('applications');
       ctx.body = withId(updated);
     },
@@ -112,7 +120,12 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     '/applications/:id',
     guard({ params: idParams('id') }),
     async (ctx) => {
-      await deps.database.transaction((session) => applications.delete(ctx.guard.params.id, session));
+      const { id } = ctx.guard.params;
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        const before = await applications.findByIdOrThrow(id);
+        await applications.delete(id, session);
+        record({ entity: 'Application', action: 'deleted', id, data: withId(before) });
+      });
       await caches.changed('applications');
       ctx.status = 204;
     },
@@ -145,7 +158,10 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
         new ApiError('guard.invalid_input', 'body.expiresAt must be in the future', { field: 'body.expiresAt' }));
       const { value, document } = newSecret(id, body.name, body.expiresAt ?? null);
       try {
-        await applications.secrets.insert(document);
+        await deps.write(originOf(ctx), async ({ session, record }) => {
+          await applications.secrets.insert(document, session);
+          record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [document.name], removed: [] } });
+        });
       } catch (error) {
         if (isDuplicateKeyError(error)) throw new ApiError('application.secret_name_exists', `a secret named \`${body.name}\` exists already`);
         throw error;
@@ -161,7 +177,10 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { id, name } = ctx.guard.params;
       await confidentialApplication(id);
-      assertThat(await applications.secrets.delete(id, name), notFound('application secret', name));
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        assertThat(await applications.secrets.delete(id, name, session), notFound('application secret', name));
+        record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [], removed: [name] } });
+      });
       await caches.changed('applications');
       ctx.status = 204;
     },

@@ -4,11 +4,14 @@ import type { ClientMetadata } from 'oidc-provider';
 import type { CacheRegistry } from '../lib/cache.js';
 import type { Database } from '../lib/database.js';
 import type { Queries } from '../lib/queries/index.js';
+import type { Writer } from '../lib/unit-of-work.js';
 
 /** What the Management API's routes need, built once and passed in: no module-level state. */
 export interface ManagementDeps {
   database: Database;
   queries: Queries;
+  /** The one write path: every mutation runs through it and records what it changed. */
+  write: Writer;
   caches: Pick<CacheRegistry, 'changed'>;
   /** oidc-provider's own check of client metadata, so that we never store a client it would refuse. */
   validateClientMetadata(metadata: ClientMetadata): Promise<void>;

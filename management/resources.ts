@@ -3,6 +3,7 @@ import { guard, type Guarded } from '../lib/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type ResourceDocument, type ScopeDocument } from '../lib/models.js';
 import { pageOf } from '../lib/pagination.js';
+import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idParams, paginationQuery } from './schemas/common.js';
 import {
@@ -73,7 +74,10 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
         accessTokenTtl: body.accessTokenTtl ?? defaultAccessTokenTtl,
         createdAt: Date.now(),
       };
-      await unique(() => resources.insert(resource), indicatorTaken(body.indicator));
+      await unique(() => deps.write(originOf(ctx), async ({ session, record }) => {
+        await resources.insert(resource, session);
+        record({ entity: 'Resource', action: 'created', id: resource._id, data: withId(resource) });
+      }), indicatorTaken(body.indicator));
       await caches.changed('resources');
       ctx.body = { ...withId(resource), scopes: [] };
     },
@@ -93,7 +97,11 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { params: { id }, body } = ctx.guard;
       await writableResource(id);
-      const updated = await resources.update(id, body);
+      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+        const after = await resources.update(id, body, session);
+        record({ entity: 'Resource', action: 'updated', id, data: withId(after) });
+        return after;
+      });
       await caches.changed('resources');
       ctx.body = withId(updated);
     },
@@ -105,7 +113,10 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { id } = ctx.guard.params;
       await writableResource(id);
-      await deps.database.transaction((session) => resources.delete(id, session));
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        const before = await resources.delete(id, session);
+        record({ entity: 'Resource', action: 'deleted', id, data: withId(before) });
+      });
       await caches.changed('resources');
       ctx.status = 204;
     },
@@ -135,7 +146,10 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
       const scope: ScopeDocument = {
         _id: generateId(), resourceId, name: body.name, description: body.description ?? null, createdAt: Date.now(),
       };
-      await unique(() => resources.scopes.insert(scope), scopeTaken(body.name));
+      await unique(() => deps.write(originOf(ctx), async ({ session, record }) => {
+        await resources.scopes.insert(scope, session);
+        record({ entity: 'Scope', action: 'created', id: scope._id, data: withId(scope) });
+      }), scopeTaken(body.name));
       await caches.changed('resources');
       ctx.body = withId(scope);
     },
@@ -147,7 +161,11 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { params: { resourceId, scopeId }, body } = ctx.guard;
       await writableResource(resourceId);
-      const updated = await unique(() => resources.scopes.update(resourceId, scopeId, body), scopeTaken(body.name ?? ''));
+      const updated = await unique(() => deps.write(originOf(ctx), async ({ session, record }) => {
+        const after = await resources.scopes.update(resourceId, scopeId, body, session);
+        record({ entity: 'Scope', action: 'updated', id: scopeId, data: withId(after) });
+        return after;
+      }), scopeTaken(body.name ?? ''));
       await caches.changed('resources');
       ctx.body = withId(updated);
     },
@@ -159,7 +177,10 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { resourceId, scopeId } = ctx.guard.params;
       await writableResource(resourceId);
-      await deps.database.transaction((session) => resources.scopes.delete(resourceId, scopeId, session));
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        const before = await resources.scopes.delete(resourceId, scopeId, session);
+        record({ entity: 'Scope', action: 'deleted', id: scopeId, data: withId(before) });
+      });
       await caches.changed('resources');
       ctx.status = 204;
     },

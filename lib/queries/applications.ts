@@ -41,10 +41,10 @@ export function createApplicationQueries(db: Db) {
 
     count: (filter: ApplicationFilter) => applications.countDocuments(toFilter(filter)),
 
-    async update(id: string, set: Partial<Omit<ApplicationDocument, '_id'>>) {
-      const { matchedCount } = await applications.updateOne({ _id: id }, { $set: set });
+    async update(id: string, set: Partial<Omit<ApplicationDocument, '_id'>>, session?: ClientSession) {
+      const { matchedCount } = await applications.updateOne({ _id: id }, { $set: set }, { session });
       if (matchedCount === 0) throw notFound('application', id);
-      return (await applications.findOne({ _id: id }))!;
+      return (await applications.findOne({ _id: id }, { session }))!;
     },
 
     /** Removes the application with its secrets and role assignments. */
@@ -57,9 +57,9 @@ export function createApplicationQueries(db: Db) {
 
     secrets: {
       listFor: (applicationId: string) => secrets.find({ applicationId }).sort({ createdAt: 1, _id: 1 }).toArray(),
-      insert: (secret: ApplicationSecretDocument) => secrets.insertOne(secret),
-      async delete(applicationId: string, name: string) {
-        const { deletedCount } = await secrets.deleteOne({ applicationId, name });
+      insert: (secret: ApplicationSecretDocument, session?: ClientSession) => secrets.insertOne(secret, { session }),
+      async delete(applicationId: string, name: string, session?: ClientSession) {
+        const { deletedCount } = await secrets.deleteOne({ applicationId, name }, { session });
         return deletedCount === 1;
       },
     },

@@ -1,15 +1,62 @@
-import type { Db } from 'mongodb';
+import type { ClientSession, Db } from 'mongodb';
 
+import { providerCollection, providerModels } from '../database.js';
+import { createEntityQueries } from '../entities.js';
+import { ApiError } from '../errors.js';
+import { createLinks } from '../links.js';
+import type {
+  OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, UserDocument,
+} from '../models.js';
 import { createApplicationQueries } from './applications.js';
+import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
 import { createResourceQueries } from './resources.js';
-import { createRoleQueries } from './roles.js';
+
+const inUse = (code: ApiError['code'], what: string) => () => new ApiError(code, `${what} is already in use`);
 
 /** Every query factory, built once over one database and handed to whoever needs it. */
 export function createQueries(db: Db) {
+  const links = {
+    usersRoles: createLinks(db, 'users_roles'),
+    applicationsRoles: createLinks(db, 'applications_roles'),
+    rolesScopes: createLinks(db, 'roles_scopes'),
+    organizationUsers: createLinks(db, 'organization_users'),
+    organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
+  };
+
   return {
     applications: createApplicationQueries(db),
     resources: createResourceQueries(db),
-    roles: createRoleQueries(db),
+    users: createEntityQueries<UserDocument>(db, {
+      collection: 'users',
+      label: 'user',
+      conflicts: {
+        username: inUse('user.username_already_in_use', 'this username'),
+        emailKey: inUse('user.email_already_in_use', 'this email address'),
+        primaryPhone: inUse('user.phone_already_in_use', 'this phone number'),
+      },
+    }),
+    roles: createEntityQueries<RoleDocument>(db, { collection: 'roles', label: 'role', conflicts: { name: inUse('role.name_in_use', 'this role name') } }),
+    organizations: createEntityQueries<OrganizationDocument>(db, { collection: 'organizations', label: 'organization' }),
+    organizationRoles: createEntityQueries<OrganizationRoleDocument>(db, {
+      collection: 'organization_roles', label: 'organization role',
+      conflicts: { name: inUse('organization_role.name_in_use', 'this organization role name') },
+    }),
+    organizationScopes: createEntityQueries<OrganizationScopeDocument>(db, {
+      collection: 'organization_scopes', label: 'organization permission',
+      conflicts: { name: inUse('organization_scope.name_in_use', 'this organization permission name') },
+    }),
+    organizationUserRoles: createOrganizationUserRoleQueries(db),
+    links,
+
+    /** Scope ids an application holds through its roles. */
+    async scopeIdsForApplication(applicationId: string): Promise<Set<string>> {
+      return new Set(await links.rolesScopes.rightsOfMany(await links.applicationsRoles.rightsOf(applicationId)));
+    },
+
+    /** Ends everything the provider keeps for an account: sessions, grants and tokens. */
+    async revokeAccount(accountId: string, session?: ClientSession) {
+      await Promise.all(providerModels.map((model) => db.collection(providerCollection(model)).deleteMany({ accountId }, { session })));
+    },
   };
 }
 

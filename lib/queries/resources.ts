@@ -16,7 +16,7 @@ export function createResourceQueries(db: Db) {
   }
 
   return {
-    insert: async (resource: ResourceDocument) => { await resources.insertOne(resource); return resource; },
+    insert: async (resource: ResourceDocument, session?: ClientSession) => { await resources.insertOne(resource, { session }); return resource; },
     findById: (id: string) => resources.findOne({ _id: id }),
     findByIdOrThrow,
     findByIndicator: (indicator: string) => resources.findOne({ indicator }),
@@ -24,23 +24,26 @@ export function createResourceQueries(db: Db) {
     find: (page: Page) => resources.find({}).sort({ createdAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray(),
     count: () => resources.countDocuments({}),
 
-    async update(id: string, set: Partial<Omit<ResourceDocument, '_id'>>) {
-      const { matchedCount } = await resources.updateOne({ _id: id }, { $set: set });
+    async update(id: string, set: Partial<Omit<ResourceDocument, '_id'>>, session?: ClientSession) {
+      const { matchedCount } = await resources.updateOne({ _id: id }, { $set: set }, { session });
       if (matchedCount === 0) throw notFound('resource', id);
-      return (await resources.findOne({ _id: id }))!;
+      return (await resources.findOne({ _id: id }, { session }))!;
     },
 
-    /** Removes the resource, its scopes, and every role's grant of those scopes. */
+    /** Removes the resource, its scopes, and every role's grant of those scopes; returns the resource as it was. */
     async delete(id: string, session?: ClientSession) {
+      const before = await resources.findOne({ _id: id }, { session });
+      if (!before) throw notFound('resource', id);
       const scopeIds = (await scopes.find({ resourceId: id }, { session }).toArray()).map(({ _id }) => _id);
-      const { deletedCount } = await resources.deleteOne({ _id: id }, { session });
-      if (deletedCount === 0) throw notFound('resource', id);
+      await resources.deleteOne({ _id: id }, { session });
       await scopes.deleteMany({ resourceId: id }, { session });
       if (scopeIds.length > 0) await rolesScopes.deleteMany({ scopeId: { $in: scopeIds } }, { session });
+      return before;
     },
 
     scopes: {
-      insert: async (scope: ScopeDocument) => { await scopes.insertOne(scope); return scope; },
+      insert: async (scope: ScopeDocument, session?: ClientSession) => { await scopes.insertOne(scope, { session }); return scope; },
+      findByIds: (ids: string[]) => scopes.find({ _id: { $in: ids } }).toArray(),
       findForResource: (resourceId: string, page?: Page) => {
         const cursor = scopes.find({ resourceId }).sort({ createdAt: -1, _id: -1 });
         return (page ? cursor.skip(page.skip).limit(page.limit) : cursor).toArray();
@@ -54,17 +57,19 @@ export function createResourceQueries(db: Db) {
         return scope;
       },
 
-      async update(resourceId: string, scopeId: string, set: Partial<Pick<ScopeDocument, 'name' | 'description'>>) {
-        const { matchedCount } = await scopes.updateOne({ _id: scopeId, resourceId }, { $set: set });
+      async update(resourceId: string, scopeId: string, set: Partial<Pick<ScopeDocument, 'name' | 'description'>>, session?: ClientSession) {
+        const { matchedCount } = await scopes.updateOne({ _id: scopeId, resourceId }, { $set: set }, { session });
         if (matchedCount === 0) throw notFound('scope', scopeId);
-        return (await scopes.findOne({ _id: scopeId }))!;
+        return (await scopes.findOne({ _id: scopeId }, { session }))!;
       },
 
-      /** Removes the scope and every role's grant of it. */
+      /** Removes the scope and every role's grant of it; returns the scope as it was. */
       async delete(resourceId: string, scopeId: string, session?: ClientSession) {
-        const { deletedCount } = await scopes.deleteOne({ _id: scopeId, resourceId }, { session });
-        if (deletedCount === 0) throw notFound('scope', scopeId);
+        const before = await scopes.findOne({ _id: scopeId, resourceId }, { session });
+        if (!before) throw notFound('scope', scopeId);
+        await scopes.deleteOne({ _id: scopeId }, { session });
         await rolesScopes.deleteMany({ scopeId }, { session });
+        return before;
       },
     },
   };

@@ -1,0 +1,110 @@
+import type { ClientSession, Db, IndexDescription } from 'mongodb';
+
+/**
+ * Many-to-many relations, each a collection of `{_id, <left>, <right>}` documents. The `_id`
+ * is made of both ids, so adding a link twice is one document (a unique key, race-free).
+ */
+export const linkTables = {
+  users_roles: ['userId', 'roleId'],
+  applications_roles: ['applicationId', 'roleId'],
+  roles_scopes: ['roleId', 'scopeId'],
+  organization_users: ['organizationId', 'userId'],
+  organization_role_scopes: ['organizationRoleId', 'organizationScopeId'],
+} as const;
+
+export type LinkTable = keyof typeof linkTables;
+
+export function linkIndexes(table: LinkTable): IndexDescription[] {
+  const [left, right] = linkTables[table];
+  return [
+    { key: { [left]: 1, [right]: 1 }, name: `${left}_${right}`, unique: true },
+    { key: { [right]: 1 }, name: right },
+  ];
+}
+
+type LinkDocument = { _id: string } & Record<string, string>;
+
+export interface Links {
+  /** Links `left` to each of `rights`; returns the ids that were not linked before. */
+  add(left: string, rights: string[], session?: ClientSession): Promise<string[]>;
+  /** Makes `rights` exactly the set linked to `left`; returns what was added and removed. */
+  replace(left: string, rights: string[], session?: ClientSession): Promise<{ added: string[]; removed: string[] }>;
+  /** Unlinks one pair; false when it was not linked. */
+  remove(left: string, right: string, session?: ClientSession): Promise<boolean>;
+  rightsOf(left: string, session?: ClientSession): Promise<string[]>;
+  rightsOfMany(lefts: string[]): Promise<string[]>;
+  leftsOf(right: string, session?: ClientSession): Promise<string[]>;
+  has(left: string, right: string): Promise<boolean>;
+  removeAllOfLeft(left: string, session?: ClientSession): Promise<void>;
+  removeAllOfRight(right: string, session?: ClientSession): Promise<void>;
+  removeAllOfRights(rights: string[], session?: ClientSession): Promise<void>;
+}
+
+export function createLinks(db: Db, table: LinkTable): Links {
+  const [leftField, rightField] = linkTables[table];
+  const collection = db.collection<LinkDocument>(table);
+  const idOf = (left: string, right: string) => `${left}:${right}`;
+
+  const links: Links = {
+    async add(left, rights, session) {
+      const unique = [...new Set(rights)];
+      if (unique.length === 0) return [];
+      const existing = new Set(await links.rightsOf(left, session));
+      const added = unique.filter((right) => !existing.has(right));
+      if (added.length > 0) {
+        await collection.bulkWrite(added.map((right) => ({
+          updateOne: {
+            filter: { _id: idOf(left, right) },
+            update: { $setOnInsert: { [leftField]: left, [rightField]: right } },
+            upsert: true,
+          },
+        })), { session });
+      }
+      return added;
+    },
+
+    async replace(left, rights, session) {
+      const wanted = new Set(rights);
+      const existing = await links.rightsOf(left, session);
+      const removed = existing.filter((right) => !wanted.has(right));
+      if (removed.length > 0) await collection.deleteMany({ [leftField]: left, [rightField]: { $in: removed } }, { session });
+      const added = await links.add(left, [...wanted], session);
+      return { added, removed };
+    },
+
+    async remove(left, right, session) {
+      const { deletedCount } = await collection.deleteOne({ _id: idOf(left, right) }, { session });
+      return deletedCount === 1;
+    },
+
+    async rightsOf(left, session) {
+      return (await collection.find({ [leftField]: left }, { session }).toArray()).map((link) => link[rightField]!);
+    },
+
+    async rightsOfMany(lefts) {
+      if (lefts.length === 0) return [];
+      return (await collection.find({ [leftField]: { $in: lefts } }).toArray()).map((link) => link[rightField]!);
+    },
+
+    async leftsOf(right, session) {
+      return (await collection.find({ [rightField]: right }, { session }).toArray()).map((link) => link[leftField]!);
+    },
+
+    async has(left, right) {
+      return (await collection.countDocuments({ _id: idOf(left, right) }, { limit: 1 })) === 1;
+    },
+
+    async removeAllOfLeft(left, session) {
+      await collection.deleteMany({ [leftField]: left }, { session });
+    },
+
+    async removeAllOfRight(right, session) {
+      await collection.deleteMany({ [rightField]: right }, { session });
+    },
+
+    async removeAllOfRights(rights, session) {
+      if (rights.length > 0) await collection.deleteMany({ [rightField]: { $in: rights } }, { session });
+    },
+  };
+  return links;
+}

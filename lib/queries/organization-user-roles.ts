@@ -1,0 +1,49 @@
+import type { ClientSession, Db } from 'mongodb';
+
+import type { OrganizationUserRoleDocument } from '../models.js';
+
+/** Which organization roles a member holds in one organization: a three-way relation. */
+export function createOrganizationUserRoleQueries(db: Db) {
+  const collection = db.collection<OrganizationUserRoleDocument>('organization_user_roles');
+  const idOf = (organizationId: string, userId: string, roleId: string) => `${organizationId}:${userId}:${roleId}`;
+
+  const queries = {
+    async rolesOf(organizationId: string, userId: string, session?: ClientSession) {
+      return (await collection.find({ organizationId, userId }, { session }).toArray()).map(({ organizationRoleId }) => organizationRoleId);
+    },
+
+    async add(organizationId: string, userId: string, roleIds: string[], session?: ClientSession) {
+      const existing = new Set(await queries.rolesOf(organizationId, userId, session));
+      const added = [...new Set(roleIds)].filter((id) => !existing.has(id));
+      if (added.length > 0) {
+        await collection.bulkWrite(added.map((organizationRoleId) => ({
+          updateOne: {
+            filter: { _id: idOf(organizationId, userId, organizationRoleId) },
+            update: { $setOnInsert: { organizationId, userId, organizationRoleId } },
+            upsert: true,
+          },
+        })), { session });
+      }
+      return added;
+    },
+
+    async replace(organizationId: string, userId: string, roleIds: string[], session?: ClientSession) {
+      const wanted = new Set(roleIds);
+      const removed = (await queries.rolesOf(organizationId, userId, session)).filter((id) => !wanted.has(id));
+      if (removed.length > 0) await collection.deleteMany({ organizationId, userId, organizationRoleId: { $in: removed } }, { session });
+      return { added: await queries.add(organizationId, userId, [...wanted], session), removed };
+    },
+
+    async remove(organizationId: string, userId: string, roleId: string, session?: ClientSession) {
+      const { deletedCount } = await collection.deleteOne({ _id: idOf(organizationId, userId, roleId) }, { session });
+      return deletedCount === 1;
+    },
+
+    removeMembership: (organizationId: string, userIds: string[], session?: ClientSession) =>
+      collection.deleteMany({ organizationId, userId: { $in: userIds } }, { session }),
+    removeAllOfOrganization: (organizationId: string, session?: ClientSession) => collection.deleteMany({ organizationId }, { session }),
+    removeAllOfUser: (userId: string, session?: ClientSession) => collection.deleteMany({ userId }, { session }),
+    removeAllOfRole: (organizationRoleId: string, session?: ClientSession) => collection.deleteMany({ organizationRoleId }, { session }),
+  };
+  return queries;
+}
