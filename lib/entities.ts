@@ -1,6 +1,6 @@
 import type { ClientSession, Db, Document, Filter, OptionalUnlessRequiredId, MatchKeysAndValues } from 'mongodb';
 
-import { ApiError, isDuplicateKeyError, notFound } from './errors.js';
+import { ApiError, duplicateKeyIndex, isDuplicateKeyError, notFound } from './errors.js';
 import type { Page } from './pagination.js';
 
 export interface EntityDocument {
@@ -8,7 +8,7 @@ export interface EntityDocument {
   createdAt: number;
 }
 
-/** Maps a unique index's key to the 422 that a duplicate gets. */
+/** Maps a unique index (by name, which is its field's) to the 422 that a duplicate gets. */
 export type ConflictTable = Record<string, () => ApiError>;
 
 export interface EntityOptions {
@@ -31,8 +31,7 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
       return await write();
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
-      const fields = Object.keys(error.keyPattern ?? {});
-      const conflict = Object.entries(conflicts).find(([key]) => fields.includes(key))?.[1] ?? Object.values(conflicts)[0];
+      const conflict = conflicts[duplicateKeyIndex(error) ?? ''];
       throw conflict ? conflict() : error;
     }
   }

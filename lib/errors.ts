@@ -62,7 +62,16 @@ export function assertThat(condition: unknown, error: ApiError | (() => ApiError
 export const notFound = (entity: string, id: string) =>
   new ApiError('entity.not_found', `${entity} with id \`${id}\` does not exist`, { entity, id });
 
+/**
+ * The index a duplicate-key error names. Our unique indexes are named after their fields, and
+ * not every server fills `keyPattern`, so the message is read too.
+ */
+export function duplicateKeyIndex(error: { keyPattern?: Record<string, unknown>; message?: string }): string | undefined {
+  const fromPattern = error.keyPattern && Object.keys(error.keyPattern).join('_');
+  return fromPattern || /index: (\S+) dup key/.exec(error.message ?? '')?.[1];
+}
+
 /** MongoDB's duplicate-key error, raised by a unique index. */
-export function isDuplicateKeyError(error: unknown): error is { code: 11000; keyPattern?: Record<string, unknown> } {
+export function isDuplicateKeyError(error: unknown): error is { code: 11000; keyPattern?: Record<string, unknown>; message?: string } {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 11000;
 }

@@ -71,7 +71,21 @@ function addKeywords(ajv: Ajv): Ajv {
 // Bodies are JSON and are taken as sent; path and query values are strings and are coerced.
 const bodyAjv = addKeywords(new Ajv({ allErrors: false, strict: false }));
 const stringAjv = addKeywords(new Ajv({ allErrors: false, strict: false, coerceTypes: 'array', useDefaults: true }));
-const responseAjv = new Ajv({ allErrors: false, strict: false, removeAdditional: 'all' });
+const responseAjv = new Ajv({ allErrors: false, strict: false, removeAdditional: true });
+
+/**
+ * A response schema names every field an answer may carry: objects that list their properties
+ * drop any other (ajv's `removeAdditional`), so a stored field never leaks by accident. Objects
+ * without a property list (custom data) are kept as they are.
+ */
+function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const entries = Object.entries(schema).map(([key, value]) => [key, key === 'enum' || key === 'required' ? value : closed(value)]);
+  const result = Object.fromEntries(entries) as Record<string, unknown>;
+  if ('properties' in result && !('additionalProperties' in result)) result.additionalProperties = false;
+  return result;
+}
 
 /** The failing field as a dotted path (`body.oidcClientMetadata.redirectUris.0`) and a sentence about it. */
 function describe(where: string, error: ErrorObject): { field: string; message: string } {
@@ -115,7 +129,7 @@ export function guard<T extends GuardedValues = GuardedValues>(schemas: GuardSch
   const checkParams = validator(stringAjv, 'params', schemas.params);
   const checkQuery = validator(stringAjv, 'query', schemas.query);
   const checkBody = validator(bodyAjv, 'body', schemas.body);
-  const shapeResponse = schemas.response ? responseAjv.compile(schemas.response) : undefined;
+  const shapeResponse = schemas.response ? responseAjv.compile(closed(schemas.response) as Schema) : undefined;
 
   const middleware: Middleware<object, Guarded<T> & { params?: Record<string, string>; request: { body?: unknown } }> = async (ctx, next) => {
     ctx.guard = {

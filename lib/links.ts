@@ -40,10 +40,15 @@ export interface Links {
   removeAllOfRights(rights: string[], session?: ClientSession): Promise<void>;
 }
 
-export function createLinks(db: Db, table: LinkTable): Links {
-  const [leftField, rightField] = linkTables[table];
+/**
+ * The relation seen from its left side (`users_roles`: a user's roles), or with `reversed` from
+ * its right side (a role's users); documents and their ids are the same either way.
+ */
+export function createLinks(db: Db, table: LinkTable, { reversed = false } = {}): Links {
+  const [first, second] = linkTables[table];
+  const [leftField, rightField] = reversed ? [second, first] : [first, second];
   const collection = db.collection<LinkDocument>(table);
-  const idOf = (left: string, right: string) => `${left}:${right}`;
+  const idOf = (left: string, right: string) => (reversed ? `${right}:${left}` : `${left}:${right}`);
 
   const links: Links = {
     async add(left, rights, session) {

@@ -7,7 +7,11 @@ import { mountApp } from '../lib/mount.js';
 import { applicationRoutes } from './applications.js';
 import type { ManagementDeps } from './deps.js';
 import { apiErrors, type ErrorLogger } from './errors.js';
+import { organizationRoutes } from './organizations.js';
+import { relationRoutes } from './relations.js';
 import { resourceRoutes } from './resources.js';
+import { roleRoutes } from './roles.js';
+import { userRoutes } from './users.js';
 
 export interface ManagementApiOptions {
   auth: BearerAuthOptions;
@@ -16,7 +20,7 @@ export interface ManagementApiOptions {
 }
 
 /** Each resource's routes, in the order they are mounted. */
-const routeTables = [applicationRoutes, resourceRoutes];
+const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes];
 
 export const managementPrefix = '/api';
 

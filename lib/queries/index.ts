@@ -5,7 +5,7 @@ import { createEntityQueries } from '../entities.js';
 import { ApiError } from '../errors.js';
 import { createLinks } from '../links.js';
 import type {
-  OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, UserDocument,
+  OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, ScopeDocument, UserDocument,
 } from '../models.js';
 import { createApplicationQueries } from './applications.js';
 import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
@@ -17,7 +17,9 @@ const inUse = (code: ApiError['code'], what: string) => () => new ApiError(code,
 export function createQueries(db: Db) {
   const links = {
     usersRoles: createLinks(db, 'users_roles'),
+    rolesUsers: createLinks(db, 'users_roles', { reversed: true }),
     applicationsRoles: createLinks(db, 'applications_roles'),
+    rolesApplications: createLinks(db, 'applications_roles', { reversed: true }),
     rolesScopes: createLinks(db, 'roles_scopes'),
     organizationUsers: createLinks(db, 'organization_users'),
     organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
@@ -35,6 +37,7 @@ export function createQueries(db: Db) {
         primaryPhone: inUse('user.phone_already_in_use', 'this phone number'),
       },
     }),
+    scopes: createEntityQueries<ScopeDocument>(db, { collection: 'scopes', label: 'scope' }),
     roles: createEntityQueries<RoleDocument>(db, { collection: 'roles', label: 'role', conflicts: { name: inUse('role.name_in_use', 'this role name') } }),
     organizations: createEntityQueries<OrganizationDocument>(db, { collection: 'organizations', label: 'organization' }),
     organizationRoles: createEntityQueries<OrganizationRoleDocument>(db, {

@@ -1,0 +1,102 @@
+import type { ClientSession } from 'mongodb';
+
+import { containsPattern, type EntityDocument, type EntityQueries } from '../lib/entities.js';
+import { guard, type Guarded, type Schema } from '../lib/guard.js';
+import { pageOf } from '../lib/pagination.js';
+import type { Write } from '../lib/unit-of-work.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { originOf } from './origin.js';
+import { idParams, paginationQuery } from './schemas/common.js';
+
+type Named = EntityDocument & { name: string; description: string | null };
+
+/**
+ * The CRUD that organizations, organization roles and organization permissions share, as
+ * Logto's schema router gives it: list (search by name with `q`), create (201), read, update, delete.
+ */
+export interface NamedEntitySpec<T extends Named, Create> {
+  path: string;
+  /** The entity name in change records. */
+  entity: string;
+  queries: EntityQueries<T>;
+  createSchema: Schema;
+  patchSchema: Schema;
+  response: Schema;
+  build(body: Create): T;
+  /** Answers for a page of documents (e.g. with their permissions attached). */
+  present(documents: T[]): Promise<unknown[]>;
+  /** Checks a create body against the database before anything is written (e.g. that referenced ids exist). */
+  beforeCreate?(body: Create): Promise<void>;
+  /** Further writes of a create, in its unit of work (e.g. the permissions it was created with). */
+  afterCreate?(document: T, body: Create, write: Write): Promise<void>;
+  /** Removes every reference to a deleted document, in its unit of work. */
+  cascade(id: string, session: ClientSession | undefined): Promise<unknown>;
+}
+
+export function namedEntityRoutes<T extends Named, Create>(router: ApiRouter, deps: ManagementDeps, spec: NamedEntitySpec<T, Create>) {
+  const { path, entity, queries } = spec;
+  const one = async (document: T) => (await spec.present([document]))[0];
+
+  router.get<object, Guarded<{ query: { page?: number; page_size?: number; q?: string } }>>(
+    path,
+    guard({ query: paginationQuery({ q: { type: 'string', maxLength: 256 } }), response: { type: 'array', items: spec.response } }),
+    async (ctx) => {
+      const { q } = ctx.guard.query;
+      const filter = q ? { name: containsPattern(q) } : {};
+      const [total, found] = await Promise.all([queries.count(filter), queries.find(filter, pageOf(ctx.guard.query))]);
+      ctx.set('Total-Number', String(total));
+      ctx.body = await spec.present(found);
+    },
+  );
+
+  router.post<object, Guarded<{ body: Create }>>(
+    path,
+    guard({ body: spec.createSchema, response: spec.response, status: 201 }),
+    async (ctx) => {
+      await spec.beforeCreate?.(ctx.guard.body);
+      const document = spec.build(ctx.guard.body);
+      await deps.write(originOf(ctx), async (write) => {
+        await queries.insert(document, write.session);
+        write.record({ entity, action: 'created', id: document._id, data: await one(document) });
+        await spec.afterCreate?.(document, ctx.guard.body, write);
+      });
+      ctx.body = await one(document);
+    },
+  );
+
+  router.get<object, Guarded<{ params: { id: string } }>>(
+    `${path}/:id`,
+    guard({ params: idParams('id'), response: spec.response }),
+    async (ctx) => {
+      ctx.body = await one(await queries.findByIdOrThrow(ctx.guard.params.id));
+    },
+  );
+
+  router.patch<object, Guarded<{ params: { id: string }; body: Partial<T> }>>(
+    `${path}/:id`,
+    guard({ params: idParams('id'), body: spec.patchSchema, response: spec.response }),
+    async (ctx) => {
+      const { params: { id }, body } = ctx.guard;
+      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+        const after = await queries.update(id, body, session);
+        record({ entity, action: 'updated', id, data: await one(after) });
+        return after;
+      });
+      ctx.body = await one(updated);
+    },
+  );
+
+  router.delete<object, Guarded<{ params: { id: string } }>>(
+    `${path}/:id`,
+    guard({ params: idParams('id') }),
+    async (ctx) => {
+      const { id } = ctx.guard.params;
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        const before = await queries.delete(id, session);
+        await spec.cascade(id, session);
+        record({ entity, action: 'deleted', id, data: await one(before) });
+      });
+      ctx.status = 204;
+    },
+  );
+}

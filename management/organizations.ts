@@ -1,0 +1,154 @@
+import { ApiError, assertThat, notFound } from '../lib/errors.js';
+import { guard, type Guarded } from '../lib/guard.js';
+import { generateId } from '../lib/ids.js';
+import { withId, type OrganizationDocument, type OrganizationRoleDocument, type OrganizationScopeDocument } from '../lib/models.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { namedEntityRoutes } from './named-entities.js';
+import { originOf } from './origin.js';
+import { idParams } from './schemas/common.js';
+import {
+  namedCreateSchema, namedPatchSchema, organizationCreateSchema, organizationPatchSchema, organizationResponse,
+  organizationRoleCreateSchema, organizationRoleResponse, organizationScopeResponse,
+  type NamedCreate, type OrganizationCreate, type OrganizationRoleCreate,
+} from './schemas/organizations.js';
+import { idList } from './schemas/roles.js';
+
+type MemberParams = { id: string; userId: string };
+type MemberRoleBody = { organizationRoleIds: string[] };
+
+export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const { queries } = deps;
+  const { organizations, organizationRoles, organizationScopes, organizationUserRoles, links } = queries;
+
+  namedEntityRoutes<OrganizationDocument, OrganizationCreate>(router, deps, {
+    path: '/organizations',
+    entity: 'Organization',
+    queries: organizations,
+    createSchema: organizationCreateSchema,
+    patchSchema: organizationPatchSchema,
+    response: organizationResponse,
+    build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, customData: body.customData ?? {}, createdAt: Date.now() }),
+    present: async (documents) => documents.map(withId),
+    cascade: (id, session) => Promise.all([
+      links.organizationUsers.removeAllOfLeft(id, session),
+      organizationUserRoles.removeAllOfOrganization(id, session),
+    ]),
+  });
+
+  namedEntityRoutes<OrganizationScopeDocument, NamedCreate>(router, deps, {
+    path: '/organization-scopes',
+    entity: 'OrganizationScope',
+    queries: organizationScopes,
+    createSchema: namedCreateSchema(),
+    patchSchema: namedPatchSchema,
+    response: organizationScopeResponse,
+    build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, createdAt: Date.now() }),
+    present: async (documents) => documents.map(withId),
+    cascade: (id, session) => links.organizationRoleScopes.removeAllOfRight(id, session),
+  });
+
+  /** Organization roles are shown with their permissions' ids and names. */
+  async function presentRoles(roles: OrganizationRoleDocument[]) {
+    const grants = await Promise.all(roles.map(({ _id }) => links.organizationRoleScopes.rightsOf(_id)));
+    const scopes = new Map((await organizationScopes.findByIds([...new Set(grants.flat())])).map((scope) => [scope._id, scope]));
+    return roles.map((role, index) => ({
+      ...withId(role),
+      scopes: grants[index]!.flatMap((id) => (scopes.has(id) ? [{ id, name: scopes.get(id)!.name }] : [])),
+    }));
+  }
+
+  namedEntityRoutes<OrganizationRoleDocument, OrganizationRoleCreate>(router, deps, {
+    path: '/organization-roles',
+    entity: 'OrganizationRole',
+    queries: organizationRoles,
+    createSchema: organizationRoleCreateSchema,
+    patchSchema: namedPatchSchema,
+    response: organizationRoleResponse,
+    build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, createdAt: Date.now() }),
+    present: presentRoles,
+    async beforeCreate({ organizationScopeIds = [] }) {
+      await organizationScopes.assertAllExist(organizationScopeIds);
+    },
+    async afterCreate(role, { organizationScopeIds = [] }, { session, record }) {
+      if (organizationScopeIds.length === 0) return;
+      await links.organizationRoleScopes.add(role._id, organizationScopeIds, session);
+      record({ entity: 'OrganizationRole', action: 'scopes.updated', id: role._id, data: { addedOrganizationScopeIds: organizationScopeIds, removedOrganizationScopeIds: [] } });
+    },
+    cascade: (id, session) => Promise.all([
+      links.organizationRoleScopes.removeAllOfLeft(id, session),
+      organizationUserRoles.removeAllOfRole(id, session),
+    ]),
+  });
+
+  // A member's organization roles: a relation of three (organization, user, role).
+  const memberRoles = '/organizations/:id/users/:userId/roles';
+  const memberRoleBody = (minItems: number) => ({
+    type: 'object', properties: { organizationRoleIds: { ...idList(), minItems } }, required: ['organizationRoleIds'], additionalProperties: false,
+  });
+
+  async function member(organizationId: string, userId: string) {
+    await organizations.findByIdOrThrow(organizationId);
+    await queries.users.findByIdOrThrow(userId);
+    assertThat(await links.organizationUsers.has(organizationId, userId),
+      () => new ApiError('organization.require_membership', 'the user is not a member of this organization'));
+  }
+
+  async function changeMemberRoles(ctx: Parameters<typeof originOf>[0], organizationId: string, userId: string,
+    apply: (session: Parameters<typeof organizationUserRoles.add>[3]) => Promise<{ added: string[]; removed: string[] }>) {
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      const { added, removed } = await apply(session);
+      if (added.length + removed.length > 0) {
+        record({ entity: 'Organization', action: 'membership.roles.updated', id: organizationId, data: { userId, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed } });
+      }
+    });
+  }
+
+  router.get<object, Guarded<{ params: MemberParams }>>(
+    memberRoles,
+    guard({ params: idParams('id', 'userId'), response: { type: 'array', items: organizationRoleResponse } }),
+    async (ctx) => {
+      const { id, userId } = ctx.guard.params;
+      await member(id, userId);
+      ctx.body = await presentRoles(await organizationRoles.findByIds(await organizationUserRoles.rolesOf(id, userId)));
+    },
+  );
+
+  router.post<object, Guarded<{ params: MemberParams; body: MemberRoleBody }>>(
+    memberRoles,
+    guard({ params: idParams('id', 'userId'), body: memberRoleBody(1), status: 201, response: { type: 'array', items: organizationRoleResponse } }),
+    async (ctx) => {
+      const { params: { id, userId }, body: { organizationRoleIds } } = ctx.guard;
+      await member(id, userId);
+      const roles = await organizationRoles.assertAllExist(organizationRoleIds);
+      await changeMemberRoles(ctx, id, userId, async (session) => ({ added: await organizationUserRoles.add(id, userId, organizationRoleIds, session), removed: [] }));
+      ctx.body = await presentRoles(roles);
+      ctx.status = 201;
+    },
+  );
+
+  router.put<object, Guarded<{ params: MemberParams; body: MemberRoleBody }>>(
+    memberRoles,
+    guard({ params: idParams('id', 'userId'), body: memberRoleBody(0) }),
+    async (ctx) => {
+      const { params: { id, userId }, body: { organizationRoleIds } } = ctx.guard;
+      await member(id, userId);
+      await organizationRoles.assertAllExist(organizationRoleIds);
+      await changeMemberRoles(ctx, id, userId, (session) => organizationUserRoles.replace(id, userId, organizationRoleIds, session));
+      ctx.status = 204;
+    },
+  );
+
+  router.delete<object, Guarded<{ params: MemberParams & { organizationRoleId: string } }>>(
+    `${memberRoles}/:organizationRoleId`,
+    guard({ params: idParams('id', 'userId', 'organizationRoleId') }),
+    async (ctx) => {
+      const { id, userId, organizationRoleId } = ctx.guard.params;
+      await member(id, userId);
+      await changeMemberRoles(ctx, id, userId, async (session) => {
+        assertThat(await organizationUserRoles.remove(id, userId, organizationRoleId, session), () => notFound('member\'s organization role', organizationRoleId));
+        return { added: [], removed: [organizationRoleId] };
+      });
+      ctx.status = 204;
+    },
+  );
+}

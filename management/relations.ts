@@ -1,0 +1,211 @@
+import type { ClientSession, Document } from 'mongodb';
+
+import { builtIn } from '../lib/bootstrap.js';
+import { createEntityQueries, type EntityDocument } from '../lib/entities.js';
+import { ApiError, assertThat, notFound } from '../lib/errors.js';
+import { guard, type Guarded, type Schema } from '../lib/guard.js';
+import type { Links } from '../lib/links.js';
+import { userToApi, withId, type ApplicationDocument, type RoleDocument, type UserDocument } from '../lib/models.js';
+import { pageOf } from '../lib/pagination.js';
+import type { Queries } from '../lib/queries/index.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { originOf } from './origin.js';
+import { applicationResponse } from './schemas/applications.js';
+import { idParams, paginationQuery } from './schemas/common.js';
+import { memberResponse, organizationScopeResponse } from './schemas/organizations.js';
+import { scopeResponse } from './schemas/resources.js';
+import { idList, roleResponse } from './schemas/roles.js';
+import { userResponse } from './schemas/users.js';
+
+type Doc = EntityDocument & Document;
+
+/** One end of a relation: which collection, how an id is named in paths and bodies, how it looks in answers. */
+interface Side {
+  collection: string;
+  label: string;
+  /** The entity name that change records use for it. */
+  entity: string;
+  toApi: (document: Doc) => unknown;
+  response: Schema;
+}
+
+const sides = {
+  user: { collection: 'users', label: 'user', entity: 'User', toApi: (d) => userToApi(d as unknown as UserDocument), response: userResponse },
+  role: { collection: 'roles', label: 'role', entity: 'Role', toApi: withId, response: roleResponse },
+  application: { collection: 'applications', label: 'application', entity: 'Application', toApi: withId, response: applicationResponse },
+  scope: { collection: 'scopes', label: 'scope', entity: 'Scope', toApi: withId, response: scopeResponse },
+  organization: { collection: 'organizations', label: 'organization', entity: 'Organization', toApi: withId, response: {} },
+  organizationRole: { collection: 'organization_roles', label: 'organization role', entity: 'OrganizationRole', toApi: withId, response: {} },
+  organizationScope: { collection: 'organization_scopes', label: 'organization permission', entity: 'OrganizationScope', toApi: withId, response: organizationScopeResponse },
+} satisfies Record<string, Side>;
+
+interface Relation {
+  /** e.g. `/roles/:id/scopes`; the owner's id is the path's only parameter. */
+  path: string;
+  ownerParam: string;
+  owner: Side;
+  target: Side;
+  /** Request body key (`scopeIds`) and path parameter (`scopeId`) naming targets. */
+  bodyKey: string;
+  targetParam: string;
+  links: (queries: Queries) => Links;
+  /** Recorded on the owner, with the ids added and removed. */
+  action: string;
+  /** Whether PUT replaces the whole set. */
+  replace?: boolean;
+  /** Throws when the owner may not be linked to these targets. */
+  check?: (owner: Doc, targets: Doc[]) => void;
+  /** Further clean-up, inside the same unit of work, for targets just unlinked. */
+  afterRemove?: (queries: Queries, ownerId: string, removed: string[], session: ClientSession | undefined) => Promise<unknown>;
+  /** Caches that the change makes stale. */
+  invalidates?: string[];
+  /** Answers for a page of targets, when they show more than the target itself. */
+  present?: (queries: Queries, ownerId: string, targets: Doc[]) => Promise<unknown[]>;
+  /** The answer schema for one target, when `present` shapes it. */
+  response?: Schema;
+}
+
+const typeMismatch = (message: string) => new ApiError('role.type_mismatch', message);
+const roleTypes = (type: RoleDocument['type'], roles: Doc[]) =>
+  assertThat(roles.every((role) => (role as unknown as RoleDocument).type === type),
+    () => typeMismatch(`only ${type} roles can be assigned here`));
+const machineToMachine = (applications: Doc[]) =>
+  assertThat(applications.every((app) => (app as unknown as ApplicationDocument).type === 'MachineToMachine'),
+    () => typeMismatch('only machine-to-machine applications have roles'));
+const notBuiltIn = (role: Doc) =>
+  assertThat(role._id !== builtIn.managementRoleId, () => new ApiError('role.built_in', 'the Management API access role is built in and cannot be changed'));
+
+/** Every many-to-many relation the Management API exposes, and its rules. */
+export const relations: Relation[] = [
+  {
+    path: '/users/:userId/roles', ownerParam: 'userId', owner: sides.user, target: sides.role, bodyKey: 'roleIds', targetParam: 'roleId',
+    links: (q) => q.links.usersRoles, action: 'roles.updated', replace: true,
+    check: (_user, roles) => roleTypes('User', roles),
+  },
+  {
+    path: '/roles/:id/users', ownerParam: 'id', owner: sides.role, target: sides.user, bodyKey: 'userIds', targetParam: 'userId',
+    links: (q) => q.links.rolesUsers, action: 'users.updated',
+    check: (role) => roleTypes('User', [role]),
+  },
+  {
+    path: '/applications/:id/roles', ownerParam: 'id', owner: sides.application, target: sides.role, bodyKey: 'roleIds', targetParam: 'roleId',
+    links: (q) => q.links.applicationsRoles, action: 'roles.updated', replace: true, invalidates: ['permissions'],
+    check: (application, roles) => { machineToMachine([application]); roleTypes('MachineToMachine', roles); },
+  },
+  {
+    path: '/roles/:id/applications', ownerParam: 'id', owner: sides.role, target: sides.application, bodyKey: 'applicationIds', targetParam: 'applicationId',
+    links: (q) => q.links.rolesApplications, action: 'applications.updated', invalidates: ['permissions'],
+    check: (role, applications) => { roleTypes('MachineToMachine', [role]); machineToMachine(applications); },
+  },
+  {
+    path: '/roles/:id/scopes', ownerParam: 'id', owner: sides.role, target: sides.scope, bodyKey: 'scopeIds', targetParam: 'scopeId',
+    links: (q) => q.links.rolesScopes, action: 'scopes.updated', invalidates: ['permissions'],
+    check: (role) => notBuiltIn(role),
+  },
+  {
+    path: '/organizations/:id/users', ownerParam: 'id', owner: sides.organization, target: sides.user, bodyKey: 'userIds', targetParam: 'userId',
+    links: (q) => q.links.organizationUsers, action: 'membership.updated', replace: true,
+    // Members are shown with the organization roles they hold there, as in Logto.
+    present: async (q, organizationId, users) => {
+      const held = await Promise.all(users.map(({ _id }) => q.organizationUserRoles.rolesOf(organizationId, _id)));
+      const roles = new Map((await q.organizationRoles.findByIds([...new Set(held.flat())])).map((role) => [role._id, role.name]));
+      return users.map((user, index) => ({
+        ...userToApi(user as unknown as UserDocument),
+        organizationRoles: held[index]!.flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : [])),
+      }));
+    },
+    response: memberResponse(userResponse),
+    // A member who leaves loses the organization roles it held there.
+    afterRemove: (q, organizationId, userIds, session) => q.organizationUserRoles.removeMembership(organizationId, userIds, session),
+  },
+  {
+    path: '/organization-roles/:id/scopes', ownerParam: 'id', owner: sides.organizationRole, target: sides.organizationScope,
+    bodyKey: 'organizationScopeIds', targetParam: 'organizationScopeId',
+    links: (q) => q.links.organizationRoleScopes, action: 'scopes.updated', replace: true,
+  },
+];
+
+export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const { db } = deps.database;
+  for (const relation of relations) {
+    const { path, ownerParam, targetParam, bodyKey } = relation;
+    const owners = createEntityQueries<Doc>(db, { collection: relation.owner.collection, label: relation.owner.label });
+    const targets = createEntityQueries<Doc>(db, { collection: relation.target.collection, label: relation.target.label });
+    const links = relation.links(deps.queries);
+    const body = { type: 'object', properties: { [bodyKey]: idList() }, required: [bodyKey], additionalProperties: false };
+    type Body = Record<string, string[]>;
+
+    const change = async (origin: ReturnType<typeof originOf>, ownerId: string, apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>) => {
+      await deps.write(origin, async ({ session, record }) => {
+        const { added, removed } = await apply(session);
+        if (removed.length > 0) await relation.afterRemove?.(deps.queries, ownerId, removed, session);
+        if (added.length + removed.length > 0) {
+          record({ entity: relation.owner.entity, action: relation.action, id: ownerId, data: { [`added${bodyKey[0]!.toUpperCase()}${bodyKey.slice(1)}`]: added, [`removed${bodyKey[0]!.toUpperCase()}${bodyKey.slice(1)}`]: removed } });
+        }
+      });
+      await Promise.all((relation.invalidates ?? []).map((name) => deps.caches.changed(name)));
+    };
+
+    const checked = async (ownerId: string, targetIds: string[]) => {
+      const owner = await owners.findByIdOrThrow(ownerId);
+      const found = await targets.assertAllExist(targetIds);
+      relation.check?.(owner, found);
+      return found;
+    };
+
+    router.get<object, Guarded<{ params: Record<string, string>; query: { page?: number; page_size?: number } }>>(
+      path,
+      guard({ params: idParams(ownerParam), query: paginationQuery(), response: { type: 'array', items: relation.response ?? relation.target.response } }),
+      async (ctx) => {
+        const ownerId = ctx.guard.params[ownerParam]!;
+        await owners.findByIdOrThrow(ownerId);
+        const filter = { _id: { $in: await links.rightsOf(ownerId) } };
+        const [total, found] = await Promise.all([targets.count(filter), targets.find(filter, pageOf(ctx.guard.query))]);
+        ctx.set('Total-Number', String(total));
+        ctx.body = relation.present ? await relation.present(deps.queries, ownerId, found) : found.map(relation.target.toApi);
+      },
+    );
+
+    router.post<object, Guarded<{ params: Record<string, string>; body: Body }>>(
+      path,
+      guard({ params: idParams(ownerParam), body, status: 201, response: { type: 'array', items: relation.response ?? relation.target.response } }),
+      async (ctx) => {
+        const ownerId = ctx.guard.params[ownerParam]!;
+        const ids = ctx.guard.body[bodyKey]!;
+        const linked = await checked(ownerId, ids);
+        await change(originOf(ctx), ownerId, async (session) => ({ added: await links.add(ownerId, ids, session), removed: [] }));
+        // The answer lists the targets the request named, now linked.
+        ctx.body = relation.present ? await relation.present(deps.queries, ownerId, linked) : linked.map(relation.target.toApi);
+        ctx.status = 201;
+      },
+    );
+
+    if (relation.replace) {
+      router.put<object, Guarded<{ params: Record<string, string>; body: Body }>>(
+        path,
+        guard({ params: idParams(ownerParam), body: { ...body, properties: { [bodyKey]: { ...idList(), minItems: 0 } } } }),
+        async (ctx) => {
+          const ownerId = ctx.guard.params[ownerParam]!;
+          const ids = ctx.guard.body[bodyKey]!;
+          await checked(ownerId, ids);
+          await change(originOf(ctx), ownerId, (session) => links.replace(ownerId, ids, session));
+          ctx.status = 204;
+        },
+      );
+    }
+
+    router.delete<object, Guarded<{ params: Record<string, string> }>>(
+      `${path}/:${targetParam}`,
+      guard({ params: idParams(ownerParam, targetParam) }),
+      async (ctx) => {
+        const { [ownerParam]: ownerId, [targetParam]: targetId } = ctx.guard.params as Record<string, string>;
+        await checked(ownerId!, [targetId!]);
+        await change(originOf(ctx), ownerId!, async (session) => {
+          assertThat(await links.remove(ownerId!, targetId!, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId!));
+          return { added: [], removed: [targetId!] };
+        });
+        ctx.status = 204;
+      },
+    );
+  }
+}

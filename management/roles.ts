@@ -1,0 +1,102 @@
+import type { Filter } from 'mongodb';
+
+import { builtIn } from '../lib/bootstrap.js';
+import { containsPattern } from '../lib/entities.js';
+import { ApiError, assertThat } from '../lib/errors.js';
+import { guard, type Guarded } from '../lib/guard.js';
+import { generateId } from '../lib/ids.js';
+import { withId, type RoleDocument } from '../lib/models.js';
+import { pageOf } from '../lib/pagination.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { originOf } from './origin.js';
+import { idParams, paginationQuery } from './schemas/common.js';
+import { roleCreateSchema, roleListQuery, rolePatchSchema, roleResponse, type RoleCreate, type RolePatch } from './schemas/roles.js';
+
+type IdParams = { id: string };
+type ListQuery = { page?: number; page_size?: number; type?: RoleDocument['type']; search?: string };
+
+const builtInRole = () => new ApiError('role.built_in', 'the Management API access role is built in and cannot be changed');
+
+export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const { queries: { roles, links }, queries } = deps;
+
+  router.get<object, Guarded<{ query: ListQuery }>>(
+    '/roles',
+    guard({ query: paginationQuery(roleListQuery), response: { type: 'array', items: roleResponse } }),
+    async (ctx) => {
+      const { type, search } = ctx.guard.query;
+      const filter: Filter<RoleDocument> = { ...(type && { type }), ...(search && { name: containsPattern(search) }) };
+      const [total, found] = await Promise.all([roles.count(filter), roles.find(filter, pageOf(ctx.guard.query))]);
+      ctx.set('Total-Number', String(total));
+      ctx.body = found.map(withId);
+    },
+  );
+
+  // Logto answers a create here with 200. With `scopeIds`, the role is created with those permissions.
+  router.post<object, Guarded<{ body: RoleCreate }>>(
+    '/roles',
+    guard({ body: roleCreateSchema, response: roleResponse, status: 200 }),
+    async (ctx) => {
+      const { scopeIds = [], ...body } = ctx.guard.body;
+      if (scopeIds.length > 0) await queries.scopes.assertAllExist(scopeIds);
+      const role: RoleDocument = {
+        _id: generateId(),
+        name: body.name,
+        description: body.description ?? '',
+        type: body.type ?? 'User',
+        isDefault: body.isDefault ?? false,
+        createdAt: Date.now(),
+      };
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        await roles.insert(role, session);
+        record({ entity: 'Role', action: 'created', id: role._id, data: withId(role) });
+        if (scopeIds.length > 0) {
+          await links.rolesScopes.add(role._id, scopeIds, session);
+          record({ entity: 'Role', action: 'scopes.updated', id: role._id, data: { addedScopeIds: scopeIds, removedScopeIds: [] } });
+        }
+      });
+      ctx.body = withId(role);
+    },
+  );
+
+  router.get<object, Guarded<{ params: IdParams }>>(
+    '/roles/:id',
+    guard({ params: idParams('id'), response: roleResponse }),
+    async (ctx) => {
+      ctx.body = withId(await roles.findByIdOrThrow(ctx.guard.params.id));
+    },
+  );
+
+  router.patch<object, Guarded<{ params: IdParams; body: RolePatch }>>(
+    '/roles/:id',
+    guard({ params: idParams('id'), body: rolePatchSchema, response: roleResponse }),
+    async (ctx) => {
+      const { params: { id }, body } = ctx.guard;
+      assertThat(id !== builtIn.managementRoleId, builtInRole);
+      ctx.body = withId(await deps.write(originOf(ctx), async ({ session, record }) => {
+        const updated = await roles.update(id, body, session);
+        record({ entity: 'Role', action: 'updated', id, data: withId(updated) });
+        return updated;
+      }));
+    },
+  );
+
+  router.delete<object, Guarded<{ params: IdParams }>>(
+    '/roles/:id',
+    guard({ params: idParams('id') }),
+    async (ctx) => {
+      const { id } = ctx.guard.params;
+      assertThat(id !== builtIn.managementRoleId, builtInRole);
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        const before = await roles.delete(id, session);
+        await links.rolesUsers.removeAllOfLeft(id, session);
+        await links.rolesApplications.removeAllOfLeft(id, session);
+        await links.rolesScopes.removeAllOfLeft(id, session);
+        record({ entity: 'Role', action: 'deleted', id, data: withId(before) });
+      });
+      await deps.caches.changed('permissions');
+      ctx.status = 204;
+    },
+  );
+
+}

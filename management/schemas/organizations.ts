@@ -1,0 +1,73 @@
+import { freeFormObject, timestamp } from './common.js';
+import { idList } from './roles.js';
+
+const name = { type: 'string', minLength: 1, maxLength: 128 } as const;
+const description = { type: ['string', 'null'], maxLength: 2048 } as const;
+
+export const organizationCreateSchema = {
+  type: 'object',
+  properties: { name, description, customData: freeFormObject },
+  required: ['name'],
+  additionalProperties: false,
+};
+export const organizationPatchSchema = {
+  type: 'object',
+  properties: { name, description, customData: freeFormObject },
+  additionalProperties: false,
+};
+export interface OrganizationCreate {
+  name: string;
+  description?: string | null;
+  customData?: Record<string, unknown>;
+}
+
+export const organizationResponse = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' }, name: { type: 'string' }, description: { type: ['string', 'null'] },
+    customData: { type: 'object', additionalProperties: true }, createdAt: timestamp,
+  },
+  required: ['id', 'name', 'description', 'customData', 'createdAt'],
+};
+
+/** Organization permissions and roles share one shape: a unique name and a description. */
+export const namedCreateSchema = (extra: Record<string, unknown> = {}) => ({
+  type: 'object',
+  properties: { name, description, ...extra },
+  required: ['name'],
+  additionalProperties: false,
+});
+export const namedPatchSchema = { type: 'object', properties: { name, description }, additionalProperties: false };
+export interface NamedCreate {
+  name: string;
+  description?: string | null;
+}
+
+export const organizationScopeResponse = {
+  type: 'object',
+  properties: { id: { type: 'string' }, name: { type: 'string' }, description: { type: ['string', 'null'] }, createdAt: timestamp },
+  required: ['id', 'name', 'description', 'createdAt'],
+};
+
+export const organizationRoleCreateSchema = namedCreateSchema({ organizationScopeIds: idList() });
+export interface OrganizationRoleCreate extends NamedCreate {
+  organizationScopeIds?: string[];
+}
+
+export const organizationRoleResponse = {
+  type: 'object',
+  properties: {
+    ...organizationScopeResponse.properties,
+    scopes: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] } },
+  },
+  required: ['id', 'name', 'description', 'createdAt', 'scopes'],
+};
+
+export const memberResponse = (userResponse: Record<string, unknown>) => ({
+  type: 'object',
+  properties: {
+    ...(userResponse.properties as Record<string, unknown>),
+    organizationRoles: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] } },
+  },
+  required: [...(userResponse.required as string[]), 'organizationRoles'],
+});

@@ -1,0 +1,46 @@
+import { roleTypes } from '../../lib/models.js';
+import { idSchema, timestamp } from './common.js';
+
+export const idList = (maxItems = 100) => ({ type: 'array', items: idSchema, minItems: 1, maxItems, uniqueItems: true }) as const;
+
+const roleFields = {
+  name: { type: 'string', minLength: 1, maxLength: 128 },
+  description: { type: 'string', maxLength: 2048 },
+  isDefault: { type: 'boolean' },
+} as const;
+
+export const roleCreateSchema = {
+  type: 'object',
+  properties: { ...roleFields, type: { enum: roleTypes }, scopeIds: idList() },
+  required: ['name'],
+  additionalProperties: false,
+};
+
+export const rolePatchSchema = { type: 'object', properties: roleFields, additionalProperties: false };
+
+export interface RoleCreate {
+  name: string;
+  description?: string;
+  type?: (typeof roleTypes)[number];
+  isDefault?: boolean;
+  scopeIds?: string[];
+}
+export type RolePatch = Partial<Pick<RoleCreate, 'name' | 'description' | 'isDefault'>>;
+
+export const roleResponse = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: 'string' },
+    type: { enum: roleTypes },
+    isDefault: { type: 'boolean' },
+    createdAt: timestamp,
+  },
+  required: ['id', 'name', 'description', 'type', 'isDefault'],
+};
+
+export const roleListQuery = {
+  type: { enum: roleTypes },
+  search: { type: 'string', maxLength: 256 },
+} as const;

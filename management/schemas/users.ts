@@ -1,0 +1,97 @@
+import { absoluteUri, freeFormObject, timestamp } from './common.js';
+
+const nullable = <T extends Record<string, unknown>>(schema: T) => ({ ...schema, type: [schema.type as string, 'null'] });
+
+/** Logto's rules: a username starts with a letter or `_`; a phone number is digits only. */
+export const username = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' } as const;
+export const email = { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$' } as const;
+export const phone = { type: 'string', minLength: 4, maxLength: 20, pattern: '^[0-9]+$' } as const;
+export const password = { type: 'string', minLength: 8, maxLength: 256 } as const;
+
+const shortText = { type: 'string', maxLength: 256 } as const;
+
+/** OIDC standard claims (OpenID Connect Core §5.1) in Logto's camel case. */
+export const profileSchema = {
+  type: 'object',
+  properties: {
+    familyName: shortText, givenName: shortText, middleName: shortText, nickname: shortText,
+    preferredUsername: shortText, profile: absoluteUri, website: absoluteUri, gender: shortText,
+    birthdate: { type: 'string', pattern: '^\\d{4}(-\\d{2}-\\d{2})?$' }, zoneinfo: shortText,
+    locale: { type: 'string', maxLength: 35, pattern: '^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$' },
+    address: {
+      type: 'object',
+      properties: {
+        formatted: { type: 'string', maxLength: 1024 }, streetAddress: shortText, locality: shortText,
+        region: shortText, postalCode: { type: 'string', maxLength: 32 }, country: shortText,
+      },
+      additionalProperties: false,
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+const editable = {
+  username: nullable(username),
+  primaryEmail: nullable(email),
+  primaryPhone: nullable(phone),
+  name: nullable({ type: 'string', maxLength: 128 }),
+  avatar: nullable(absoluteUri),
+  customData: freeFormObject,
+  profile: profileSchema,
+};
+
+export const userCreateSchema = {
+  type: 'object',
+  properties: { ...editable, password },
+  additionalProperties: false,
+};
+
+export const userPatchSchema = { type: 'object', properties: editable, additionalProperties: false };
+
+export interface UserEditable {
+  username?: string | null;
+  primaryEmail?: string | null;
+  primaryPhone?: string | null;
+  name?: string | null;
+  avatar?: string | null;
+  customData?: Record<string, unknown>;
+  profile?: Record<string, unknown>;
+}
+export interface UserCreate extends UserEditable {
+  password?: string;
+}
+
+export const customDataBody = { type: 'object', properties: { customData: freeFormObject }, required: ['customData'], additionalProperties: false };
+export const profileBody = { type: 'object', properties: { profile: profileSchema }, required: ['profile'], additionalProperties: false };
+export const passwordBody = { type: 'object', properties: { password }, required: ['password'], additionalProperties: false };
+export const suspensionBody = { type: 'object', properties: { isSuspended: { type: 'boolean' } }, required: ['isSuspended'], additionalProperties: false };
+
+export const userListQuery = {
+  search: { type: 'string', maxLength: 256 },
+  'search.username': { type: 'string', maxLength: 256 },
+  'search.primaryEmail': { type: 'string', maxLength: 256 },
+  'search.primaryPhone': { type: 'string', maxLength: 256 },
+  'search.name': { type: 'string', maxLength: 256 },
+} as const;
+
+const nullableString = { type: ['string', 'null'] } as const;
+export const userResponse = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    username: nullableString,
+    primaryEmail: nullableString,
+    primaryPhone: nullableString,
+    name: nullableString,
+    avatar: nullableString,
+    customData: { type: 'object', additionalProperties: true },
+    profile: { type: 'object', additionalProperties: true },
+    identities: { type: 'object', additionalProperties: true },
+    isSuspended: { type: 'boolean' },
+    hasPassword: { type: 'boolean' },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    lastSignInAt: { type: ['number', 'null'] },
+  },
+  required: ['id', 'username', 'primaryEmail', 'primaryPhone', 'name', 'avatar', 'customData', 'profile', 'identities', 'isSuspended', 'hasPassword', 'createdAt', 'updatedAt', 'lastSignInAt'],
+};

@@ -1,0 +1,188 @@
+import type { Filter } from 'mongodb';
+
+import { containsPattern } from '../lib/entities.js';
+import { ApiError, assertThat } from '../lib/errors.js';
+import { guard, type Guarded } from '../lib/guard.js';
+import { generateId } from '../lib/ids.js';
+import { userToApi, type UserDocument } from '../lib/models.js';
+import { pageOf } from '../lib/pagination.js';
+import { hashPassword, verifyPassword } from '../lib/password.js';
+import type { Write } from '../lib/unit-of-work.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { originOf } from './origin.js';
+import { idParams, paginationQuery } from './schemas/common.js';
+import {
+  customDataBody, passwordBody, profileBody, suspensionBody, userCreateSchema, userListQuery, userPatchSchema, userResponse,
+  type UserCreate, type UserEditable,
+} from './schemas/users.js';
+
+type UserParams = { userId: string };
+type ListQuery = { page?: number; page_size?: number; search?: string } & Partial<Record<`search.${'username' | 'primaryEmail' | 'primaryPhone' | 'name'}`, string>>;
+
+const searchable = ['username', 'primaryEmail', 'primaryPhone', 'name'] as const;
+
+function searchFilter(query: ListQuery): Filter<UserDocument> {
+  const clauses: Filter<UserDocument>[] = [];
+  if (query.search) clauses.push({ $or: searchable.map((field) => ({ [field]: containsPattern(query.search!) })) });
+  for (const field of searchable) {
+    const value = query[`search.${field}`];
+    if (value) clauses.push({ [field]: containsPattern(value) });
+  }
+  return clauses.length > 0 ? { $and: clauses } : {};
+}
+
+/** The identifying fields as stored: the email also under its lower-cased key, for uniqueness. */
+function identifiers(body: UserEditable): Partial<UserDocument> {
+  return {
+    ...(body.username !== undefined && { username: body.username }),
+    ...(body.primaryEmail !== undefined && { primaryEmail: body.primaryEmail, emailKey: body.primaryEmail?.toLowerCase() ?? null }),
+    ...(body.primaryPhone !== undefined && { primaryPhone: body.primaryPhone }),
+    ...(body.name !== undefined && { name: body.name }),
+    ...(body.avatar !== undefined && { avatar: body.avatar }),
+  };
+}
+
+export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const { queries: { users }, queries } = deps;
+
+  /** Updates one user in a unit of work and records the change as `action`. */
+  const updateUser = (origin: ReturnType<typeof originOf>, userId: string, action: string, set: (current: UserDocument, session: Write['session']) => Promise<Partial<UserDocument>> | Partial<UserDocument>) =>
+    deps.write(origin, async ({ session, record }) => {
+      const current = await users.findByIdOrThrow(userId, session);
+      const updated = await users.update(userId, { ...(await set(current, session)), updatedAt: Date.now() }, session);
+      record({ entity: 'User', action, id: userId, data: userToApi(updated) });
+      return updated;
+    });
+
+  router.get<object, Guarded<{ query: ListQuery }>>(
+    '/users',
+    guard({ query: paginationQuery(userListQuery), response: { type: 'array', items: userResponse } }),
+    async (ctx) => {
+      const filter = searchFilter(ctx.guard.query);
+      const [total, found] = await Promise.all([users.count(filter), users.find(filter, pageOf(ctx.guard.query))]);
+      ctx.set('Total-Number', String(total));
+      ctx.body = found.map(userToApi);
+    },
+  );
+
+  // Logto answers a create here with 200.
+  router.post<object, Guarded<{ body: UserCreate }>>(
+    '/users',
+    guard({ body: userCreateSchema, response: userResponse, status: 200 }),
+    async (ctx) => {
+      const { password, customData, profile, ...fields } = ctx.guard.body;
+      const now = Date.now();
+      const user: UserDocument = {
+        _id: generateId(12),
+        username: null, primaryEmail: null, emailKey: null, primaryPhone: null, name: null, avatar: null,
+        ...identifiers(fields),
+        customData: customData ?? {},
+        profile: profile ?? {},
+        identities: {},
+        passwordHash: password === undefined ? null : await hashPassword(password),
+        isSuspended: false,
+        createdAt: now,
+        updatedAt: now,
+        lastSignInAt: null,
+      };
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        await users.insert(user, session);
+        record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
+      });
+      ctx.body = userToApi(user);
+    },
+  );
+
+  router.get<object, Guarded<{ params: UserParams }>>(
+    '/users/:userId',
+    guard({ params: idParams('userId'), response: userResponse }),
+    async (ctx) => {
+      ctx.body = userToApi(await users.findByIdOrThrow(ctx.guard.params.userId));
+    },
+  );
+
+  router.patch<object, Guarded<{ params: UserParams; body: UserEditable }>>(
+    '/users/:userId',
+    guard({ params: idParams('userId'), body: userPatchSchema, response: userResponse }),
+    async (ctx) => {
+      const { customData, profile, ...fields } = ctx.guard.body;
+      // As in Logto, customData and profile given here replace the old ones whole.
+      ctx.body = userToApi(await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated', () => ({
+        ...identifiers(fields),
+        ...(customData !== undefined && { customData }),
+        ...(profile !== undefined && { profile }),
+      })));
+    },
+  );
+
+  router.patch<object, Guarded<{ params: UserParams; body: { customData: Record<string, unknown> } }>>(
+    '/users/:userId/custom-data',
+    guard({ params: idParams('userId'), body: customDataBody, response: { type: 'object', additionalProperties: true } }),
+    async (ctx) => {
+      const updated = await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated',
+        (current) => ({ customData: { ...current.customData, ...ctx.guard.body.customData } }));
+      ctx.body = updated.customData;
+    },
+  );
+
+  router.patch<object, Guarded<{ params: UserParams; body: { profile: Record<string, unknown> } }>>(
+    '/users/:userId/profile',
+    guard({ params: idParams('userId'), body: profileBody, response: { type: 'object', additionalProperties: true } }),
+    async (ctx) => {
+      const updated = await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated',
+        (current) => ({ profile: { ...current.profile, ...ctx.guard.body.profile } }));
+      ctx.body = updated.profile;
+    },
+  );
+
+  router.patch<object, Guarded<{ params: UserParams; body: { password: string } }>>(
+    '/users/:userId/password',
+    guard({ params: idParams('userId'), body: passwordBody, response: userResponse }),
+    async (ctx) => {
+      const passwordHash = await hashPassword(ctx.guard.body.password);
+      ctx.body = userToApi(await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated', () => ({ passwordHash })));
+    },
+  );
+
+  router.post<object, Guarded<{ params: UserParams; body: { password: string } }>>(
+    '/users/:userId/password/verify',
+    guard({ params: idParams('userId'), body: { ...passwordBody, properties: { password: { type: 'string', minLength: 1, maxLength: 256 } } } }),
+    async (ctx) => {
+      const user = await users.findByIdOrThrow(ctx.guard.params.userId);
+      assertThat(user.passwordHash, new ApiError('user.no_password', 'this user has no password'));
+      assertThat(await verifyPassword(ctx.guard.body.password, user.passwordHash),
+        new ApiError('user.password_mismatch', 'the password does not match'));
+      ctx.status = 204;
+    },
+  );
+
+  router.patch<object, Guarded<{ params: UserParams; body: { isSuspended: boolean } }>>(
+    '/users/:userId/is-suspended',
+    guard({ params: idParams('userId'), body: suspensionBody, response: userResponse }),
+    async (ctx) => {
+      const { params: { userId }, body: { isSuspended } } = ctx.guard;
+      ctx.body = userToApi(await updateUser(originOf(ctx), userId, 'suspension.updated', async (_current, session) => {
+        // A suspended user keeps its data but loses every live session, grant and token.
+        if (isSuspended) await queries.revokeAccount(userId, session);
+        return { isSuspended };
+      }));
+    },
+  );
+
+  router.delete<object, Guarded<{ params: UserParams }>>(
+    '/users/:userId',
+    guard({ params: idParams('userId') }),
+    async (ctx) => {
+      const { userId } = ctx.guard.params;
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        const before = await users.delete(userId, session);
+        await queries.links.usersRoles.removeAllOfLeft(userId, session);
+        await queries.links.organizationUsers.removeAllOfRight(userId, session);
+        await queries.organizationUserRoles.removeAllOfUser(userId, session);
+        await queries.revokeAccount(userId, session);
+        record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
+      });
+      ctx.status = 204;
+    },
+  );
+}

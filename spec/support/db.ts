@@ -1,0 +1,15 @@
+import type { Db } from 'mongodb';
+
+/** Collections whose contents the Management API owns (not the provider's sessions and tokens, not caches). */
+export const dataCollections = [
+  'applications', 'application_secrets', 'resources', 'scopes', 'roles', 'users', 'organizations', 'organization_roles',
+  'organization_scopes', 'organization_user_roles', 'users_roles', 'applications_roles', 'roles_scopes',
+  'organization_users', 'organization_role_scopes', 'changes',
+];
+
+/** Every document of the data collections, to compare before and after a request that must write nothing. */
+export async function snapshot(db: Db): Promise<string> {
+  const parts = await Promise.all(dataCollections.map(async (name) =>
+    [name, await db.collection(name).find({}).sort({ _id: 1 }).toArray()] as const));
+  return JSON.stringify(parts);
+}
