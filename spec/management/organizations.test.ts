@@ -1,0 +1,131 @@
+import { snapshot } from '../support/db.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+describe('organizations, their members, roles and permissions', () => {
+  let server: TestServer;
+  beforeAll(async () => { server = await startTestServer('orgs'); });
+  afterAll(async () => { await server.close(); });
+
+  const post = (path: string, body: unknown) => server.api('POST', path, { body });
+  const names = (list: Array<{ name: string }>) => list.map(({ name }) => name).sort();
+
+  it('creates, lists, searches, reads, updates and deletes an organization', async () => {
+    const created = await post('/api/organizations', { name: 'Acme', description: 'Rockets', customData: { tier: 'gold' } });
+    expect(created.status).toBe(201);
+    expect(created.body).toEqual({ id: expect.any(String), name: 'Acme', description: 'Rockets', customData: { tier: 'gold' }, createdAt: expect.any(Number) });
+    await post('/api/organizations', { name: 'Globex' });
+    const found = await server.api('GET', '/api/organizations?q=acm');
+    expect(found.body.map(({ id }: { id: string }) => id)).toEqual([created.body.id]);
+    expect(found.headers.get('total-number')).toBe('1');
+    const patched = await server.api('PATCH', `/api/organizations/${created.body.id}`, { body: { description: null } });
+    expect(patched.body).toMatchObject({ name: 'Acme', description: null, customData: { tier: 'gold' } });
+    expect((await server.api('DELETE', `/api/organizations/${created.body.id}`)).status).toBe(204);
+    expect((await server.api('GET', `/api/organizations/${created.body.id}`)).status).toBe(404);
+  });
+
+  it('manages organization permissions and roles built from them', async () => {
+    const { body: read } = await post('/api/organization-scopes', { name: 'read:docs', description: 'Read documents' });
+    const { body: edit } = await post('/api/organization-scopes', { name: 'edit:docs' });
+    expect((await post('/api/organization-scopes', { name: 'read:docs' })).body.code).toBe('organization_scope.name_in_use');
+
+    const role = await post('/api/organization-roles', { name: 'Editor', organizationScopeIds: [read.id, edit.id] });
+    expect(role.status).toBe(201);
+    expect(role.body).toMatchObject({ name: 'Editor', description: null });
+    expect(names(role.body.scopes)).toEqual(['edit:docs', 'read:docs']);
+    expect((await post('/api/organization-roles', { name: 'Editor' })).body.code).toBe('organization_role.name_in_use');
+    expect((await post('/api/organization-roles', { name: 'Ghost', organizationScopeIds: ['nosuchscope'] })).status).toBe(404);
+    expect((await server.api('GET', '/api/organization-roles?q=Ghost')).body).toEqual([]);
+
+    expect((await server.api('PUT', `/api/organization-roles/${role.body.id}/scopes`, { body: { organizationScopeIds: [read.id] } })).status).toBe(204);
+    expect(names((await server.api('GET', `/api/organization-roles/${role.body.id}/scopes`)).body)).toEqual(['read:docs']);
+    expect((await post(`/api/organization-roles/${role.body.id}/scopes`, { organizationScopeIds: [edit.id] })).status).toBe(201);
+    expect((await server.api('DELETE', `/api/organization-roles/${role.body.id}/scopes/${read.id}`)).status).toBe(204);
+    expect(names((await server.api('GET', `/api/organization-roles/${role.body.id}`)).body.scopes)).toEqual(['edit:docs']);
+
+    // Deleting a permission removes it from every organization role.
+    expect((await server.api('DELETE', `/api/organization-scopes/${edit.id}`)).status).toBe(204);
+    expect((await server.api('GET', `/api/organization-roles/${role.body.id}`)).body.scopes).toEqual([]);
+  });
+
+  it('manages members: add, replace, remove, with their organization roles', async () => {
+    const { body: org } = await post('/api/organizations', { name: 'Initech' });
+    const { body: admin } = await post('/api/organization-roles', { name: 'Initech admin' });
+    const { body: viewer } = await post('/api/organization-roles', { name: 'Initech viewer' });
+    const users = await Promise.all(['peter', 'milton', 'bill'].map(async (username) => (await post('/api/users', { username })).body));
+    const [peter, milton, bill] = users;
+
+    expect((await post(`/api/organizations/${org.id}/users`, { userIds: [peter.id, milton.id] })).status).toBe(201);
+    // Roles only for members.
+    const notMember = await post(`/api/organizations/${org.id}/users/${bill.id}/roles`, { organizationRoleIds: [admin.id] });
+    expect(notMember.status).toBe(422);
+    expect(notMember.body.code).toBe('organization.require_membership');
+
+    const granted = await post(`/api/organizations/${org.id}/users/${peter.id}/roles`, { organizationRoleIds: [admin.id, viewer.id] });
+    expect(granted.status).toBe(201);
+    expect(names(granted.body)).toEqual(['Initech admin', 'Initech viewer']);
+    expect((await server.api('PUT', `/api/organizations/${org.id}/users/${peter.id}/roles`, { body: { organizationRoleIds: [viewer.id] } })).status).toBe(204);
+    expect(names((await server.api('GET', `/api/organizations/${org.id}/users/${peter.id}/roles`)).body)).toEqual(['Initech viewer']);
+
+    const members = await server.api('GET', `/api/organizations/${org.id}/users`);
+    expect(members.headers.get('total-number')).toBe('2');
+    const peterAsMember = members.body.find(({ id }: { id: string }) => id === peter.id);
+    expect(peterAsMember.organizationRoles).toEqual([{ id: viewer.id, name: 'Initech viewer' }]);
+    expect(peterAsMember).not.toHaveProperty('passwordHash');
+
+    // Replacing the members drops those who leave, with their roles there.
+    expect((await server.api('PUT', `/api/organizations/${org.id}/users`, { body: { userIds: [milton.id, bill.id] } })).status).toBe(204);
+    expect((await server.api('GET', `/api/organizations/${org.id}/users`)).body.map(({ username }: { username: string }) => username).sort()).toEqual(['bill', 'milton']);
+    expect(await server.database.db.collection('organization_user_roles').countDocuments({ organizationId: org.id, userId: peter.id })).toBe(0);
+
+    await post(`/api/organizations/${org.id}/users/${milton.id}/roles`, { organizationRoleIds: [admin.id] });
+    expect((await server.api('DELETE', `/api/organizations/${org.id}/users/${milton.id}/roles/${viewer.id}`)).status).toBe(404);
+    expect((await server.api('DELETE', `/api/organizations/${org.id}/users/${milton.id}/roles/${admin.id}`)).status).toBe(204);
+    expect((await server.api('DELETE', `/api/organizations/${org.id}/users/${milton.id}`)).status).toBe(204);
+    expect((await server.api('DELETE', `/api/organizations/${org.id}/users/${milton.id}`)).status).toBe(404);
+  });
+
+  it('refuses unknown users and roles with 404, writing nothing', async () => {
+    const { body: org } = await post('/api/organizations', { name: 'Hooli' });
+    const { body: user } = await post('/api/users', { username: 'gavin' });
+    await post(`/api/organizations/${org.id}/users`, { userIds: [user.id] });
+    const before = await snapshot(server.database.db);
+    for (const [path, body] of [
+      [`/api/organizations/${org.id}/users`, { userIds: [user.id, 'nosuchuser'] }],
+      [`/api/organizations/nosuchorg/users`, { userIds: [user.id] }],
+      [`/api/organizations/${org.id}/users/${user.id}/roles`, { organizationRoleIds: ['nosuchrole'] }],
+    ] as const) {
+      expect((await post(path, body)).status).toBe(404);
+    }
+    expect((await server.api('PUT', `/api/organizations/${org.id}/users`, { body: { userIds: ['nosuchuser'] } })).status).toBe(404);
+    expect(await snapshot(server.database.db)).toBe(before);
+  });
+
+  it('deleting an organization or an organization role removes every reference to it', async () => {
+    const { body: org } = await post('/api/organizations', { name: 'Vandelay' });
+    const { body: role } = await post('/api/organization-roles', { name: 'Importer' });
+    const { body: user } = await post('/api/users', { username: 'art' });
+    await post(`/api/organizations/${org.id}/users`, { userIds: [user.id] });
+    await post(`/api/organizations/${org.id}/users/${user.id}/roles`, { organizationRoleIds: [role.id] });
+    const db = server.database.db;
+
+    expect((await server.api('DELETE', `/api/organization-roles/${role.id}`)).status).toBe(204);
+    expect(await db.collection('organization_user_roles').countDocuments({ organizationRoleId: role.id })).toBe(0);
+
+    expect((await server.api('DELETE', `/api/organizations/${org.id}`)).status).toBe(204);
+    expect(await db.collection('organization_users').countDocuments({ organizationId: org.id })).toBe(0);
+    expect((await server.api('GET', `/api/users/${user.id}`)).status).toBe(200);
+  });
+
+  it('refuses bad organization input with 400', async () => {
+    for (const [path, body, message] of [
+      ['/api/organizations', { name: '' }, 'body.name must NOT have fewer than 1 characters'],
+      ['/api/organizations', { name: 'x', customData: { $gt: 1 } }, 'body.customData has a key that is not allowed (`$gt`)'],
+      ['/api/organization-roles', { name: 'x', organizationScopeIds: 'all' }, 'body.organizationScopeIds must be array'],
+      ['/api/organization-scopes', { name: 'x', isBuiltIn: true }, 'body has an unknown field `isBuiltIn`'],
+    ] as const) {
+      const response = await post(path, body);
+      expect(response.status).toBe(400);
+      expect(response.body.message).toBe(message);
+    }
+  });
+});
