@@ -2,6 +2,7 @@ import type { AdapterPayload, Configuration } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
 import { createManagementApi, managementPrefix, type ManagementApi } from '../management/router.js';
+import { createFindAccount, standardClaims } from './accounts.js';
 import { composeAdapters } from './adapter.js';
 import { bootstrap, ensureManagementApi, managementScope, type BootstrapCredentials, type BootstrapResult } from './bootstrap.js';
 import { CacheRegistry } from './cache.js';
@@ -80,6 +81,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         ...host,
         adapter,
         jwks: host.jwks ?? secrets.jwks,
+        findAccount: createFindAccount(queries, host.findAccount),
+        // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
+        claims: { ...standardClaims, ...host.claims },
         cookies: { ...host.cookies, keys: host.cookies?.keys ?? secrets.cookieKeys },
         // Tokens for our resources live as long as the resource says (`accessTokenTtl`).
         ttl: {
