@@ -14,6 +14,8 @@ export interface GuardSchemas {
   response?: Schema;
   /** The success status this route answers with. */
   status?: number;
+  /** Answers without a token (documentation only: authentication is the router's business). */
+  public?: boolean;
 }
 
 export interface GuardedValues {

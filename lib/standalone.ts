@@ -11,6 +11,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.js';
 import { createIdentity, type Identity } from './identity.js';
 import { consoleLogger, type Logger } from './logger.js';
 import { mountApp } from './mount.js';
+import type { ManagementApi } from '../management/router.js';
 
 export const providerPrefix = '/oidc';
 
@@ -22,6 +23,7 @@ export interface StandaloneServer {
   issuer: string;
   identity: Identity;
   provider: Provider;
+  managementApi: ManagementApi;
   database: Database;
   /** Credentials of a Management API client created by this start (empty database, no BOOTSTRAP_* settings). */
   createdCredentials?: BootstrapCredentials;
@@ -96,6 +98,7 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       issuer,
       identity,
       provider,
+      managementApi,
       database: openDb,
       ...(created && { createdCredentials: created }),
       async close() {

@@ -7,6 +7,9 @@ import { mountApp } from '../lib/mount.js';
 import { applicationRoutes } from './applications.js';
 import type { ManagementDeps } from './deps.js';
 import { apiErrors, type ErrorLogger } from './errors.js';
+import { guard } from '../lib/guard.js';
+import { packageVersion } from '../lib/version.js';
+import { buildOpenApiDocument } from './openapi.js';
 import { organizationRoutes } from './organizations.js';
 import { relationRoutes } from './relations.js';
 import { resourceRoutes } from './resources.js';
@@ -38,11 +41,21 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   const router = new Router({ prefix: managementPrefix });
 
   // Health check for load balancers, as Logto's: the one route without a token, and it tells nothing.
-  router.get('/status', (ctx) => { ctx.status = 204; });
+  router.get('/status', guard({ status: 204, public: true }), (ctx) => { ctx.status = 204; });
 
   // Declared after /status, so that it runs for every route but that one.
   router.use(authenticate, jsonBody(bodyLimit));
   for (const routes of routeTables) routes(router, deps);
+
+  // Built on first request, once every route is declared.
+  let document: ReturnType<typeof buildOpenApiDocument> | undefined;
+  const serveDocument = guard({ response: { type: 'object' } });
+  for (const path of ['/openapi.json', '/swagger.json']) {
+    router.get(path, serveDocument, (ctx) => {
+      document ??= buildOpenApiDocument(router, { serverUrl: deps.managementApiIndicator.replace(/\/api$/, ''), version: packageVersion });
+      ctx.body = document;
+    });
+  }
 
   // No route answered: the caller must still authenticate before learning anything; then
   // allowedMethods (which looks after the middleware below it) answers 405 for a known path
