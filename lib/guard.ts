@@ -33,7 +33,7 @@ export type GuardMiddleware = Middleware & { schemas: GuardSchemas };
 
 /**
  * Free-form objects (custom data, metadata) may not have keys that MongoDB would read as
- * operators or paths, and may not nest without end.
+ * operators or paths, nor `__proto__`, and may not nest without end.
  */
 const maxDepth = 16;
 function hasUnsafeKey(value: unknown, depth = 0): string | undefined {
@@ -45,7 +45,8 @@ function hasUnsafeKey(value: unknown, depth = 0): string | undefined {
     }
   } else if (value !== null && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) {
-      if (key.startsWith('$') || key.includes('.') || key.includes('\0')) return `has a key that is not allowed (\`${key}\`)`;
+      // `__proto__` too: merged with a careless Object.assign it would replace a prototype.
+      if (key.startsWith('$') || key.includes('.') || key.includes('\0') || key === '__proto__') return `has a key that is not allowed (\`${key}\`)`;
       const problem = hasUnsafeKey(item, depth + 1);
       if (problem) return problem;
     }

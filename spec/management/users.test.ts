@@ -126,6 +126,7 @@ describe('/api/users', () => {
     [{ primaryPhone: '+1 555' }, 'body.primaryPhone must match pattern "^[0-9]+$"'],
     [{ password: 'short' }, 'body.password must NOT have fewer than 8 characters'],
     [{ customData: { 'a.b': 1 } }, 'body.customData has a key that is not allowed (`a.b`)'],
+    [JSON.parse('{"customData":{"x":{"__proto__":{"admin":true}}}}'), 'body.customData has a key that is not allowed (`__proto__`)'],
     [{ profile: { shoeSize: 9 } }, 'body.profile has an unknown field `shoeSize`'],
     [{ isSuspended: true }, 'body has an unknown field `isSuspended`'],
     [{ passwordHash: 'x' }, 'body has an unknown field `passwordHash`'],
