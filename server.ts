@@ -16,7 +16,7 @@ async function main() {
 
   // Loaded only once the settings are good, so that a bad one is the only line printed
   // (oidc-provider prints notices as soon as it is imported).
-  const { startStandaloneServer } = await import('./lib/standalone.js');
+  const { startStandaloneServer } = await import('./standalone.js');
   const server = await startStandaloneServer(settings, { logger: consoleLogger });
   consoleLogger.info(`oidc-identity listening on port ${server.port}, base URL ${server.url}`);
   consoleLogger.info(`  issuer            ${server.issuer}`);

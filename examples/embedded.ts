@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import Koa from 'koa';
 import Provider, { type Configuration } from 'oidc-provider';
 
-import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMongo, type Logger } from '../lib/index.js';
+import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMongo, type Logger } from '../index.js';
 
 /** The host's configuration, as it was before oidc-identity. */
 function hostConfiguration(): Configuration {

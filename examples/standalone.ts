@@ -6,7 +6,7 @@
  */
 import { pathToFileURL } from 'node:url';
 
-import { consoleLogger, loadSettings, startStandaloneServer, type Settings, type StandaloneOptions } from '../lib/index.js';
+import { consoleLogger, loadSettings, startStandaloneServer, type Settings, type StandaloneOptions } from '../index.js';
 
 export async function startStandaloneExample(settings: Settings = loadSettings(), options: StandaloneOptions = {}) {
   const server = await startStandaloneServer(settings, options);

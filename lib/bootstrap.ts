@@ -12,11 +12,13 @@ import type { Queries } from './queries/index.js';
 export const builtIn = {
   managementResourceId: 'management-api',
   managementScopeId: 'management-api-all',
+  impersonationScopeId: 'management-api-impersonation',
   managementRoleId: 'management-api-access',
 } as const;
 
-/** The Management API's scope: everything. */
+/** The Management API's scopes: everything, or only issuing subject tokens. */
 export const managementScope = 'all';
+export const impersonationScope = 'impersonation';
 
 /** An upsert by `_id` that lost a race to another process's insert simply retries once, and then matches. */
 async function upsertRetrying(write: () => Promise<unknown>) {
@@ -52,6 +54,11 @@ export async function ensureManagementApi(db: Db, indicator: string): Promise<vo
   await upsertRetrying(() => db.collection<ScopeDocument>('scopes').updateOne(
     { _id: builtIn.managementScopeId },
     { $setOnInsert: { resourceId: builtIn.managementResourceId, name: managementScope, description: 'Full access to the Management API', createdAt: now } },
+    { upsert: true },
+  ));
+  await upsertRetrying(() => db.collection<ScopeDocument>('scopes').updateOne(
+    { _id: builtIn.impersonationScopeId },
+    { $setOnInsert: { resourceId: builtIn.managementResourceId, name: impersonationScope, description: 'Issue subject tokens for impersonation, and nothing else', createdAt: now } },
     { upsert: true },
   ));
   await upsertRetrying(() => db.collection<RoleDocument>('roles').updateOne(

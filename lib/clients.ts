@@ -1,5 +1,6 @@
 import type { ClientMetadata } from 'oidc-provider';
 
+import { tokenExchangeGrantType } from './token-types.js';
 import { hashedSecretsMetadata } from './client-secret.js';
 import type { ApplicationDocument, ApplicationSecretDocument, ApplicationType } from './models.js';
 
@@ -41,11 +42,15 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
   // Until it has a redirect URI an interactive application cannot sign anyone in, and
   // oidc-provider would refuse its metadata; Logto lets one be created first and configured after.
   const signInReady = !interactive || oidc.redirectUris.length > 0;
+  // Token exchange (impersonation) only where the operator turned it on, and never for third parties.
+  const exchanges = application.customClientMetadata.allowTokenExchange === true && !application.isThirdParty;
+  const grantTypes = [...(signInReady ? profile.grant_types ?? [] : []), ...(exchanges ? [tokenExchangeGrantType] : [])];
   return {
     client_id: application._id,
     client_name: application.name,
     ...profile,
-    ...(!signInReady && { grant_types: [], response_types: [] }),
+    grant_types: grantTypes,
+    ...(!signInReady && { response_types: [] }),
     ...(isConfidential(application.type) && { client_secret: hashedSecretsMetadata(secrets) }),
     redirect_uris: interactive ? oidc.redirectUris : [],
     post_logout_redirect_uris: interactive ? oidc.postLogoutRedirectUris : [],

@@ -16,6 +16,7 @@ export interface Settings {
   apiBodyLimit: number;
   cacheRefreshMs: number;
   trustProxy: boolean;
+  subjectTokenTtl: number;
 }
 
 interface Environment {
@@ -28,6 +29,7 @@ interface Environment {
   API_BODY_LIMIT: number;
   CACHE_REFRESH_MS: number;
   TRUST_PROXY: boolean;
+  SUBJECT_TOKEN_TTL: number;
 }
 
 const environmentSchema = {
@@ -42,6 +44,7 @@ const environmentSchema = {
     API_BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 16777216, default: 102400 },
     CACHE_REFRESH_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },
     TRUST_PROXY: { type: 'boolean', default: false },
+    SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600 },
   },
   dependencies: {
     BOOTSTRAP_CLIENT_ID: ['BOOTSTRAP_CLIENT_SECRET'],
@@ -88,5 +91,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     apiBodyLimit: e.API_BODY_LIMIT,
     cacheRefreshMs: e.CACHE_REFRESH_MS,
     trustProxy: e.TRUST_PROXY,
+    subjectTokenTtl: e.SUBJECT_TOKEN_TTL,
   };
 }

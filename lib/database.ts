@@ -61,6 +61,7 @@ export const collectionIndexes: Record<string, IndexDescription[]> = {
     { key: { userId: 1 }, name: 'userId' },
   ],
   changes: [{ key: { createdAt: 1, _id: 1 }, name: 'createdAt' }],
+  subject_tokens: [expiring, { key: { userId: 1 }, name: 'userId' }],
   ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),
   system: [],
   cache_generations: [],

@@ -16,6 +16,8 @@ export interface GuardSchemas {
   status?: number;
   /** Answers without a token (documentation only: authentication is the router's business). */
   public?: boolean;
+  /** Scopes any one of which the caller's token must carry; `all` unless given. */
+  scopes?: string[];
 }
 
 export interface GuardedValues {
@@ -134,7 +136,13 @@ export function guard<T extends GuardedValues = GuardedValues>(schemas: GuardSch
   const checkBody = validator(bodyAjv, 'body', schemas.body);
   const shapeResponse = schemas.response ? responseAjv.compile(closed(schemas.response) as Schema) : undefined;
 
+  const scopes = schemas.public ? [] : schemas.scopes ?? ['all'];
   const middleware: Middleware<object, Guarded<T> & { params?: Record<string, string>; request: { body?: unknown } }> = async (ctx, next) => {
+    // Least privilege: a token with a narrow scope (`impersonation`) opens only the routes that name it.
+    const held = (ctx.state as { auth?: { scopes: Set<string> } }).auth?.scopes;
+    if (scopes.length > 0 && !scopes.some((scope) => held?.has(scope))) {
+      throw new ApiError('auth.forbidden', `the access token lacks the required scope (${scopes.join(' or ')})`);
+    }
     ctx.guard = {
       params: checkParams({ ...ctx.params }) as T['params'],
       query: checkQuery({ ...ctx.query }) as T['query'],

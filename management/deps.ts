@@ -15,6 +15,8 @@ export interface ManagementDeps {
   caches: Pick<CacheRegistry, 'changed'>;
   /** oidc-provider's own check of client metadata, so that we never store a client it would refuse. */
   validateClientMetadata(metadata: ClientMetadata): Promise<void>;
+  /** Lifetime of a subject token, in seconds. */
+  subjectTokenTtl: number;
   /** Indicator of the Management API itself. */
   managementApiIndicator: string;
 }

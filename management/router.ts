@@ -14,6 +14,7 @@ import { organizationRoutes } from './organizations.js';
 import { relationRoutes } from './relations.js';
 import { resourceRoutes } from './resources.js';
 import { roleRoutes } from './roles.js';
+import { subjectTokenRoutes } from './subject-tokens.js';
 import { userRoutes } from './users.js';
 
 export interface ManagementApiOptions {
@@ -23,7 +24,7 @@ export interface ManagementApiOptions {
 }
 
 /** Each resource's routes, in the order they are mounted. */
-const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes];
+const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes];
 
 export const managementPrefix = '/api';
 

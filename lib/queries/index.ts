@@ -10,6 +10,7 @@ import type {
 import { createApplicationQueries } from './applications.js';
 import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
 import { createResourceQueries } from './resources.js';
+import { createSubjectTokenQueries } from './subject-tokens.js';
 
 const inUse = (code: ApiError['code'], what: string) => () => new ApiError(code, `${what} is already in use`);
 
@@ -49,11 +50,17 @@ export function createQueries(db: Db) {
       conflicts: { name: inUse('organization_scope.name_in_use', 'this organization permission name') },
     }),
     organizationUserRoles: createOrganizationUserRoleQueries(db),
+    subjectTokens: createSubjectTokenQueries(db),
     links,
 
     /** Scope ids an application holds through its roles. */
     async scopeIdsForApplication(applicationId: string): Promise<Set<string>> {
       return new Set(await links.rolesScopes.rightsOfMany(await links.applicationsRoles.rightsOf(applicationId)));
+    },
+
+    /** Scope ids a user holds through its roles. */
+    async scopeIdsForUser(userId: string): Promise<Set<string>> {
+      return new Set(await links.rolesScopes.rightsOfMany(await links.usersRoles.rightsOf(userId)));
     },
 
     /** Ends everything the provider keeps for an account: sessions, grants and tokens. */

@@ -2,7 +2,7 @@ import * as oauth from 'openid-client';
 
 import { loadSettings, type Settings } from '../../lib/config.js';
 import { silentLogger } from '../../lib/logger.js';
-import { startStandaloneServer, type StandaloneServer } from '../../lib/standalone.js';
+import { startStandaloneServer, type StandaloneServer } from '../../standalone.js';
 import { testMongoUri, uniqueDbName } from './env.js';
 
 export interface TestServer extends StandaloneServer {

@@ -4,14 +4,14 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import Provider from 'oidc-provider';
 
-import type { BootstrapCredentials } from './bootstrap.js';
-import type { Settings } from './config.js';
-import { openDatabase, type Database } from './database.js';
-import { startEmbeddedMongo, type EmbeddedMongo } from './embedded-mongo.js';
+import type { BootstrapCredentials } from './lib/bootstrap.js';
+import type { Settings } from './lib/config.js';
+import { openDatabase, type Database } from './lib/database.js';
+import { startEmbeddedMongo, type EmbeddedMongo } from './lib/embedded-mongo.js';
 import { createIdentity, type Identity } from './identity.js';
-import { consoleLogger, type Logger } from './logger.js';
-import { mountApp } from './mount.js';
-import type { ManagementApi } from '../management/router.js';
+import { consoleLogger, type Logger } from './lib/logger.js';
+import { mountApp } from './lib/mount.js';
+import type { ManagementApi } from './management/router.js';
 
 export const providerPrefix = '/oidc';
 
@@ -74,6 +74,7 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       accessTokenAlg: settings.accessTokenAlg,
       apiBodyLimit: settings.apiBodyLimit,
       cacheRefreshMs: settings.cacheRefreshMs,
+      subjectTokenTtl: settings.subjectTokenTtl,
     });
     // No sign-in pages yet: oidc-provider's development login would accept anyone, so it stays off.
     const provider = new Provider(issuer, identity.configure({ features: { devInteractions: { enabled: false } } }));

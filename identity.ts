@@ -1,20 +1,22 @@
 import type { AdapterPayload, Configuration } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
-import { createManagementApi, managementPrefix, type ManagementApi } from '../management/router.js';
-import { createFindAccount, standardClaims } from './accounts.js';
-import { composeAdapters } from './adapter.js';
-import { bootstrap, ensureManagementApi, managementScope, type BootstrapCredentials, type BootstrapResult } from './bootstrap.js';
-import { CacheRegistry } from './cache.js';
-import { installHashedSecretComparison } from './client-secret.js';
-import { toClientMetadata } from './clients.js';
-import type { AccessTokenAlg } from './config.js';
-import type { Database } from './database.js';
-import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './keys.js';
-import type { Logger } from './logger.js';
-import { createQueries, type Queries } from './queries/index.js';
-import { createWriter } from './unit-of-work.js';
-import { createGetResourceServerInfo, loadApplicationScopeIds, loadResource } from './resource-servers.js';
+import { createManagementApi, managementPrefix, type ManagementApi } from './management/router.js';
+import { createFindAccount, standardClaims } from './lib/accounts.js';
+import * as tokenExchange from './grants/token-exchange.js';
+import { createActorIdentifier } from './lib/actor.js';
+import { composeAdapters } from './lib/adapter.js';
+import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './lib/bootstrap.js';
+import { CacheRegistry } from './lib/cache.js';
+import { installHashedSecretComparison } from './lib/client-secret.js';
+import { toClientMetadata } from './lib/clients.js';
+import type { AccessTokenAlg } from './lib/config.js';
+import type { Database } from './lib/database.js';
+import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './lib/keys.js';
+import type { Logger } from './lib/logger.js';
+import { createQueries, type Queries } from './lib/queries/index.js';
+import { createWriter } from './lib/unit-of-work.js';
+import { createGetResourceServerInfo, loadApplicationScopeIds, loadResource } from './lib/resource-servers.js';
 
 const defaultAccessTokenTtl = 3600;
 
@@ -27,6 +29,8 @@ export interface IdentityOptions {
   accessTokenAlg?: AccessTokenAlg;
   /** Largest Management API request body, in bytes. */
   apiBodyLimit?: number;
+  /** Lifetime of a subject token, in seconds (default 600). */
+  subjectTokenTtl?: number;
   /** How often other processes' changes to cached data are looked for, in milliseconds. */
   cacheRefreshMs?: number;
   logger: Logger;
@@ -68,6 +72,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   await caches.start();
 
   let configured: Configuration | undefined;
+  let resourceServerInfo: ReturnType<typeof createGetResourceServerInfo> | undefined;
+  // Claims a grant wants in a token it mints, handed to `extraTokenClaims` through the token itself.
+  const tokenClaims = new WeakMap<object, Record<string, unknown>>();
 
   return {
     queries,
@@ -76,12 +83,15 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     configure(host: Configuration = {}) {
       const adapter = composeAdapters(database.db, (id) => clients.get(id), host.adapter);
       const features = host.features ?? {};
+      const hostExtraClaims = host.extraTokenClaims;
       const hostResourceIndicators = features.resourceIndicators;
       configured = {
         ...host,
         adapter,
         jwks: host.jwks ?? secrets.jwks,
         findAccount: createFindAccount(queries, host.findAccount),
+        // The host's claims first; ours (such as `act`) after, so that none of them can be overridden.
+        extraTokenClaims: async (ctx, token) => ({ ...(await hostExtraClaims?.(ctx, token)), ...tokenClaims.get(token) }),
         // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
         claims: { ...standardClaims, ...host.claims },
         cookies: { ...host.cookies, keys: host.cookies?.keys ?? secrets.cookieKeys },
@@ -97,7 +107,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           resourceIndicators: {
             ...hostResourceIndicators,
             enabled: true,
-            getResourceServerInfo: createGetResourceServerInfo({
+            getResourceServerInfo: resourceServerInfo = createGetResourceServerInfo({
               resources,
               applicationScopeIds,
               accessTokenAlg,
@@ -113,15 +123,22 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       if (!configured) throw new TypeError('call configure() and build the provider from its result before install()');
       installHashedSecretComparison(provider);
       const { keys } = configured.jwks as { keys: Parameters<typeof publicJwks>[0] };
+      provider.registerGrantType(tokenExchange.grantType, tokenExchange.buildHandler({
+        queries,
+        resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
+        identifyActor: createActorIdentifier(provider, publicJwks(keys)),
+        tokenClaims,
+      }), tokenExchange.parameters);
       return createManagementApi({
         database,
         queries,
         write: createWriter(database),
+        subjectTokenTtl: options.subjectTokenTtl ?? 600,
         caches,
         managementApiIndicator,
         validateClientMetadata: (metadata) => provider.Client.validate(metadata),
       }, {
-        auth: { issuer, audience: managementApiIndicator, jwks: publicJwks(keys), acceptedScopes: [managementScope] },
+        auth: { issuer, audience: managementApiIndicator, jwks: publicJwks(keys), acceptedScopes: [managementScope, impersonationScope] },
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
       });

@@ -1,0 +1,94 @@
+import { errors, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+
+import type { Queries } from '../lib/queries/index.js';
+import { accessTokenType, tokenExchangeGrantType, type ActClaim } from '../lib/token-types.js';
+
+/** RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token for its user. */
+export const grantType = tokenExchangeGrantType;
+export const parameters = ['scope', 'resource', 'subject_token', 'subject_token_type', 'actor_token', 'actor_token_type'];
+
+/** Scopes about the user's own identity, granted when asked for, beside the resource's permissions. */
+const identityScopes = new Set(['openid', 'profile', 'email', 'phone', 'address']);
+
+
+export interface TokenExchangeDeps {
+  queries: Queries;
+  resourceServerInfo(ctx: KoaContextWithOIDC, indicator: string, client: NonNullable<KoaContextWithOIDC['oidc']['client']>): Promise<ResourceServer>;
+  /** Verifies an actor token and returns who it names; throws when it is not acceptable. */
+  identifyActor(token: string): Promise<ActClaim>;
+  /** Claims to add to a token when it is saved (oidc-provider's `extraTokenClaims` reads them). */
+  tokenClaims: WeakMap<object, Record<string, unknown>>;
+}
+
+function single(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (Array.isArray(value)) throw new errors.InvalidTarget(`only one ${name} may be given`);
+  return value as string;
+}
+
+export function buildHandler(deps: TokenExchangeDeps) {
+  return async function tokenExchange(ctx: KoaContextWithOIDC) {
+    const provider = ctx.oidc.provider as Provider;
+    const client = ctx.oidc.client!;
+    const params = ctx.oidc.params as Record<string, unknown>;
+
+    if (!params.subject_token) throw new errors.InvalidRequest('missing required parameter subject_token');
+    if (params.subject_token_type !== accessTokenType) throw new errors.InvalidRequest(`subject_token_type must be ${accessTokenType}`);
+    if (params.actor_token !== undefined && params.actor_token_type !== accessTokenType) {
+      throw new errors.InvalidRequest(`actor_token_type must be ${accessTokenType}`);
+    }
+    if (params.actor_token === undefined && params.actor_token_type !== undefined) {
+      throw new errors.InvalidRequest('actor_token_type given without actor_token');
+    }
+    const resource = single(params.resource, 'resource');
+    if (!resource) throw new errors.InvalidTarget('resource is required: the token is bound to one API resource');
+    const info = await deps.resourceServerInfo(ctx, resource, client);
+
+    // Everything that can fail without spending the subject token is checked first.
+    let act: ActClaim | undefined;
+    if (typeof params.actor_token === 'string') {
+      try {
+        act = await deps.identifyActor(params.actor_token);
+      } catch {
+        throw new errors.InvalidGrant('the actor token is not a valid access token of this provider with the openid scope');
+      }
+    }
+
+    const subject = await deps.queries.subjectTokens.consume(params.subject_token as string, client.clientId);
+    if (!subject) throw new errors.InvalidGrant('the subject token is invalid, expired or already used');
+    const user = await deps.queries.users.findById(subject.userId);
+    if (!user || user.isSuspended) throw new errors.InvalidGrant('the subject token\'s user no longer exists or is suspended');
+
+    // Granted: what was asked ∩ (the resource's permissions ∩ the user's, plus identity scopes).
+    const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
+    const held = await deps.queries.scopeIdsForUser(user._id);
+    const resourceScopes = new Set(info.scope.split(' '));
+    const heldNames = new Set((await deps.queries.scopes.findByIds([...held])).map(({ name }) => name));
+    const scope = [...new Set(requested)]
+      .filter((name) => identityScopes.has(name) || (resourceScopes.has(name) && heldNames.has(name)))
+      .join(' ');
+
+    const token = new provider.AccessToken({
+      accountId: user._id,
+      client,
+      // No provider Grant stands behind this token: the consumed subject token is its grant.
+      grantId: subject._id,
+      gty: grantType,
+      ...(scope && { scope }),
+      resourceServer: new provider.ResourceServer(resource, info),
+    });
+    deps.tokenClaims.set(token, { ...(act && { act }) });
+    ctx.oidc.entity('AccessToken', token);
+    const value = await token.save();
+
+    // RFC 8693 §2.2.1; never a refresh token, never an ID token.
+    ctx.body = {
+      access_token: value,
+      issued_token_type: accessTokenType,
+      token_type: 'Bearer',
+      expires_in: token.expiration,
+      ...(scope && { scope }),
+    };
+  };
+}

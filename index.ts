@@ -1,0 +1,10 @@
+/** oidc-identity's public API. */
+export { createIdentity, type Identity, type IdentityOptions } from './identity.js';
+export { openDatabase, attachDatabase, ensureIndexes, type Database } from './lib/database.js';
+export { startEmbeddedMongo, type EmbeddedMongo } from './lib/embedded-mongo.js';
+export { startStandaloneServer, providerPrefix, type StandaloneServer, type StandaloneOptions } from './standalone.js';
+export { loadSettings, ConfigError, accessTokenAlgs, type Settings, type AccessTokenAlg } from './lib/config.js';
+export { mountApp } from './lib/mount.js';
+export { consoleLogger, silentLogger, type Logger } from './lib/logger.js';
+export { ApiError, type ApiErrorCode } from './lib/errors.js';
+export type { BootstrapCredentials } from './lib/bootstrap.js';
