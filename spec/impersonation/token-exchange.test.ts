@@ -1,0 +1,207 @@
+import * as oauth from 'openid-client';
+import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+
+import { sha256 } from '../../lib/ids.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const grantType = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
+
+describe('impersonation: subject tokens and token exchange', () => {
+  let server: TestServer;
+  let resource: { id: string; indicator: string };
+  let target: { id: string };
+  let actor: { id: string };
+  let spa: { id: string };
+  let web: { id: string; secret: string };
+
+  beforeAll(async () => {
+    server = await startTestServer('exchange');
+    const post = async (path: string, body: unknown) => {
+      const response = await server.api('POST', path, { body });
+      if (response.status >= 300) throw new Error(`${path}: ${JSON.stringify(response.body)}`);
+      return response.body;
+    };
+    resource = await post('/api/resources', { name: 'Orders', indicator: 'https://orders.test' });
+    const read = await post(`/api/resources/${resource.id}/scopes`, { name: 'read:orders' });
+    await post(`/api/resources/${resource.id}/scopes`, { name: 'write:orders' });
+    const role = await post('/api/roles', { name: 'Customer', scopeIds: [read.id] });
+    target = await post('/api/users', { username: 'customer', name: 'Cus Tomer' });
+    actor = await post('/api/users', { username: 'support_engineer' });
+    await post(`/api/users/${target.id}/roles`, { roleIds: [role.id] });
+    await post(`/api/users/${actor.id}/roles`, { roleIds: [role.id] });
+    spa = await post('/api/applications', { name: 'Support console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
+    web = await post('/api/applications', {
+      name: 'Support web', type: 'Traditional', oidcClientMetadata: { redirectUris: ['https://support.test/cb'] }, customClientMetadata: { allowTokenExchange: true },
+    });
+  });
+  afterAll(async () => { await server.close(); });
+
+  const subjectToken = async (userId: string, context: Record<string, unknown> = { ticketId: 'T-1', reason: 'bug report' }) => {
+    const { status, body } = await server.api('POST', '/api/subject-tokens', { body: { userId, context } });
+    expect(status).toBe(201);
+    return body as { subjectToken: string; expiresIn: number };
+  };
+  const exchange = async (config: oauth.Configuration, parameters: Record<string, string>) =>
+    oauth.genericGrantRequest(config, grantType, { subject_token_type: accessTokenType, resource: resource.indicator, ...parameters });
+  const publicClient = () => server.discover(spa.id);
+  const jwks = () => createRemoteJWKSet(new URL(`http://localhost:${server.port}/oidc/jwks`));
+  const verify = (token: string) => jwtVerify(token, jwks(), { issuer: server.issuer, audience: resource.indicator, typ: 'at+jwt' });
+
+  it('issues a subject token of 256 random bits, stored only as its hash', async () => {
+    const { subjectToken: token, expiresIn } = await subjectToken(target.id);
+    expect(expiresIn).toBe(600);
+    expect(Buffer.from(token, 'base64url')).toHaveLength(32);
+    const stored = await server.database.db.collection('subject_tokens').findOne({ _id: sha256(token) as never });
+    expect(stored).toMatchObject({ userId: target.id, clientId: server.admin.clientId, context: { ticketId: 'T-1', reason: 'bug report' } });
+    expect(JSON.stringify(await server.database.db.collection('subject_tokens').find({}).toArray())).not.toContain(token);
+  });
+
+  it('exchanges it, for a public client, for a JWT that represents the user and is bound to the resource', async () => {
+    const { subjectToken: token } = await subjectToken(target.id);
+    const response = await exchange(await publicClient(), { subject_token: token, scope: 'openid profile read:orders write:orders' });
+    expect(response).toMatchObject({ issued_token_type: accessTokenType, token_type: 'bearer', expires_in: 3600, scope: 'openid profile read:orders' });
+    expect(response.refresh_token).toBeUndefined();
+    expect(response.id_token).toBeUndefined();
+    const { payload } = await verify(response.access_token);
+    expect(payload).toMatchObject({ sub: target.id, aud: resource.indicator, client_id: spa.id, scope: 'openid profile read:orders', iss: server.issuer });
+    expect(payload.jti).toEqual(expect.any(String));
+    expect(payload.exp! - payload.iat!).toBe(3600);
+    expect(payload).not.toHaveProperty('act');
+  });
+
+  it('exchanges it for a confidential client authenticated with HTTP Basic', async () => {
+    const { subjectToken: token } = await subjectToken(target.id);
+    const config = await server.discover(web.id, web.secret);
+    const response = await exchange(config, { subject_token: token, scope: 'read:orders' });
+    expect((await verify(response.access_token)).payload).toMatchObject({ sub: target.id, client_id: web.id, scope: 'read:orders' });
+  });
+
+  it('answers 401 invalid_client to a confidential client without Basic credentials, keeping the subject token', async () => {
+    const { subjectToken: token } = await subjectToken(target.id);
+    const response = await fetch(`http://localhost:${server.port}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: grantType, client_id: web.id, subject_token: token, subject_token_type: accessTokenType, resource: resource.indicator }),
+    });
+    expect(response.status).toBe(401);
+    expect((await response.json() as { error: string }).error).toBe('invalid_client');
+    expect((await exchange(await publicClient(), { subject_token: token })).access_token).toEqual(expect.any(String));
+  });
+
+  it('lets each subject token be used once', async () => {
+    const { subjectToken: token } = await subjectToken(target.id);
+    const config = await publicClient();
+    await exchange(config, { subject_token: token });
+    await expect(exchange(config, { subject_token: token })).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('refuses an expired subject token', async () => {
+    const { subjectToken: token } = await subjectToken(target.id);
+    await server.database.db.collection('subject_tokens').updateOne({ _id: sha256(token) as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+    await expect(exchange(await publicClient(), { subject_token: token })).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it.each([
+    ['a missing subject token', { subject_token: '' }, 'invalid_request'],
+    ['a wrong subject token type', { subject_token: 'x', subject_token_type: 'urn:ietf:params:oauth:token-type:id_token' }, 'invalid_request'],
+    ['an actor token type without an actor token', { subject_token: 'x', actor_token_type: accessTokenType }, 'invalid_request'],
+    ['an unknown subject token', { subject_token: 'not-a-subject-token' }, 'invalid_grant'],
+    ['an unknown resource', { subject_token: 'x', resource: 'https://unknown.test' }, 'invalid_target'],
+  ])('refuses %s', async (_case, parameters, error) => {
+    await expect(exchange(await publicClient(), parameters as Record<string, string>)).rejects.toMatchObject({ error });
+  });
+
+  it('refuses a request without a resource with invalid_target', async () => {
+    const { subjectToken: token } = await subjectToken(target.id);
+    const config = await publicClient();
+    await expect(oauth.genericGrantRequest(config, grantType, { subject_token: token, subject_token_type: accessTokenType }))
+      .rejects.toMatchObject({ error: 'invalid_target' });
+  });
+
+  // oidc-provider answers a grant type the client may not use with invalid_request.
+  it('refuses applications that may not exchange tokens', async () => {
+    const { body: plain } = await server.api('POST', '/api/applications', { body: { name: 'Plain SPA', type: 'SPA' } });
+    const { subjectToken: token } = await subjectToken(target.id);
+    await expect(exchange(await server.discover(plain.id), { subject_token: token })).rejects.toMatchObject({ error: 'invalid_request', error_description: 'requested grant type is not allowed for this client' });
+  });
+
+  it('refuses a subject token whose user was suspended or deleted after issuance', async () => {
+    const { body: victim } = await server.api('POST', '/api/users', { body: { username: 'soon_suspended' } });
+    const first = await subjectToken(victim.id);
+    const second = await subjectToken(victim.id);
+    await server.api('PATCH', `/api/users/${victim.id}/is-suspended`, { body: { isSuspended: true } });
+    await expect(exchange(await publicClient(), { subject_token: first.subjectToken })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await server.api('DELETE', `/api/users/${victim.id}`);
+    await expect(exchange(await publicClient(), { subject_token: second.subjectToken })).rejects.toMatchObject({ error: 'invalid_grant' });
+  });
+
+  it('names the actor in `act` when an actor token is given, and nests a prior actor', async () => {
+    const config = await publicClient();
+    // The support engineer's own openid access token.
+    const actorToken = (await exchange(config, { subject_token: (await subjectToken(actor.id)).subjectToken, scope: 'openid' })).access_token;
+
+    const asTarget = await exchange(config, {
+      subject_token: (await subjectToken(target.id)).subjectToken, scope: 'openid read:orders', actor_token: actorToken, actor_token_type: accessTokenType,
+    });
+    expect((await verify(asTarget.access_token)).payload.act).toEqual({ sub: actor.id });
+
+    // RFC 8693 §4.1: acting with a token that already has an actor nests the chain.
+    const { body: third } = await server.api('POST', '/api/users', { body: { username: 'third_party' } });
+    const chained = await exchange(config, {
+      subject_token: (await subjectToken(third.id)).subjectToken, actor_token: asTarget.access_token, actor_token_type: accessTokenType,
+    });
+    expect(decodeJwt(chained.access_token).act).toEqual({ sub: target.id, act: { sub: actor.id } });
+  });
+
+  it('refuses an unacceptable actor token with invalid_grant, without spending the subject token', async () => {
+    const config = await publicClient();
+    const { subjectToken: token } = await subjectToken(target.id);
+    const machineToken = await server.adminToken();
+    const noOpenid = (await exchange(config, { subject_token: (await subjectToken(actor.id)).subjectToken, scope: 'read:orders' })).access_token;
+    for (const actorToken of ['garbage', machineToken, noOpenid]) {
+      await expect(exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType }))
+        .rejects.toMatchObject({ error: 'invalid_grant' });
+    }
+    expect((await exchange(config, { subject_token: token })).access_token).toEqual(expect.any(String));
+  });
+
+  describe('POST /api/subject-tokens', () => {
+    it('accepts a token with only the impersonation scope, which opens nothing else', async () => {
+      const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'Impersonator', type: 'MachineToMachine' } });
+      const scopes = await server.api('GET', `/api/resources/management-api/scopes`);
+      const impersonation = scopes.body.find(({ name }: { name: string }) => name === 'impersonation');
+      await server.database.db.collection('roles_scopes').insertOne({ _id: `${role.id}:${impersonation.id}` as never, roleId: role.id, scopeId: impersonation.id });
+      const { body: backend } = await server.api('POST', '/api/applications', { body: { name: 'Integrator backend', type: 'MachineToMachine' } });
+      await server.api('POST', `/api/applications/${backend.id}/roles`, { body: { roleIds: [role.id] } });
+      const config = await server.discover(backend.id, backend.secret);
+      const { access_token, scope } = await oauth.clientCredentialsGrant(config, { resource: server.identity.managementApiIndicator, scope: 'all impersonation' });
+      expect(scope).toBe('impersonation');
+      const issued = await server.api('POST', '/api/subject-tokens', { token: access_token, body: { userId: target.id } });
+      expect(issued.status).toBe(201);
+      const other = await server.api('GET', '/api/users', { token: access_token });
+      expect(other.status).toBe(403);
+      expect(other.body.message).toBe('the access token lacks the required scope (all)');
+    });
+
+    it('refuses unknown and suspended users, and bad context', async () => {
+      expect((await server.api('POST', '/api/subject-tokens', { body: { userId: 'nosuchuser' } })).status).toBe(404);
+      const { body: suspended } = await server.api('POST', '/api/users', { body: { username: 'frozen' } });
+      await server.api('PATCH', `/api/users/${suspended.id}/is-suspended`, { body: { isSuspended: true } });
+      const refused = await server.api('POST', '/api/subject-tokens', { body: { userId: suspended.id } });
+      expect(refused.status).toBe(422);
+      expect(refused.body.code).toBe('user.suspended');
+      for (const [context, message] of [
+        [{ $where: 1 }, 'body.context has a key that is not allowed (`$where`)'],
+        [{ a: { 'b.c': 1 } }, 'body.context has a key that is not allowed (`b.c`)'],
+        ['ticket', 'body.context must be object'],
+        [{ note: 'x'.repeat(5000) }, 'body.context must not be larger than 4096 bytes'],
+      ] as const) {
+        const response = await server.api('POST', '/api/subject-tokens', { body: { userId: target.id, context } });
+        expect(response.status).toBe(400);
+        expect(response.body.message).toBe(message);
+      }
+      expect((await server.api('POST', '/api/subject-tokens', { token: null, body: { userId: target.id } })).status).toBe(401);
+    });
+  });
+});
