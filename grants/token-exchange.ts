@@ -28,7 +28,29 @@ function single(value: unknown, name: string): string | undefined {
 }
 
 export function buildHandler(deps: TokenExchangeDeps) {
-  return async function tokenExchange(ctx: KoaContextWithOIDC) {
+  const { impersonations, subjectTokens } = deps.queries;
+
+  /** Every attempt is audited, success or failure with its reason, before the client hears of it. */
+  return async function auditedTokenExchange(ctx: KoaContextWithOIDC) {
+    const params = ctx.oidc.params as Record<string, unknown>;
+    const audit = { clientId: ctx.oidc.client!.clientId, ...(typeof params.resource === 'string' && { resource: params.resource }) };
+    try {
+      const outcome = await tokenExchange(ctx);
+      await impersonations.record({ kind: 'exchange.succeeded', ...audit, ...outcome });
+    } catch (error) {
+      const subject = typeof params.subject_token === 'string' ? await subjectTokens.peek(params.subject_token) : null;
+      await impersonations.record({
+        kind: 'exchange.failed',
+        ...audit,
+        // oidc-provider keeps the public description generic; the detail is for the audit.
+        reason: (error as { error_detail?: string }).error_detail ?? (error as { error_description?: string }).error_description ?? (error as Error).message,
+        ...(subject && { targetUserId: subject.userId, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId }),
+      });
+      throw error;
+    }
+  };
+
+  async function tokenExchange(ctx: KoaContextWithOIDC) {
     const provider = ctx.oidc.provider as Provider;
     const client = ctx.oidc.client!;
     const params = ctx.oidc.params as Record<string, unknown>;
@@ -90,5 +112,9 @@ export function buildHandler(deps: TokenExchangeDeps) {
       expires_in: token.expiration,
       ...(scope && { scope }),
     };
-  };
+    return {
+      targetUserId: user._id, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId,
+      tokenId: token.jti, ...(act && { actorUserId: act.sub }),
+    };
+  }
 }

@@ -62,6 +62,11 @@ export const collectionIndexes: Record<string, IndexDescription[]> = {
   ],
   changes: [{ key: { createdAt: 1, _id: 1 }, name: 'createdAt' }],
   subject_tokens: [expiring, { key: { userId: 1 }, name: 'userId' }],
+  impersonations: [
+    newestFirst,
+    { key: { targetUserId: 1, createdAt: -1 }, name: 'targetUserId' },
+    { key: { actorUserId: 1, createdAt: -1 }, name: 'actorUserId', partialFilterExpression: { actorUserId: { $type: 'string' } } },
+  ],
   ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),
   system: [],
   cache_generations: [],

@@ -13,6 +13,7 @@ import { buildOpenApiDocument } from './openapi.js';
 import { organizationRoutes } from './organizations.js';
 import { relationRoutes } from './relations.js';
 import { resourceRoutes } from './resources.js';
+import { impersonationRoutes } from './impersonations.js';
 import { roleRoutes } from './roles.js';
 import { subjectTokenRoutes } from './subject-tokens.js';
 import { userRoutes } from './users.js';
@@ -24,7 +25,7 @@ export interface ManagementApiOptions {
 }
 
 /** Each resource's routes, in the order they are mounted. */
-const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes];
+const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes];
 
 export const managementPrefix = '/api';
 

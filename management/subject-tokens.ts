@@ -42,9 +42,12 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
         const issued = await queries.subjectTokens.issue(userId, context, clientId, deps.subjectTokenTtl, session);
         // The record keeps the token's hash, never the token.
         record({ entity: 'Impersonation', action: 'subject_token.issued', id: issued.document._id, data: { userId, context, clientId, expiresAt: issued.document.expiresAt.getTime() } });
-        return issued.token;
+        await queries.impersonations.record({
+          kind: 'subject_token.issued', targetUserId: userId, issuerClientId: clientId, context, subjectTokenId: issued.document._id,
+        }, session);
+        return issued;
       });
-      ctx.body = { subjectToken: token, expiresIn: deps.subjectTokenTtl };
+      ctx.body = { subjectToken: token.token, expiresIn: deps.subjectTokenTtl };
     },
   );
 }

@@ -8,6 +8,7 @@ import type {
   OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, ScopeDocument, UserDocument,
 } from '../models.js';
 import { createApplicationQueries } from './applications.js';
+import { createImpersonationQueries } from './impersonations.js';
 import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
 import { createResourceQueries } from './resources.js';
 import { createSubjectTokenQueries } from './subject-tokens.js';
@@ -51,6 +52,7 @@ export function createQueries(db: Db) {
     }),
     organizationUserRoles: createOrganizationUserRoleQueries(db),
     subjectTokens: createSubjectTokenQueries(db),
+    impersonations: createImpersonationQueries(db),
     links,
 
     /** Scope ids an application holds through its roles. */

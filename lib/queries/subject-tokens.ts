@@ -33,6 +33,9 @@ export function createSubjectTokenQueries(db: Db) {
      * Consumes a token if it is live and unused. One conditional write decides, so of two
      * processes presenting the same token at once exactly one wins (a read-then-write would let both).
      */
+    /** The stored token, live or not (the audit of a failed exchange names its user). */
+    peek: (token: string) => collection.findOne({ _id: sha256(token) }),
+
     async consume(token: string, clientId: string): Promise<SubjectTokenDocument | undefined> {
       const now = new Date();
       const id = sha256(token);

@@ -166,6 +166,33 @@ describe('impersonation: subject tokens and token exchange', () => {
     expect((await exchange(config, { subject_token: token })).access_token).toEqual(expect.any(String));
   });
 
+  it('audits issuance and every exchange attempt, filterable by target, actor and time', async () => {
+    const { body: victim } = await server.api('POST', '/api/users', { body: { username: 'audited' } });
+    const since = Date.now();
+    const config = await publicClient();
+    const actorToken = (await exchange(config, { subject_token: (await subjectToken(actor.id)).subjectToken, scope: 'openid' })).access_token;
+    const { subjectToken: token } = await subjectToken(victim.id, { ticketId: 'T-42', reason: 'cannot check out' });
+    const issued = await exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType });
+    await expect(exchange(config, { subject_token: token })).rejects.toMatchObject({ error: 'invalid_grant' });
+
+    const { status, body, headers } = await server.api('GET', `/api/impersonations?targetUserId=${victim.id}`);
+    expect(status).toBe(200);
+    expect(headers.get('total-number')).toBe('3');
+    expect(body.map(({ kind }: { kind: string }) => kind)).toEqual(['exchange.failed', 'exchange.succeeded', 'subject_token.issued']);
+    expect(body[0]).toMatchObject({ reason: 'the subject token is invalid, expired or already used', clientId: spa.id, targetUserId: victim.id });
+    expect(body[1]).toMatchObject({
+      targetUserId: victim.id, actorUserId: actor.id, clientId: spa.id, issuerClientId: server.admin.clientId,
+      context: { ticketId: 'T-42', reason: 'cannot check out' }, resource: resource.indicator, tokenId: decodeJwt(issued.access_token).jti,
+    });
+    expect(body[2]).toMatchObject({ issuerClientId: server.admin.clientId, context: { ticketId: 'T-42' } });
+    expect(JSON.stringify(body)).not.toContain(token);
+
+    const byActor = await server.api('GET', `/api/impersonations?actorUserId=${actor.id}&since=${since}`);
+    expect(byActor.body.map(({ targetUserId }: { targetUserId: string }) => targetUserId)).toEqual([victim.id]);
+    expect((await server.api('GET', `/api/impersonations?targetUserId=${victim.id}&until=${since - 1}`)).body).toEqual([]);
+    expect((await server.api('GET', '/api/impersonations?since=yesterday')).status).toBe(400);
+  });
+
   describe('POST /api/subject-tokens', () => {
     it('accepts a token with only the impersonation scope, which opens nothing else', async () => {
       const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'Impersonator', type: 'MachineToMachine' } });

@@ -1,0 +1,53 @@
+import type { ClientSession, Db, Filter } from 'mongodb';
+
+import { generateId } from '../ids.js';
+import type { Page } from '../pagination.js';
+
+/** One line of the impersonation audit: who acted as whom, when, why, and how it ended. */
+export interface ImpersonationEvent {
+  _id: string;
+  kind: 'subject_token.issued' | 'exchange.succeeded' | 'exchange.failed';
+  /** Why an exchange failed (the error description). */
+  reason?: string;
+  targetUserId?: string;
+  /** The user named by the actor token, when one was given. */
+  actorUserId?: string;
+  /** The client that asked for the subject token (the integrator's backend). */
+  issuerClientId?: string;
+  /** The client that exchanged it (the actor's application). */
+  clientId?: string;
+  context?: Record<string, unknown>;
+  resource?: string;
+  /** The issued access token's `jti`. */
+  tokenId?: string;
+  subjectTokenId?: string;
+  createdAt: number;
+}
+
+export interface ImpersonationFilter {
+  targetUserId?: string;
+  actorUserId?: string;
+  clientId?: string;
+  since?: number;
+  until?: number;
+}
+
+export function createImpersonationQueries(db: Db) {
+  const collection = db.collection<ImpersonationEvent>('impersonations');
+  const toFilter = ({ targetUserId, actorUserId, clientId, since, until }: ImpersonationFilter): Filter<ImpersonationEvent> => ({
+    ...(targetUserId && { targetUserId }),
+    ...(actorUserId && { actorUserId }),
+    ...(clientId && { $or: [{ clientId }, { issuerClientId: clientId }] }),
+    ...((since !== undefined || until !== undefined) && {
+      createdAt: { ...(since !== undefined && { $gte: since }), ...(until !== undefined && { $lte: until }) },
+    }),
+  });
+  return {
+    async record(event: Omit<ImpersonationEvent, '_id' | 'createdAt'>, session?: ClientSession) {
+      await collection.insertOne({ _id: generateId(), ...event, createdAt: Date.now() }, { session });
+    },
+    find: (filter: ImpersonationFilter, page: Page) =>
+      collection.find(toFilter(filter)).sort({ createdAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray(),
+    count: (filter: ImpersonationFilter) => collection.countDocuments(toFilter(filter)),
+  };
+}

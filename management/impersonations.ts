@@ -1,0 +1,46 @@
+import { guard, type Guarded } from '../lib/guard.js';
+import { withId } from '../lib/models.js';
+import { pageOf } from '../lib/pagination.js';
+import type { ImpersonationFilter } from '../lib/queries/impersonations.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { idSchema, paginationQuery, timestamp } from './schemas/common.js';
+
+const eventResponse = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    kind: { enum: ['subject_token.issued', 'exchange.succeeded', 'exchange.failed'] },
+    reason: { type: 'string' },
+    targetUserId: { type: 'string' },
+    actorUserId: { type: 'string' },
+    issuerClientId: { type: 'string' },
+    clientId: { type: 'string' },
+    context: { type: 'object', additionalProperties: true },
+    resource: { type: 'string' },
+    tokenId: { type: 'string' },
+    subjectTokenId: { type: 'string' },
+    createdAt: timestamp,
+  },
+  required: ['id', 'kind', 'createdAt'],
+};
+
+/** The impersonation audit: who acted as whom, when and why; newest first. */
+export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const { impersonations } = deps.queries;
+  router.get<object, Guarded<{ query: ImpersonationFilter & { page?: number; page_size?: number } }>>(
+    '/impersonations',
+    guard({
+      query: paginationQuery({
+        targetUserId: idSchema, actorUserId: idSchema, clientId: idSchema,
+        since: { type: 'integer', minimum: 0 }, until: { type: 'integer', minimum: 0 },
+      }),
+      response: { type: 'array', items: eventResponse },
+    }),
+    async (ctx) => {
+      const { page, page_size, ...filter } = ctx.guard.query;
+      const [total, found] = await Promise.all([impersonations.count(filter), impersonations.find(filter, pageOf({ page, page_size }))]);
+      ctx.set('Total-Number', String(total));
+      ctx.body = found.map(withId);
+    },
+  );
+}
