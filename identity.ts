@@ -8,6 +8,10 @@ import { createActorIdentifier } from './lib/actor.js';
 import { composeAdapters } from './lib/adapter.js';
 import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './lib/bootstrap.js';
 import { CacheRegistry } from './lib/cache.js';
+import {
+  createCustomClaims, customizerCollection, type CustomClaimsFailurePolicy, type GetCustomJwtClaims, type GrantFacts, type JwtCustomizer,
+} from './lib/custom-claims.js';
+import { Sandbox } from './lib/sandbox/index.js';
 import { installHashedSecretComparison } from './lib/client-secret.js';
 import { toClientMetadata } from './lib/clients.js';
 import type { AccessTokenAlg } from './lib/config.js';
@@ -29,6 +33,12 @@ export interface IdentityOptions {
   accessTokenAlg?: AccessTokenAlg;
   /** Largest Management API request body, in bytes. */
   apiBodyLimit?: number;
+  /** An embedding host's own claims function (trusted, run as it is); otherwise the stored script runs in the sandbox. */
+  getCustomJwtClaims?: GetCustomJwtClaims;
+  /** When the customizer throws or times out: `omit` its claims (default) or `refuse` the token. */
+  customClaimsOnError?: CustomClaimsFailurePolicy;
+  /** Wall-clock limit of one customizer run, in milliseconds (default 1000). */
+  customClaimsTimeoutMs?: number;
   /** Lifetime of a subject token, in seconds (default 600). */
   subjectTokenTtl?: number;
   /** How often other processes' changes to cached data are looked for, in milliseconds. */
@@ -71,6 +81,17 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const applicationScopeIds = caches.create('permissions', loadApplicationScopeIds(queries));
   await caches.start();
 
+  const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
+  const customizer = caches.create<JwtCustomizer>('configs', async (id) => (await customizerCollection(database.db).findOne({ _id: id as JwtCustomizer['_id'] })) ?? undefined);
+  const customClaimsFor = createCustomClaims({
+    queries, customizer, sandbox, logger,
+    ...(options.getCustomJwtClaims && { hostFunction: options.getCustomJwtClaims }),
+    onError: options.customClaimsOnError ?? 'omit',
+    exemptAudiences: new Set([managementApiIndicator]),
+  });
+  // What a grant knows about a token it mints (its grant type, the subject token's context).
+  const grantFacts = new WeakMap<object, GrantFacts>();
+
   let configured: Configuration | undefined;
   let resourceServerInfo: ReturnType<typeof createGetResourceServerInfo> | undefined;
   // Claims a grant wants in a token it mints, handed to `extraTokenClaims` through the token itself.
@@ -90,8 +111,12 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         adapter,
         jwks: host.jwks ?? secrets.jwks,
         findAccount: createFindAccount(queries, host.findAccount),
-        // The host's claims first; ours (such as `act`) after, so that none of them can be overridden.
-        extraTokenClaims: async (ctx, token) => ({ ...(await hostExtraClaims?.(ctx, token)), ...tokenClaims.get(token) }),
+        // The host's claims, then the customizer's, then ours (such as `act`), which nothing overrides.
+        extraTokenClaims: async (ctx, token) => ({
+          ...(await hostExtraClaims?.(ctx, token)),
+          ...(await customClaimsFor(ctx, token as Parameters<typeof customClaimsFor>[1], grantFacts.get(token))),
+          ...tokenClaims.get(token),
+        }),
         // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
         claims: { ...standardClaims, ...host.claims },
         cookies: { ...host.cookies, keys: host.cookies?.keys ?? secrets.cookieKeys },
@@ -128,11 +153,13 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
         identifyActor: createActorIdentifier(provider, publicJwks(keys)),
         tokenClaims,
+        grantFacts,
       }), tokenExchange.parameters);
       return createManagementApi({
         database,
         queries,
         write: createWriter(database),
+        sandbox,
         subjectTokenTtl: options.subjectTokenTtl ?? 600,
         caches,
         managementApiIndicator,
@@ -152,6 +179,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
 
     async close() {
       caches.stop();
+      await sandbox.close();
     },
   };
 }

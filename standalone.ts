@@ -75,6 +75,8 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       apiBodyLimit: settings.apiBodyLimit,
       cacheRefreshMs: settings.cacheRefreshMs,
       subjectTokenTtl: settings.subjectTokenTtl,
+      customClaimsOnError: settings.customClaimsOnError,
+      customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
     });
     // No sign-in pages yet: oidc-provider's development login would accept anyone, so it stays off.
     const provider = new Provider(issuer, identity.configure({ features: { devInteractions: { enabled: false } } }));

@@ -1,6 +1,7 @@
 import { errors, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
+import type { GrantFacts } from '../lib/custom-claims.js';
 import type { Queries } from '../lib/queries/index.js';
 import { accessTokenType, tokenExchangeGrantType, type ActClaim } from '../lib/token-types.js';
 
@@ -19,6 +20,8 @@ export interface TokenExchangeDeps {
   identifyActor(token: string): Promise<ActClaim>;
   /** Claims to add to a token when it is saved (oidc-provider's `extraTokenClaims` reads them). */
   tokenClaims: WeakMap<object, Record<string, unknown>>;
+  /** What the custom-claims function sees of this grant. */
+  grantFacts: WeakMap<object, GrantFacts>;
 }
 
 function single(value: unknown, name: string): string | undefined {
@@ -101,6 +104,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
       resourceServer: new provider.ResourceServer(resource, info),
     });
     deps.tokenClaims.set(token, { ...(act && { act }) });
+    deps.grantFacts.set(token, { type: grantType, subjectTokenContext: subject.context });
     ctx.oidc.entity('AccessToken', token);
     const value = await token.save();
 

@@ -17,6 +17,8 @@ export interface Settings {
   cacheRefreshMs: number;
   trustProxy: boolean;
   subjectTokenTtl: number;
+  customClaimsOnError: 'omit' | 'refuse';
+  customClaimsTimeoutMs: number;
 }
 
 interface Environment {
@@ -30,6 +32,8 @@ interface Environment {
   CACHE_REFRESH_MS: number;
   TRUST_PROXY: boolean;
   SUBJECT_TOKEN_TTL: number;
+  CUSTOM_CLAIMS_ON_ERROR: 'omit' | 'refuse';
+  CUSTOM_CLAIMS_TIMEOUT_MS: number;
 }
 
 const environmentSchema = {
@@ -45,6 +49,8 @@ const environmentSchema = {
     CACHE_REFRESH_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },
     TRUST_PROXY: { type: 'boolean', default: false },
     SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600 },
+    CUSTOM_CLAIMS_ON_ERROR: { enum: ['omit', 'refuse'], default: 'omit' },
+    CUSTOM_CLAIMS_TIMEOUT_MS: { type: 'integer', minimum: 50, maximum: 10000, default: 1000 },
   },
   dependencies: {
     BOOTSTRAP_CLIENT_ID: ['BOOTSTRAP_CLIENT_SECRET'],
@@ -92,5 +98,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     cacheRefreshMs: e.CACHE_REFRESH_MS,
     trustProxy: e.TRUST_PROXY,
     subjectTokenTtl: e.SUBJECT_TOKEN_TTL,
+    customClaimsOnError: e.CUSTOM_CLAIMS_ON_ERROR,
+    customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS,
   };
 }

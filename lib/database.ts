@@ -69,6 +69,7 @@ export const collectionIndexes: Record<string, IndexDescription[]> = {
   ],
   ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),
   system: [],
+  configs: [],
   cache_generations: [],
   ...Object.fromEntries(providerModels.map((model) => [providerCollection(model), providerModelIndexes(model)])),
 };

@@ -32,6 +32,7 @@ export const apiErrorStatus = {
   'organization_role.name_in_use': 422,
   'organization_scope.name_in_use': 422,
   'organization.require_membership': 422,
+  'jwt_customizer.script_failed': 422,
   'internal_error': 500,
 } as const;
 

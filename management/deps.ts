@@ -4,6 +4,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import type { CacheRegistry } from '../lib/cache.js';
 import type { Database } from '../lib/database.js';
 import type { Queries } from '../lib/queries/index.js';
+import type { Sandbox } from '../lib/sandbox/index.js';
 import type { Writer } from '../lib/unit-of-work.js';
 
 /** What the Management API's routes need, built once and passed in: no module-level state. */
@@ -15,6 +16,8 @@ export interface ManagementDeps {
   caches: Pick<CacheRegistry, 'changed'>;
   /** oidc-provider's own check of client metadata, so that we never store a client it would refuse. */
   validateClientMetadata(metadata: ClientMetadata): Promise<void>;
+  /** Where operator scripts run (the JWT customizer's dry run). */
+  sandbox: Sandbox;
   /** Lifetime of a subject token, in seconds. */
   subjectTokenTtl: number;
   /** Indicator of the Management API itself. */

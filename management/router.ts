@@ -14,6 +14,7 @@ import { organizationRoutes } from './organizations.js';
 import { relationRoutes } from './relations.js';
 import { resourceRoutes } from './resources.js';
 import { impersonationRoutes } from './impersonations.js';
+import { jwtCustomizerRoutes } from './jwt-customizer.js';
 import { roleRoutes } from './roles.js';
 import { subjectTokenRoutes } from './subject-tokens.js';
 import { userRoutes } from './users.js';
@@ -25,7 +26,7 @@ export interface ManagementApiOptions {
 }
 
 /** Each resource's routes, in the order they are mounted. */
-const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes];
+const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes, jwtCustomizerRoutes];
 
 export const managementPrefix = '/api';
 

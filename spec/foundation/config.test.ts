@@ -7,7 +7,7 @@ describe('settings', () => {
   it('has defaults for everything', () => {
     expect(loadSettings({})).toEqual({
       port: 3001, baseUrl: undefined, mongodbUri: undefined, accessTokenAlg: 'ES256',
-      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: false, subjectTokenTtl: 600,
+      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: false, subjectTokenTtl: 600, customClaimsOnError: 'omit', customClaimsTimeoutMs: 1000,
     });
   });
 

@@ -1,0 +1,92 @@
+import { Script } from 'node:vm';
+
+import { customizerCollection, customizerId, withoutReserved, type JwtCustomizer } from '../lib/custom-claims.js';
+import { ApiError, assertThat, notFound } from '../lib/errors.js';
+import { guard, type Guarded } from '../lib/guard.js';
+import { SandboxError } from '../lib/sandbox/index.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { originOf } from './origin.js';
+import { freeFormObject } from './schemas/common.js';
+
+const path = '/configs/jwt-customizer/access-token';
+const script = { type: 'string', minLength: 1, maxLength: 65536 } as const;
+const environmentVariables = {
+  type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4096 }, propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+} as const;
+const customizerResponse = {
+  type: 'object',
+  properties: { script: { type: 'string' }, environmentVariables: { type: 'object', additionalProperties: true } },
+  required: ['script', 'environmentVariables'],
+};
+
+type Customizer = { script: string; environmentVariables?: Record<string, string> };
+
+/** Compiles without running, so that a script with a syntax error is refused when it is stored. */
+function assertCompiles(source: string) {
+  try {
+    new Script(source, { filename: 'getCustomJwtClaims.js' });
+  } catch (error) {
+    throw new ApiError('guard.invalid_input', `body.script does not compile: ${(error as Error).message}`, { field: 'body.script' });
+  }
+}
+
+/** The access-token customizer (`getCustomJwtClaims`), stored as Logto stores it, with a dry run. */
+export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const collection = customizerCollection(deps.database.db);
+
+  router.get(path, guard({ response: customizerResponse }), async (ctx) => {
+    const stored = await collection.findOne({ _id: customizerId });
+    assertThat(stored, () => notFound('jwt customizer', 'access-token'));
+    ctx.body = { script: stored.script, environmentVariables: stored.environmentVariables };
+  });
+
+  router.put<object, Guarded<{ body: Customizer }>>(
+    path,
+    guard({ body: { type: 'object', properties: { script, environmentVariables }, required: ['script'], additionalProperties: false }, response: customizerResponse }),
+    async (ctx) => {
+      const { script: source, environmentVariables: variables = {} } = ctx.guard.body;
+      assertCompiles(source);
+      const document: JwtCustomizer = { _id: customizerId, script: source, environmentVariables: variables, updatedAt: Date.now() };
+      await deps.write(originOf(ctx), async ({ session, record }) => {
+        await collection.replaceOne({ _id: customizerId }, document, { upsert: true, session });
+        record({ entity: 'JwtCustomizer', action: 'updated', id: 'access-token', data: { script: source, environmentVariableNames: Object.keys(variables) } });
+      });
+      await deps.caches.changed('configs');
+      ctx.body = { script: source, environmentVariables: variables };
+    },
+  );
+
+  router.delete(path, guard({}), async (ctx) => {
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      const { deletedCount } = await collection.deleteOne({ _id: customizerId }, { session });
+      assertThat(deletedCount === 1, () => notFound('jwt customizer', 'access-token'));
+      record({ entity: 'JwtCustomizer', action: 'deleted', id: 'access-token', data: {} });
+    });
+    await deps.caches.changed('configs');
+    ctx.status = 204;
+  });
+
+  // Dry run: the script against a sample token and context, in the same sandbox tokens use.
+  router.post<object, Guarded<{ body: Customizer & { tokenType?: string; token?: Record<string, unknown>; context?: Record<string, unknown> } }>>(
+    '/configs/jwt-customizer/test',
+    guard({
+      body: {
+        type: 'object',
+        properties: { tokenType: { enum: ['access-token'] }, script, environmentVariables, token: freeFormObject, context: freeFormObject },
+        required: ['script'],
+        additionalProperties: false,
+      },
+      response: { type: 'object', additionalProperties: true },
+    }),
+    async (ctx) => {
+      const { script: source, environmentVariables: variables = {}, token = {}, context = {} } = ctx.guard.body;
+      assertCompiles(source);
+      try {
+        ctx.body = withoutReserved(await deps.sandbox.run(source, { token, context, environmentVariables: variables }));
+      } catch (error) {
+        if (!(error instanceof SandboxError)) throw error;
+        throw new ApiError('jwt_customizer.script_failed', `the script failed (${error.code}): ${error.message}`);
+      }
+    },
+  );
+}

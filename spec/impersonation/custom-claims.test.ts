@@ -1,0 +1,120 @@
+import * as oauth from 'openid-client';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+
+import { startTestServer } from '../support/server.js';
+
+const grantType = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
+
+/** The sample customizer: the impersonation context for token exchange, nothing for other grants. */
+const sample = `
+const getCustomJwtClaims = async ({ token, context, environmentVariables }) => {
+  if (context.grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange') {
+    const { ticketId, reason, actor } = context.grant.subjectTokenContext ?? {};
+    return { impersonation_context: { ticketId, reason, actor, user: context.user?.username, app: context.application?.id, env: environmentVariables.REGION } };
+  }
+  return {};
+};`;
+
+async function setUp(label: string, env: Record<string, string> = {}) {
+  const server = await startTestServer(label, env);
+  const post = async (path: string, body: unknown) => (await server.api('POST', path, { body })).body;
+  const resource = await post('/api/resources', { name: 'API', indicator: 'https://api.claims.test' });
+  const user = await post('/api/users', { username: 'impersonated' });
+  const app = await post('/api/applications', { name: 'console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
+  const config = await server.discover(app.id);
+  const exchangeToken = async () => {
+    const { body } = await server.api('POST', '/api/subject-tokens', { body: { userId: user.id, context: { ticketId: 'T-7', reason: 'refund', actor: 'agent@support' } } });
+    const response = await oauth.genericGrantRequest(config, grantType, { subject_token: body.subjectToken, subject_token_type: accessTokenType, resource: resource.indicator });
+    const { payload } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(`http://localhost:${server.port}/oidc/jwks`)), { issuer: server.issuer, audience: resource.indicator });
+    return payload;
+  };
+  const setScript = (script: string, environmentVariables: Record<string, string> = {}) =>
+    server.api('PUT', '/api/configs/jwt-customizer/access-token', { body: { script, environmentVariables } });
+  return { server, user, app, resource, exchangeToken, setScript };
+}
+
+describe('custom JWT claims', () => {
+  let t: Awaited<ReturnType<typeof setUp>>;
+  beforeAll(async () => { t = await setUp('claims'); });
+  afterAll(async () => { await t.server.close(); });
+
+  it('stores, reads and deletes the customizer', async () => {
+    expect((await t.server.api('GET', '/api/configs/jwt-customizer/access-token')).status).toBe(404);
+    const put = await t.setScript(sample, { REGION: 'eu' });
+    expect(put.status).toBe(200);
+    expect((await t.server.api('GET', '/api/configs/jwt-customizer/access-token')).body).toEqual({ script: sample, environmentVariables: { REGION: 'eu' } });
+    expect((await t.server.api('DELETE', '/api/configs/jwt-customizer/access-token')).status).toBe(204);
+    expect((await t.server.api('DELETE', '/api/configs/jwt-customizer/access-token')).status).toBe(404);
+    const broken = await t.setScript('function getCustomJwtClaims( {');
+    expect(broken.status).toBe(400);
+    expect(broken.body.message).toMatch(/^body.script does not compile: /);
+  });
+
+  it('runs the sample on token exchange: the subject token\'s context reaches the token', async () => {
+    await t.setScript(sample, { REGION: 'eu' });
+    const payload = await t.exchangeToken();
+    expect(payload.impersonation_context).toEqual({ ticketId: 'T-7', reason: 'refund', actor: 'agent@support', user: 'impersonated', app: t.app.id, env: 'eu' });
+    expect(payload.sub).toBe(t.user.id);
+  });
+
+  it('cannot override reserved claims', async () => {
+    await t.setScript('function getCustomJwtClaims() { return { sub: "admin", aud: "x", scope: "all", act: { sub: "x" }, client_id: "y", iss: "z", jti: "j", exp: 1, iat: 1, tier: "gold" } }');
+    const payload = await t.exchangeToken();
+    expect(payload).toMatchObject({ sub: t.user.id, aud: t.resource.indicator, client_id: t.app.id, iss: t.server.issuer, tier: 'gold' });
+    expect(payload).not.toHaveProperty('act');
+    expect(payload.exp! - payload.iat!).toBe(3600);
+  });
+
+  it('leaves the Management API\'s own tokens alone', async () => {
+    await t.setScript('function getCustomJwtClaims() { throw new Error("must not run") }');
+    const config = await t.server.discover(t.server.admin.clientId, t.server.admin.clientSecret);
+    await expect(oauth.clientCredentialsGrant(config, { scope: 'all', resource: t.server.identity.managementApiIndicator })).resolves.toMatchObject({ scope: 'all' });
+  });
+
+  it.each([
+    ['reads process', 'function getCustomJwtClaims() { return { leaked: typeof process + typeof require + typeof globalThis.process } }', { leaked: 'undefinedundefinedundefined' }],
+  ])('contains a script that %s', async (_name, script, expected) => {
+    await t.setScript(script);
+    expect(await t.exchangeToken()).toMatchObject(expected);
+  });
+
+  it.each([
+    ['calls require', 'function getCustomJwtClaims() { return { fs: require("fs").readdirSync("/") } }'],
+    ['escapes through the constructor chain', 'function getCustomJwtClaims() { return { p: this.constructor.constructor("return process")().env } }'],
+    ['loops forever', 'function getCustomJwtClaims() { for (;;) {} }'],
+    ['awaits forever', 'async function getCustomJwtClaims() { await new Promise(() => {}) }'],
+    ['returns a huge result', 'function getCustomJwtClaims() { return { blob: "x".repeat(1e6) } }'],
+    ['throws', 'function getCustomJwtClaims() { throw new Error("boom") }'],
+  ])('issues the token without custom claims when the script %s (CUSTOM_CLAIMS_ON_ERROR=omit)', async (_name, script) => {
+    await t.setScript(script);
+    const payload = await t.exchangeToken();
+    expect(payload.sub).toBe(t.user.id);
+    expect(Object.keys(payload).sort()).toEqual(['aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'sub']);
+  });
+
+  it('dry-runs a script against a sample token and context', async () => {
+    const ok = await t.server.api('POST', '/api/configs/jwt-customizer/test', {
+      body: { tokenType: 'access-token', script: sample, environmentVariables: { REGION: 'us' }, token: { sub: 'u1' }, context: { grant: { type: grantType, subjectTokenContext: { ticketId: 'T-1' } }, user: { username: 'u' } } },
+    });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({ impersonation_context: { ticketId: 'T-1', user: 'u', env: 'us' } });
+    const failing = await t.server.api('POST', '/api/configs/jwt-customizer/test', { body: { script: 'function getCustomJwtClaims() { for (;;) {} }' } });
+    expect(failing.status).toBe(422);
+    expect(failing.body).toEqual({ code: 'jwt_customizer.script_failed', message: 'the script failed (timeout): the script did not finish within 1000 ms' });
+  });
+});
+
+describe('custom JWT claims with CUSTOM_CLAIMS_ON_ERROR=refuse', () => {
+  let t: Awaited<ReturnType<typeof setUp>>;
+  beforeAll(async () => { t = await setUp('claimsrefuse', { CUSTOM_CLAIMS_ON_ERROR: 'refuse', CUSTOM_CLAIMS_TIMEOUT_MS: '200' }); });
+  afterAll(async () => { await t.server.close(); });
+
+  it.each([
+    ['throws', 'function getCustomJwtClaims() { throw new Error("boom") }'],
+    ['times out', 'function getCustomJwtClaims() { for (;;) {} }'],
+  ])('refuses the token with a clear error when the script %s', async (_name, script) => {
+    await t.setScript(script);
+    await expect(t.exchangeToken()).rejects.toMatchObject({ error: 'invalid_request', error_description: 'the access token could not be issued: its custom JWT claims failed' });
+  });
+});
