@@ -126,6 +126,15 @@ describe('impersonation: subject tokens and token exchange', () => {
     await expect(exchange(await server.discover(plain.id), { subject_token: token })).rejects.toMatchObject({ error: 'invalid_request', error_description: 'requested grant type is not allowed for this client' });
   });
 
+  it('never lets a third-party application exchange tokens, even when the setting is on', async () => {
+    const { body: third } = await server.api('POST', '/api/applications', {
+      body: { name: 'Partner', type: 'Traditional', isThirdParty: true, oidcClientMetadata: { redirectUris: ['https://partner.test/cb'] }, customClientMetadata: { allowTokenExchange: true } },
+    });
+    const { subjectToken: token } = await subjectToken(target.id);
+    await expect(exchange(await server.discover(third.id, third.secret), { subject_token: token }))
+      .rejects.toMatchObject({ error: 'invalid_request', error_description: 'requested grant type is not allowed for this client' });
+  });
+
   it('refuses a subject token whose user was suspended or deleted after issuance', async () => {
     const { body: victim } = await server.api('POST', '/api/users', { body: { username: 'soon_suspended' } });
     const first = await subjectToken(victim.id);
