@@ -59,7 +59,16 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
   const issuer = `${baseUrl}/oidc`;
 
   const database = await openDatabase(mongodbUri, dbName === undefined ? {} : { dbName });
-  const identity = await createIdentity({ database, issuer, baseUrl, logger });
+  const identity = await createIdentity({
+    database, issuer, baseUrl, logger,
+    // The host's own custom claims, as a function: trusted code, so it runs as it is.
+    getCustomJwtClaims: ({ context }) => {
+      const grant = context.grant as { type?: string; subjectTokenContext?: Record<string, unknown> } | undefined;
+      return grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange'
+        ? { impersonation_context: grant.subjectTokenContext ?? {} }
+        : {};
+    },
+  });
 
   // (a) contribute to the host's configuration, (b) install into the provider built from it.
   const provider = new Provider(issuer, identity.configure(hostConfiguration()));
@@ -79,6 +88,7 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
     baseUrl,
     issuer,
     managementApiIndicator: identity.managementApiIndicator,
+    port: (server.address() as AddressInfo).port,
     async close() {
       await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
       await identity.close();

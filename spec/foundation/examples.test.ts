@@ -40,6 +40,33 @@ describe('examples/embedded: an existing oidc-provider deployment adopting the p
   });
 });
 
+describe('examples/embedded: a host\'s own getCustomJwtClaims function', () => {
+  const bootstrap = { clientId: 'embedded-admin', clientSecret: 'embedded-admin-secret-0123456789' };
+  let example: Awaited<ReturnType<typeof startEmbeddedExample>>;
+  beforeAll(async () => {
+    example = await startEmbeddedExample({ mongodbUri: testMongoUri(), dbName: uniqueDbName('embclaims'), bootstrap, logger: silentLogger });
+  });
+  afterAll(async () => { await example.close(); });
+
+  it('merges the function\'s claims into an exchanged token', async () => {
+    const admin = await discover(example.issuer, bootstrap.clientId, bootstrap.clientSecret);
+    const { access_token: token } = await oauth.clientCredentialsGrant(admin, { scope: 'all', resource: example.managementApiIndicator });
+    const call = async (path: string, body: unknown) => (await fetch(`${example.baseUrl}/api${path}`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    })).json() as Promise<Record<string, string>>;
+    const resource = await call('/resources', { name: 'API', indicator: 'https://api.embedded.test' });
+    const user = await call('/users', { username: 'embedded_user' });
+    const app = await call('/applications', { name: 'console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
+    const { subjectToken } = await call('/subject-tokens', { userId: user.id, context: { ticketId: 'E-1' } });
+    const config = await oauth.discovery(new URL(example.issuer), app.id!, undefined, oauth.None(), { execute: [oauth.allowInsecureRequests] });
+    const response = await oauth.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:token-exchange', {
+      subject_token: subjectToken!, subject_token_type: 'urn:ietf:params:oauth:token-type:access_token', resource: resource.indicator!,
+    });
+    const { payload } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(`${example.issuer}/jwks`)), { issuer: example.issuer, audience: resource.indicator! });
+    expect(payload).toMatchObject({ sub: user.id, impersonation_context: { ticketId: 'E-1' }, tenant: 'acme' });
+  });
+});
+
 describe('examples/standalone', () => {
   it('starts the standalone server from code and serves discovery', async () => {
     const server = await startStandaloneExample({ ...loadSettings({ PORT: '0' }), mongodbUri: testMongoUri() }, {
