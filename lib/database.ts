@@ -1,5 +1,6 @@
 import { MongoClient, type ClientSession, type Db, type IndexDescription } from 'mongodb';
 
+import { ApiError } from './errors.js';
 import { linkIndexes, linkTables, type LinkTable } from './links.js';
 
 /** oidc-provider models we persist, each in a collection of its own. */
@@ -123,15 +124,33 @@ export async function attachDatabase(client: MongoClient, db: Db): Promise<Datab
     transactions,
     async transaction(work) {
       if (!transactions) return work(undefined);
-      const session = client.startSession();
-      try {
-        return await session.withTransaction(() => work(session));
-      } finally {
-        await session.endSession();
+      for (let attempt = 1; ; attempt += 1) {
+        const session = client.startSession();
+        try {
+          return await session.withTransaction(() => work(session));
+        } catch (error) {
+          if (!isWriteConflict(error)) throw error;
+          // Two requests changed the same documents at once and this one lost. The driver retries
+          // transient errors itself when the server labels them; not every engine does, so we
+          // retry a few times too, then say so instead of failing with a 500.
+          if (attempt >= maxTransactionAttempts) {
+            throw new ApiError('request.conflict', 'the data changed concurrently; retry the request');
+          }
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 20 * attempt));
+        } finally {
+          await session.endSession();
+        }
       }
     },
     close: () => client.close(),
   };
+}
+
+const maxTransactionAttempts = 5;
+
+function isWriteConflict(error: unknown): boolean {
+  const { code, message, hasErrorLabel } = (error ?? {}) as { code?: number; message?: string; hasErrorLabel?: (label: string) => boolean };
+  return code === 112 || hasErrorLabel?.('TransientTransactionError') === true || /write conflict/i.test(message ?? '');
 }
 
 /** Creates every collection's indexes. Idempotent: creating an index that exists is a no-op. */

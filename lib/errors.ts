@@ -33,6 +33,7 @@ export const apiErrorStatus = {
   'organization_scope.name_in_use': 422,
   'organization.require_membership': 422,
   'jwt_customizer.script_failed': 422,
+  'request.conflict': 409,
   'internal_error': 500,
 } as const;
 

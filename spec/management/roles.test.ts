@@ -73,6 +73,17 @@ describe('/api/roles', () => {
     expect((await server.api('DELETE', `/api/users/${b.id}/roles/${role.id}`)).status).toBe(404);
   });
 
+  it('answers concurrent conflicting writes without a 500, and keeps the links consistent', async () => {
+    const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'Contended' } });
+    const { body: user } = await server.api('POST', '/api/users', { body: { username: 'contended' } });
+    const requests = Array.from({ length: 12 }, (_, i) => (i % 2 === 0
+      ? server.api('PUT', `/api/users/${user.id}/roles`, { body: { roleIds: [role.id] } })
+      : server.api('DELETE', `/api/users/${user.id}/roles/${role.id}`)));
+    const statuses = new Set((await Promise.all(requests)).map(({ status }) => status));
+    expect([...statuses].every((status) => [204, 404, 409].includes(status))).toBe(true);
+    expect(await server.database.db.collection('users_roles').countDocuments({ userId: user.id })).toBeLessThanOrEqual(1);
+  });
+
   it('refuses to mix role types: machine-to-machine roles go to machine-to-machine applications only', async () => {
     const { body: m2mRole } = await server.api('POST', '/api/roles', { body: { name: 'Robot', type: 'MachineToMachine' } });
     const { body: userRole } = await server.api('POST', '/api/roles', { body: { name: 'Human' } });
