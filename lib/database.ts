@@ -149,8 +149,10 @@ export async function attachDatabase(client: MongoClient, db: Db): Promise<Datab
 const maxTransactionAttempts = 5;
 
 function isWriteConflict(error: unknown): boolean {
-  const { code, message, hasErrorLabel } = (error ?? {}) as { code?: number; message?: string; hasErrorLabel?: (label: string) => boolean };
-  return code === 112 || hasErrorLabel?.('TransientTransactionError') === true || /write conflict/i.test(message ?? '');
+  const candidate = (error ?? {}) as { code?: number; message?: string; hasErrorLabel?: (label: string) => boolean };
+  return candidate.code === 112
+    || (typeof candidate.hasErrorLabel === 'function' && candidate.hasErrorLabel('TransientTransactionError'))
+    || /write conflict/i.test(candidate.message ?? '');
 }
 
 /** Creates every collection's indexes. Idempotent: creating an index that exists is a no-op. */
