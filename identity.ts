@@ -9,9 +9,10 @@ import { composeAdapters } from './lib/adapter.js';
 import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './lib/bootstrap.js';
 import { CacheRegistry } from './lib/cache.js';
 import {
-  createCustomClaims, customizerCollection, type CustomClaimsFailurePolicy, type GetCustomJwtClaims, type GrantFacts, type JwtCustomizer,
+  createCustomClaims, customizerCollection, type CustomClaimsFailurePolicy, type GetCustomJwtClaims, type JwtCustomizer,
 } from './lib/custom-claims.js';
 import { Sandbox } from './lib/sandbox/index.js';
+import type { MintedToken } from './lib/token-types.js';
 import { installHashedSecretComparison } from './lib/client-secret.js';
 import { toClientMetadata } from './lib/clients.js';
 import type { AccessTokenAlg } from './lib/config.js';
@@ -82,20 +83,20 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   await caches.start();
 
   const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
-  const customizer = caches.create<JwtCustomizer>('configs', async (id) => (await customizerCollection(database.db).findOne({ _id: id as JwtCustomizer['_id'] })) ?? undefined);
+  const customizer = caches.create<JwtCustomizer>('configs',
+    async (id) => (await customizerCollection(database.db).findOne({ _id: id as JwtCustomizer['_id'] })) ?? undefined,
+    { keepMisses: true });
   const customClaimsFor = createCustomClaims({
     queries, customizer, sandbox, logger,
     ...(options.getCustomJwtClaims && { hostFunction: options.getCustomJwtClaims }),
     onError: options.customClaimsOnError ?? 'omit',
     exemptAudiences: new Set([managementApiIndicator]),
   });
-  // What a grant knows about a token it mints (its grant type, the subject token's context).
-  const grantFacts = new WeakMap<object, GrantFacts>();
 
   let configured: Configuration | undefined;
   let resourceServerInfo: ReturnType<typeof createGetResourceServerInfo> | undefined;
-  // Claims a grant wants in a token it mints, handed to `extraTokenClaims` through the token itself.
-  const tokenClaims = new WeakMap<object, Record<string, unknown>>();
+  // What a grant tells `extraTokenClaims` about a token it mints, through the token itself.
+  const minted = new WeakMap<object, MintedToken>();
 
   return {
     queries,
@@ -114,8 +115,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         // The host's claims, then the customizer's, then ours (such as `act`), which nothing overrides.
         extraTokenClaims: async (ctx, token) => ({
           ...(await hostExtraClaims?.(ctx, token)),
-          ...(await customClaimsFor(ctx, token as Parameters<typeof customClaimsFor>[1], grantFacts.get(token))),
-          ...tokenClaims.get(token),
+          ...(await customClaimsFor(ctx, token as Parameters<typeof customClaimsFor>[1], minted.get(token)?.facts)),
+          ...minted.get(token)?.claims,
         }),
         // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
         claims: { ...standardClaims, ...host.claims },
@@ -152,8 +153,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         queries,
         resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
         identifyActor: createActorIdentifier(provider, publicJwks(keys)),
-        tokenClaims,
-        grantFacts,
+        resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
+        minted,
       }), tokenExchange.parameters);
       return createManagementApi({
         database,

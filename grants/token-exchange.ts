@@ -1,9 +1,9 @@
 import { errors, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
-import type { GrantFacts } from '../lib/custom-claims.js';
 import type { Queries } from '../lib/queries/index.js';
-import { accessTokenType, tokenExchangeGrantType, type ActClaim } from '../lib/token-types.js';
+import type { ScopeDocument } from '../lib/models.js';
+import { accessTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../lib/token-types.js';
 
 /** RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token for its user. */
 export const grantType = tokenExchangeGrantType;
@@ -18,10 +18,10 @@ export interface TokenExchangeDeps {
   resourceServerInfo(ctx: KoaContextWithOIDC, indicator: string, client: NonNullable<KoaContextWithOIDC['oidc']['client']>): Promise<ResourceServer>;
   /** Verifies an actor token and returns who it names; throws when it is not acceptable. */
   identifyActor(token: string): Promise<ActClaim>;
-  /** Claims to add to a token when it is saved (oidc-provider's `extraTokenClaims` reads them). */
-  tokenClaims: WeakMap<object, Record<string, unknown>>;
-  /** What the custom-claims function sees of this grant. */
-  grantFacts: WeakMap<object, GrantFacts>;
+  /** The permissions of an API resource we serve (from the resources cache). */
+  resourceScopes(indicator: string): Promise<ScopeDocument[]>;
+  /** What this grant tells `extraTokenClaims` about each token it mints. */
+  minted: WeakMap<object, MintedToken>;
 }
 
 function single(value: unknown, name: string): string | undefined {
@@ -85,14 +85,12 @@ export function buildHandler(deps: TokenExchangeDeps) {
     const user = await deps.queries.users.findById(subject.userId);
     if (!user || user.isSuspended) throw new errors.InvalidGrant('the subject token\'s user no longer exists or is suspended');
 
-    // Granted: what was asked ∩ (the resource's permissions ∩ the user's, plus identity scopes).
+    // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
+    // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
     const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
-    const held = await deps.queries.scopeIdsForUser(user._id);
-    const resourceScopes = new Set(info.scope.split(' '));
-    const heldNames = new Set((await deps.queries.scopes.findByIds([...held])).map(({ name }) => name));
-    const scope = [...new Set(requested)]
-      .filter((name) => identityScopes.has(name) || (resourceScopes.has(name) && heldNames.has(name)))
-      .join(' ');
+    const [held, resourceScopes] = await Promise.all([deps.queries.scopeIdsForUser(user._id), deps.resourceScopes(resource)]);
+    const grantable = new Set(resourceScopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name));
+    const scope = [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)).join(' ');
 
     const token = new provider.AccessToken({
       accountId: user._id,
@@ -103,8 +101,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
       ...(scope && { scope }),
       resourceServer: new provider.ResourceServer(resource, info),
     });
-    deps.tokenClaims.set(token, { ...(act && { act }) });
-    deps.grantFacts.set(token, { type: grantType, subjectTokenContext: subject.context });
+    deps.minted.set(token, { claims: { ...(act && { act }) }, facts: { type: grantType, subjectTokenContext: subject.context, user } });
     ctx.oidc.entity('AccessToken', token);
     const value = await token.save();
 

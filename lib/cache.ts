@@ -14,24 +14,27 @@ interface Generation {
  */
 export class KeyedCache<V> {
   readonly name: string;
-  readonly #entries = new Map<string, V>();
+  readonly #entries = new Map<string, V | undefined>();
   readonly #load: (key: string) => Promise<V | undefined>;
   readonly #maxEntries: number;
+  readonly #keepMisses: boolean;
   /** Bumped on every invalidation, so a load that raced a write does not store what it read before it. */
   #epoch = 0;
 
-  constructor(name: string, load: (key: string) => Promise<V | undefined>, { maxEntries = 10_000 } = {}) {
+  constructor(name: string, load: (key: string) => Promise<V | undefined>, { maxEntries = 10_000, keepMisses = false } = {}) {
     this.name = name;
     this.#load = load;
     this.#maxEntries = maxEntries;
+    this.#keepMisses = keepMisses;
   }
 
   async get(key: string): Promise<V | undefined> {
     if (this.#entries.has(key)) return this.#entries.get(key);
     const epoch = this.#epoch;
     const value = await this.#load(key);
-    // Misses are not kept: anyone can ask for random client ids, and they must not fill memory.
-    if (value !== undefined && epoch === this.#epoch) {
+    // Misses are kept only where we choose the keys: anyone can ask for random client ids,
+    // and they must not fill memory; but "no customizer configured" is asked on every token.
+    if ((value !== undefined || this.#keepMisses) && epoch === this.#epoch) {
       if (this.#entries.size >= this.#maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
       this.#entries.set(key, value);
     }
@@ -56,8 +59,8 @@ export class CacheRegistry {
     this.#refreshMs = refreshMs;
   }
 
-  create<V>(name: string, load: (key: string) => Promise<V | undefined>): KeyedCache<V> {
-    const cache = new KeyedCache<V>(name, load);
+  create<V>(name: string, load: (key: string) => Promise<V | undefined>, options: { keepMisses?: boolean } = {}): KeyedCache<V> {
+    const cache = new KeyedCache<V>(name, load, options);
     this.#caches.set(name, cache as KeyedCache<unknown>);
     return cache;
   }

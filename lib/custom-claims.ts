@@ -6,6 +6,7 @@ import type { Logger } from './logger.js';
 import { userToApi } from './models.js';
 import type { Queries } from './queries/index.js';
 import { SandboxError, type Sandbox } from './sandbox/index.js';
+import type { GrantFacts } from './token-types.js';
 
 /** The operator's function: returns claims to merge into an access token. */
 export type GetCustomJwtClaims = (input: CustomClaimsInput) => Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -37,11 +38,6 @@ export const withoutReserved = (claims: Record<string, unknown>) =>
 export const customizerCollection = (db: Db) => db.collection<JwtCustomizer>('configs');
 export const customizerId = 'jwt-customizer:access-token' as const;
 
-/** Facts about one token's grant that only the grant knows (the subject token's context). */
-export interface GrantFacts {
-  type: string;
-  subjectTokenContext?: Record<string, unknown>;
-}
 
 export interface CustomClaimsDeps {
   queries: Queries;
@@ -60,7 +56,8 @@ type IssuedToken = { jti?: string; accountId?: string; clientId?: string; aud?: 
 export function createCustomClaims(deps: CustomClaimsDeps) {
   async function contextFor(ctx: KoaContextWithOIDC, token: IssuedToken, facts: GrantFacts | undefined) {
     const grantType = facts?.type ?? (ctx.oidc?.params?.grant_type as string | undefined) ?? token.gty ?? 'unknown';
-    const user = token.accountId ? await deps.queries.users.findById(token.accountId) : null;
+    // The grant usually loaded the user already; only other grants make us read it.
+    const user = facts?.user ?? (token.accountId ? await deps.queries.users.findById(token.accountId) : null);
     const roles = user ? await deps.queries.roles.findByIds(await deps.queries.links.usersRoles.rightsOf(user._id)) : [];
     const client = ctx.oidc?.client;
     return {

@@ -2,8 +2,26 @@
 export const tokenExchangeGrantType = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
 
+import type { UserDocument } from './models.js';
+
 /** RFC 8693 §4.1: who acts, and, nested, on whose behalf that actor acted. */
 export interface ActClaim {
   sub: string;
   act?: ActClaim;
+}
+
+/** What a grant knows about a token it mints: its grant type, the subject token's context, the user it loaded. */
+export interface GrantFacts {
+  type: string;
+  subjectTokenContext?: Record<string, unknown>;
+  user?: UserDocument;
+}
+
+/**
+ * Handed from a grant to `extraTokenClaims` through the token object itself (a WeakMap
+ * keyed by the token): the claims the grant sets, and the facts custom claims read.
+ */
+export interface MintedToken {
+  claims: Record<string, unknown>;
+  facts: GrantFacts;
 }

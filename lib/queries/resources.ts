@@ -43,7 +43,6 @@ export function createResourceQueries(db: Db) {
 
     scopes: {
       insert: async (scope: ScopeDocument, session?: ClientSession) => { await scopes.insertOne(scope, { session }); return scope; },
-      findByIds: (ids: string[]) => scopes.find({ _id: { $in: ids } }).toArray(),
       findForResource: (resourceId: string, page?: Page) => {
         const cursor = scopes.find({ resourceId }).sort({ createdAt: -1, _id: -1 });
         return (page ? cursor.skip(page.skip).limit(page.limit) : cursor).toArray();

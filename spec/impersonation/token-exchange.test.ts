@@ -70,6 +70,17 @@ describe('impersonation: subject tokens and token exchange', () => {
     expect(payload).not.toHaveProperty('act');
   });
 
+  it('grants a resource\'s permission only when the user holds that resource\'s own permission, not one of the same name elsewhere', async () => {
+    const { body: other } = await server.api('POST', '/api/resources', { body: { name: 'Other', indicator: 'https://other.test' } });
+    await server.api('POST', `/api/resources/${other.id}/scopes`, { body: { name: 'read:orders' } });
+    const { subjectToken: token } = await subjectToken(target.id);
+    const config = await publicClient();
+    const response = await oauth.genericGrantRequest(config, grantType, {
+      subject_token: token, subject_token_type: accessTokenType, resource: 'https://other.test', scope: 'openid read:orders',
+    });
+    expect(response.scope).toBe('openid');
+  });
+
   it('exchanges it for a confidential client authenticated with HTTP Basic', async () => {
     const { subjectToken: token } = await subjectToken(target.id);
     const config = await server.discover(web.id, web.secret);
