@@ -88,7 +88,6 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
     baseUrl,
     issuer,
     managementApiIndicator: identity.managementApiIndicator,
-    port: (server.address() as AddressInfo).port,
     async close() {
       await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
       await identity.close();

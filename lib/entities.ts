@@ -22,26 +22,29 @@ export interface EntityOptions {
  * The queries every entity has: insert, find by id (or 404), list a page newest first, count,
  * update, delete. A write that a unique index refuses becomes the 422 named in `conflicts`.
  */
+/**
+ * Runs a write that a unique index may refuse, turning the refusal into the 422 the API promises:
+ * the one named for that index in a table, or the only one there is.
+ */
+export async function refusingDuplicates<R>(write: () => Promise<R>, conflicts: ConflictTable | (() => ApiError)): Promise<R> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    const conflict = typeof conflicts === 'function' ? conflicts : conflicts[duplicateKeyIndex(error) ?? ''];
+    throw conflict ? conflict() : error;
+  }
+}
+
 export function createEntityQueries<T extends EntityDocument & Document>(db: Db, { collection: name, label, conflicts = {} }: EntityOptions) {
   const collection = db.collection<T>(name);
   const byId = (id: string) => ({ _id: id }) as Filter<T>;
 
-  async function refusingDuplicates<R>(write: () => Promise<R>): Promise<R> {
-    try {
-      return await write();
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      const conflict = conflicts[duplicateKeyIndex(error) ?? ''];
-      throw conflict ? conflict() : error;
-    }
-  }
-
   return {
     collection,
-    refusingDuplicates,
 
     async insert(document: T, session?: ClientSession): Promise<T> {
-      await refusingDuplicates(() => collection.insertOne(document as OptionalUnlessRequiredId<T>, { session }));
+      await refusingDuplicates(() => collection.insertOne(document as OptionalUnlessRequiredId<T>, { session }), conflicts);
       return document;
     },
 
@@ -72,7 +75,7 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
 
     async update(id: string, set: Partial<Omit<T, '_id'>>, session?: ClientSession): Promise<T> {
       const { matchedCount } = await refusingDuplicates(() =>
-        collection.updateOne(byId(id), { $set: set as MatchKeysAndValues<T> }, { session }));
+        collection.updateOne(byId(id), { $set: set as MatchKeysAndValues<T> }, { session }), conflicts);
       if (matchedCount === 0) throw notFound(label, id);
       return (await collection.findOne(byId(id), { session })) as T;
     },

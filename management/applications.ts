@@ -1,7 +1,8 @@
 import type { ClientMetadata } from 'oidc-provider';
 
 import { toClientMetadata, isConfidential } from '../lib/clients.js';
-import { ApiError, assertThat, isDuplicateKeyError, notFound } from '../lib/errors.js';
+import { refusingDuplicates } from '../lib/entities.js';
+import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/guard.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
 import { withId, type ApplicationDocument, type ApplicationSecretDocument, type ApplicationType } from '../lib/models.js';
@@ -157,15 +158,10 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
       assertThat(!body.expiresAt || body.expiresAt > Date.now(),
         new ApiError('guard.invalid_input', 'body.expiresAt must be in the future', { field: 'body.expiresAt' }));
       const { value, document } = newSecret(id, body.name, body.expiresAt ?? null);
-      try {
-        await deps.write(originOf(ctx), async ({ session, record }) => {
-          await applications.secrets.insert(document, session);
-          record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [document.name], removed: [] } });
-        });
-      } catch (error) {
-        if (isDuplicateKeyError(error)) throw new ApiError('application.secret_name_exists', `a secret named \`${body.name}\` exists already`);
-        throw error;
-      }
+      await refusingDuplicates(() => deps.write(originOf(ctx), async ({ session, record }) => {
+        await applications.secrets.insert(document, session);
+        record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [document.name], removed: [] } });
+      }), () => new ApiError('application.secret_name_exists', `a secret named \`${body.name}\` exists already`));
       await caches.changed('applications');
       ctx.body = { name: document.name, value, createdAt: document.createdAt, expiresAt: document.expiresAt };
     },

@@ -1,4 +1,5 @@
-import { ApiError, assertThat, isDuplicateKeyError } from '../lib/errors.js';
+import { refusingDuplicates } from '../lib/entities.js';
+import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type ResourceDocument, type ScopeDocument } from '../lib/models.js';
@@ -16,16 +17,6 @@ type ResourceParams = { resourceId: string };
 type ScopeParams = ResourceParams & { scopeId: string };
 
 const defaultAccessTokenTtl = 3600;
-
-/** Runs a write that a unique index may refuse, turning the refusal into the 422 the API promises. */
-async function unique<T>(write: () => Promise<T>, conflict: () => ApiError): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (isDuplicateKeyError(error)) throw conflict();
-    throw error;
-  }
-}
 
 const builtIn = (resource: ResourceDocument) => new ApiError('resource.built_in',
   `\`${resource.name}\` is built in and cannot be changed through the API`);
@@ -74,7 +65,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
         accessTokenTtl: body.accessTokenTtl ?? defaultAccessTokenTtl,
         createdAt: Date.now(),
       };
-      await unique(() => deps.write(originOf(ctx), async ({ session, record }) => {
+      await refusingDuplicates(() => deps.write(originOf(ctx), async ({ session, record }) => {
         await resources.insert(resource, session);
         record({ entity: 'Resource', action: 'created', id: resource._id, data: withId(resource) });
       }), indicatorTaken(body.indicator));
@@ -146,7 +137,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
       const scope: ScopeDocument = {
         _id: generateId(), resourceId, name: body.name, description: body.description ?? null, createdAt: Date.now(),
       };
-      await unique(() => deps.write(originOf(ctx), async ({ session, record }) => {
+      await refusingDuplicates(() => deps.write(originOf(ctx), async ({ session, record }) => {
         await resources.scopes.insert(scope, session);
         record({ entity: 'Scope', action: 'created', id: scope._id, data: withId(scope) });
       }), scopeTaken(body.name));
@@ -161,7 +152,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { params: { resourceId, scopeId }, body } = ctx.guard;
       await writableResource(resourceId);
-      const updated = await unique(() => deps.write(originOf(ctx), async ({ session, record }) => {
+      const updated = await refusingDuplicates(() => deps.write(originOf(ctx), async ({ session, record }) => {
         const after = await resources.scopes.update(resourceId, scopeId, body, session);
         record({ entity: 'Scope', action: 'updated', id: scopeId, data: withId(after) });
         return after;

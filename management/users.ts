@@ -115,25 +115,22 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.patch<object, Guarded<{ params: UserParams; body: { customData: Record<string, unknown> } }>>(
-    '/users/:userId/custom-data',
-    guard({ params: idParams('userId'), body: customDataBody, response: { type: 'object', additionalProperties: true } }),
-    async (ctx) => {
-      const updated = await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated',
-        (current) => ({ customData: { ...current.customData, ...ctx.guard.body.customData } }));
-      ctx.body = updated.customData;
-    },
-  );
-
-  router.patch<object, Guarded<{ params: UserParams; body: { profile: Record<string, unknown> } }>>(
-    '/users/:userId/profile',
-    guard({ params: idParams('userId'), body: profileBody, response: { type: 'object', additionalProperties: true } }),
-    async (ctx) => {
-      const updated = await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated',
-        (current) => ({ profile: { ...current.profile, ...ctx.guard.body.profile } }));
-      ctx.body = updated.profile;
-    },
-  );
+  // Partial updates of one free-form field: merged into what is there, answered with the result.
+  const mergedFields = [
+    { path: '/users/:userId/custom-data', field: 'customData', body: customDataBody },
+    { path: '/users/:userId/profile', field: 'profile', body: profileBody },
+  ] as const;
+  for (const { path, field, body } of mergedFields) {
+    router.patch<object, Guarded<{ params: UserParams; body: Record<typeof field, Record<string, unknown>> }>>(
+      path,
+      guard({ params: idParams('userId'), body, response: { type: 'object', additionalProperties: true } }),
+      async (ctx) => {
+        const updated = await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated',
+          (current) => ({ [field]: { ...current[field], ...ctx.guard.body[field] } }));
+        ctx.body = updated[field];
+      },
+    );
+  }
 
   router.patch<object, Guarded<{ params: UserParams; body: { password: string } }>>(
     '/users/:userId/password',

@@ -38,17 +38,8 @@ describe('examples/embedded: an existing oidc-provider deployment adopting the p
     expect(response.status).toBe(200);
     expect(((await response.json()) as Array<{ indicator: string }>)[0]).toMatchObject({ indicator: example.managementApiIndicator });
   });
-});
 
-describe('examples/embedded: a host\'s own getCustomJwtClaims function', () => {
-  const bootstrap = { clientId: 'embedded-admin', clientSecret: 'embedded-admin-secret-0123456789' };
-  let example: Awaited<ReturnType<typeof startEmbeddedExample>>;
-  beforeAll(async () => {
-    example = await startEmbeddedExample({ mongodbUri: testMongoUri(), dbName: uniqueDbName('embclaims'), bootstrap, logger: silentLogger });
-  });
-  afterAll(async () => { await example.close(); });
-
-  it('merges the function\'s claims into an exchanged token', async () => {
+  it('merges the host\'s own getCustomJwtClaims function\'s claims into an exchanged token', async () => {
     const admin = await discover(example.issuer, bootstrap.clientId, bootstrap.clientSecret);
     const { access_token: token } = await oauth.clientCredentialsGrant(admin, { scope: 'all', resource: example.managementApiIndicator });
     const call = async (path: string, body: unknown) => (await fetch(`${example.baseUrl}/api${path}`, {

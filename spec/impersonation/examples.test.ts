@@ -16,11 +16,7 @@ describe('examples: the integrator backend and the three-step impersonation flow
 
   beforeAll(async () => {
     server = await startTestServer('flow');
-    const post = async (path: string, body: unknown) => {
-      const response = await server.api('POST', path, { body });
-      if (response.status >= 300) throw new Error(`${path}: ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
+    const post = server.create;
     const backendApi = await post('/api/resources', { name: 'Support backend', indicator: 'https://backend.flow.test' });
     const impersonateScope = await post(`/api/resources/${backendApi.id}/scopes`, { name: 'impersonate:users' });
     const orders = await post('/api/resources', { name: 'Orders', indicator: 'https://orders.flow.test' });

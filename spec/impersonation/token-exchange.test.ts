@@ -17,11 +17,7 @@ describe('impersonation: subject tokens and token exchange', () => {
 
   beforeAll(async () => {
     server = await startTestServer('exchange');
-    const post = async (path: string, body: unknown) => {
-      const response = await server.api('POST', path, { body });
-      if (response.status >= 300) throw new Error(`${path}: ${JSON.stringify(response.body)}`);
-      return response.body;
-    };
+    const post = server.create;
     resource = await post('/api/resources', { name: 'Orders', indicator: 'https://orders.test' });
     const read = await post(`/api/resources/${resource.id}/scopes`, { name: 'read:orders' });
     await post(`/api/resources/${resource.id}/scopes`, { name: 'write:orders' });

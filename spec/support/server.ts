@@ -12,6 +12,8 @@ export interface TestServer extends StandaloneServer {
   discover(clientId: string, clientSecret?: string): Promise<oauth.Configuration>;
   /** A Management API token for the admin client, through a real client_credentials grant. */
   adminToken(): Promise<string>;
+  /** POSTs to the Management API for test set-up: answers the body, throws on anything but 2xx. */
+  create(path: string, body: unknown): Promise<ApiResponse['body']>;
   /** Calls the Management API with JSON in and out. */
   api(method: string, path: string, options?: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<ApiResponse>;
 }
@@ -66,5 +68,11 @@ export async function startTestServer(label: string, env: Record<string, string>
     return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
   }
 
-  return Object.assign(server, { admin, discover, adminToken, api });
+  async function create(path: string, body: unknown) {
+    const response = await api('POST', path, { body });
+    if (response.status >= 300) throw new Error(`set-up POST ${path} answered ${response.status}: ${JSON.stringify(response.body)}`);
+    return response.body;
+  }
+
+  return Object.assign(server, { admin, discover, adminToken, api, create });
 }
