@@ -74,18 +74,6 @@ export interface RoleDocument {
   createdAt: number;
 }
 
-export interface RoleScopeDocument {
-  _id: string;
-  roleId: string;
-  scopeId: string;
-}
-
-export interface ApplicationRoleDocument {
-  _id: string;
-  applicationId: string;
-  roleId: string;
-}
-
 /** `_id` becomes `id` on the way out. */
 export function withId<T extends { _id: string }>({ _id, ...rest }: T): Omit<T, '_id'> & { id: string } {
   return { id: _id, ...rest };

@@ -134,13 +134,15 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     const links = relation.links(deps.queries);
     const body = { type: 'object', properties: { [bodyKey]: idList() }, required: [bodyKey], additionalProperties: false };
     type Body = Record<string, string[]>;
+    // Change records name the ids as `addedScopeIds` / `removedScopeIds`.
+    const changedKey = `${bodyKey[0]!.toUpperCase()}${bodyKey.slice(1)}`;
 
     const change = async (origin: ReturnType<typeof originOf>, ownerId: string, apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>) => {
       await deps.write(origin, async ({ session, record }) => {
         const { added, removed } = await apply(session);
         if (removed.length > 0) await relation.afterRemove?.(deps.queries, ownerId, removed, session);
         if (added.length + removed.length > 0) {
-          record({ entity: relation.owner.entity, action: relation.action, id: ownerId, data: { [`added${bodyKey[0]!.toUpperCase()}${bodyKey.slice(1)}`]: added, [`removed${bodyKey[0]!.toUpperCase()}${bodyKey.slice(1)}`]: removed } });
+          record({ entity: relation.owner.entity, action: relation.action, id: ownerId, data: { [`added${changedKey}`]: added, [`removed${changedKey}`]: removed } });
         }
       });
       await Promise.all((relation.invalidates ?? []).map((name) => deps.caches.changed(name)));

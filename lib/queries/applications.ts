@@ -1,7 +1,8 @@
 import type { ClientSession, Db, Filter } from 'mongodb';
 
 import { notFound } from '../errors.js';
-import type { ApplicationDocument, ApplicationRoleDocument, ApplicationSecretDocument, ApplicationType } from '../models.js';
+import { createLinks } from '../links.js';
+import type { ApplicationDocument, ApplicationSecretDocument, ApplicationType } from '../models.js';
 import type { Page } from '../pagination.js';
 
 export interface ApplicationFilter {
@@ -12,7 +13,7 @@ export interface ApplicationFilter {
 export function createApplicationQueries(db: Db) {
   const applications = db.collection<ApplicationDocument>('applications');
   const secrets = db.collection<ApplicationSecretDocument>('application_secrets');
-  const applicationsRoles = db.collection<ApplicationRoleDocument>('applications_roles');
+  const applicationsRoles = createLinks(db, 'applications_roles');
 
   const toFilter = ({ types, isThirdParty }: ApplicationFilter): Filter<ApplicationDocument> => ({
     ...(types && { type: { $in: types } }),
@@ -52,7 +53,7 @@ export function createApplicationQueries(db: Db) {
       const { deletedCount } = await applications.deleteOne({ _id: id }, { session });
       if (deletedCount === 0) throw notFound('application', id);
       await secrets.deleteMany({ applicationId: id }, { session });
-      await applicationsRoles.deleteMany({ applicationId: id }, { session });
+      await applicationsRoles.removeAllOfLeft(id, session);
     },
 
     secrets: {

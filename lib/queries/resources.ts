@@ -1,13 +1,14 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { notFound } from '../errors.js';
-import type { ResourceDocument, RoleScopeDocument, ScopeDocument } from '../models.js';
+import { createLinks } from '../links.js';
+import type { ResourceDocument, ScopeDocument } from '../models.js';
 import type { Page } from '../pagination.js';
 
 export function createResourceQueries(db: Db) {
   const resources = db.collection<ResourceDocument>('resources');
   const scopes = db.collection<ScopeDocument>('scopes');
-  const rolesScopes = db.collection<RoleScopeDocument>('roles_scopes');
+  const rolesScopes = createLinks(db, 'roles_scopes');
 
   async function findByIdOrThrow(id: string) {
     const resource = await resources.findOne({ _id: id });
@@ -37,7 +38,7 @@ export function createResourceQueries(db: Db) {
       const scopeIds = (await scopes.find({ resourceId: id }, { session }).toArray()).map(({ _id }) => _id);
       await resources.deleteOne({ _id: id }, { session });
       await scopes.deleteMany({ resourceId: id }, { session });
-      if (scopeIds.length > 0) await rolesScopes.deleteMany({ scopeId: { $in: scopeIds } }, { session });
+      await rolesScopes.removeAllOfRights(scopeIds, session);
       return before;
     },
 
@@ -67,7 +68,7 @@ export function createResourceQueries(db: Db) {
         const before = await scopes.findOne({ _id: scopeId, resourceId }, { session });
         if (!before) throw notFound('scope', scopeId);
         await scopes.deleteOne({ _id: scopeId }, { session });
-        await rolesScopes.deleteMany({ scopeId }, { session });
+        await rolesScopes.removeAllOfRight(scopeId, session);
         return before;
       },
     },
