@@ -15,7 +15,9 @@ import { Sandbox } from './lib/sandbox/index.js';
 import type { MintedToken } from './lib/token-types.js';
 import { installHashedSecretComparison } from './lib/client-secret.js';
 import { toClientMetadata } from './lib/clients.js';
-import type { AccessTokenAlg } from './lib/config.js';
+import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './lib/config.js';
+import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
+import { signInReports } from './hooks/provider-events.js';
 import type { Database } from './lib/database.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './lib/keys.js';
 import type { Logger } from './lib/logger.js';
@@ -44,6 +46,14 @@ export interface IdentityOptions {
   subjectTokenTtl?: number;
   /** How often other processes' changes to cached data are looked for, in milliseconds. */
   cacheRefreshMs?: number;
+  /** Webhook delivery; each setting defaults as its `HOOKS_*` counterpart does (see README). */
+  hooks?: Partial<HookSettings>;
+  /**
+   * Announce PostSignIn when the provider finishes an interaction with a login (its
+   * `interaction.ended` event). On by default; a host whose own sign-in code calls
+   * `reportInteractionEvent` turns it off so that a sign-in is not announced twice.
+   */
+  signInEventsFromProvider?: boolean;
   logger: Logger;
 }
 
@@ -56,6 +66,13 @@ export interface Identity {
   install(provider: Provider): ManagementApi;
   /** Ensures a machine-to-machine application can call the Management API (see README, Bootstrap). */
   bootstrap(credentials?: BootstrapCredentials): Promise<BootstrapResult>;
+  /**
+   * Announces an interaction event (PostRegister, PostSignIn, PostResetPassword) to the hooks
+   * subscribed to it: the one entry point for sign-up, sign-in and reset code, ours or a host's.
+   */
+  reportInteractionEvent(report: InteractionReport): Promise<void>;
+  /** Webhooks: the outbox, the delivery worker and the hooks API's queries. */
+  readonly hooks: Hooks;
   close(): Promise<void>;
 }
 
@@ -68,6 +85,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const accessTokenAlg = options.accessTokenAlg ?? 'ES256';
   const managementApiIndicator = `${baseUrl.replace(/\/+$/, '')}${managementPrefix}`;
   const queries = createQueries(database.db);
+  if (!database.transactions) {
+    logger.warn('The MongoDB server has no transactions (it is not a replica set): multi-document writes are not atomic, and webhook events are written right after the change they announce, so a crash between the two can lose an event.');
+  }
+  const hooks = createHooks(database.db, { ...defaultHookSettings, ...options.hooks }, logger);
 
   await ensureManagementApi(database.db, managementApiIndicator);
   const secrets: ProviderSecrets = await loadProviderSecrets(database.db);
@@ -101,6 +122,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   return {
     queries,
     managementApiIndicator,
+    hooks,
+    reportInteractionEvent: (report) => hooks.reportInteraction(report),
 
     configure(host: Configuration = {}) {
       const adapter = composeAdapters(database.db, (id) => clients.get(id), host.adapter);
@@ -156,10 +179,15 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
         minted,
       }), tokenExchange.parameters);
+      if (options.signInEventsFromProvider ?? true) {
+        signInReports(provider, (report) => hooks.reportInteraction(report), logger);
+      }
+      hooks.start();
       return createManagementApi({
         database,
         queries,
-        write: createWriter(database),
+        hooks,
+        write: createWriter(database, hooks.outbox),
         sandbox,
         subjectTokenTtl: options.subjectTokenTtl ?? 600,
         caches,
@@ -169,6 +197,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         auth: { issuer, audience: managementApiIndicator, jwks: publicJwks(keys), acceptedScopes: [managementScope, impersonationScope] },
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
+        proxy: provider.proxy,
       });
     },
 
@@ -180,7 +209,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
 
     async close() {
       caches.stop();
-      await sandbox.close();
+      await Promise.all([sandbox.close(), hooks.close()]);
     },
   };
 }

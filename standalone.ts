@@ -66,9 +66,6 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
     const issuer = `${baseUrl}${providerPrefix}`;
 
     database = await openDatabase(uri, dbName === undefined ? {} : { dbName });
-    if (!database.transactions) {
-      logger.warn('The MongoDB server has no transactions (it is not a replica set): multi-document writes are not atomic.');
-    }
     const identity = await createIdentity({
       database, issuer, baseUrl, logger,
       accessTokenAlg: settings.accessTokenAlg,
@@ -77,6 +74,7 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       subjectTokenTtl: settings.subjectTokenTtl,
       customClaimsOnError: settings.customClaimsOnError,
       customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
+      hooks: settings.hooks,
     });
     // No sign-in pages yet: oidc-provider's development login would accept anyone, so it stays off.
     const provider = new Provider(issuer, identity.configure({ features: { devInteractions: { enabled: false } } }));

@@ -1,5 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 
+import { allowListProblem } from './outbound-addresses.js';
+
 /** Signing algorithms we offer for access tokens. ES256 and EdDSA sign several times faster than RS256. */
 export const accessTokenAlgs = ['ES256', 'EdDSA', 'RS256'] as const;
 export type AccessTokenAlg = (typeof accessTokenAlgs)[number];
@@ -19,6 +21,25 @@ export interface Settings {
   subjectTokenTtl: number;
   customClaimsOnError: 'omit' | 'refuse';
   customClaimsTimeoutMs: number;
+  hooks: HookSettings;
+}
+
+/** Webhook delivery settings (`HOOKS_*`). */
+export interface HookSettings {
+  /** Hosts and address ranges that may be delivered to although private or loopback. */
+  allowedHosts: string[];
+  /** Whether this process runs a delivery worker. */
+  deliver: boolean;
+  timeoutMs: number;
+  /** Seconds to wait before each attempt; its length is the number of attempts. */
+  retrySchedule: number[];
+  /** An endpoint failing without a success for this long is disabled, in seconds. */
+  disableAfter: number;
+  /** How long a rotated-out signing key keeps signing, in seconds. */
+  keyOverlap: number;
+  pollMs: number;
+  concurrency: number;
+  retentionDays: number;
 }
 
 interface Environment {
@@ -34,7 +55,32 @@ interface Environment {
   SUBJECT_TOKEN_TTL: number;
   CUSTOM_CLAIMS_ON_ERROR: 'omit' | 'refuse';
   CUSTOM_CLAIMS_TIMEOUT_MS: number;
+  HOOKS_ALLOWED_HOSTS?: string;
+  HOOKS_DELIVERY: boolean;
+  HOOKS_TIMEOUT_MS: number;
+  HOOKS_RETRY_SCHEDULE: string;
+  HOOKS_DISABLE_AFTER: number;
+  HOOKS_KEY_OVERLAP: number;
+  HOOKS_POLL_MS: number;
+  HOOKS_CONCURRENCY: number;
+  HOOKS_RETENTION_DAYS: number;
 }
+
+/** At once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours. */
+export const defaultRetrySchedule = [0, 5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/** What an embedding host gets for the settings it does not give; the same as the standalone server's defaults. */
+export const defaultHookSettings: HookSettings = {
+  allowedHosts: [],
+  deliver: true,
+  timeoutMs: 10_000,
+  retrySchedule: defaultRetrySchedule,
+  disableAfter: 5 * 24 * 60 * 60,
+  keyOverlap: 24 * 60 * 60,
+  pollMs: 1000,
+  concurrency: 16,
+  retentionDays: 30,
+};
 
 const environmentSchema = {
   type: 'object',
@@ -51,6 +97,16 @@ const environmentSchema = {
     SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600 },
     CUSTOM_CLAIMS_ON_ERROR: { enum: ['omit', 'refuse'], default: 'omit' },
     CUSTOM_CLAIMS_TIMEOUT_MS: { type: 'integer', minimum: 50, maximum: 10000, default: 1000 },
+    // Host names, IP addresses or CIDR ranges, comma-separated.
+    HOOKS_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
+    HOOKS_DELIVERY: { type: 'boolean', default: defaultHookSettings.deliver },
+    HOOKS_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60000, default: defaultHookSettings.timeoutMs },
+    HOOKS_RETRY_SCHEDULE: { type: 'string', pattern: '^\\d{1,6}(,\\d{1,6}){0,19}$', default: defaultRetrySchedule.join(',') },
+    HOOKS_DISABLE_AFTER: { type: 'integer', minimum: 1, maximum: 31536000, default: defaultHookSettings.disableAfter },
+    HOOKS_KEY_OVERLAP: { type: 'integer', minimum: 0, maximum: 2592000, default: defaultHookSettings.keyOverlap },
+    HOOKS_POLL_MS: { type: 'integer', minimum: 20, maximum: 60000, default: defaultHookSettings.pollMs },
+    HOOKS_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 256, default: defaultHookSettings.concurrency },
+    HOOKS_RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: defaultHookSettings.retentionDays },
   },
   dependencies: {
     BOOTSTRAP_CLIENT_ID: ['BOOTSTRAP_CLIENT_SECRET'],
@@ -87,6 +143,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     throw new ConfigError(`Invalid setting: ${describe(validateEnvironment.errors![0]!)}`);
   }
   const e = picked as unknown as Environment;
+  const allowedHosts = e.HOOKS_ALLOWED_HOSTS?.split(',').map((entry) => entry.trim()) ?? [];
+  const badEntry = allowListProblem(allowedHosts);
+  if (badEntry) throw new ConfigError(`Invalid setting: HOOKS_ALLOWED_HOSTS: ${badEntry}`);
   return {
     port: e.PORT,
     baseUrl: e.BASE_URL?.replace(/\/+$/, ''),
@@ -100,5 +159,16 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     subjectTokenTtl: e.SUBJECT_TOKEN_TTL,
     customClaimsOnError: e.CUSTOM_CLAIMS_ON_ERROR,
     customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS,
+    hooks: {
+      allowedHosts,
+      deliver: e.HOOKS_DELIVERY,
+      timeoutMs: e.HOOKS_TIMEOUT_MS,
+      retrySchedule: e.HOOKS_RETRY_SCHEDULE.split(',').map(Number),
+      disableAfter: e.HOOKS_DISABLE_AFTER,
+      keyOverlap: e.HOOKS_KEY_OVERLAP,
+      pollMs: e.HOOKS_POLL_MS,
+      concurrency: e.HOOKS_CONCURRENCY,
+      retentionDays: e.HOOKS_RETENTION_DAYS,
+    },
   };
 }

@@ -69,6 +69,21 @@ export const collectionIndexes: Record<string, IndexDescription[]> = {
     { key: { actorUserId: 1, createdAt: -1 }, name: 'actorUserId', partialFilterExpression: { actorUserId: { $type: 'string' } } },
   ],
   ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),
+  hooks: [newestFirst, { key: { enabled: 1, events: 1 }, name: 'enabled_events' }],
+  // Replays read a time range.
+  hook_events: [{ key: { createdAt: 1, _id: 1 }, name: 'createdAt' }, expiring],
+  hook_deliveries: [
+    // What workers look for: pending deliveries by when they are due.
+    { key: { state: 1, nextAttemptAt: 1 }, name: 'due' },
+    { key: { hookId: 1, eventId: 1 }, name: 'hookId_eventId', unique: true },
+    { key: { hookId: 1, createdAt: -1 }, name: 'hookId_createdAt' },
+    expiring,
+  ],
+  hook_attempts: [
+    { key: { deliveryId: 1, startedAt: -1 }, name: 'deliveryId' },
+    { key: { hookId: 1, startedAt: -1 }, name: 'hookId_startedAt' },
+    expiring,
+  ],
   system: [],
   configs: [],
   cache_generations: [],

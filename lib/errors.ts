@@ -33,6 +33,10 @@ export const apiErrorStatus = {
   'organization_scope.name_in_use': 422,
   'organization.require_membership': 422,
   'jwt_customizer.script_failed': 422,
+  'hook.url_not_allowed': 422,
+  'hook.disabled': 422,
+  'hook.replay_too_large': 422,
+  'hook.delivery_in_progress': 409,
   'request.conflict': 409,
   'internal_error': 500,
 } as const;

@@ -10,6 +10,8 @@ export interface GuardSchemas {
   params?: Schema;
   query?: Schema;
   body?: Schema;
+  /** A request without a body is taken as `{}` (every field of `body` is optional). */
+  bodyOptional?: boolean;
   /** Shapes the response: fields the schema does not name are removed, so a stored secret cannot leak. */
   response?: Schema;
   /** The success status this route answers with. */
@@ -32,6 +34,9 @@ export interface Guarded<T extends GuardedValues> {
 }
 
 export type GuardMiddleware = Middleware & { schemas: GuardSchemas };
+
+/** The status a route answers with when it succeeds: the declared one, else 204 for a delete and 200 otherwise. */
+export const successStatus = (schemas: GuardSchemas, method: string) => schemas.status ?? (method.toLowerCase() === 'delete' ? 204 : 200);
 
 /**
  * Free-form objects (custom data, metadata) may not have keys that MongoDB would read as
@@ -143,10 +148,12 @@ export function guard<T extends GuardedValues = GuardedValues>(schemas: GuardSch
     if (scopes.length > 0 && !scopes.some((scope) => held?.has(scope))) {
       throw new ApiError('auth.forbidden', `the access token lacks the required scope (${scopes.join(' or ')})`);
     }
+    // Writes record it as the status of the request that made them (webhook payloads carry it).
+    (ctx.state as { successStatus?: number }).successStatus = successStatus(schemas, ctx.method);
     ctx.guard = {
       params: checkParams({ ...ctx.params }) as T['params'],
       query: checkQuery({ ...ctx.query }) as T['query'],
-      body: checkBody(ctx.request.body) as T['body'],
+      body: checkBody(ctx.request.body ?? (schemas.bodyOptional ? {} : undefined)) as T['body'],
     };
     await next();
     if (schemas.status && ctx.status === 200 && schemas.status !== 200) ctx.status = schemas.status;

@@ -10,8 +10,12 @@ export interface Origin {
   /** The matched route pattern, e.g. `/api/users/:userId`. */
   route?: string;
   params?: Record<string, string>;
+  /** The status the request answers with when it succeeds (the change commits only then). */
+  status?: number;
   /** The client whose token made the request. */
   clientId?: string;
+  ip?: string;
+  userAgent?: string;
 }
 
 /** One change to one entity, as the webhooks issue will announce it. Never holds a secret. */
@@ -36,6 +40,16 @@ export interface Write {
   record(change: Change): void;
 }
 
+/**
+ * Where change records go besides `changes`, inside the same transaction: the webhooks outbox.
+ * `record` answers whether it queued anything, and `committed` is then called once the unit of
+ * work has committed.
+ */
+export interface ChangeSink {
+  record(records: ChangeRecord[], session: ClientSession | undefined): Promise<boolean>;
+  committed(): void;
+}
+
 export type Writer = <T>(origin: Origin, work: (write: Write) => Promise<T>) => Promise<T>;
 
 export const changesCollection = 'changes';
@@ -46,17 +60,22 @@ export const changesCollection = 'changes';
  * roll back together (the transactional outbox that webhooks deliver from). On a server without
  * transactions the records are written right after the work.
  */
-export function createWriter(database: Database): Writer {
-  return (origin, work) => database.transaction(async (session) => {
-    const changes: Change[] = [];
-    const result = await work({ session, record: (change) => { changes.push(change); } });
-    if (changes.length > 0) {
-      const createdAt = new Date();
-      await database.db.collection<ChangeRecord>(changesCollection).insertMany(
-        changes.map((change) => ({ _id: generateId(), ...change, origin, createdAt })),
-        { session },
-      );
-    }
+export function createWriter(database: Database, sink?: ChangeSink): Writer {
+  return async (origin, work) => {
+    let announce = false;
+    const result = await database.transaction(async (session) => {
+      const changes: Change[] = [];
+      const value = await work({ session, record: (change) => { changes.push(change); } });
+      if (changes.length > 0) {
+        const createdAt = new Date();
+        const records = changes.map((change) => ({ _id: generateId(), ...change, origin, createdAt }));
+        await database.db.collection<ChangeRecord>(changesCollection).insertMany(records, { session });
+        // A retried transaction runs this again; the last run is the one that committed.
+        announce = (await sink?.record(records, session)) ?? false;
+      }
+      return value;
+    });
+    if (announce) sink!.committed();
     return result;
-  });
+  };
 }

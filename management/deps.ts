@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { ClientMetadata } from 'oidc-provider';
 
+import type { Hooks } from '../hooks/index.js';
 import type { CacheRegistry } from '../lib/cache.js';
 import type { Database } from '../lib/database.js';
 import type { Queries } from '../lib/queries/index.js';
@@ -20,6 +21,8 @@ export interface ManagementDeps {
   sandbox: Sandbox;
   /** Lifetime of a subject token, in seconds. */
   subjectTokenTtl: number;
+  /** Webhooks: the hooks API's queries, test sends and the worker's wake-up. */
+  hooks: Hooks;
   /** Indicator of the Management API itself. */
   managementApiIndicator: string;
 }

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 
-import type { GuardMiddleware, GuardSchemas, Schema } from '../lib/guard.js';
+import { successStatus, type GuardMiddleware, type GuardSchemas, type Schema } from '../lib/guard.js';
 
 const errorBody = {
   type: 'object',
@@ -28,7 +28,7 @@ function parameters(where: 'path' | 'query', schema: Schema | undefined) {
 }
 
 function operation(method: string, schemas: GuardSchemas, tag: string) {
-  const status = String(schemas.status ?? (method === 'delete' ? 204 : 200));
+  const status = String(successStatus(schemas, method));
   return {
     tags: [tag],
     ...(schemas.public && { security: [] }),

@@ -128,7 +128,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.put<object, Guarded<{ params: MemberParams; body: MemberRoleBody }>>(
     memberRoles,
-    guard({ params: idParams('id', 'userId'), body: memberRoleBody(0) }),
+    guard({ params: idParams('id', 'userId'), body: memberRoleBody(0), status: 204 }),
     async (ctx) => {
       const { params: { id, userId }, body: { organizationRoleIds } } = ctx.guard;
       await member(id, userId);

@@ -185,7 +185,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     if (relation.replace) {
       router.put<object, Guarded<{ params: Record<string, string>; body: Body }>>(
         path,
-        guard({ params: idParams(ownerParam), body: { ...body, properties: { [bodyKey]: { ...idList(), minItems: 0 } } } }),
+        guard({ params: idParams(ownerParam), body: { ...body, properties: { [bodyKey]: { ...idList(), minItems: 0 } } }, status: 204 }),
         async (ctx) => {
           const ownerId = ctx.guard.params[ownerParam]!;
           const ids = ctx.guard.body[bodyKey]!;

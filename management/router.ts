@@ -13,6 +13,7 @@ import { buildOpenApiDocument } from './openapi.js';
 import { organizationRoutes } from './organizations.js';
 import { relationRoutes } from './relations.js';
 import { resourceRoutes } from './resources.js';
+import { hookRoutes } from './hooks.js';
 import { impersonationRoutes } from './impersonations.js';
 import { jwtCustomizerRoutes } from './jwt-customizer.js';
 import { roleRoutes } from './roles.js';
@@ -23,14 +24,14 @@ export interface ManagementApiOptions {
   auth: BearerAuthOptions;
   bodyLimit: number;
   log: ErrorLogger;
+  /** Trust `X-Forwarded-*` for the caller's address (behind a reverse proxy). */
+  proxy?: boolean;
 }
 
 /** Each resource's routes, in the order they are mounted. */
-const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes, jwtCustomizerRoutes];
+const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes, jwtCustomizerRoutes, hookRoutes];
 
 export const managementPrefix = '/api';
-
-
 
 export interface ManagementApi {
   /** Koa middleware answering everything under `/api`; other paths pass through. */
@@ -39,7 +40,7 @@ export interface ManagementApi {
   router: Router;
 }
 
-export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log }: ManagementApiOptions): ManagementApi {
+export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log, proxy = false }: ManagementApiOptions): ManagementApi {
   const authenticate = bearerAuth(auth);
   const router = new Router({ prefix: managementPrefix });
 
@@ -65,6 +66,7 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   // with another method, and apiErrors answers 404 for the rest.
   const app = new Koa();
   app.silent = true;
+  app.proxy = proxy;
   app.use(apiErrors(log));
   app.use(router.routes());
   app.use(router.allowedMethods());

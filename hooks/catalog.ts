@@ -1,0 +1,55 @@
+/**
+ * The events a hook can subscribe to, named as Logto names them so that receivers written for
+ * it keep working.
+ */
+
+/** Interaction events, and the interaction each belongs to (Logto's `interactionEvent`). */
+export const interactionEvents = {
+  PostRegister: 'Register',
+  PostSignIn: 'SignIn',
+  PostResetPassword: 'ForgotPassword',
+} as const;
+
+export type InteractionEvent = keyof typeof interactionEvents;
+
+interface DataEventRule {
+  event: string;
+  /** For a change of a relation: the key under which the payload names the owner (`roleId`). */
+  ownerKey?: string;
+}
+
+/**
+ * What each recorded change announces, keyed by `<entity>.<action>` as the write path records
+ * it. Keyed by change rather than by route so that every write that makes a change, through any
+ * route or flow (a sign-up creates a user, a password reset updates one), announces it; a
+ * change without a row here (applications, resources, role assignments) announces nothing.
+ */
+export const changeEvents: Record<string, DataEventRule> = {
+  'User.created': { event: 'User.Created' },
+  'User.deleted': { event: 'User.Deleted' },
+  'User.updated': { event: 'User.Data.Updated' },
+  'User.suspension.updated': { event: 'User.SuspensionStatus.Updated' },
+  'Role.created': { event: 'Role.Created' },
+  'Role.deleted': { event: 'Role.Deleted' },
+  'Role.updated': { event: 'Role.Data.Updated' },
+  'Role.scopes.updated': { event: 'Role.Scopes.Updated', ownerKey: 'roleId' },
+  'Scope.created': { event: 'Scope.Created' },
+  'Scope.deleted': { event: 'Scope.Deleted' },
+  'Scope.updated': { event: 'Scope.Data.Updated' },
+  'Organization.created': { event: 'Organization.Created' },
+  'Organization.deleted': { event: 'Organization.Deleted' },
+  'Organization.updated': { event: 'Organization.Data.Updated' },
+  'Organization.membership.updated': { event: 'Organization.Membership.Updated', ownerKey: 'organizationId' },
+  'OrganizationRole.created': { event: 'OrganizationRole.Created' },
+  'OrganizationRole.deleted': { event: 'OrganizationRole.Deleted' },
+  'OrganizationRole.updated': { event: 'OrganizationRole.Data.Updated' },
+  'OrganizationRole.scopes.updated': { event: 'OrganizationRole.Scopes.Updated', ownerKey: 'organizationRoleId' },
+  'OrganizationScope.created': { event: 'OrganizationScope.Created' },
+  'OrganizationScope.deleted': { event: 'OrganizationScope.Deleted' },
+  'OrganizationScope.updated': { event: 'OrganizationScope.Data.Updated' },
+};
+
+export const dataEvents = [...new Set(Object.values(changeEvents).map(({ event }) => event))];
+
+/** Every event, in the order the API documents them. */
+export const hookEvents = [...Object.keys(interactionEvents), ...dataEvents];

@@ -1,0 +1,68 @@
+import type { Db } from 'mongodb';
+
+import type { HookSettings } from '../lib/config.js';
+import type { Logger } from '../lib/logger.js';
+import { createOutboundPolicy, type OutboundPolicy } from '../lib/outbound-addresses.js';
+import { createOutbox, type InteractionReport, type Outbox } from './outbox.js';
+import { createHookQueries, type HookQueries } from './queries.js';
+import { createSender, type Sender } from './send.js';
+import { createDeliveryWorker } from './worker.js';
+
+export type { InteractionReport } from './outbox.js';
+export { hookEvents, interactionEvents } from './catalog.js';
+
+/** Everything webhooks need, built once over one database: the outbox, the worker, the hooks API's queries. */
+export interface Hooks {
+  outbox: Outbox;
+  queries: HookQueries;
+  /** Sends one request under the outbound policy (test deliveries). */
+  send: Sender;
+  policy: OutboundPolicy;
+  keyOverlapMs: number;
+  retentionMs: number;
+  /** Tells this process's worker that deliveries were queued. */
+  wake(): void;
+  /** Starts the delivery worker (unless `deliver` is off). */
+  start(): void;
+  reportInteraction(report: InteractionReport): Promise<void>;
+  close(): Promise<void>;
+}
+
+const second = 1000;
+const day = 24 * 60 * 60 * second;
+
+export function createHooks(db: Db, settings: HookSettings, logger: Logger): Hooks {
+  const retentionMs = settings.retentionDays * day;
+  const policy = createOutboundPolicy(settings.allowedHosts);
+  const send = createSender({ policy, timeoutMs: settings.timeoutMs });
+  const worker = createDeliveryWorker({
+    db, send, logger, retentionMs,
+    retry: { schedule: settings.retrySchedule },
+    timeoutMs: settings.timeoutMs,
+    pollMs: settings.pollMs,
+    concurrency: settings.concurrency,
+    disableAfterMs: settings.disableAfter * second,
+  });
+  const outbox = createOutbox(db, { retentionMs, onQueued: () => worker.wake() });
+  let started = false;
+
+  return {
+    outbox,
+    queries: createHookQueries(db),
+    send,
+    policy,
+    keyOverlapMs: settings.keyOverlap * second,
+    retentionMs,
+    wake: () => worker.wake(),
+    start() {
+      if (!settings.deliver || started) return;
+      started = true;
+      worker.start();
+    },
+    reportInteraction: (report) => outbox.reportInteraction(report),
+    async close() {
+      await worker.stop();
+      send.close();
+    },
+  };
+}

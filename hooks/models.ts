@@ -1,0 +1,90 @@
+/**
+ * Webhook records, kept apart as Standard Webhooks / Svix keep them: the endpoint (a hook), the
+ * message (an event, written once whatever the number of hooks), the delivery of one event to
+ * one hook, and each attempt at it.
+ */
+
+export const hookCollections = {
+  hooks: 'hooks',
+  events: 'hook_events',
+  deliveries: 'hook_deliveries',
+  attempts: 'hook_attempts',
+} as const;
+
+export interface SigningKey {
+  /** `whsec_` and the base64 of 32 random bytes. */
+  key: string;
+  createdAt: Date;
+  /** Set when a newer key replaced it: until then, deliveries are signed with both. */
+  expiresAt: Date | null;
+}
+
+export interface HookDocument {
+  _id: string;
+  name: string;
+  events: string[];
+  config: { url: string; headers: Record<string, string> };
+  enabled: boolean;
+  /** Newest first. */
+  signingKeys: SigningKey[];
+  /** Why delivery stopped on its own (410 Gone, failing for days); null while enabled or disabled by hand. */
+  disabledReason: string | null;
+  /** Start of the current run of failed attempts; null after a success. */
+  failingSince: Date | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface HookEventDocument {
+  /** The stable event id, sent as `webhook-id` on every attempt of every delivery. */
+  _id: string;
+  event: string;
+  createdAt: Date;
+  /** The body without `hookId`, which each delivery adds. */
+  payload: Record<string, unknown>;
+  expiresAt: Date;
+}
+
+export const deliveryStates = ['pending', 'succeeded', 'failed', 'skipped'] as const;
+export type DeliveryState = (typeof deliveryStates)[number];
+
+export interface DeliveryDocument {
+  _id: string;
+  hookId: string;
+  eventId: string;
+  event: string;
+  state: DeliveryState;
+  /** Attempts made since it was (re)queued; the retry schedule is indexed by it. */
+  attempts: number;
+  /**
+   * When a worker may next take it. Taking it moves this forward by the lease, so one field is
+   * both the schedule and the lease: a worker that dies leaves it due again when its lease ends.
+   */
+  nextAttemptAt: Date;
+  /** The worker holding the lease, null when none does. */
+  leaseOwner: string | null;
+  lastAttemptAt: Date | null;
+  /** The last attempt's HTTP status, or null when it got none (refused, timed out). */
+  lastStatus: number | null;
+  /** Why it failed or was skipped, in a sentence. */
+  lastError: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  expiresAt: Date;
+}
+
+export interface AttemptDocument {
+  _id: string;
+  deliveryId: string;
+  hookId: string;
+  eventId: string;
+  event: string;
+  startedAt: Date;
+  durationMs: number;
+  ok: boolean;
+  statusCode: number | null;
+  /** The first bytes of the receiver's answer. */
+  response: string | null;
+  error: string | null;
+  expiresAt: Date;
+}

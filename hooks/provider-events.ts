@@ -1,0 +1,29 @@
+import type Provider from 'oidc-provider';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+
+import type { Logger } from '../lib/logger.js';
+import type { InteractionReport } from './outbox.js';
+
+/**
+ * Announces PostSignIn when oidc-provider finishes an interaction whose result logged someone in.
+ * `interaction.ended` fires when the provider resumes the authorization request with the
+ * interaction's result, after it has applied the login to the session; a result without a
+ * login (consent only, an error) is not a sign-in.
+ */
+export function signInReports(provider: Provider, report: (report: InteractionReport) => Promise<void>, logger: Logger) {
+  provider.on('interaction.ended', (ctx: KoaContextWithOIDC) => {
+    const { oidc } = ctx;
+    const login = (oidc.result as { login?: { accountId?: string } } | undefined)?.login;
+    if (!login?.accountId) return;
+    const userAgent = ctx.get('user-agent');
+    // An event emitter cannot wait: the report is written as the request goes on, and a failure is logged.
+    report({
+      event: 'PostSignIn',
+      userId: login.accountId,
+      ...(oidc.client && { applicationId: oidc.client.clientId }),
+      ...(oidc.session?.jti && { sessionId: oidc.session.jti }),
+      ip: ctx.ip,
+      ...(userAgent && { userAgent }),
+    }).catch((error: unknown) => logger.error('The PostSignIn event could not be recorded', error));
+  });
+}

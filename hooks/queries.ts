@@ -1,0 +1,105 @@
+import type { ClientSession, Db, Filter } from 'mongodb';
+
+import { createEntityQueries } from '../lib/entities.js';
+import { isDuplicateKeyError } from '../lib/errors.js';
+import { generateId } from '../lib/ids.js';
+import type { Page } from '../lib/pagination.js';
+import {
+  hookCollections, type AttemptDocument, type DeliveryDocument, type HookDocument, type HookEventDocument,
+} from './models.js';
+
+const day = 24 * 60 * 60 * 1000;
+
+/** Queries over hooks, their deliveries and attempts, for the hooks API. */
+export function createHookQueries(db: Db) {
+  const hooks = createEntityQueries<HookDocument>(db, { collection: hookCollections.hooks, label: 'hook' });
+  const deliveries = db.collection<DeliveryDocument>(hookCollections.deliveries);
+  const attempts = db.collection<AttemptDocument>(hookCollections.attempts);
+  const events = db.collection<HookEventDocument>(hookCollections.events);
+
+  return {
+    hooks,
+
+    /** Attempts and successes in the last 24 hours, as Logto's `executionStats`. */
+    async executionStats(hookId: string, now = Date.now()) {
+      const since = { hookId, startedAt: { $gte: new Date(now - day) } };
+      const [requestCount, successCount] = await Promise.all([
+        attempts.countDocuments(since),
+        attempts.countDocuments({ ...since, ok: true }),
+      ]);
+      return { requestCount, successCount };
+    },
+
+    /** Removes a deleted hook's deliveries and attempts, in its unit of work. */
+    async removeHook(hookId: string, session: ClientSession | undefined) {
+      await deliveries.deleteMany({ hookId }, { session });
+      await attempts.deleteMany({ hookId }, { session });
+    },
+
+    deliveries: {
+      findOne: (hookId: string, id: string) => deliveries.findOne({ _id: id, hookId }),
+      async page(filter: Filter<DeliveryDocument>, page: Page) {
+        const [total, found] = await Promise.all([
+          deliveries.countDocuments(filter),
+          deliveries.find(filter).sort({ createdAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray(),
+        ]);
+        return { total, found };
+      },
+      /** The attempts of these deliveries, newest first, grouped by delivery. */
+      async attemptsOf(ids: string[]) {
+        const found = ids.length === 0 ? [] : await attempts.find({ deliveryId: { $in: ids } }).sort({ startedAt: -1 }).toArray();
+        const byDelivery = new Map<string, AttemptDocument[]>();
+        for (const attempt of found) byDelivery.set(attempt.deliveryId, [...(byDelivery.get(attempt.deliveryId) ?? []), attempt]);
+        return byDelivery;
+      },
+      /**
+       * Queues a delivery again, at once and with a fresh retry schedule. Refuses (answers false)
+       * while one is pending and held by a worker, so that a redelivery never races an attempt.
+       */
+      async requeue(hookId: string, id: string, now = new Date()) {
+        const { modifiedCount } = await deliveries.updateOne(
+          { _id: id, hookId, $or: [{ state: { $ne: 'pending' } }, { leaseOwner: null }] },
+          { $set: { state: 'pending', attempts: 0, nextAttemptAt: now, leaseOwner: null, lastError: null, updatedAt: now } },
+        );
+        return modifiedCount === 1;
+      },
+    },
+
+    events: {
+      count: (filter: Filter<HookEventDocument>) => events.countDocuments(filter),
+      ids: async (filter: Filter<HookEventDocument>) => (await events.find(filter).sort({ createdAt: 1, _id: 1 }).toArray()).map(({ _id, event }) => ({ _id, event })),
+    },
+
+    /**
+     * Queues these events for one hook (a replay): new deliveries for events it never got,
+     * finished ones (succeeded, failed, skipped) queued again; pending ones are left as they are.
+     */
+    async queueFor(hookId: string, found: Array<{ _id: string; event: string }>, retentionMs: number, now = new Date()) {
+      const existing = await deliveries.find({ hookId, eventId: { $in: found.map(({ _id }) => _id) } }).toArray();
+      const known = new Set(existing.map(({ eventId }) => eventId));
+      const finished = existing.filter(({ state }) => state !== 'pending').map(({ _id }) => _id);
+      const missing = found.filter(({ _id }) => !known.has(_id));
+      if (finished.length > 0) {
+        await deliveries.updateMany(
+          { _id: { $in: finished }, state: { $ne: 'pending' } },
+          { $set: { state: 'pending', attempts: 0, nextAttemptAt: now, leaseOwner: null, lastError: null, updatedAt: now } },
+        );
+      }
+      if (missing.length > 0) {
+        const expiresAt = new Date(now.getTime() + retentionMs);
+        try {
+          await deliveries.insertMany(missing.map(({ _id, event }) => ({
+            _id: generateId(), hookId, eventId: _id, event, state: 'pending' as const, attempts: 0, nextAttemptAt: now, leaseOwner: null,
+            lastAttemptAt: null, lastStatus: null, lastError: null, createdAt: now, updatedAt: now, expiresAt,
+          })), { ordered: false });
+        } catch (error) {
+          // An event that committed meanwhile got its delivery from the outbox: it is queued either way.
+          if (!isDuplicateKeyError(error)) throw error;
+        }
+      }
+      return finished.length + missing.length;
+    },
+  };
+}
+
+export type HookQueries = ReturnType<typeof createHookQueries>;

@@ -1,0 +1,163 @@
+import { hookEvents } from '../../hooks/catalog.js';
+import { deliveryStates } from '../../hooks/models.js';
+import { timestamp } from './common.js';
+
+const eventName = { enum: hookEvents } as const;
+const eventList = { type: 'array', items: eventName, minItems: 1, maxItems: hookEvents.length, uniqueItems: true } as const;
+
+/** Header names are RFC 9110 tokens; values are visible ASCII, so that nothing can split a header. */
+const headers = {
+  type: 'object',
+  propertyNames: { pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$" },
+  additionalProperties: { type: 'string', maxLength: 1024, pattern: '^[\\t\\x20-\\x7e]*$' },
+  maxProperties: 20,
+} as const;
+
+const config = {
+  type: 'object',
+  properties: {
+    url: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^https?://[^\\s]+$' },
+    headers,
+  },
+  required: ['url'],
+  additionalProperties: false,
+} as const;
+
+const name = { type: 'string', minLength: 1, maxLength: 128 } as const;
+
+export const hookCreateSchema = {
+  type: 'object',
+  properties: { name, events: eventList, config, enabled: { type: 'boolean' } },
+  required: ['name', 'events', 'config'],
+  additionalProperties: false,
+};
+
+export const hookPatchSchema = {
+  type: 'object',
+  properties: { name, events: eventList, config, enabled: { type: 'boolean' } },
+  additionalProperties: false,
+};
+
+export interface HookConfig {
+  url: string;
+  headers?: Record<string, string>;
+}
+export interface HookCreate {
+  name: string;
+  events: string[];
+  config: HookConfig;
+  enabled?: boolean;
+}
+export type HookPatch = Partial<HookCreate>;
+
+export const hookResponse = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    events: { type: 'array', items: { type: 'string' } },
+    config: {
+      type: 'object',
+      properties: { url: { type: 'string' }, headers: { type: 'object', additionalProperties: { type: 'string' } } },
+      required: ['url', 'headers'],
+    },
+    enabled: { type: 'boolean' },
+    disabledReason: { type: ['string', 'null'] },
+    /** Only in the answers that create it or rotate it: the key is not shown again. */
+    signingKey: { type: 'string' },
+    executionStats: {
+      type: 'object',
+      properties: { requestCount: { type: 'integer' }, successCount: { type: 'integer' } },
+      required: ['requestCount', 'successCount'],
+    },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+  required: ['id', 'name', 'events', 'config', 'enabled', 'disabledReason', 'createdAt', 'updatedAt'],
+};
+
+export const hookStatsQuery = {
+  includeExecutionStats: { type: 'boolean' },
+} as const;
+
+export const hookTestSchema = {
+  type: 'object',
+  properties: { event: eventName },
+  additionalProperties: false,
+};
+
+export const testReportResponse = {
+  type: 'object',
+  properties: {
+    ok: { type: 'boolean' },
+    statusCode: { type: ['integer', 'null'] },
+    durationMs: { type: 'integer' },
+    response: { type: ['string', 'null'] },
+    error: { type: ['string', 'null'] },
+  },
+  required: ['ok', 'statusCode', 'durationMs', 'response', 'error'],
+};
+
+export const deliveryListQuery = {
+  state: { enum: deliveryStates },
+  event: eventName,
+  since: { type: 'integer', minimum: 0 },
+  until: { type: 'integer', minimum: 0 },
+} as const;
+
+const attemptResponse = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    startedAt: timestamp,
+    durationMs: { type: 'integer' },
+    ok: { type: 'boolean' },
+    statusCode: { type: ['integer', 'null'] },
+    response: { type: ['string', 'null'] },
+    error: { type: ['string', 'null'] },
+  },
+  required: ['id', 'startedAt', 'durationMs', 'ok', 'statusCode', 'response', 'error'],
+};
+
+export const deliveryResponse = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    hookId: { type: 'string' },
+    eventId: { type: 'string' },
+    event: { type: 'string' },
+    state: { enum: deliveryStates },
+    attemptCount: { type: 'integer' },
+    /** When the next attempt is due (pending deliveries only). */
+    nextAttemptAt: { type: ['number', 'null'] },
+    lastStatus: { type: ['integer', 'null'] },
+    lastError: { type: ['string', 'null'] },
+    attempts: { type: 'array', items: attemptResponse },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+  required: ['id', 'hookId', 'eventId', 'event', 'state', 'attemptCount', 'nextAttemptAt', 'lastStatus', 'lastError', 'createdAt', 'updatedAt'],
+};
+
+export const replaySchema = {
+  type: 'object',
+  properties: {
+    since: { type: 'integer', minimum: 0 },
+    until: { type: 'integer', minimum: 0 },
+    events: eventList,
+  },
+  required: ['since'],
+  additionalProperties: false,
+};
+
+export interface ReplayBody {
+  since: number;
+  until?: number;
+  events?: string[];
+}
+
+export const replayResponse = {
+  type: 'object',
+  properties: { events: { type: 'integer' }, queued: { type: 'integer' } },
+  required: ['events', 'queued'],
+};

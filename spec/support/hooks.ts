@@ -1,0 +1,39 @@
+import type { Db } from 'mongodb';
+
+import { dataEvents } from '../../hooks/catalog.js';
+import type { Receiver, Received } from './receiver.js';
+import type { TestServer } from './server.js';
+
+/** Settings that let the tests deliver to a receiver on loopback, quickly. */
+export const hookTestEnv = {
+  HOOKS_ALLOWED_HOSTS: '127.0.0.1,localhost',
+  HOOKS_POLL_MS: '50',
+  HOOKS_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1',
+  HOOKS_TIMEOUT_MS: '2000',
+};
+
+/** Waits until no delivery is pending (each has succeeded, failed or been skipped). */
+export async function deliveriesSettled(db: Db, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (await db.collection('hook_deliveries').countDocuments({ state: 'pending' }) > 0) {
+    if (Date.now() > deadline) throw new Error(`deliveries still pending after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** Creates a hook on every data event, pointed at the receiver, which learns its signing key. */
+export async function subscribe(server: TestServer, receiver: Receiver, events: string[] = dataEvents, name = 'test hook') {
+  const hook = await server.create('/api/hooks', { name, events, config: { url: receiver.url } });
+  receiver.keys.push(hook.signingKey);
+  return hook as { id: string; signingKey: string };
+}
+
+/** What the receiver got while `action` ran and its deliveries settled. */
+export async function eventsDuring(server: TestServer, receiver: Receiver, action: () => Promise<unknown>): Promise<Received[]> {
+  // What earlier writes announced arrives first, and is not counted.
+  await deliveriesSettled(server.database.db);
+  const before = receiver.received.length;
+  await action();
+  await deliveriesSettled(server.database.db);
+  return receiver.received.slice(before);
+}

@@ -1,0 +1,113 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { Webhook } from 'standardwebhooks';
+
+export interface Received {
+  id: string;
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- assertions read the JSON as sent
+}
+
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Wait this long before answering, in milliseconds. */
+  delayMs?: number;
+}
+
+/**
+ * A webhook receiver on loopback, as an integrator would write one: every request is verified
+ * with the `standardwebhooks` library against the signing keys it knows; a request that fails
+ * verification is answered 401 and kept in `rejected`.
+ */
+export interface Receiver {
+  url: string;
+  received: Received[];
+  rejected: Array<{ headers: IncomingHttpHeaders; raw: string; reason: string }>;
+  /** Keys to verify with; a request passes if any one of them verifies it. */
+  keys: string[];
+  /** How to answer the next requests (default 204). */
+  answer: (received: Received) => Answer;
+  /** Stops listening (senders get connection refused) until `up()`. */
+  down(): Promise<void>;
+  up(): Promise<void>;
+  /** Waits until `predicate` holds over what was received. */
+  waitFor(predicate: (received: Received[]) => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const state: Receiver = {
+    url: '',
+    received: [],
+    rejected: [],
+    keys: [],
+    answer: () => ({ status: 204 }),
+    down,
+    up,
+    waitFor,
+    close: down,
+  };
+  let server: Server | undefined;
+  let port = 0;
+
+  function handler(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const headers = req.headers as Record<string, string>;
+      const reasons: string[] = [];
+      const verified = state.keys.some((key) => {
+        try {
+          new Webhook(key).verify(raw, headers);
+          return true;
+        } catch (error) {
+          reasons.push((error as Error).message);
+          return false;
+        }
+      });
+      if (!verified) {
+        state.rejected.push({ headers: req.headers, raw, reason: reasons.join('; ') || 'no key' });
+        res.statusCode = 401;
+        res.end();
+        return;
+      }
+      const received = { id: headers['webhook-id']!, headers: req.headers, raw, body: JSON.parse(raw) };
+      state.received.push(received);
+      const { status, headers: answerHeaders = {}, body = '', delayMs = 0 } = state.answer(received);
+      setTimeout(() => {
+        res.writeHead(status, answerHeaders);
+        res.end(body);
+      }, delayMs);
+    });
+  }
+
+  async function up() {
+    server = createServer(handler);
+    await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', () => resolve()));
+    port = (server.address() as AddressInfo).port;
+    state.url = `http://127.0.0.1:${port}/hooks`;
+  }
+
+  async function down() {
+    if (!server) return;
+    const closing = server;
+    server = undefined;
+    await new Promise<void>((resolve) => { closing.close(() => resolve()); closing.closeAllConnections(); });
+  }
+
+  async function waitFor(predicate: (received: Received[]) => boolean, timeoutMs = 30_000) {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate(state.received)) {
+      if (Date.now() > deadline) throw new Error(`the receiver did not get what was expected within ${timeoutMs} ms (got ${state.received.length})`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  await up();
+  return state;
+}
