@@ -1,0 +1,147 @@
+import { Webhook } from 'standardwebhooks';
+
+import { deliveriesSettled, hookTestEnv, subscribe } from '../support/hooks.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+describe('webhook delivery', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    server = await startTestServer('hook-delivery', { ...hookTestEnv, HOOKS_KEY_OVERLAP: '2' });
+  });
+  afterAll(async () => {
+    await server.close();
+    await receiver.close();
+  });
+  beforeEach(() => { receiver.answer = () => ({ status: 204 }); });
+
+  const createRole = async (name: string) => (await server.create('/api/roles', { name })) as { id: string };
+
+  it('retries while the receiver is down, and delivers everything once it is back', async () => {
+    const hook = await subscribe(server, receiver, ['Role.Created'], 'down then up');
+    await receiver.down();
+    const roles = [];
+    for (let i = 0; i < 5; i += 1) roles.push(await createRole(`while down ${i}`));
+    // Each has been tried and refused at least twice.
+    const deadline = Date.now() + 10_000;
+    while (await server.database.db.collection('hook_attempts').countDocuments({ hookId: hook.id, ok: false }) < 10 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await receiver.up();
+    await receiver.waitFor((got) => roles.every((role) => got.some(({ body }) => body.data?.id === role.id)));
+    await deliveriesSettled(server.database.db);
+    const { body: deliveries } = await server.api('GET', `/api/hooks/${hook.id}/deliveries?state=succeeded`);
+    expect(deliveries).toHaveLength(5);
+    for (const delivery of deliveries) {
+      expect(delivery.attemptCount).toBeGreaterThanOrEqual(3);
+      // The refused attempts say why; the last one got the receiver's 204.
+      expect(delivery.attempts[0]).toMatchObject({ ok: true, statusCode: 204 });
+      expect(delivery.attempts.at(-1)).toMatchObject({ ok: false, statusCode: null, error: expect.stringMatching(/ECONNREFUSED/) });
+    }
+    await server.api('DELETE', `/api/hooks/${hook.id}`);
+  });
+
+  it('honours Retry-After, and records each attempt with its status, duration and answer', async () => {
+    const hook = await subscribe(server, receiver, ['Role.Created'], 'retry after');
+    const times: number[] = [];
+    receiver.answer = () => {
+      times.push(Date.now());
+      return times.length === 1 ? { status: 503, headers: { 'retry-after': '2' }, body: 'busy, come back later' } : { status: 200, body: 'ok' };
+    };
+    await createRole('retry after');
+    await receiver.waitFor(() => times.length === 2, 15_000);
+    // The schedule says 1 s; the receiver asked for 2.
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(2000);
+    await deliveriesSettled(server.database.db);
+    const { body: [delivery] } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
+    expect(delivery).toMatchObject({ state: 'succeeded', attemptCount: 2, lastStatus: 200, lastError: null, nextAttemptAt: null });
+    expect(delivery.attempts).toEqual([
+      { id: expect.any(String), startedAt: expect.any(Number), durationMs: expect.any(Number), ok: true, statusCode: 200, response: 'ok', error: null },
+      { id: expect.any(String), startedAt: expect.any(Number), durationMs: expect.any(Number), ok: false, statusCode: 503, response: 'busy, come back later', error: 'answered 503' },
+    ]);
+    await server.api('DELETE', `/api/hooks/${hook.id}`);
+  });
+
+  it('gives up after the last attempt of the schedule, and a timeout counts as a failure', async () => {
+    const hook = await subscribe(server, receiver, ['Role.Created'], 'always slow');
+    receiver.answer = () => ({ status: 204, delayMs: 2500 });
+    await createRole('too slow');
+    await deliveriesSettled(server.database.db, 60_000);
+    const { body: [delivery] } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
+    expect(delivery).toMatchObject({ state: 'failed', attemptCount: 8, lastStatus: null, lastError: 'no answer within 2000 ms' });
+    await server.api('DELETE', `/api/hooks/${hook.id}`);
+  }, 90_000);
+
+  it('disables a hook whose endpoint answers 410 Gone, and says why', async () => {
+    const hook = await subscribe(server, receiver, ['Role.Created'], 'gone');
+    receiver.answer = () => ({ status: 410 });
+    await createRole('gone');
+    await deliveriesSettled(server.database.db);
+    const { body } = await server.api('GET', `/api/hooks/${hook.id}`);
+    expect(body).toMatchObject({ enabled: false, disabledReason: expect.stringMatching(/^the endpoint answered 410 Gone/) });
+    const { body: [delivery] } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
+    expect(delivery).toMatchObject({ state: 'failed', attemptCount: 1, lastStatus: 410 });
+    // A disabled hook gets nothing new.
+    const before = receiver.received.length;
+    await createRole('after gone');
+    await deliveriesSettled(server.database.db);
+    expect(receiver.received.length).toBe(before);
+    // Enabling it by hand clears the reason.
+    const enabled = await server.api('PATCH', `/api/hooks/${hook.id}`, { body: { enabled: true } });
+    expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null });
+    await server.api('DELETE', `/api/hooks/${hook.id}`);
+  });
+
+  it('disables a hook that keeps failing past HOOKS_DISABLE_AFTER', async () => {
+    const failing = await startTestServer('hook-failing', { ...hookTestEnv, HOOKS_DISABLE_AFTER: '1', HOOKS_RETRY_SCHEDULE: '0,1,1,1,1' });
+    try {
+      const hook = await subscribe(failing, receiver, ['Role.Created'], 'failing');
+      receiver.answer = () => ({ status: 500 });
+      await failing.create('/api/roles', { name: 'failing' });
+      await deliveriesSettled(failing.database.db);
+      const { body } = await failing.api('GET', `/api/hooks/${hook.id}`);
+      expect(body).toMatchObject({ enabled: false, disabledReason: expect.stringMatching(/^every attempt failed from .* to /) });
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('signs with both keys during a rotation, then with the new one only', async () => {
+    const hook = await subscribe(server, receiver, ['Role.Created'], 'rotating');
+    const oldKey = hook.signingKey;
+    const rotated = await server.api('PATCH', `/api/hooks/${hook.id}/signing-key`);
+    expect(rotated.status).toBe(200);
+    const newKey = rotated.body.signingKey as string;
+    expect(newKey).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(newKey).not.toBe(oldKey);
+    receiver.keys.push(newKey);
+
+    const during = receiver.received.length;
+    await createRole('during overlap');
+    await receiver.waitFor((got) => got.length > during);
+    const message = receiver.received[during]!;
+    expect((message.headers['webhook-signature'] as string).split(' ')).toHaveLength(2);
+    // Receivers holding either key accept it.
+    for (const key of [oldKey, newKey]) expect(() => new Webhook(key).verify(message.raw, message.headers as Record<string, string>)).not.toThrow();
+
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const after = receiver.received.length;
+    await createRole('after overlap');
+    await receiver.waitFor((got) => got.length > after);
+    const later = receiver.received[after]!;
+    expect((later.headers['webhook-signature'] as string).split(' ')).toHaveLength(1);
+    expect(() => new Webhook(newKey).verify(later.raw, later.headers as Record<string, string>)).not.toThrow();
+    expect(() => new Webhook(oldKey).verify(later.raw, later.headers as Record<string, string>)).toThrow();
+    // The key is shown when created or rotated, never when read.
+    expect((await server.api('GET', `/api/hooks/${hook.id}`)).body.signingKey).toBeUndefined();
+    expect(JSON.stringify((await server.api('GET', '/api/hooks')).body)).not.toContain('whsec_');
+    await server.api('DELETE', `/api/hooks/${hook.id}`);
+  });
+
+  it('sent nothing that the standardwebhooks verifier refused', () => {
+    expect(receiver.rejected).toEqual([]);
+  });
+});
