@@ -23,7 +23,7 @@ describe('webhook delivery', () => {
   it('retries while the receiver is down, and delivers everything once it is back', async () => {
     const hook = await subscribe(server, receiver, ['Role.Created'], 'down then up');
     await receiver.down();
-    const roles = [];
+    const roles: Array<{ id: string }> = [];
     for (let i = 0; i < 5; i += 1) roles.push(await createRole(`while down ${i}`));
     // Each has been tried and refused at least twice.
     const deadline = Date.now() + 10_000;
