@@ -86,7 +86,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const managementApiIndicator = `${baseUrl.replace(/\/+$/, '')}${managementPrefix}`;
   const queries = createQueries(database.db);
   if (!database.transactions) {
-    logger.warn('The MongoDB server has no transactions (it is not a replica set): multi-document writes are not atomic, and webhook events are written right after the change they announce, so a crash between the two can lose an event.');
+    logger.warn(`Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic, and webhook events are written right after the change they announce, so a crash between the two can lose an event.`);
   }
   const hooks = createHooks(database.db, { ...defaultHookSettings, ...options.hooks }, logger);
 

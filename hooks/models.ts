@@ -86,5 +86,7 @@ export interface AttemptDocument {
   /** The first bytes of the receiver's answer. */
   response: string | null;
   error: string | null;
+  /** The worker (one per process) that made it. */
+  worker: string;
   expiresAt: Date;
 }

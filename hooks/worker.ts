@@ -114,7 +114,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     const now = new Date();
     await attempts.insertOne({
       _id: generateId(), deliveryId: delivery._id, hookId: hook!._id, eventId: event!._id, event: delivery.event, startedAt,
-      durationMs: result.durationMs, ok: result.ok, statusCode: result.statusCode, response: result.response, error: result.error,
+      durationMs: result.durationMs, ok: result.ok, statusCode: result.statusCode, response: result.response, error: result.error, worker: owner,
       expiresAt: new Date(now.getTime() + retentionMs),
     });
     const made = delivery.attempts + 1;

@@ -1,14 +1,26 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
-import { ConfigError, loadSettings } from '../../lib/config.js';
+import { ConfigError, defaultHookSettings, loadSettings } from '../../lib/config.js';
 
 describe('settings', () => {
   it('has defaults for everything', () => {
     expect(loadSettings({})).toEqual({
       port: 3001, baseUrl: undefined, mongodbUri: undefined, accessTokenAlg: 'ES256',
       bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: false, subjectTokenTtl: 600, customClaimsOnError: 'omit', customClaimsTimeoutMs: 1000,
+      hooks: {
+        allowedHosts: [], deliver: true, timeoutMs: 10000, retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
+        disableAfter: 432000, keyOverlap: 86400, pollMs: 1000, concurrency: 16, retentionDays: 30,
+      },
     });
+    // An embedding host gets the same defaults.
+    expect(loadSettings({}).hooks).toEqual(defaultHookSettings);
+  });
+
+  it('reads the webhook settings', () => {
+    expect(loadSettings({
+      HOOKS_ALLOWED_HOSTS: '127.0.0.1, localhost,10.0.0.0/8,fd00::/8', HOOKS_DELIVERY: 'false', HOOKS_RETRY_SCHEDULE: '0,1,60',
+    }).hooks).toMatchObject({ allowedHosts: ['127.0.0.1', 'localhost', '10.0.0.0/8', 'fd00::/8'], deliver: false, retrySchedule: [0, 1, 60] });
   });
 
   it('reads and converts the environment', () => {
@@ -25,6 +37,9 @@ describe('settings', () => {
     [{ ACCESS_TOKEN_ALG: 'HS256' }, 'Invalid setting: ACCESS_TOKEN_ALG must be equal to one of the allowed values (one of ES256, EdDSA, RS256)'],
     [{ BOOTSTRAP_CLIENT_ID: 'admin' }, 'Invalid setting: BOOTSTRAP_CLIENT_SECRET must be set together with BOOTSTRAP_CLIENT_ID'],
     [{ BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'short' }, 'Invalid setting: BOOTSTRAP_CLIENT_SECRET must NOT have fewer than 16 characters'],
+    [{ HOOKS_ALLOWED_HOSTS: '10.0.0.0/33' }, 'Invalid setting: HOOKS_ALLOWED_HOSTS: `10.0.0.0/33` has a bad prefix length'],
+    [{ HOOKS_ALLOWED_HOSTS: 'intranet/8' }, 'Invalid setting: HOOKS_ALLOWED_HOSTS: `intranet/8` is neither a host name nor a CIDR range'],
+    [{ HOOKS_RETRY_SCHEDULE: '0,5s' }, 'Invalid setting: HOOKS_RETRY_SCHEDULE must match pattern "^\\d{1,6}(,\\d{1,6}){0,19}$"'],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => loadSettings(env)).toThrow(new ConfigError(message));
   });

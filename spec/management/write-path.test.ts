@@ -7,7 +7,9 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('the write path (unit of work)', () => {
   let database: Database;
-  beforeAll(async () => { database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('uow') }); });
+  // The transactional path, on whatever server the run uses (the embedded engine's transactions
+  // work when they run one at a time, as here).
+  beforeAll(async () => { database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('uow'), transactions: true }); });
   afterAll(async () => { await database.close(); });
 
   const write = () => createWriter(database);

@@ -1,0 +1,110 @@
+import { openDatabase, type Database } from '../../lib/database.js';
+import { uniqueDbName, uriForDb } from '../support/env.js';
+import { hookTestEnv } from '../support/hooks.js';
+import { callApi, clientCredentials, spawnServer, type ServerProcess } from '../support/process.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+
+const baseUrl = 'http://id.test.local';
+const admin = { BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'process-test-secret-0123456789' };
+
+/** Runs `count` requests, `width` at a time. */
+async function burst(count: number, width: number, request: (index: number) => Promise<unknown>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < count) await request(next++);
+  }));
+}
+
+async function until(probe: () => Promise<boolean>, timeoutMs: number, what: string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('webhook delivery by several server processes', () => {
+  const started: ServerProcess[] = [];
+  const databases: Database[] = [];
+  let receiver: Receiver;
+
+  const start = async (dbName: string, env: Record<string, string>) => {
+    const server = await spawnServer(dbName, { BASE_URL: baseUrl, ...admin, ...hookTestEnv, ...env });
+    started.push(server);
+    return server;
+  };
+  const open = async (dbName: string) => {
+    const database = await openDatabase(uriForDb(dbName));
+    databases.push(database);
+    return database.db;
+  };
+  async function subscribe(server: ServerProcess) {
+    const { body } = await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`);
+    const token = body.access_token!;
+    const hook = await callApi(server, token, 'POST', '/api/hooks', { name: 'burst', events: ['Role.Created'], config: { url: receiver.url } });
+    expect(hook.status).toBe(201);
+    receiver.keys.push(hook.body.signingKey);
+    return token;
+  }
+
+  beforeEach(async () => { receiver = await startReceiver(); });
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((server) => server.stop('SIGKILL')));
+    await Promise.all(databases.splice(0).map((database) => database.close()));
+    await receiver.close();
+  });
+
+  it('delivers every event of a 1,000-event burst at least once, under its own webhook-id, though the delivering server is killed midway and restarted', async () => {
+    const dbName = uniqueDbName('burst');
+    // One process takes the writes and delivers nothing; the other delivers, and is killed.
+    const writer = await start(dbName, { HOOKS_DELIVERY: 'false' });
+    const deliveryEnv = { HOOKS_CONCURRENCY: '4', HOOKS_TIMEOUT_MS: '1000' };
+    let deliverer = await start(dbName, deliveryEnv);
+    const token = await subscribe(writer);
+    receiver.answer = () => ({ status: 204, delayMs: 5 });
+
+    const writes = burst(1000, 16, async (index) => {
+      const { status } = await callApi(writer, token, 'POST', '/api/roles', { name: `burst ${index}` });
+      expect(status).toBe(200);
+    });
+    await receiver.waitFor((got) => got.length >= 150, 60_000);
+    await deliverer.stop('SIGKILL');
+    const atKill = receiver.received.length;
+    await writes;
+    expect(atKill).toBeLessThan(1000);
+
+    deliverer = await start(dbName, deliveryEnv);
+    const db = await open(dbName);
+    const events = await db.collection('hook_events').find({ event: 'Role.Created' }).toArray();
+    expect(events).toHaveLength(1000);
+    const eventIds = events.map(({ _id }) => String(_id));
+    await receiver.waitFor((got) => {
+      const seen = new Set(got.map(({ id }) => id));
+      return eventIds.every((id) => seen.has(id));
+    }, 120_000);
+
+    // Every message kept its event's id: the header, the body's id and the stored event agree.
+    for (const { id, body } of receiver.received) expect(body.id).toBe(id);
+    expect(new Set(receiver.received.map(({ body }) => body.data.name)).size).toBe(1000);
+    expect(receiver.rejected).toEqual([]);
+  }, 240_000);
+
+  it('share one database without delivering any event twice in normal operation', async () => {
+    const dbName = uniqueDbName('pair');
+    const [a, b] = [await start(dbName, {}), await start(dbName, {})];
+    const token = await subscribe(a);
+    await burst(300, 10, async (index) => {
+      const { status } = await callApi(index % 2 === 0 ? a : b, token, 'POST', '/api/roles', { name: `pair ${index}` });
+      expect(status).toBe(200);
+    });
+    const db = await open(dbName);
+    await until(async () => await db.collection('hook_deliveries').countDocuments({ state: 'succeeded' }) === 300, 60_000, 'delivering 300 events');
+
+    const counts = new Map<string, number>();
+    for (const { id } of receiver.received) counts.set(id, (counts.get(id) ?? 0) + 1);
+    expect(counts.size).toBe(300);
+    expect([...counts.values()].filter((count) => count > 1)).toEqual([]);
+    // Both processes took part.
+    expect(new Set((await db.collection('hook_attempts').find({}).toArray()).map(({ worker }) => worker)).size).toBe(2);
+  }, 120_000);
+});
