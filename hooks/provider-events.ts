@@ -4,17 +4,25 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from '../lib/logger.js';
 import type { InteractionReport } from './outbox.js';
 
+interface Login {
+  accountId?: string;
+  ts?: number;
+}
+
 /**
  * Announces PostSignIn when oidc-provider finishes an interaction whose result logged someone in.
  * `interaction.ended` fires when the provider resumes the authorization request with the
- * interaction's result, after it has applied the login to the session; a result without a
- * login (consent only, an error) is not a sign-in.
+ * interaction's result, after it has applied the login to the session. A result without a login
+ * (an error) is not a sign-in, and neither is a login carried over from an earlier submission of
+ * the same authorization request (a consent step merges the login it followed into its result).
  */
 export function signInReports(provider: Provider, report: (report: InteractionReport) => Promise<void>, logger: Logger) {
   provider.on('interaction.ended', (ctx: KoaContextWithOIDC) => {
     const { oidc } = ctx;
-    const login = (oidc.result as { login?: { accountId?: string } } | undefined)?.login;
+    const login = (oidc.result as { login?: Login } | undefined)?.login;
     if (!login?.accountId) return;
+    const earlier = (oidc.entities.Interaction?.lastSubmission as { login?: Login } | undefined)?.login;
+    if (earlier && earlier.accountId === login.accountId && earlier.ts === login.ts) return;
     const userAgent = ctx.get('user-agent');
     // An event emitter cannot wait: the report is written as the request goes on, and a failure is logged.
     report({
