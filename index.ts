@@ -3,7 +3,10 @@ export { createIdentity, type Identity, type IdentityOptions } from './identity.
 export { openDatabase, attachDatabase, ensureIndexes, type Database } from './lib/database.js';
 export { startEmbeddedMongo, type EmbeddedMongo } from './lib/embedded-mongo.js';
 export { startStandaloneServer, providerPrefix, type StandaloneServer, type StandaloneOptions } from './standalone.js';
-export { loadSettings, ConfigError, accessTokenAlgs, type Settings, type AccessTokenAlg } from './lib/config.js';
+export {
+  loadSettings, ConfigError, accessTokenAlgs, defaultHookSettings, type Settings, type AccessTokenAlg, type HookSettings,
+} from './lib/config.js';
+export { hookEvents, interactionEvents, type InteractionReport } from './hooks/index.js';
 export { mountApp } from './lib/mount.js';
 export { consoleLogger, silentLogger, type Logger } from './lib/logger.js';
 export { ApiError, type ApiErrorCode } from './lib/errors.js';

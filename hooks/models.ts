@@ -61,7 +61,7 @@ export interface DeliveryDocument {
    * both the schedule and the lease: a worker that dies leaves it due again when its lease ends.
    */
   nextAttemptAt: Date;
-  /** The worker holding the lease, null when none does. */
+  /** The lease token of the worker holding it (one token per batch it took), null when none does. */
   leaseOwner: string | null;
   lastAttemptAt: Date | null;
   /** The last attempt's HTTP status, or null when it got none (refused, timed out). */

@@ -35,7 +35,7 @@ export interface DeliveryWorker {
 
 /**
  * Delivers due deliveries, at least once, in several processes over one database. A worker takes
- * a delivery with one conditional update that moves its `nextAttemptAt` past the lease: only one
+ * deliveries with a conditional update that moves their `nextAttemptAt` past the lease: only one
  * worker's update matches, so in normal operation one event reaches a hook once; if the worker
  * dies, the delivery is due again when the lease ends and another worker takes it over.
  */
@@ -53,6 +53,8 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   let running = false;
   let loop: Promise<void> | undefined;
   const inFlight = new Set<Promise<void>>();
+  /** Deliveries in flight, across the batches in `inFlight`. */
+  let taken = 0;
   let woken = false;
   let interrupt: () => void = () => {};
 
@@ -61,24 +63,28 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     interrupt = () => { clearTimeout(timer); resolve(); };
   });
 
-  async function claim(limit: number): Promise<DeliveryDocument[]> {
+  /**
+   * Takes up to `limit` due deliveries under a fresh lease token: one update over the candidates
+   * (each document's update re-checks that it is still due, so of two workers racing for one
+   * delivery only one matches), then a read of those that carry the token.
+   */
+  async function claim(limit: number): Promise<Array<DeliveryDocument & { leaseOwner: string }>> {
     const now = new Date();
     const due = await deliveries.find({ state: 'pending', nextAttemptAt: { $lte: now } }).sort({ nextAttemptAt: 1 }).limit(limit).toArray();
-    const leaseUntil = new Date(now.getTime() + leaseMs);
-    const taken = await Promise.all(due.map(async (delivery) => {
-      const { modifiedCount } = await deliveries.updateOne(
-        { _id: delivery._id, state: 'pending', nextAttemptAt: { $lte: now } },
-        { $set: { nextAttemptAt: leaseUntil, leaseOwner: owner } },
-      );
-      return modifiedCount === 1 ? delivery : undefined;
-    }));
-    return taken.filter((delivery): delivery is DeliveryDocument => delivery !== undefined);
+    if (due.length === 0) return [];
+    const lease = `${owner}.${generateId(8)}`;
+    const ids = due.map(({ _id }) => _id);
+    await deliveries.updateMany(
+      { _id: { $in: ids }, state: 'pending', nextAttemptAt: { $lte: now } },
+      { $set: { nextAttemptAt: new Date(now.getTime() + leaseMs), leaseOwner: lease } },
+    );
+    return await deliveries.find({ _id: { $in: ids }, leaseOwner: lease }).toArray() as Array<DeliveryDocument & { leaseOwner: string }>;
   }
 
-  /** Writes a delivery's outcome, if this worker still holds it. */
+  /** Writes a delivery's outcome, if its lease is still this worker's. */
   async function settle(delivery: DeliveryDocument, state: DeliveryState, set: Partial<DeliveryDocument>) {
     await deliveries.updateOne(
-      { _id: delivery._id, leaseOwner: owner },
+      { _id: delivery._id, leaseOwner: delivery.leaseOwner },
       { $set: { ...set, state, leaseOwner: null, updatedAt: new Date() } },
     );
   }
@@ -101,55 +107,80 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     }
   }
 
-  async function attempt(delivery: DeliveryDocument, hook: HookDocument | undefined, event: HookEventDocument | undefined) {
+  /** Sends one delivery; answers its attempt record, having settled it unless it succeeded. */
+  async function attempt(delivery: DeliveryDocument, hook: HookDocument | undefined, event: HookEventDocument | undefined): Promise<AttemptDocument | undefined> {
     if (!event && Date.now() - delivery.createdAt.getTime() < unseenEventGraceMs) {
       // Written in the same transaction, so it exists; a read that raced the commit missed it.
-      return settle(delivery, 'pending', { nextAttemptAt: new Date(Date.now() + pollMs) });
+      await settle(delivery, 'pending', { nextAttemptAt: new Date(Date.now() + pollMs) });
+      return undefined;
     }
     const skip = !hook ? 'the hook was deleted' : !hook.enabled ? 'the hook is disabled' : !event ? 'the event has expired' : undefined;
-    if (skip) return settle(delivery, 'skipped', { lastError: skip });
+    if (skip) {
+      await settle(delivery, 'skipped', { lastError: skip });
+      return undefined;
+    }
 
     const startedAt = new Date();
     const result = await send(webhookRequest(hook!, event!._id, event!.payload, startedAt));
     const now = new Date();
-    await attempts.insertOne({
+    const record: AttemptDocument = {
       _id: generateId(), deliveryId: delivery._id, hookId: hook!._id, eventId: event!._id, event: delivery.event, startedAt,
       durationMs: result.durationMs, ok: result.ok, statusCode: result.statusCode, response: result.response, error: result.error, worker: owner,
       expiresAt: new Date(now.getTime() + retentionMs),
-    });
-    const made = delivery.attempts + 1;
-    const outcome = { attempts: made, lastAttemptAt: startedAt, lastStatus: result.statusCode, lastError: result.error };
-    const delay = result.ok || result.statusCode === 410 ? undefined : nextRetryDelay(retry, made, result.retryAfterMs);
-    if (result.ok) await settle(delivery, 'succeeded', outcome);
-    else if (delay === undefined) await settle(delivery, 'failed', outcome);
-    else await settle(delivery, 'pending', { ...outcome, nextAttemptAt: new Date(now.getTime() + delay) });
+    };
+    if (!result.ok) {
+      const made = delivery.attempts + 1;
+      const outcome = { attempts: made, lastAttemptAt: startedAt, lastStatus: result.statusCode, lastError: result.error };
+      const delay = result.statusCode === 410 ? undefined : nextRetryDelay(retry, made, result.retryAfterMs);
+      if (delay === undefined) await settle(delivery, 'failed', outcome);
+      else await settle(delivery, 'pending', { ...outcome, nextAttemptAt: new Date(now.getTime() + delay) });
+    }
     await keepHealth(hook!, result, now);
+    return record;
   }
 
-  async function deliverBatch(batch: DeliveryDocument[]) {
+  /**
+   * Sends a batch at once and records it: the attempts in one insert, and the deliveries that
+   * succeeded with one update per status code (failures were settled one by one, each with its
+   * own next attempt), so that the usual case costs two writes per batch, not two per delivery.
+   */
+  async function deliverBatch(batch: Array<DeliveryDocument & { leaseOwner: string }>) {
     const [hookList, eventList] = await Promise.all([
       hooks.find({ _id: { $in: [...new Set(batch.map(({ hookId }) => hookId))] } }).toArray(),
       events.find({ _id: { $in: batch.map(({ eventId }) => eventId) } }).toArray(),
     ]);
     const hookById = new Map(hookList.map((hook) => [hook._id, hook]));
     const eventById = new Map(eventList.map((event) => [event._id, event]));
-    await Promise.all(batch.map((delivery) => attempt(delivery, hookById.get(delivery.hookId), eventById.get(delivery.eventId)).catch((error: unknown) => {
-      // The lease runs out and another worker (or this one) tries again.
+    const records = await Promise.all(batch.map((delivery) => attempt(delivery, hookById.get(delivery.hookId), eventById.get(delivery.eventId)).catch((error: unknown) => {
+      // Its lease runs out and a worker tries again.
       logger.error(`Webhook delivery ${delivery._id} could not be recorded`, error);
+      return undefined;
     })));
+    const made = records.filter((record): record is AttemptDocument => record !== undefined);
+    if (made.length > 0) await attempts.insertMany(made);
+    const succeeded = new Map<number, string[]>();
+    for (const { ok, statusCode, deliveryId } of made) {
+      if (ok) succeeded.set(statusCode!, [...succeeded.get(statusCode!) ?? [], deliveryId]);
+    }
+    const now = new Date();
+    const lease = batch[0]!.leaseOwner;
+    await Promise.all([...succeeded].map(([lastStatus, ids]) => deliveries.updateMany(
+      { _id: { $in: ids }, leaseOwner: lease },
+      { $set: { state: 'succeeded', lastStatus, lastError: null, lastAttemptAt: now, leaseOwner: null, updatedAt: now }, $inc: { attempts: 1 } },
+    )));
   }
 
   /** Runs until stopped: takes what is due, up to the free slots, and sleeps when nothing is. */
   async function run() {
     let failures = 0;
     while (running) {
-      const free = concurrency - inFlight.size;
+      const free = concurrency - taken;
       if (free <= 0) {
         await Promise.race(inFlight);
         continue;
       }
       woken = false;
-      let batch: DeliveryDocument[] = [];
+      let batch: Array<DeliveryDocument & { leaseOwner: string }> = [];
       try {
         batch = await claim(free);
         failures = 0;
@@ -158,10 +189,11 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
         if (failures++ === 0) logger.error('Webhook delivery cannot read the database; retrying', error);
       }
       if (batch.length > 0) {
-        const job = deliverBatch(batch).finally(() => { inFlight.delete(job); });
+        taken += batch.length;
+        const job = deliverBatch(batch).finally(() => { inFlight.delete(job); taken -= batch.length; });
         inFlight.add(job);
       } else if (!woken && running) {
-        await pause(inFlight.size > 0 ? Math.min(pollMs, 50) : pollMs);
+        await pause(pollMs);
       }
     }
   }

@@ -1,0 +1,139 @@
+/**
+ * Webhook delivery: how many events per second reach a local receiver, and how long an event
+ * takes from its commit to its receipt at a steady rate.
+ *
+ *   npm run bench:webhooks            (embedded engine; MONGODB_URI=... for a real server)
+ *   BENCH_BURST=1000 BENCH_RATES=20,100 BENCH_SECONDS=10 (the defaults)
+ *
+ * Both figures depend on the database's speed: the embedded engine takes milliseconds per write,
+ * so read them with the engine named in the output.
+ */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+
+import { loadSettings } from '../lib/config.js';
+import { silentLogger } from '../lib/logger.js';
+import { startEmbeddedMongo } from '../lib/embedded-mongo.js';
+import { startStandaloneServer, type StandaloneServer } from '../standalone.js';
+
+const burstSize = Number(process.env.BENCH_BURST ?? 1000);
+const steadyRates = (process.env.BENCH_RATES ?? '20,100').split(',').map(Number);
+const steadySeconds = Number(process.env.BENCH_SECONDS ?? 10);
+const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
+
+function percentile(sorted: number[], p: number) {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** A receiver that answers 204 at once and notes when each event arrived, against its `createdAt`. */
+async function startReceiver() {
+  const latencies: number[] = [];
+  const seen = new Set<string>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; createdAt: string };
+      latencies.push(Date.now() - Date.parse(body.createdAt));
+      seen.add(body.id);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, latencies, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+async function start(uri: string, dbName: string, env: Record<string, string>) {
+  const settings = { ...loadSettings({ PORT: '0', HOOKS_ALLOWED_HOSTS: '127.0.0.1', HOOKS_POLL_MS: '100', ...admin, ...env }), mongodbUri: uri };
+  return startStandaloneServer(settings, { logger: silentLogger, dbName });
+}
+
+async function token(server: StandaloneServer) {
+  const response = await fetch(`${server.url}/oidc/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${admin.BOOTSTRAP_CLIENT_ID}:${admin.BOOTSTRAP_CLIENT_SECRET}`).toString('base64')}` },
+    body: new URLSearchParams({ grant_type: 'client_credentials', resource: server.identity.managementApiIndicator, scope: 'all' }),
+  });
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+const post = (server: StandaloneServer, bearer: string, path: string, body: unknown) => fetch(`${server.url}${path}`, {
+  method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+}).then(async (response) => {
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
+  return response.json() as Promise<{ id: string }>;
+});
+
+async function waitFor(predicate: () => boolean, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function main() {
+  const embedded = process.env.MONGODB_URI ? undefined : await startEmbeddedMongo();
+  const uri = process.env.MONGODB_URI ?? embedded!.uri;
+  const engine = embedded ? 'embedded jongodb engine' : 'MongoDB at MONGODB_URI';
+  const receiver = await startReceiver();
+  const rows: Array<[string, string]> = [];
+  try {
+    // 1. Throughput: a backlog written with delivery off, then drained by one delivering process.
+    const dbName = `bench_hooks_${Date.now()}`;
+    const writer = await start(uri, dbName, { HOOKS_DELIVERY: 'false' });
+    const bearer = await token(writer);
+    await post(writer, bearer, '/api/hooks', { name: 'bench', events: ['Role.Created'], config: { url: receiver.url } });
+    let next = 0;
+    const writing = performance.now();
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (next < burstSize) await post(writer, bearer, '/api/roles', { name: `backlog ${next++}` });
+    }));
+    console.error(`wrote a backlog of ${burstSize} events in ${((performance.now() - writing) / 1000).toFixed(1)} s; delivering`);
+    const started = performance.now();
+    const deliverer = await start(uri, dbName, {});
+    await waitFor(() => receiver.seen.size >= burstSize, 600_000);
+    const drainSeconds = (performance.now() - started) / 1000;
+    rows.push([`delivery throughput (backlog of ${burstSize}, HOOKS_CONCURRENCY=16)`, `${(burstSize / drainSeconds).toFixed(0)} events/s`]);
+    await deliverer.close();
+
+    console.error(`delivered the backlog in ${drainSeconds.toFixed(1)} s; steady rate next`);
+    // 2. Latency at steady rates: writes through a delivering process, commit to receipt.
+    for (const steadyRate of steadyRates) {
+      receiver.latencies.length = 0;
+      receiver.seen.clear();
+      const live = await start(uri, `${dbName}_steady_${steadyRate}`, {});
+      const liveBearer = await token(live);
+      await post(live, liveBearer, '/api/hooks', { name: 'bench', events: ['Role.Created'], config: { url: receiver.url } });
+      const total = steadyRate * steadySeconds;
+      const begin = performance.now();
+      const writes: Array<Promise<unknown>> = [];
+      for (let i = 0; i < total; i += 1) {
+        const due = begin + (i * 1000) / steadyRate;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        writes.push(post(live, liveBearer, '/api/roles', { name: `steady ${i}` }));
+      }
+      await Promise.all(writes);
+      const achieved = total / ((performance.now() - begin) / 1000);
+      await waitFor(() => receiver.seen.size >= total, 300_000);
+      const sorted = [...receiver.latencies].sort((a, b) => a - b);
+      // When the database cannot take the writes at the asked rate, say so: the latency then includes its queue.
+      rows.push([`writes committed (asked ${steadyRate} events/s for ${steadySeconds} s)`, `${achieved.toFixed(0)} events/s`]);
+      rows.push([`commit to receipt at ${steadyRate} events/s, p50`, `${percentile(sorted, 50)} ms`]);
+      rows.push([`commit to receipt at ${steadyRate} events/s, p99`, `${percentile(sorted, 99)} ms`]);
+      await live.close();
+    }
+    await writer.close();
+  } finally {
+    await receiver.close();
+    await embedded?.stop();
+  }
+
+  console.log(`Webhook delivery on ${engine}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
+  console.log('| figure | value |\n|---|---|');
+  for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
+}
+
+await main();
