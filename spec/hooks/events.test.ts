@@ -90,6 +90,8 @@ describe('the events each Management API route announces', () => {
     expect(names((await eventsOf('PATCH', `/api/roles/${roleId}`, { description: 'Reads' }, 200)).received)).toEqual(['Role.Data.Updated']);
     const added = await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 201);
     expect(added.received.map(({ body }) => [body.event, body.data])).toEqual([['Role.Scopes.Updated', { roleId, addedScopeIds: [write.id], removedScopeIds: [] }]]);
+    // Adding what the role already has changes nothing, and announces nothing.
+    expect(names((await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 201)).received)).toEqual([]);
     const removed = await eventsOf('DELETE', `/api/roles/${roleId}/scopes/${write.id}`, undefined, 204);
     expect(removed.received.map(({ body }) => [body.event, body.data])).toEqual([['Role.Scopes.Updated', { roleId, addedScopeIds: [], removedScopeIds: [write.id] }]]);
 
