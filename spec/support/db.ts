@@ -1,10 +1,13 @@
 import type { Db } from 'mongodb';
 
-/** Collections whose contents the Management API owns (not the provider's sessions and tokens, not caches). */
+/**
+ * Collections whose contents the Management API owns (not the provider's sessions and tokens, not caches; not
+ * webhook deliveries, whose state the worker changes on its own: a delivery is only ever made with an event).
+ */
 export const dataCollections = [
   'applications', 'application_secrets', 'resources', 'scopes', 'roles', 'users', 'organizations', 'organization_roles',
   'organization_scopes', 'organization_user_roles', 'users_roles', 'applications_roles', 'roles_scopes',
-  'organization_users', 'organization_role_scopes', 'changes',
+  'organization_users', 'organization_role_scopes', 'changes', 'hooks', 'hook_events',
 ];
 
 /** Every document of the data collections, to compare before and after a request that must write nothing. */
