@@ -1,3 +1,4 @@
+import type { ClientSession } from 'mongodb';
 import type { AdapterPayload, Configuration } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
@@ -69,8 +70,9 @@ export interface Identity {
   /**
    * Announces an interaction event (PostRegister, PostSignIn, PostResetPassword) to the hooks
    * subscribed to it: the one entry point for sign-up, sign-in and reset code, ours or a host's.
+   * Pass the session of the unit of work that made the change (a sign-up's user) to commit both together.
    */
-  reportInteractionEvent(report: InteractionReport): Promise<void>;
+  reportInteractionEvent(report: InteractionReport, session?: ClientSession): Promise<void>;
   /** Webhooks: the outbox, the delivery worker and the hooks API's queries. */
   readonly hooks: Hooks;
   close(): Promise<void>;
@@ -123,7 +125,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     queries,
     managementApiIndicator,
     hooks,
-    reportInteractionEvent: (report) => hooks.reportInteraction(report),
+    reportInteractionEvent: (report, session) => hooks.reportInteraction(report, session),
 
     configure(host: Configuration = {}) {
       const adapter = composeAdapters(database.db, (id) => clients.get(id), host.adapter);

@@ -1,4 +1,4 @@
-import type { Db } from 'mongodb';
+import type { ClientSession, Db } from 'mongodb';
 
 import type { HookSettings } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
@@ -24,7 +24,7 @@ export interface Hooks {
   wake(): void;
   /** Starts the delivery worker (unless `deliver` is off). */
   start(): void;
-  reportInteraction(report: InteractionReport): Promise<void>;
+  reportInteraction(report: InteractionReport, session?: ClientSession): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -59,7 +59,7 @@ export function createHooks(db: Db, settings: HookSettings, logger: Logger): Hoo
       started = true;
       worker.start();
     },
-    reportInteraction: (report) => outbox.reportInteraction(report),
+    reportInteraction: (report, session) => outbox.reportInteraction(report, session),
     async close() {
       await worker.stop();
       send.close();
