@@ -13,7 +13,8 @@ import {
   createCustomClaims, customizerCollection, type CustomClaimsFailurePolicy, type GetCustomJwtClaims, type JwtCustomizer,
 } from './lib/custom-claims.js';
 import { Sandbox } from './lib/sandbox/index.js';
-import type { MintedToken } from './lib/token-types.js';
+import type { MintedToken, RoleFacts } from './lib/token-types.js';
+import { loadRoleFacts } from './lib/role-facts.js';
 import { installHashedSecretComparison } from './lib/client-secret.js';
 import { toClientMetadata } from './lib/clients.js';
 import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './lib/config.js';
@@ -103,6 +104,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   });
   const resources = caches.create('resources', loadResource(queries));
   const applicationScopeIds = caches.create('permissions', loadApplicationScopeIds(queries));
+  const roles = caches.create('roles', loadRoleFacts(queries));
   await caches.start();
 
   const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
@@ -179,6 +181,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
         identifyActor: createActorIdentifier(provider, publicJwks(keys)),
         resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
+        roles: async (ids) => (await Promise.all(ids.map((id) => roles.get(id)))).filter((role): role is RoleFacts => role !== undefined),
         minted,
       }), tokenExchange.parameters);
       if (options.signInEventsFromProvider ?? true) {

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import Koa from 'koa';
+import type { MongoClientOptions } from 'mongodb';
 import Provider from 'oidc-provider';
 
 import type { BootstrapCredentials } from './lib/bootstrap.js';
@@ -34,6 +35,8 @@ export interface StandaloneOptions {
   logger?: Logger;
   /** Database name (tests give each suite its own). */
   dbName?: string;
+  /** Passed to the MongoDB driver (the benchmarks count round trips with `monitorCommands`). */
+  mongoClientOptions?: MongoClientOptions;
 }
 
 function listen(server: Server, port: number): Promise<number> {
@@ -47,7 +50,7 @@ function listen(server: Server, port: number): Promise<number> {
  * The standalone server: oidc-provider under `/oidc`, the Management API under `/api`, on one
  * port. Without `mongodbUri` it starts the embedded in-memory engine and stops it on close.
  */
-export async function startStandaloneServer(settings: Settings, { logger = consoleLogger, dbName }: StandaloneOptions = {}): Promise<StandaloneServer> {
+export async function startStandaloneServer(settings: Settings, { logger = consoleLogger, dbName, mongoClientOptions }: StandaloneOptions = {}): Promise<StandaloneServer> {
   let embedded: EmbeddedMongo | undefined;
   let uri = settings.mongodbUri;
   if (!uri) {
@@ -65,7 +68,7 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
     const baseUrl = settings.baseUrl ?? `http://localhost:${port}`;
     const issuer = `${baseUrl}${providerPrefix}`;
 
-    database = await openDatabase(uri, dbName === undefined ? {} : { dbName });
+    database = await openDatabase(uri, { ...(dbName !== undefined && { dbName }), ...(mongoClientOptions && { clientOptions: mongoClientOptions }) });
     const identity = await createIdentity({
       database, issuer, baseUrl, logger,
       accessTokenAlg: settings.accessTokenAlg,

@@ -11,6 +11,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import { pathToFileURL } from 'node:url';
 
 import { loadSettings } from '../lib/config.js';
 import { silentLogger } from '../lib/logger.js';
@@ -73,10 +74,8 @@ async function waitFor(predicate: () => boolean, timeoutMs: number) {
   }
 }
 
-async function main() {
-  const embedded = process.env.MONGODB_URI ? undefined : await startEmbeddedMongo();
-  const uri = process.env.MONGODB_URI ?? embedded!.uri;
-  const engine = embedded ? 'embedded jongodb engine' : 'MongoDB at MONGODB_URI';
+/** The delivery figures against the database at `uri`: rows of (figure, value). */
+export async function webhookFigures(uri: string): Promise<Array<[string, string]>> {
   const receiver = await startReceiver();
   const rows: Array<[string, string]> = [];
   try {
@@ -128,12 +127,22 @@ async function main() {
     await writer.close();
   } finally {
     await receiver.close();
-    await embedded?.stop();
   }
-
-  console.log(`Webhook delivery on ${engine}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
-  console.log('| figure | value |\n|---|---|');
-  for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
+  return rows;
 }
 
-await main();
+async function main() {
+  const embedded = process.env.MONGODB_URI ? undefined : await startEmbeddedMongo();
+  try {
+    const rows = await webhookFigures(process.env.MONGODB_URI ?? embedded!.uri);
+    const engine = embedded ? 'embedded jongodb engine' : 'MongoDB at MONGODB_URI';
+    console.log(`Webhook delivery on ${engine}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
+    console.log('| figure | value |\n|---|---|');
+    for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
+  } finally {
+    await embedded?.stop();
+  }
+}
+
+// Run on its own (`npm run bench:webhooks`), or imported by `bench/run.ts`.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) await main();

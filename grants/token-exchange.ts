@@ -3,7 +3,8 @@ import type Provider from 'oidc-provider';
 
 import type { Queries } from '../lib/queries/index.js';
 import type { ScopeDocument } from '../lib/models.js';
-import { accessTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../lib/token-types.js';
+import type { SubjectTokenDocument } from '../lib/queries/subject-tokens.js';
+import { accessTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken, type RoleFacts } from '../lib/token-types.js';
 
 /** RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token for its user. */
 export const grantType = tokenExchangeGrantType;
@@ -20,6 +21,8 @@ export interface TokenExchangeDeps {
   identifyActor(token: string): Promise<ActClaim>;
   /** The permissions of an API resource we serve (from the resources cache). */
   resourceScopes(indicator: string): Promise<ScopeDocument[]>;
+  /** Roles with their permissions (from the roles cache); unknown ids are left out. */
+  roles(ids: string[]): Promise<RoleFacts[]>;
   /** What this grant tells `extraTokenClaims` about each token it mints. */
   minted: WeakMap<object, MintedToken>;
 }
@@ -30,6 +33,22 @@ function single(value: unknown, name: string): string | undefined {
   return value as string;
 }
 
+const reasonOf = (error: unknown) =>
+  // oidc-provider keeps the public description generic; the detail is for the audit.
+  (error as { error_detail?: string }).error_detail ?? (error as { error_description?: string }).error_description ?? (error as Error).message;
+
+/** What one exchange learnt, for its audit record should it fail. */
+interface Attempt {
+  subject?: SubjectTokenDocument | null;
+  /** The audit record that spent the subject token, once written. */
+  claimed?: string;
+}
+
+/**
+ * Three database round trips per exchange: read the subject token, read the user with its role
+ * ids, and write the audit record that spends the token. Resources, roles and their permissions
+ * come from caches that changes clear.
+ */
 export function buildHandler(deps: TokenExchangeDeps) {
   const { impersonations, subjectTokens } = deps.queries;
 
@@ -37,23 +56,26 @@ export function buildHandler(deps: TokenExchangeDeps) {
   return async function auditedTokenExchange(ctx: KoaContextWithOIDC) {
     const params = ctx.oidc.params as Record<string, unknown>;
     const audit = { clientId: ctx.oidc.client!.clientId, ...(typeof params.resource === 'string' && { resource: params.resource }) };
+    const attempt: Attempt = {};
     try {
-      const outcome = await tokenExchange(ctx);
-      await impersonations.record({ kind: 'exchange.succeeded', ...audit, ...outcome });
+      await tokenExchange(ctx, audit, attempt);
     } catch (error) {
-      const subject = typeof params.subject_token === 'string' ? await subjectTokens.peek(params.subject_token) : null;
-      await impersonations.record({
-        kind: 'exchange.failed',
-        ...audit,
-        // oidc-provider keeps the public description generic; the detail is for the audit.
-        reason: (error as { error_detail?: string }).error_detail ?? (error as { error_description?: string }).error_description ?? (error as Error).message,
-        ...(subject && { targetUserId: subject.userId, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId }),
-      });
+      if (attempt.claimed) {
+        await impersonations.markFailed(attempt.claimed, reasonOf(error));
+      } else {
+        const { subject } = attempt;
+        await impersonations.record({
+          kind: 'exchange.failed',
+          ...audit,
+          reason: reasonOf(error),
+          ...(subject && { targetUserId: subject.userId, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId }),
+        });
+      }
       throw error;
     }
   };
 
-  async function tokenExchange(ctx: KoaContextWithOIDC) {
+  async function tokenExchange(ctx: KoaContextWithOIDC, audit: { clientId: string; resource?: string }, attempt: Attempt) {
     const provider = ctx.oidc.provider as Provider;
     const client = ctx.oidc.client!;
     const params = ctx.oidc.params as Record<string, unknown>;
@@ -80,28 +102,40 @@ export function buildHandler(deps: TokenExchangeDeps) {
       }
     }
 
-    const subject = await deps.queries.subjectTokens.consume(params.subject_token as string, client.clientId);
-    if (!subject) throw new errors.InvalidGrant('the subject token is invalid, expired or already used');
-    const user = await deps.queries.users.findById(subject.userId);
-    if (!user || user.isSuspended) throw new errors.InvalidGrant('the subject token\'s user no longer exists or is suspended');
+    const subject = attempt.subject = await subjectTokens.find(params.subject_token as string);
+    if (!subject || subject.expiresAt <= new Date()) throw new errors.InvalidGrant('the subject token is invalid, expired or already used');
+    const found = await deps.queries.userWithRoleIds(subject.userId);
+    if (!found || found.user.isSuspended) throw new errors.InvalidGrant('the subject token\'s user no longer exists or is suspended');
+    const { user } = found;
 
     // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
     // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
     const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
-    const [held, resourceScopes] = await Promise.all([deps.queries.scopeIdsForUser(user._id), deps.resourceScopes(resource)]);
+    const [roles, resourceScopes] = await Promise.all([deps.roles(found.roleIds), deps.resourceScopes(resource)]);
+    const held = new Set(roles.flatMap(({ scopeIds }) => scopeIds));
     const grantable = new Set(resourceScopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name));
     const scope = [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)).join(' ');
 
     const token = new provider.AccessToken({
       accountId: user._id,
       client,
-      // No provider Grant stands behind this token: the consumed subject token is its grant.
+      // No provider Grant stands behind this token: the spent subject token is its grant.
       grantId: subject._id,
       gty: grantType,
       ...(scope && { scope }),
       resourceServer: new provider.ResourceServer(resource, info),
     });
-    deps.minted.set(token, { claims: { ...(act && { act }) }, facts: { type: grantType, subjectTokenContext: subject.context, user } });
+    // Chosen now, not at save, so that the audit record that spends the subject token names it.
+    token.jti = token.generateTokenId();
+
+    // Spend the subject token: the audit record of this exchange is the one write that decides.
+    attempt.claimed = await impersonations.claimExchange({
+      ...audit, targetUserId: user._id, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId,
+      tokenId: token.jti, ...(act && { actorUserId: act.sub }),
+    });
+    if (!attempt.claimed) throw new errors.InvalidGrant('the subject token is invalid, expired or already used');
+
+    deps.minted.set(token, { claims: { ...(act && { act }) }, facts: { type: grantType, subjectTokenContext: subject.context, user, roles } });
     ctx.oidc.entity('AccessToken', token);
     const value = await token.save();
 
@@ -112,10 +146,6 @@ export function buildHandler(deps: TokenExchangeDeps) {
       token_type: 'Bearer',
       expires_in: token.expiration,
       ...(scope && { scope }),
-    };
-    return {
-      targetUserId: user._id, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId,
-      tokenId: token.jti, ...(act && { actorUserId: act.sub }),
     };
   }
 }

@@ -58,11 +58,11 @@ export function createCustomClaims(deps: CustomClaimsDeps) {
     const grantType = facts?.type ?? (ctx.oidc?.params?.grant_type as string | undefined) ?? token.gty ?? 'unknown';
     // The grant usually loaded the user already; only other grants make us read it.
     const user = facts?.user ?? (token.accountId ? await deps.queries.users.findById(token.accountId) : null);
-    const roles = user ? await deps.queries.roles.findByIds(await deps.queries.links.usersRoles.rightsOf(user._id)) : [];
+    const roles = facts?.roles ?? (user ? (await deps.queries.roles.findByIds(await deps.queries.links.usersRoles.rightsOf(user._id))).map(({ _id, name, type }) => ({ id: _id, name, type })) : []);
     const client = ctx.oidc?.client;
     return {
       grant: { type: grantType, ...(facts?.subjectTokenContext && { subjectTokenContext: facts.subjectTokenContext }) },
-      ...(user && { user: { ...userToApi(user), roles: roles.map(({ _id, name, type }) => ({ id: _id, name, type })) } }),
+      ...(user && { user: { ...userToApi(user), roles: roles.map(({ id, name, type }) => ({ id, name, type })) } }),
       ...(client && { application: { id: client.clientId, name: client.clientName ?? null } }),
     };
   }

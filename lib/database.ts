@@ -1,4 +1,4 @@
-import { MongoClient, type ClientSession, type Db, type IndexDescription } from 'mongodb';
+import { MongoClient, type ClientSession, type Db, type IndexDescription, type MongoClientOptions } from 'mongodb';
 
 import { ApiError } from './errors.js';
 import { linkIndexes, linkTables, type LinkTable } from './links.js';
@@ -119,6 +119,8 @@ export interface OpenDatabaseOptions {
   dbName?: string;
   /** Overrides the detection of transactions (tests of the transactional path on the embedded engine). */
   transactions?: boolean;
+  /** Passed to the driver (`monitorCommands`, pool sizes, TLS). */
+  clientOptions?: MongoClientOptions;
 }
 
 function databaseNameIn(uri: string): string | undefined {
@@ -126,8 +128,8 @@ function databaseNameIn(uri: string): string | undefined {
   return name ? decodeURIComponent(name) : undefined;
 }
 
-export async function openDatabase(uri: string, { dbName, transactions }: OpenDatabaseOptions = {}): Promise<Database> {
-  const client = await MongoClient.connect(withPollingMonitor(uri));
+export async function openDatabase(uri: string, { dbName, transactions, clientOptions }: OpenDatabaseOptions = {}): Promise<Database> {
+  const client = await MongoClient.connect(withPollingMonitor(uri), clientOptions);
   const db = client.db(dbName ?? databaseNameIn(uri) ?? 'oidc-identity');
   return attachDatabase(client, db, transactions === undefined ? {} : { transactions });
 }

@@ -159,7 +159,7 @@ export function guard<T extends GuardedValues = GuardedValues>(schemas: GuardSch
     if (schemas.status && ctx.status === 200 && schemas.status !== 200) ctx.status = schemas.status;
     // A response that does not fit its schema is our bug; the shaping still removes unknown fields.
     if (shapeResponse && ctx.body !== undefined && !shapeResponse(ctx.body)) {
-      throw new ApiError('internal_error', `response of ${ctx.method} ${ctx.path} does not fit its schema`);
+      throw new ApiError('internal_error', `response of ${ctx.method} ${ctx.path} does not fit its schema: ${responseAjv.errorsText(shapeResponse.errors)}`);
     }
   };
   return Object.assign(middleware as Middleware, { schemas });

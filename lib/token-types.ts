@@ -15,6 +15,16 @@ export interface GrantFacts {
   type: string;
   subjectTokenContext?: Record<string, unknown>;
   user?: UserDocument;
+  /** The user's roles, when the grant loaded them. */
+  roles?: RoleFacts[];
+}
+
+/** A role as tokens need it: cached per process, forgotten when the role or its permissions change. */
+export interface RoleFacts {
+  id: string;
+  name: string;
+  type: string;
+  scopeIds: string[];
 }
 
 /**

@@ -35,7 +35,8 @@ export function apiErrors(log: ErrorLogger): Middleware {
       if (code) throw new ApiError(code, `${ctx.method} ${ctx.path} ${routeProblems[code]}`);
     } catch (error) {
       const known = error instanceof ApiError ? error : fromFramework(error);
-      if (!known) log(error, { method: ctx.method, path: ctx.path });
+      // Our own faults too (a response that does not fit its schema), not only the unexpected.
+      if (!known || known.status >= 500) log(error, { method: ctx.method, path: ctx.path });
       const answer = known ?? new ApiError('internal_error', 'internal server error');
       ctx.status = answer.status;
       ctx.body = {

@@ -99,7 +99,7 @@ export const relations: Relation[] = [
   },
   {
     path: '/roles/:id/scopes', ownerParam: 'id', owner: sides.role, target: sides.scope, bodyKey: 'scopeIds', targetParam: 'scopeId',
-    links: (q) => q.links.rolesScopes, action: 'scopes.updated', invalidates: ['permissions'],
+    links: (q) => q.links.rolesScopes, action: 'scopes.updated', invalidates: ['permissions', 'roles'],
     check: (role) => notBuiltIn(role),
   },
   {

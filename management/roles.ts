@@ -78,6 +78,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
         record({ entity: 'Role', action: 'updated', id, data: withId(updated) });
         return updated;
       }));
+      await deps.caches.changed('roles');
     },
   );
 
@@ -94,7 +95,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
         await links.rolesScopes.removeAllOfLeft(id, session);
         record({ entity: 'Role', action: 'deleted', id, data: withId(before) });
       });
-      await deps.caches.changed('permissions');
+      await Promise.all([deps.caches.changed('permissions'), deps.caches.changed('roles')]);
       ctx.status = 204;
     },
   );

@@ -1,5 +1,6 @@
 import type { ClientSession, Db, Filter } from 'mongodb';
 
+import { isDuplicateKeyError } from '../errors.js';
 import { generateId } from '../ids.js';
 import type { Page } from '../pagination.js';
 
@@ -46,6 +47,26 @@ export function createImpersonationQueries(db: Db) {
     async record(event: Omit<ImpersonationEvent, '_id' | 'createdAt'>, session?: ClientSession) {
       await collection.insertOne({ _id: generateId(), ...event, createdAt: Date.now() }, { session });
     },
+
+    /**
+     * Spends a subject token by recording its exchange. The record's id is derived from the
+     * token, and ids are unique, so of two exchanges of one token (in any processes) exactly one
+     * insert succeeds: one conditional write decides, and it is the audit record itself.
+     * Answers the record's id, or undefined when the token was already spent.
+     */
+    async claimExchange(event: Omit<ImpersonationEvent, '_id' | 'createdAt' | 'kind'> & { subjectTokenId: string }) {
+      const _id = `exchange:${event.subjectTokenId}`;
+      try {
+        await collection.insertOne({ _id, kind: 'exchange.succeeded', ...event, createdAt: Date.now() });
+        return _id;
+      } catch (error) {
+        if (isDuplicateKeyError(error)) return undefined;
+        throw error;
+      }
+    },
+
+    /** Turns a claimed exchange that failed afterwards (its custom claims refused) into a failure. */
+    markFailed: (id: string, reason: string) => collection.updateOne({ _id: id }, { $set: { kind: 'exchange.failed', reason } }),
     find: (filter: ImpersonationFilter, page: Page) =>
       collection.find(toFilter(filter)).sort({ createdAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray(),
     count: (filter: ImpersonationFilter) => collection.countDocuments(toFilter(filter)),

@@ -60,6 +60,17 @@ export function createQueries(db: Db) {
       return new Set(await links.rolesScopes.rightsOfMany(await links.applicationsRoles.rightsOf(applicationId)));
     },
 
+    /** A user and the ids of its roles, in one round trip. */
+    async userWithRoleIds(userId: string): Promise<{ user: UserDocument; roleIds: string[] } | undefined> {
+      const [found] = await db.collection<UserDocument>('users').aggregate<UserDocument & { links: Array<{ roleId: string }> }>([
+        { $match: { _id: userId } },
+        { $lookup: { from: 'users_roles', localField: '_id', foreignField: 'userId', as: 'links' } },
+      ]).toArray();
+      if (!found) return undefined;
+      const { links: held, ...user } = found;
+      return { user: user as UserDocument, roleIds: held.map(({ roleId }) => roleId) };
+    },
+
     /** Scope ids a user holds through its roles. */
     async scopeIdsForUser(userId: string): Promise<Set<string>> {
       return new Set(await links.rolesScopes.rightsOfMany(await links.usersRoles.rightsOf(userId)));

@@ -11,8 +11,6 @@ export interface SubjectTokenDocument {
   clientId: string;
   createdAt: Date;
   expiresAt: Date;
-  consumedAt?: Date;
-  consumedBy?: string;
 }
 
 export function createSubjectTokenQueries(db: Db) {
@@ -30,21 +28,10 @@ export function createSubjectTokenQueries(db: Db) {
     },
 
     /**
-     * Consumes a token if it is live and unused. One conditional write decides, so of two
-     * processes presenting the same token at once exactly one wins (a read-then-write would let both).
+     * The stored token, live or not: the exchange checks its expiry, and the audit of a failed
+     * exchange names its user. It is spent by the exchange's audit record, whose id is unique
+     * per token (see `impersonations.claimExchange`), not here.
      */
-    /** The stored token, live or not (the audit of a failed exchange names its user). */
-    peek: (token: string) => collection.findOne({ _id: sha256(token) }),
-
-    async consume(token: string, clientId: string): Promise<SubjectTokenDocument | undefined> {
-      const now = new Date();
-      const id = sha256(token);
-      const { modifiedCount } = await collection.updateOne(
-        { _id: id, consumedAt: { $exists: false }, expiresAt: { $gt: now } },
-        { $set: { consumedAt: now, consumedBy: clientId } },
-      );
-      if (modifiedCount !== 1) return undefined;
-      return (await collection.findOne({ _id: id })) ?? undefined;
-    },
+    find: (token: string) => collection.findOne({ _id: sha256(token) }),
   };
 }

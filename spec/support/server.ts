@@ -1,7 +1,7 @@
 import * as oauth from 'openid-client';
 
 import { loadSettings, type Settings } from '../../lib/config.js';
-import { silentLogger } from '../../lib/logger.js';
+import { consoleLogger, silentLogger } from '../../lib/logger.js';
 import { startStandaloneServer, type StandaloneServer } from '../../standalone.js';
 import { testMongoUri, uniqueDbName } from './env.js';
 
@@ -32,7 +32,7 @@ export async function startTestServer(label: string, env: Record<string, string>
     bootstrapClientId: admin.clientId,
     bootstrapClientSecret: admin.clientSecret,
   };
-  const server = await startStandaloneServer(settings, { logger: silentLogger, dbName: uniqueDbName(label) });
+  const server = await startStandaloneServer(settings, { logger: process.env.TEST_LOG ? consoleLogger : silentLogger, dbName: uniqueDbName(label) });
   const local = `http://localhost:${server.port}`;
 
   async function discover(clientId: string, clientSecret?: string) {

@@ -1,0 +1,255 @@
+/**
+ * Every benchmark, in one run, with a table at the end (`npm run bench`; see BENCHMARKS.md).
+ * Servers run as child processes pinned to core 0, the load generator here on core 1; CPU time
+ * and memory are the server's own, read by it and sent over IPC.
+ *
+ *   npm run bench                              (embedded engine; MONGODB_URI=... for a real server)
+ *   BENCH_TOKENS=3000 BENCH_ROUNDS=5 BENCH_ROUND_SIZE=300 BENCH_LEAK_EXCHANGES=20000 (the defaults)
+ */
+import os from 'node:os';
+
+import autocannon from 'autocannon';
+import type { Db } from 'mongodb';
+
+import { openDatabase } from '../lib/database.js';
+import { startEmbeddedMongo } from '../lib/embedded-mongo.js';
+import { generateSecret, sha256 } from '../lib/ids.js';
+import { accessTokenType, tokenExchangeGrantType } from '../lib/token-types.js';
+import { pinLoadGenerator, pinning, startServerChild, type ServerChild } from './support/processes.js';
+import { baselineClient, benchResource } from './support/fixtures.js';
+import { webhookFigures } from './webhooks.js';
+
+const tokensPerRun = Number(process.env.BENCH_TOKENS ?? 3000);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const roundSize = Number(process.env.BENCH_ROUND_SIZE ?? 300);
+const leakExchanges = Number(process.env.BENCH_LEAK_EXCHANGES ?? 20000);
+const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+
+/** The custom-claims function of the README, stored as the operator would. */
+const customClaimsScript = `const getCustomJwtClaims = async ({ token, context, environmentVariables }) => {
+  if (context.grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange') {
+    return { impersonation_context: context.grant.subjectTokenContext, tier: environmentVariables.TIER };
+  }
+  return {};
+};`;
+
+interface Load {
+  count: number;
+  cpuMicros: number;
+  commands: number;
+  p50: number;
+  p99: number;
+  rps: number;
+}
+
+/** Sends `amount` POSTs to the token endpoint, each with the body `body(i)`, and measures the server meanwhile. */
+async function load(server: ServerChild, amount: number, authorization: string, body: (index: number) => string, connections = 50): Promise<Load> {
+  let next = 0;
+  const before = await server.stats();
+  const result = await autocannon({
+    url: server.url, connections: Math.min(connections, amount), amount, timeout: 60,
+    requests: [{
+      method: 'POST', path: '/oidc/token',
+      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      setupRequest: (request) => ({ ...request, body: body(next++) }),
+    }],
+  });
+  const after = await server.stats();
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.kind}: ${result.non2xx} answers were not 2xx, ${result.errors} errors`);
+  return {
+    count: amount, cpuMicros: after.cpuMicros - before.cpuMicros, commands: after.commands - before.commands,
+    p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average,
+  };
+}
+
+const combine = (loads: Load[]): Load => ({
+  count: loads.reduce((sum, l) => sum + l.count, 0),
+  cpuMicros: loads.reduce((sum, l) => sum + l.cpuMicros, 0),
+  commands: loads.reduce((sum, l) => sum + l.commands, 0),
+  // Rounds are alike: their mean latency and rate stand for the whole.
+  p50: loads.reduce((sum, l) => sum + l.p50, 0) / loads.length,
+  p99: Math.max(...loads.map((l) => l.p99)),
+  rps: loads.reduce((sum, l) => sum + l.rps, 0) / loads.length,
+});
+
+async function api(server: ServerChild, token: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${server.url}${path}`, {
+    method, headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  });
+  if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
+  return response.status === 204 ? undefined : response.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- set-up reads arbitrary JSON
+}
+
+async function tokenRequest(server: ServerChild, authorization: string, params: Record<string, string>) {
+  const response = await fetch(`${server.url}/oidc/token`, {
+    method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params),
+  });
+  const body = await response.json() as { access_token?: string };
+  if (!body.access_token) throw new Error(`token request failed: ${JSON.stringify(body)}`);
+  return body.access_token;
+}
+
+/** Subject tokens written straight to the database (their issuance is not what is measured). */
+async function seedSubjectTokens(db: Db, count: number, userId: string, clientId: string) {
+  const now = Date.now();
+  const tokens = Array.from({ length: count }, () => generateSecret());
+  await db.collection('subject_tokens').insertMany(tokens.map((token) => ({
+    _id: sha256(token) as never, userId, context: { ticket: 'BENCH-1', reason: 'benchmark' }, clientId, createdAt: new Date(now), expiresAt: new Date(now + 600_000),
+  })));
+  return tokens;
+}
+
+const exchangeBody = (token: string, actorToken?: string) => new URLSearchParams({
+  grant_type: tokenExchangeGrantType, subject_token: token, subject_token_type: accessTokenType, resource: benchResource, scope: 'read:data',
+  ...(actorToken && { actor_token: actorToken, actor_token_type: accessTokenType }),
+}).toString();
+
+async function main() {
+  pinLoadGenerator();
+  const embedded = process.env.MONGODB_URI ? undefined : await startEmbeddedMongo();
+  const uri = process.env.MONGODB_URI ?? embedded!.uri;
+  const engine = embedded ? 'embedded jongodb engine' : 'MongoDB at MONGODB_URI';
+  const dbName = `bench_${Date.now()}`;
+  const database = await openDatabase(uri, { dbName });
+  const rows: Array<[string, string]> = [];
+  const started = performance.now();
+  const say = (message: string) => console.error(`[${((performance.now() - started) / 1000).toFixed(0)} s] ${message}`);
+
+  try {
+    // The same signing algorithm on both sides; no webhook worker or cache polling during the token figures.
+    const env = { ACCESS_TOKEN_ALG: 'ES256', MONGODB_URI: uri, BENCH_DB: dbName, HOOKS_DELIVERY: 'false', CACHE_REFRESH_MS: '600000', ...admin };
+    const baseline = await startServerChild('baseline', env);
+    const identity = await startServerChild('identity', env);
+
+    // Set-up through the Management API: an API resource with a permission, a role holding it,
+    // the target and actor users, a first-party application allowed to exchange, and a
+    // machine-to-machine application with the same permission.
+    const adminToken = await tokenRequest(identity, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
+      grant_type: 'client_credentials', resource: `${identity.url}/api`, scope: 'all',
+    });
+    const resource = await api(identity, adminToken, 'POST', '/api/resources', { name: 'Bench API', indicator: benchResource });
+    const scope = await api(identity, adminToken, 'POST', `/api/resources/${resource.id}/scopes`, { name: 'read:data' });
+    const role = await api(identity, adminToken, 'POST', '/api/roles', { name: 'reader', scopeIds: [scope.id] });
+    const machineRole = await api(identity, adminToken, 'POST', '/api/roles', { name: 'machine reader', type: 'MachineToMachine', scopeIds: [scope.id] });
+    const target = await api(identity, adminToken, 'POST', '/api/users', { username: 'target' });
+    const actor = await api(identity, adminToken, 'POST', '/api/users', { username: 'actor' });
+    for (const user of [target, actor]) await api(identity, adminToken, 'POST', `/api/users/${user.id}/roles`, { roleIds: [role.id] });
+    const app = await api(identity, adminToken, 'POST', '/api/applications', {
+      name: 'support console', type: 'Traditional', customClientMetadata: { allowTokenExchange: true },
+      oidcClientMetadata: { redirectUris: ['http://localhost/callback'], postLogoutRedirectUris: [] },
+    });
+    const machine = await api(identity, adminToken, 'POST', '/api/applications', { name: 'machine', type: 'MachineToMachine' });
+    await api(identity, adminToken, 'POST', `/api/applications/${machine.id}/roles`, { roleIds: [machineRole.id] });
+    const appAuth = basic(app.id, app.secret);
+    const [actorSubject] = await seedSubjectTokens(database.db, 1, actor.id, app.id);
+    // The support engineer's own openid access token, as the actor.
+    const actorToken = await tokenRequest(identity, appAuth, {
+      grant_type: tokenExchangeGrantType, subject_token: actorSubject!, subject_token_type: accessTokenType, resource: benchResource, scope: 'openid',
+    });
+    say('set up; warming both servers');
+
+    const ccBody = () => new URLSearchParams({ grant_type: 'client_credentials', resource: benchResource, scope: 'read:data' }).toString();
+    await load(baseline, 500, basic(baselineClient.id, baselineClient.secret), ccBody);
+    await load(identity, 500, basic(machine.id, machine.secret), ccBody);
+
+    // 1. Server CPU per token under load, against stock oidc-provider's client_credentials.
+    const stock = await load(baseline, tokensPerRun, basic(baselineClient.id, baselineClient.secret), ccBody);
+    say('baseline measured');
+    const ours = await load(identity, tokensPerRun, basic(machine.id, machine.secret), ccBody);
+    say('our client_credentials measured');
+
+    /**
+     * Token exchanges in rounds of fresh subject tokens. Between rounds the consumed tokens and the
+     * audit records are cleared: the embedded engine's writes cost time in proportion to an
+     * indexed collection's size (an audit insert takes 2 ms at 500 records, 36 ms at 2,000), which
+     * would otherwise slow every round more than the last. The server's CPU time is not affected.
+     */
+    const exchanges = async (count: number, actorTokenValue?: string, connections = 50) => {
+      const loads: Load[] = [];
+      for (let done = 0; done < count; done += roundSize) {
+        const size = Math.min(roundSize, count - done);
+        const tokens = await seedSubjectTokens(database.db, size, target.id, app.id);
+        loads.push(await load(identity, size, appAuth, (i) => exchangeBody(tokens[i]!, actorTokenValue), connections));
+        await database.db.collection('subject_tokens').deleteMany({ consumedAt: { $exists: true } });
+        await database.db.collection('impersonations').deleteMany({});
+      }
+      return combine(loads);
+    };
+    await exchanges(roundSize);
+    const plain = await exchanges(rounds * roundSize);
+    say('token exchange measured');
+    const acting = await exchanges(rounds * roundSize, actorToken);
+    say('token exchange with an actor measured');
+    await api(identity, adminToken, 'PUT', '/api/configs/jwt-customizer/access-token', { script: customClaimsScript, environmentVariables: { TIER: 'gold' } });
+    await exchanges(roundSize);
+    const customized = await exchanges(rounds * roundSize);
+    say('token exchange with custom claims measured');
+
+    const perToken = (l: Load) => l.cpuMicros / l.count / 1000;
+    const ratio = (l: Load) => `${(perToken(l) / perToken(stock)).toFixed(2)}×`;
+    rows.push(['1. server CPU per 1,000 tokens: stock oidc-provider client_credentials (baseline)', `${(perToken(stock) * 1000).toFixed(0)} ms`]);
+    rows.push(['1. our client_credentials', `${(perToken(ours) * 1000).toFixed(0)} ms (${ratio(ours)})`]);
+    rows.push(['1. token exchange, no actor (target ≤ 1.5×)', `${(perToken(plain) * 1000).toFixed(0)} ms (${ratio(plain)})`]);
+    rows.push(['1. token exchange with an actor token (target ≤ 1.5×)', `${(perToken(acting) * 1000).toFixed(0)} ms (${ratio(acting)})`]);
+    rows.push(['1. token exchange with custom claims (target ≤ 2×)', `${(perToken(customized) * 1000).toFixed(0)} ms (${ratio(customized)})`]);
+    rows.push(['2. database round trips per token exchange (target ≤ 3)', `${(plain.commands / plain.count).toFixed(2)} (with custom claims ${(customized.commands / customized.count).toFixed(2)})`]);
+
+    // 3. Custom-claims overhead, one request at a time so that queueing does not hide it.
+    const sequentialWith = await exchanges(300, undefined, 1);
+    await api(identity, adminToken, 'DELETE', '/api/configs/jwt-customizer/access-token');
+    const sequentialWithout = await exchanges(300, undefined, 1);
+    rows.push(['3. custom claims: added latency per token, p50 (target ≤ 2 ms)', `${(sequentialWith.p50 - sequentialWithout.p50).toFixed(1)} ms (${sequentialWith.p50.toFixed(1)} vs ${sequentialWithout.p50.toFixed(1)})`]);
+    rows.push(['3. custom claims: added latency per token, p99', `${(sequentialWith.p99 - sequentialWithout.p99).toFixed(1)} ms (${sequentialWith.p99.toFixed(1)} vs ${sequentialWithout.p99.toFixed(1)})`]);
+    say('custom-claims latency measured');
+
+    // 5. Memory: RSS and live heap before and after many exchanges.
+    const memoryBefore = await identity.stats();
+    await exchanges(leakExchanges);
+    const memoryAfter = await identity.stats();
+    const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+    rows.push([`5. server RSS before / after ${leakExchanges.toLocaleString('en')} token exchanges`, `${mib(memoryBefore.rss)} / ${mib(memoryAfter.rss)}`]);
+    rows.push(['5. live heap before / after (after a full collection)', `${mib(memoryBefore.heapUsed)} / ${mib(memoryAfter.heapUsed)}`]);
+    say('memory measured');
+
+    // 6. Throughput, the secondary figure, labelled with the database.
+    for (const [name, l] of [['stock client_credentials', stock], ['our client_credentials', ours], ['token exchange', plain], ['token exchange with an actor', acting], ['token exchange with custom claims', customized]] as const) {
+      rows.push([`6. ${name} (${engine}, 50 connections)`, `${l.rps.toFixed(0)} req/s, p50 ${l.p50.toFixed(0)} ms, p99 ${l.p99.toFixed(0)} ms`]);
+    }
+    await Promise.all([baseline.stop(), identity.stop()]);
+
+    // 4. Webhooks: what a Management API write pays for recording its event, then delivery.
+    const writer = await startServerChild('identity', { ...env, BENCH_DB: `${dbName}_writes` });
+    const writerToken = await tokenRequest(writer, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
+      grant_type: 'client_credentials', resource: `${writer.url}/api`, scope: 'all',
+    });
+    {
+      const writes = async (label: string) => {
+        const before = await writer.stats();
+        for (let i = 0; i < 300; i += 1) await api(writer, writerToken, 'POST', '/api/roles', { name: `${label} ${i}` });
+        const after = await writer.stats();
+        return (after.cpuMicros - before.cpuMicros) / 300 / 1000;
+      };
+      await writes('warm-up');
+      const off = await writes('no hook');
+      await api(writer, writerToken, 'POST', '/api/hooks', { name: 'bench', events: ['Role.Created'], config: { url: 'https://receiver.example/hooks' } });
+      const on = await writes('hooked');
+      rows.push(['4. server CPU per Management API write, no hook subscribed / one hook (target ≤ +15%)', `${off.toFixed(2)} ms / ${on.toFixed(2)} ms (${(((on / off) - 1) * 100).toFixed(0)}%)`]);
+    }
+    await writer.stop();
+    for (const [name, value] of await webhookFigures(uri)) rows.push([`4. ${name}`, value]);
+    say('webhooks measured');
+  } finally {
+    await database.close();
+    await embedded?.stop();
+  }
+
+  console.log(`\nOn ${engine}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; `
+    + `${pinning ? 'server pinned to core 0, load generator to core 1' : 'no CPU pinning (taskset not available)'}; `
+    + `${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+  console.log('| figure | value |\n|---|---|');
+  for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
+}
+
+await main();
