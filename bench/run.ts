@@ -4,7 +4,8 @@
  * and memory are the server's own, read by it and sent over IPC.
  *
  *   npm run bench                              (embedded engine; MONGODB_URI=... for a real server)
- *   BENCH_TOKENS=3000 BENCH_ROUNDS=5 BENCH_ROUND_SIZE=300 BENCH_LEAK_EXCHANGES=20000 (the defaults)
+ *   BENCH_TOKENS=3000 BENCH_ROUNDS=5 BENCH_ROUND_SIZE=300 BENCH_LEAK_EXCHANGES=10000 (the defaults)
+ *   BENCH_PROFILE=dir   also writes a CPU profile of each measured phase to dir (open in Chrome DevTools)
  */
 import os from 'node:os';
 
@@ -22,8 +23,9 @@ import { webhookFigures } from './webhooks.js';
 const tokensPerRun = Number(process.env.BENCH_TOKENS ?? 3000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const roundSize = Number(process.env.BENCH_ROUND_SIZE ?? 300);
-const leakExchanges = Number(process.env.BENCH_LEAK_EXCHANGES ?? 20000);
+const leakExchanges = Number(process.env.BENCH_LEAK_EXCHANGES ?? 10000);
 const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
+const baseUrl = 'http://id.bench.test';
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** The custom-claims function of the README, stored as the operator would. */
@@ -56,7 +58,11 @@ async function load(server: ServerChild, amount: number, authorization: string, 
     }],
   });
   const after = await server.stats();
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${server.kind}: ${result.non2xx} answers were not 2xx, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0) {
+    // One more, by hand, to say what the answers were.
+    const sample = await fetch(`${server.url}/oidc/token`, { method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: body(0) });
+    throw new Error(`${server.kind}: ${result.non2xx} answers were not 2xx, ${result.errors} errors; one of them: ${sample.status} ${await sample.text()}`);
+  }
   return {
     count: amount, cpuMicros: after.cpuMicros - before.cpuMicros, commands: after.commands - before.commands,
     p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average,
@@ -119,7 +125,8 @@ async function main() {
 
   try {
     // The same signing algorithm on both sides; no webhook worker or cache polling during the token figures.
-    const env = { ACCESS_TOKEN_ALG: 'ES256', MONGODB_URI: uri, BENCH_DB: dbName, HOOKS_DELIVERY: 'false', CACHE_REFRESH_MS: '600000', ...admin };
+    // One deployment: every identity server has the same public URL, so each accepts the others' tokens.
+    const env = { ACCESS_TOKEN_ALG: 'ES256', MONGODB_URI: uri, BENCH_DB: dbName, BASE_URL: baseUrl, HOOKS_DELIVERY: 'false', CACHE_REFRESH_MS: '600000', ...admin };
     const baseline = await startServerChild('baseline', env);
     const identity = await startServerChild('identity', env);
 
@@ -127,7 +134,7 @@ async function main() {
     // the target and actor users, a first-party application allowed to exchange, and a
     // machine-to-machine application with the same permission.
     const adminToken = await tokenRequest(identity, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
-      grant_type: 'client_credentials', resource: `${identity.url}/api`, scope: 'all',
+      grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
     });
     const resource = await api(identity, adminToken, 'POST', '/api/resources', { name: 'Bench API', indicator: benchResource });
     const scope = await api(identity, adminToken, 'POST', `/api/resources/${resource.id}/scopes`, { name: 'read:data' });
@@ -155,36 +162,36 @@ async function main() {
     await load(identity, 500, basic(machine.id, machine.secret), ccBody);
 
     // 1. Server CPU per token under load, against stock oidc-provider's client_credentials.
-    const stock = await load(baseline, tokensPerRun, basic(baselineClient.id, baselineClient.secret), ccBody);
+    const stock = await baseline.profiled('baseline-client-credentials', () => load(baseline, tokensPerRun, basic(baselineClient.id, baselineClient.secret), ccBody));
     say('baseline measured');
-    const ours = await load(identity, tokensPerRun, basic(machine.id, machine.secret), ccBody);
+    const ours = await identity.profiled('client-credentials', () => load(identity, tokensPerRun, basic(machine.id, machine.secret), ccBody));
     say('our client_credentials measured');
 
     /**
-     * Token exchanges in rounds of fresh subject tokens. Between rounds the consumed tokens and the
+     * Token exchanges in rounds of fresh subject tokens. Between rounds the spent tokens and the
      * audit records are cleared: the embedded engine's writes cost time in proportion to an
      * indexed collection's size (an audit insert takes 2 ms at 500 records, 36 ms at 2,000), which
      * would otherwise slow every round more than the last. The server's CPU time is not affected.
      */
-    const exchanges = async (count: number, actorTokenValue?: string, connections = 50) => {
+    const exchanges = async (count: number, actorTokenValue?: string, connections = 50, server = identity) => {
       const loads: Load[] = [];
       for (let done = 0; done < count; done += roundSize) {
         const size = Math.min(roundSize, count - done);
         const tokens = await seedSubjectTokens(database.db, size, target.id, app.id);
-        loads.push(await load(identity, size, appAuth, (i) => exchangeBody(tokens[i]!, actorTokenValue), connections));
-        await database.db.collection('subject_tokens').deleteMany({ consumedAt: { $exists: true } });
+        loads.push(await load(server, size, appAuth, (i) => exchangeBody(tokens[i]!, actorTokenValue), connections));
+        await database.db.collection('subject_tokens').deleteMany({});
         await database.db.collection('impersonations').deleteMany({});
       }
       return combine(loads);
     };
     await exchanges(roundSize);
-    const plain = await exchanges(rounds * roundSize);
+    const plain = await identity.profiled('token-exchange', () => exchanges(rounds * roundSize));
     say('token exchange measured');
     const acting = await exchanges(rounds * roundSize, actorToken);
     say('token exchange with an actor measured');
     await api(identity, adminToken, 'PUT', '/api/configs/jwt-customizer/access-token', { script: customClaimsScript, environmentVariables: { TIER: 'gold' } });
     await exchanges(roundSize);
-    const customized = await exchanges(rounds * roundSize);
+    const customized = await identity.profiled('token-exchange-custom-claims', () => exchanges(rounds * roundSize));
     say('token exchange with custom claims measured');
 
     const perToken = (l: Load) => l.cpuMicros / l.count / 1000;
@@ -194,7 +201,6 @@ async function main() {
     rows.push(['1. token exchange, no actor (target ≤ 1.5×)', `${(perToken(plain) * 1000).toFixed(0)} ms (${ratio(plain)})`]);
     rows.push(['1. token exchange with an actor token (target ≤ 1.5×)', `${(perToken(acting) * 1000).toFixed(0)} ms (${ratio(acting)})`]);
     rows.push(['1. token exchange with custom claims (target ≤ 2×)', `${(perToken(customized) * 1000).toFixed(0)} ms (${ratio(customized)})`]);
-    rows.push(['2. database round trips per token exchange (target ≤ 3)', `${(plain.commands / plain.count).toFixed(2)} (with custom claims ${(customized.commands / customized.count).toFixed(2)})`]);
 
     // 3. Custom-claims overhead, one request at a time so that queueing does not hide it.
     const sequentialWith = await exchanges(300, undefined, 1);
@@ -203,6 +209,21 @@ async function main() {
     rows.push(['3. custom claims: added latency per token, p50 (target ≤ 2 ms)', `${(sequentialWith.p50 - sequentialWithout.p50).toFixed(1)} ms (${sequentialWith.p50.toFixed(1)} vs ${sequentialWithout.p50.toFixed(1)})`]);
     rows.push(['3. custom claims: added latency per token, p99', `${(sequentialWith.p99 - sequentialWithout.p99).toFixed(1)} ms (${sequentialWith.p99.toFixed(1)} vs ${sequentialWithout.p99.toFixed(1)})`]);
     say('custom-claims latency measured');
+
+    // 2. Round trips, counted by a server of their own: command monitoring costs CPU that figure 1 must not include.
+    const counter = await startServerChild('identity', { ...env, BENCH_COUNT_COMMANDS: '1' });
+    await exchanges(50, actorToken, 50, counter);
+    const countedPlain = await exchanges(roundSize, undefined, 50, counter);
+    const countedActing = await exchanges(roundSize, actorToken, 50, counter);
+    // Through the counting server, whose own change reaches its cache at once.
+    await api(counter, adminToken, 'PUT', '/api/configs/jwt-customizer/access-token', { script: customClaimsScript, environmentVariables: { TIER: 'gold' } });
+    await exchanges(50, undefined, 50, counter);
+    const countedCustom = await exchanges(roundSize, undefined, 50, counter);
+    await api(counter, adminToken, 'DELETE', '/api/configs/jwt-customizer/access-token');
+    await counter.stop();
+    const trips = (l: Load) => (l.commands / l.count).toFixed(2);
+    say('round trips counted');
+    rows.push(['2. database round trips per token exchange (target ≤ 3)', `${trips(countedPlain)} (with an actor ${trips(countedActing)}, with custom claims ${trips(countedCustom)})`]);
 
     // 5. Memory: RSS and live heap before and after many exchanges.
     const memoryBefore = await identity.stats();
@@ -222,7 +243,7 @@ async function main() {
     // 4. Webhooks: what a Management API write pays for recording its event, then delivery.
     const writer = await startServerChild('identity', { ...env, BENCH_DB: `${dbName}_writes` });
     const writerToken = await tokenRequest(writer, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
-      grant_type: 'client_credentials', resource: `${writer.url}/api`, scope: 'all',
+      grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
     });
     {
       const writes = async (label: string) => {

@@ -45,12 +45,12 @@ interface Attempt {
 }
 
 /**
- * Three database round trips per exchange: read the subject token, read the user with its role
- * ids, and write the audit record that spends the token. Resources, roles and their permissions
- * come from caches that changes clear.
+ * Two database round trips per exchange: read the subject token with its user and the user's
+ * role ids, and write the audit record that spends the token. Resources, roles and their
+ * permissions come from caches that changes clear.
  */
 export function buildHandler(deps: TokenExchangeDeps) {
-  const { impersonations, subjectTokens } = deps.queries;
+  const { impersonations } = deps.queries;
 
   /** Every attempt is audited, success or failure with its reason, before the client hears of it. */
   return async function auditedTokenExchange(ctx: KoaContextWithOIDC) {
@@ -102,16 +102,16 @@ export function buildHandler(deps: TokenExchangeDeps) {
       }
     }
 
-    const subject = attempt.subject = await subjectTokens.find(params.subject_token as string);
+    const found = await deps.queries.subjectTokenWithUser(params.subject_token as string);
+    const subject = attempt.subject = found?.subject;
     if (!subject || subject.expiresAt <= new Date()) throw new errors.InvalidGrant('the subject token is invalid, expired or already used');
-    const found = await deps.queries.userWithRoleIds(subject.userId);
-    if (!found || found.user.isSuspended) throw new errors.InvalidGrant('the subject token\'s user no longer exists or is suspended');
-    const { user } = found;
+    const { user } = found!;
+    if (!user || user.isSuspended) throw new errors.InvalidGrant('the subject token\'s user no longer exists or is suspended');
 
     // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
     // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
     const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
-    const [roles, resourceScopes] = await Promise.all([deps.roles(found.roleIds), deps.resourceScopes(resource)]);
+    const [roles, resourceScopes] = await Promise.all([deps.roles(found!.roleIds), deps.resourceScopes(resource)]);
     const held = new Set(roles.flatMap(({ scopeIds }) => scopeIds));
     const grantable = new Set(resourceScopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name));
     const scope = [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)).join(' ');

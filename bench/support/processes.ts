@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import type { ChildStats } from './fixtures.js';
@@ -26,14 +27,14 @@ export interface ServerChild {
   kind: 'identity' | 'baseline';
   url: string;
   stats(): Promise<ChildStats>;
+  /** Runs `work` under the server's CPU profiler when BENCH_PROFILE names a folder, writing `<folder>/<name>.cpuprofile`. */
+  profiled<T>(name: string, work: () => Promise<T>): Promise<T>;
   stop(): Promise<void>;
 }
 
 /** Starts a server child, pinned to core 0 when it can be, and waits for its port. */
 export async function startServerChild(kind: 'identity' | 'baseline', env: Record<string, string> = {}): Promise<ServerChild> {
-  // BENCH_PROFILE=dir: each server writes a CPU profile there when it stops (see BENCHMARKS.md).
-  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', ...profile, childScript, kind], {
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', childScript, kind], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
@@ -58,6 +59,28 @@ export async function startServerChild(kind: 'identity' | 'baseline', env: Recor
       child.on('message', listener);
       child.send('stats');
     }),
+    async profiled(name, work) {
+      const folder = process.env.BENCH_PROFILE;
+      if (!folder) return work();
+      const reply = (key: string) => new Promise<void>((resolve) => {
+        const listener = (message: Record<string, unknown>) => {
+          if (!(key in message)) return;
+          child.off('message', listener);
+          resolve();
+        };
+        child.on('message', listener);
+      });
+      const started = reply('profiling');
+      child.send({ profile: join(folder, `${name}.cpuprofile`) });
+      await started;
+      try {
+        return await work();
+      } finally {
+        const written = reply('profiled');
+        child.send({ profile: null });
+        await written;
+      }
+    },
     stop: () => new Promise((resolve) => {
       process.off('exit', killOnExit);
       child.removeAllListeners('exit');

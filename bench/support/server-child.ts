@@ -5,7 +5,9 @@
  * Over IPC it reports its own CPU time, memory and MongoDB commands, so that the figures are the
  * server's and not the load generator's.
  */
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { Session } from 'node:inspector';
 import type { AddressInfo } from 'node:net';
 
 import { exportJWK, generateKeyPair } from 'jose';
@@ -49,19 +51,41 @@ async function startBaseline(alg: AccessTokenAlg) {
 async function main() {
   const kind = process.argv[2];
   let commands = 0;
+  let profiling: string | undefined;
   let port: number;
   if (kind === 'baseline') {
     port = await startBaseline(loadSettings(process.env).accessTokenAlg);
   } else {
     const server = await startStandaloneServer({ ...loadSettings({ ...process.env, PORT: '0' }) }, {
-      logger: silentLogger, dbName: process.env.BENCH_DB!, mongoClientOptions: { monitorCommands: true },
+      // Command monitoring costs CPU of its own (the driver copies every command and reply), so
+      // only the child that counts round trips has it.
+      logger: silentLogger, dbName: process.env.BENCH_DB!, mongoClientOptions: { monitorCommands: process.env.BENCH_COUNT_COMMANDS === '1' },
     });
     server.database.client.on('commandStarted', ({ commandName }) => { if (!upkeep.has(commandName)) commands += 1; });
     port = server.port;
   }
-  process.on('message', (message) => {
-    // Exiting on request (not on a signal) lets `--cpu-prof` write its profile.
+  const profiler = new Session();
+  profiler.connect();
+  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => {
+    profiler.post(method, params, (error, result) => (error ? reject(error) : resolve(result)));
+  });
+  process.on('message', async (message) => {
     if (message === 'exit') process.exit(0);
+    // BENCH_PROFILE: a CPU profile of one phase, written where the runner says.
+    if (typeof message === 'object' && message !== null && 'profile' in message) {
+      const { profile } = message as { profile: string | null };
+      if (profile === null) {
+        const { profile: data } = await post('Profiler.stop') as { profile: object };
+        writeFileSync(profiling!, JSON.stringify(data));
+        process.send!({ profiled: profiling });
+      } else {
+        profiling = profile;
+        await post('Profiler.enable');
+        await post('Profiler.start');
+        process.send!({ profiling: profile });
+      }
+      return;
+    }
     if (message === 'stats') {
       // A collection first, so that the memory figures are what is live, not what awaits collection.
       (globalThis as { gc?: () => void }).gc?.();

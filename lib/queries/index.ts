@@ -3,6 +3,7 @@ import type { ClientSession, Db } from 'mongodb';
 import { providerCollection, providerModels } from '../database.js';
 import { createEntityQueries } from '../entities.js';
 import { ApiError } from '../errors.js';
+import { sha256 } from '../ids.js';
 import { createLinks } from '../links.js';
 import type {
   OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, ScopeDocument, UserDocument,
@@ -11,7 +12,7 @@ import { createApplicationQueries } from './applications.js';
 import { createImpersonationQueries } from './impersonations.js';
 import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
 import { createResourceQueries } from './resources.js';
-import { createSubjectTokenQueries } from './subject-tokens.js';
+import { createSubjectTokenQueries, type SubjectTokenDocument } from './subject-tokens.js';
 
 const inUse = (code: ApiError['code'], what: string) => () => new ApiError(code, `${what} is already in use`);
 
@@ -60,15 +61,22 @@ export function createQueries(db: Db) {
       return new Set(await links.rolesScopes.rightsOfMany(await links.applicationsRoles.rightsOf(applicationId)));
     },
 
-    /** A user and the ids of its roles, in one round trip. */
-    async userWithRoleIds(userId: string): Promise<{ user: UserDocument; roleIds: string[] } | undefined> {
-      const [found] = await db.collection<UserDocument>('users').aggregate<UserDocument & { links: Array<{ roleId: string }> }>([
-        { $match: { _id: userId } },
-        { $lookup: { from: 'users_roles', localField: '_id', foreignField: 'userId', as: 'links' } },
+    /**
+     * A stored subject token with its user and the user's role ids, in one round trip: both
+     * lookups follow the token's `userId`. The token comes back live or not (the caller checks);
+     * it is spent by the exchange's audit record, whose id is unique per token
+     * (`impersonations.claimExchange`), not here.
+     */
+    async subjectTokenWithUser(token: string): Promise<{ subject: SubjectTokenDocument; user?: UserDocument; roleIds: string[] } | undefined> {
+      type Joined = SubjectTokenDocument & { users: UserDocument[]; links: Array<{ roleId: string }> };
+      const [found] = await db.collection<SubjectTokenDocument>('subject_tokens').aggregate<Joined>([
+        { $match: { _id: sha256(token) } },
+        { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'users' } },
+        { $lookup: { from: 'users_roles', localField: 'userId', foreignField: 'userId', as: 'links' } },
       ]).toArray();
       if (!found) return undefined;
-      const { links: held, ...user } = found;
-      return { user: user as UserDocument, roleIds: held.map(({ roleId }) => roleId) };
+      const { users: [user], links: held, ...subject } = found;
+      return { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId) };
     },
 
     /** Scope ids a user holds through its roles. */

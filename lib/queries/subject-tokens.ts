@@ -26,12 +26,5 @@ export function createSubjectTokenQueries(db: Db) {
       await collection.insertOne(document, { session });
       return { token, document };
     },
-
-    /**
-     * The stored token, live or not: the exchange checks its expiry, and the audit of a failed
-     * exchange names its user. It is spent by the exchange's audit record, whose id is unique
-     * per token (see `impersonations.claimExchange`), not here.
-     */
-    find: (token: string) => collection.findOne({ _id: sha256(token) }),
   };
 }
