@@ -251,13 +251,17 @@ async function main() {
         const before = await writer.stats();
         for (let i = 0; i < writeCount; i += 1) await api(writer, writerToken, 'POST', '/api/roles', { name: `${label} ${i}` });
         const after = await writer.stats();
-        return (after.cpuMicros - before.cpuMicros) / writeCount / 1000;
+        return { cpu: (after.cpuMicros - before.cpuMicros) / writeCount / 1000, busy: (after.busyMs - before.busyMs) / writeCount };
       });
       await writes('warm-up');
       const off = await writes('no hook');
       await api(writer, writerToken, 'POST', '/api/hooks', { name: 'bench', events: ['Role.Created'], config: { url: 'https://receiver.example/hooks' } });
       const on = await writes('hooked');
-      rows.push(['4. server CPU per Management API write, no hook subscribed / one hook (target ≤ +15%)', `${off.toFixed(2)} ms / ${on.toFixed(2)} ms (${(((on / off) - 1) * 100).toFixed(0)}%)`]);
+      const change = (a: number, b: number) => `${(((b / a) - 1) * 100).toFixed(0)}%`;
+      // Both: process CPU counts every thread, including background work per second that a slower
+      // phase accumulates more of; the main thread's busy time is what a write itself costs.
+      rows.push(['4. main-thread busy time per Management API write, no hook subscribed / one hook (target ≤ +15%)', `${off.busy.toFixed(2)} ms / ${on.busy.toFixed(2)} ms (${change(off.busy, on.busy)})`]);
+      rows.push(['4. process CPU per Management API write, no hook / one hook', `${off.cpu.toFixed(2)} ms / ${on.cpu.toFixed(2)} ms (${change(off.cpu, on.cpu)})`]);
     }
     await writer.stop();
     for (const [name, value] of await webhookFigures(uri)) rows.push([`4. ${name}`, value]);

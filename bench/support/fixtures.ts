@@ -2,7 +2,10 @@
 
 /** What a server child reports about itself. */
 export interface ChildStats {
+  /** CPU time of every thread of the process. */
   cpuMicros: number;
+  /** Time the main thread's event loop spent busy (event-loop utilization), in milliseconds. */
+  busyMs: number;
   rss: number;
   heapUsed: number;
   commands: number;

@@ -91,7 +91,8 @@ async function main() {
       (globalThis as { gc?: () => void }).gc?.();
       const { user, system } = process.cpuUsage();
       const { rss, heapUsed } = process.memoryUsage();
-      process.send!({ stats: { cpuMicros: user + system, rss, heapUsed, commands } satisfies ChildStats });
+      const { active } = performance.eventLoopUtilization();
+      process.send!({ stats: { cpuMicros: user + system, busyMs: active, rss, heapUsed, commands } satisfies ChildStats });
     }
   });
   process.send!({ port });
