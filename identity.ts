@@ -13,8 +13,8 @@ import {
   createCustomClaims, customizerCollection, type CustomClaimsFailurePolicy, type GetCustomJwtClaims, type JwtCustomizer,
 } from './lib/custom-claims.js';
 import { Sandbox } from './lib/sandbox/index.js';
-import type { MintedToken, RoleFacts } from './lib/token-types.js';
-import { loadRoleFacts } from './lib/role-facts.js';
+import type { MintedToken } from './lib/token-types.js';
+import { createRoleLookup, loadRoleFacts } from './lib/role-facts.js';
 import { installHashedSecretComparison } from './lib/client-secret.js';
 import { toClientMetadata } from './lib/clients.js';
 import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './lib/config.js';
@@ -25,7 +25,7 @@ import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './lib/key
 import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/queries/index.js';
 import { createWriter } from './lib/unit-of-work.js';
-import { createGetResourceServerInfo, loadApplicationScopeIds, loadResource } from './lib/resource-servers.js';
+import { createGetResourceServerInfo, loadApplicationRoleIds, loadResource } from './lib/resource-servers.js';
 
 const defaultAccessTokenTtl = 3600;
 
@@ -103,8 +103,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     return toClientMetadata(application, await queries.applications.secrets.listFor(id)) as AdapterPayload;
   });
   const resources = caches.create('resources', loadResource(queries));
-  const applicationScopeIds = caches.create('permissions', loadApplicationScopeIds(queries));
-  const roles = caches.create('roles', loadRoleFacts(queries));
+  // An application's roles, and each role's permissions: a change to either clears only its cache.
+  const applicationRoleIds = caches.create('applicationRoles', loadApplicationRoleIds(queries));
+  const roles = createRoleLookup(caches.create('roles', loadRoleFacts(queries)));
   await caches.start();
 
   const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
@@ -112,7 +113,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     async (id) => (await customizerCollection(database.db).findOne({ _id: id as JwtCustomizer['_id'] })) ?? undefined,
     { keepMisses: true });
   const customClaimsFor = createCustomClaims({
-    queries, customizer, sandbox, logger,
+    queries, customizer, sandbox, logger, roles,
     ...(options.getCustomJwtClaims && { hostFunction: options.getCustomJwtClaims }),
     onError: options.customClaimsOnError ?? 'omit',
     exemptAudiences: new Set([managementApiIndicator]),
@@ -162,7 +163,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
             enabled: true,
             getResourceServerInfo: resourceServerInfo = createGetResourceServerInfo({
               resources,
-              applicationScopeIds,
+              applicationRoleIds,
+              roles,
               accessTokenAlg,
               ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),
             }),
@@ -181,7 +183,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
         identifyActor: createActorIdentifier(provider, publicJwks(keys)),
         resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
-        roles: async (ids) => (await Promise.all(ids.map((id) => roles.get(id)))).filter((role): role is RoleFacts => role !== undefined),
+        roles,
         minted,
       }), tokenExchange.parameters);
       if (options.signInEventsFromProvider ?? true) {
@@ -208,7 +210,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
 
     async bootstrap(credentials) {
       const result = await bootstrap(database.db, queries, credentials);
-      await Promise.all([caches.changed('applications'), caches.changed('permissions')]);
+      await Promise.all([caches.changed('applications'), caches.changed('applicationRoles')]);
       return result;
     },
 

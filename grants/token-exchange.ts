@@ -4,7 +4,8 @@ import type Provider from 'oidc-provider';
 import type { Queries } from '../lib/queries/index.js';
 import type { ScopeDocument } from '../lib/models.js';
 import type { SubjectTokenDocument } from '../lib/queries/subject-tokens.js';
-import { accessTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken, type RoleFacts } from '../lib/token-types.js';
+import { scopeIdsOf, type RoleLookup } from '../lib/role-facts.js';
+import { accessTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../lib/token-types.js';
 
 /** RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token for its user. */
 export const grantType = tokenExchangeGrantType;
@@ -21,8 +22,8 @@ export interface TokenExchangeDeps {
   identifyActor(token: string): Promise<ActClaim>;
   /** The permissions of an API resource we serve (from the resources cache). */
   resourceScopes(indicator: string): Promise<ScopeDocument[]>;
-  /** Roles with their permissions (from the roles cache); unknown ids are left out. */
-  roles(ids: string[]): Promise<RoleFacts[]>;
+  /** Roles with their permissions (from the roles cache). */
+  roles: RoleLookup;
   /** What this grant tells `extraTokenClaims` about each token it mints. */
   minted: WeakMap<object, MintedToken>;
 }
@@ -112,7 +113,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
     // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
     const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
     const [roles, resourceScopes] = await Promise.all([deps.roles(found!.roleIds), deps.resourceScopes(resource)]);
-    const held = new Set(roles.flatMap(({ scopeIds }) => scopeIds));
+    const held = scopeIdsOf(roles);
     const grantable = new Set(resourceScopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name));
     const scope = [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)).join(' ');
 

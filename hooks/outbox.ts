@@ -102,7 +102,8 @@ export function createOutbox(db: Db, { retentionMs, onQueued }: OutboxOptions): 
     },
 
     async reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }, session) {
-      if (!(event in interactionEvents)) throw new TypeError(`unknown interaction event \`${event}\``);
+      // Own keys only: `toString` is `in` every object.
+      if (!Object.hasOwn(interactionEvents, event)) throw new TypeError(`unknown interaction event \`${event}\``);
       const [user, application] = await Promise.all([
         db.collection<UserDocument>('users').findOne({ _id: userId }, { session }),
         applicationId ? db.collection<ApplicationDocument>('applications').findOne({ _id: applicationId }, { session }) : null,

@@ -8,7 +8,7 @@ import { interactionEvents, type InteractionEvent } from './catalog.js';
 export function samplePayload(event: string, now = new Date()): { id: string; payload: Record<string, unknown> } {
   const id = generateId();
   const common = { id, event, createdAt: now.toISOString(), sample: true };
-  if (event in interactionEvents) {
+  if (Object.hasOwn(interactionEvents, event)) {
     return {
       id,
       payload: {

@@ -110,7 +110,9 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   /** Sends one delivery; answers its attempt record, having settled it unless it succeeded. */
   async function attempt(delivery: DeliveryDocument, hook: HookDocument | undefined, event: HookEventDocument | undefined): Promise<AttemptDocument | undefined> {
     if (!event && Date.now() - delivery.createdAt.getTime() < unseenEventGraceMs) {
-      // Written in the same transaction, so it exists; a read that raced the commit missed it.
+      // The event is written before its delivery (in the same transaction, or just before it), so it
+      // exists; a read outside the transaction can still miss it while a commit spreads across
+      // shards. Look again shortly instead of skipping a delivery that is due.
       await settle(delivery, 'pending', { nextAttemptAt: new Date(Date.now() + pollMs) });
       return undefined;
     }

@@ -5,6 +5,7 @@ import type { KeyedCache } from './cache.js';
 import type { Logger } from './logger.js';
 import { userToApi } from './models.js';
 import type { Queries } from './queries/index.js';
+import type { RoleLookup } from './role-facts.js';
 import { SandboxError, type Sandbox } from './sandbox/index.js';
 import type { GrantFacts } from './token-types.js';
 
@@ -41,6 +42,8 @@ export const customizerId = 'jwt-customizer:access-token' as const;
 
 export interface CustomClaimsDeps {
   queries: Queries;
+  /** Roles from the roles cache, for grants that did not load the user's. */
+  roles: RoleLookup;
   customizer: KeyedCache<JwtCustomizer>;
   sandbox: Sandbox;
   /** A function handed in by an embedding host: trusted code, run as it is. */
@@ -58,7 +61,7 @@ export function createCustomClaims(deps: CustomClaimsDeps) {
     const grantType = facts?.type ?? (ctx.oidc?.params?.grant_type as string | undefined) ?? token.gty ?? 'unknown';
     // The grant usually loaded the user already; only other grants make us read it.
     const user = facts?.user ?? (token.accountId ? await deps.queries.users.findById(token.accountId) : null);
-    const roles = facts?.roles ?? (user ? (await deps.queries.roles.findByIds(await deps.queries.links.usersRoles.rightsOf(user._id))).map(({ _id, name, type }) => ({ id: _id, name, type })) : []);
+    const roles = facts?.roles ?? (user ? await deps.roles(await deps.queries.links.usersRoles.rightsOf(user._id)) : []);
     const client = ctx.oidc?.client;
     return {
       grant: { type: grantType, ...(facts?.subjectTokenContext && { subjectTokenContext: facts.subjectTokenContext }) },

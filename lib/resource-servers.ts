@@ -4,6 +4,7 @@ import type { KeyedCache } from './cache.js';
 import type { AccessTokenAlg } from './config.js';
 import type { ResourceDocument, ScopeDocument } from './models.js';
 import type { Queries } from './queries/index.js';
+import { scopeIdsOf, type RoleLookup } from './role-facts.js';
 
 export interface CachedResource {
   resource: ResourceDocument;
@@ -16,15 +17,17 @@ export const loadResource = (queries: Queries) => async (indicator: string): Pro
   return { resource, scopes: await queries.resources.scopes.findForResource(resource._id) };
 };
 
-export const loadApplicationScopeIds = (queries: Queries) => (applicationId: string) =>
-  queries.scopeIdsForApplication(applicationId);
+/** An application's role ids, for the `applicationRoles` cache; the roles' permissions come from the roles cache. */
+export const loadApplicationRoleIds = (queries: Queries) => (applicationId: string) =>
+  queries.links.applicationsRoles.rightsOf(applicationId);
 
 type ResourceIndicators = NonNullable<NonNullable<Configuration['features']>['resourceIndicators']>;
 type GetResourceServerInfo = NonNullable<ResourceIndicators['getResourceServerInfo']>;
 
 export interface ResourceServerDeps {
   resources: KeyedCache<CachedResource>;
-  applicationScopeIds: KeyedCache<Set<string>>;
+  applicationRoleIds: KeyedCache<string[]>;
+  roles: RoleLookup;
   accessTokenAlg: AccessTokenAlg;
   /** The host's own resolver, asked about indicators we do not know. */
   fallback?: GetResourceServerInfo;
@@ -35,7 +38,7 @@ export interface ResourceServerDeps {
  * issuing JWT access tokens. A machine-to-machine token gets only the permissions the
  * application holds through its roles.
  */
-export function createGetResourceServerInfo({ resources, applicationScopeIds, accessTokenAlg, fallback }: ResourceServerDeps): GetResourceServerInfo {
+export function createGetResourceServerInfo({ resources, applicationRoleIds, roles, accessTokenAlg, fallback }: ResourceServerDeps): GetResourceServerInfo {
   return async (ctx, indicator, client) => {
     const found = await resources.get(indicator);
     if (!found) {
@@ -44,7 +47,7 @@ export function createGetResourceServerInfo({ resources, applicationScopeIds, ac
     }
     let { scopes } = found;
     if (ctx.oidc.params?.grant_type === 'client_credentials') {
-      const held = (await applicationScopeIds.get(client.clientId)) ?? new Set<string>();
+      const held = scopeIdsOf(await roles((await applicationRoleIds.get(client.clientId)) ?? []));
       scopes = scopes.filter(({ _id }) => held.has(_id));
     }
     return {

@@ -1,3 +1,4 @@
+import type { KeyedCache } from './cache.js';
 import type { Queries } from './queries/index.js';
 import type { RoleFacts } from './token-types.js';
 
@@ -13,3 +14,13 @@ export function loadRoleFacts(queries: Queries) {
     return role ? { id: role._id, name: role.name, type: role.type, scopeIds } : undefined;
   };
 }
+
+/** Roles by id, from the cache; ids of deleted roles are left out. */
+export type RoleLookup = (ids: string[]) => Promise<RoleFacts[]>;
+
+export function createRoleLookup(cache: KeyedCache<RoleFacts>): RoleLookup {
+  return async (ids) => (await Promise.all(ids.map((id) => cache.get(id)))).filter((role): role is RoleFacts => role !== undefined);
+}
+
+/** The permission ids that these roles grant together. */
+export const scopeIdsOf = (roles: RoleFacts[]) => new Set(roles.flatMap(({ scopeIds }) => scopeIds));

@@ -69,8 +69,11 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { hooks } = deps;
   const { hooks: hookQueries } = hooks.queries;
 
-  const withStats = async (hook: HookDocument, include?: boolean) =>
-    ({ ...hookToApi(hook), ...(include && { executionStats: await hooks.queries.executionStats(hook._id) }) });
+  /** The hooks as the API shows them, with their execution stats when asked for. */
+  const present = async (found: HookDocument[], includeStats?: boolean) => {
+    const stats = includeStats ? await hooks.queries.executionStats(found.map(({ _id }) => _id)) : undefined;
+    return found.map((hook) => ({ ...hookToApi(hook), ...(stats && { executionStats: stats.get(hook._id)! }) }));
+  };
 
   router.get<object, Guarded<{ query: StatsQuery & { page?: number; page_size?: number } }>>(
     '/hooks',
@@ -78,7 +81,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const [total, found] = await Promise.all([hookQueries.count({}), hookQueries.find({}, pageOf(ctx.guard.query))]);
       ctx.set('Total-Number', String(total));
-      ctx.body = await Promise.all(found.map((hook) => withStats(hook, ctx.guard.query.includeExecutionStats)));
+      ctx.body = await present(found, ctx.guard.query.includeExecutionStats);
     },
   );
 
@@ -107,7 +110,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     '/hooks/:id',
     guard({ params: idParams('id'), query: { type: 'object', properties: hookStatsQuery, additionalProperties: false }, response: hookResponse }),
     async (ctx) => {
-      ctx.body = await withStats(await hookQueries.findByIdOrThrow(ctx.guard.params.id), ctx.guard.query.includeExecutionStats);
+      [ctx.body] = await present([await hookQueries.findByIdOrThrow(ctx.guard.params.id)], ctx.guard.query.includeExecutionStats);
     },
   );
 

@@ -89,17 +89,17 @@ export const relations: Relation[] = [
   },
   {
     path: '/applications/:id/roles', ownerParam: 'id', owner: sides.application, target: sides.role, bodyKey: 'roleIds', targetParam: 'roleId',
-    links: (q) => q.links.applicationsRoles, action: 'roles.updated', replace: true, invalidates: ['permissions'],
+    links: (q) => q.links.applicationsRoles, action: 'roles.updated', replace: true, invalidates: ['applicationRoles'],
     check: (application, roles) => { machineToMachine([application]); roleTypes('MachineToMachine', roles); },
   },
   {
     path: '/roles/:id/applications', ownerParam: 'id', owner: sides.role, target: sides.application, bodyKey: 'applicationIds', targetParam: 'applicationId',
-    links: (q) => q.links.rolesApplications, action: 'applications.updated', invalidates: ['permissions'],
+    links: (q) => q.links.rolesApplications, action: 'applications.updated', invalidates: ['applicationRoles'],
     check: (role, applications) => { roleTypes('MachineToMachine', [role]); machineToMachine(applications); },
   },
   {
     path: '/roles/:id/scopes', ownerParam: 'id', owner: sides.role, target: sides.scope, bodyKey: 'scopeIds', targetParam: 'scopeId',
-    links: (q) => q.links.rolesScopes, action: 'scopes.updated', invalidates: ['permissions', 'roles'],
+    links: (q) => q.links.rolesScopes, action: 'scopes.updated', invalidates: ['roles'],
     check: (role) => notBuiltIn(role),
   },
   {

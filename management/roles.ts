@@ -95,7 +95,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
         await links.rolesScopes.removeAllOfLeft(id, session);
         record({ entity: 'Role', action: 'deleted', id, data: withId(before) });
       });
-      await Promise.all([deps.caches.changed('permissions'), deps.caches.changed('roles')]);
+      await Promise.all([deps.caches.changed('applicationRoles'), deps.caches.changed('roles')]);
       ctx.status = 204;
     },
   );

@@ -56,11 +56,6 @@ export function createQueries(db: Db) {
     impersonations: createImpersonationQueries(db),
     links,
 
-    /** Scope ids an application holds through its roles. */
-    async scopeIdsForApplication(applicationId: string): Promise<Set<string>> {
-      return new Set(await links.rolesScopes.rightsOfMany(await links.applicationsRoles.rightsOf(applicationId)));
-    },
-
     /**
      * A stored subject token with its user and the user's role ids, in one round trip: both
      * lookups follow the token's `userId`. The token comes back live or not (the caller checks);
@@ -77,11 +72,6 @@ export function createQueries(db: Db) {
       if (!found) return undefined;
       const { users: [user], links: held, ...subject } = found;
       return { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId) };
-    },
-
-    /** Scope ids a user holds through its roles. */
-    async scopeIdsForUser(userId: string): Promise<Set<string>> {
-      return new Set(await links.rolesScopes.rightsOfMany(await links.usersRoles.rightsOf(userId)));
     },
 
     /** Ends everything the provider keeps for an account: sessions, grants and tokens. */

@@ -107,6 +107,8 @@ describe('/api/hooks', () => {
     await deliveriesSettled(server.database.db);
     expect((await server.api('GET', `/api/hooks/${hook.id}/deliveries?state=failed`)).body).toEqual([]);
     expect((await server.api('POST', `/api/hooks/${hook.id}/deliveries/nosuchdelivery/redeliver`)).status).toBe(404);
+    // Eight refused attempts of one delivery, then its redelivery, and the other two at once.
+    expect((await server.api('GET', `/api/hooks/${hook.id}?includeExecutionStats=true`)).body.executionStats).toEqual({ requestCount: 11, successCount: 3 });
 
     // A hook added afterwards catches up on the range.
     const late = await subscribe(server, receiver, ['Role.Created'], 'late');
