@@ -91,7 +91,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   if (!database.transactions) {
     logger.warn(`Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic, and webhook events are written right after the change they announce, so a crash between the two can lose an event.`);
   }
-  const hooks = createHooks(database.db, { ...defaultHookSettings, ...options.hooks }, logger);
+  const hooks = createHooks(database.db, queries, { ...defaultHookSettings, ...options.hooks }, logger);
 
   await ensureManagementApi(database.db, managementApiIndicator);
   const secrets: ProviderSecrets = await loadProviderSecrets(database.db);

@@ -2,6 +2,7 @@ import type { ClientSession, Db } from 'mongodb';
 
 import type { HookSettings } from '../lib/config.js';
 import type { Logger } from '../lib/logger.js';
+import type { Queries } from '../lib/queries/index.js';
 import { createOutboundPolicy, type OutboundPolicy } from '../lib/outbound-addresses.js';
 import { createOutbox, type InteractionReport, type Outbox } from './outbox.js';
 import { createHookQueries, type HookQueries } from './queries.js';
@@ -31,7 +32,7 @@ export interface Hooks {
 const second = 1000;
 const day = 24 * 60 * 60 * second;
 
-export function createHooks(db: Db, settings: HookSettings, logger: Logger): Hooks {
+export function createHooks(db: Db, queries: Queries, settings: HookSettings, logger: Logger): Hooks {
   const retentionMs = settings.retentionDays * day;
   const policy = createOutboundPolicy(settings.allowedHosts);
   const send = createSender({ policy, timeoutMs: settings.timeoutMs });
@@ -43,7 +44,7 @@ export function createHooks(db: Db, settings: HookSettings, logger: Logger): Hoo
     concurrency: settings.concurrency,
     disableAfterMs: settings.disableAfter * second,
   });
-  const outbox = createOutbox(db, { retentionMs, onQueued: () => worker.wake() });
+  const outbox = createOutbox(db, queries, { retentionMs, onQueued: () => worker.wake() });
   let started = false;
 
   return {

@@ -1,8 +1,8 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
-import type { ApplicationDocument, UserDocument } from '../lib/models.js';
-import { userToApi } from '../lib/models.js';
+import { userToApi, type ApplicationDocument } from '../lib/models.js';
+import type { Queries } from '../lib/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/unit-of-work.js';
 import { changeEvents, interactionEvents, type InteractionEvent } from './catalog.js';
 import { hookCollections, type DeliveryDocument, type HookDocument, type HookEventDocument } from './models.js';
@@ -63,7 +63,7 @@ const applicationToEvent = ({ _id, type, name, description }: ApplicationDocumen
  * deliveries commit or roll back together. Events are kept even when no hook wants them, so that
  * a hook added later can replay them.
  */
-export function createOutbox(db: Db, { retentionMs, onQueued }: OutboxOptions): Outbox {
+export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued }: OutboxOptions): Outbox {
   const events = db.collection<HookEventDocument>(hookCollections.events);
   const deliveries = db.collection<DeliveryDocument>(hookCollections.deliveries);
   const hooks = db.collection<HookDocument>(hookCollections.hooks);
@@ -104,10 +104,9 @@ export function createOutbox(db: Db, { retentionMs, onQueued }: OutboxOptions): 
     async reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }, session) {
       // Own keys only: `toString` is `in` every object.
       if (!Object.hasOwn(interactionEvents, event)) throw new TypeError(`unknown interaction event \`${event}\``);
-      const [user, application] = await Promise.all([
-        db.collection<UserDocument>('users').findOne({ _id: userId }, { session }),
-        applicationId ? db.collection<ApplicationDocument>('applications').findOne({ _id: applicationId }, { session }) : null,
-      ]);
+      // One after the other: a session does not take concurrent operations.
+      const user = await queries.users.findById(userId, session);
+      const application = applicationId ? await queries.applications.findById(applicationId, session) : null;
       const payload = {
         interactionEvent: interactionEvents[event],
         ...(sessionId !== undefined && { sessionId }),

@@ -192,7 +192,11 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
       }
       if (batch.length > 0) {
         taken += batch.length;
-        const job = deliverBatch(batch).finally(() => { inFlight.delete(job); taken -= batch.length; });
+        const job = deliverBatch(batch)
+          // A database failure while recording: the batch's leases run out and it is tried again.
+          // Never left unhandled, which would end the process.
+          .catch((error: unknown) => logger.error('A batch of webhook deliveries could not be recorded; it will be retried', error))
+          .finally(() => { inFlight.delete(job); taken -= batch.length; });
         inFlight.add(job);
       } else if (!woken && running) {
         await pause(pollMs);

@@ -52,7 +52,13 @@ function deliveryToApi(delivery: DeliveryDocument, attempts: AttemptDocument[] =
 function checkConfig({ url, headers = {} }: HookConfig, hooks: Hooks): Required<HookConfig> {
   const reserved = Object.keys(headers).find((name) => reservedHeaders.test(name));
   assertThat(reserved === undefined, () => new ApiError('guard.invalid_input', `body.config.headers may not set \`${reserved}\``, { field: `body.config.headers.${reserved}` }));
-  const { hostname } = new URL(url);
+  // The schema admits anything that starts like a URL; the WHATWG parser decides.
+  let hostname: string;
+  try {
+    ({ hostname } = new URL(url));
+  } catch {
+    throw new ApiError('guard.invalid_input', 'body.config.url is not a valid URL', { field: 'body.config.url' });
+  }
   const host = hostname.replace(/^\[|\]$/g, '');
   try {
     // Names are checked when a delivery resolves them; addresses written in the URL can be checked now.

@@ -27,7 +27,7 @@ export function createApplicationQueries(db: Db) {
       return application;
     },
 
-    findById: (id: string) => applications.findOne({ _id: id }),
+    findById: (id: string, session?: ClientSession) => applications.findOne({ _id: id }, { session }),
 
     async findByIdOrThrow(id: string) {
       const application = await applications.findOne({ _id: id });

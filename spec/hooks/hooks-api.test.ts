@@ -48,6 +48,7 @@ describe('/api/hooks', () => {
       [{ name: 'x', events: ['User.Exploded'], config: { url: receiver.url } }, 400, 'body.events.0'],
       [{ name: 'x', events: [], config: { url: receiver.url } }, 400, 'body.events'],
       [{ name: 'x', events: ['User.Created'], config: { url: 'ftp://example.com/hook' } }, 400, 'body.config.url'],
+      [{ name: 'x', events: ['User.Created'], config: { url: 'http://[not-an-address/hook' } }, 400, 'body.config.url'],
       [{ name: 'x', events: ['User.Created'], config: { url: 'https://example.com', headers: { 'webhook-signature': 'v1,forged' } } }, 400, 'body.config.headers.webhook-signature'],
       [{ name: 'x', events: ['User.Created'], config: { url: 'https://example.com', headers: { 'x-evil': 'a\r\nInjected: 1' } } }, 400, 'body.config.headers.x-evil'],
       [{ name: 'x', events: ['User.Created'], config: { url: 'https://example.com', headers: { 'bad header': 'v' } } }, 400, 'body.config.headers'],
