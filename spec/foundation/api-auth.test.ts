@@ -22,6 +22,17 @@ describe('Management API authentication', () => {
   const call = (token: string | null, headers: Record<string, string> = {}) =>
     server.api('GET', '/api/applications', { token, headers });
 
+  it('asks every route but the health check for a token, whatever its method', async () => {
+    const routes = server.managementApi.router.stack.flatMap((layer) => layer.methods
+      .filter((method) => method !== 'HEAD')
+      .map((method) => ({ method, path: String(layer.path).replace(/:[A-Za-z]+/g, 'some-id') })));
+    expect(routes.length).toBeGreaterThan(60);
+    for (const { method, path } of routes) {
+      const { status } = await server.api(method, path, { token: null });
+      expect([method, path, status]).toEqual([method, path, path === '/api/status' ? 204 : 401]);
+    }
+  });
+
   it('answers 401 without an Authorization header, and writes nothing on POST', async () => {
     const before = await server.database.db.collection('applications').countDocuments();
     const { status, body, headers } = await server.api('POST', '/api/applications', { token: null, body: { name: 'x', type: 'SPA' } });
