@@ -21,6 +21,8 @@ import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './l
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
 import { signInReports } from './hooks/provider-events.js';
 import type { Database } from './lib/database.js';
+import { createExperience, defaultBranding, interactionUrl, logConnector, type ExperienceOptions } from './experience/index.js';
+import { createGrantLoader } from './experience/consent.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './lib/keys.js';
 import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/queries/index.js';
@@ -56,6 +58,11 @@ export interface IdentityOptions {
    * `reportInteractionEvent` turns it off so that a sign-in is not announced twice.
    */
   signInEventsFromProvider?: boolean;
+  /**
+   * The sign-in experience: pages under `/interaction`, the JSON API under `/api/experience`,
+   * and oidc-provider's `interactions.url` pointed at them. Off unless given (a host may have its own).
+   */
+  experience?: ExperienceOptions;
   logger: Logger;
 }
 
@@ -119,6 +126,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     exemptAudiences: new Set([managementApiIndicator]),
   });
 
+  const email = options.experience && (options.experience.email ?? logConnector(logger));
+  if (email?.development) logger.warn(`Email: ${email.description}.`);
+  else if (email) logger.info(`Email: ${email.description}.`);
+
   let configured: Configuration | undefined;
   let resourceServerInfo: ReturnType<typeof createGetResourceServerInfo> | undefined;
   // What a grant tells `extraTokenClaims` about a token it mints, through the token itself.
@@ -145,6 +156,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           ...(await hostExtraClaims?.(ctx, token)),
           ...(await customClaimsFor(ctx, token as Parameters<typeof customClaimsFor>[1], minted.get(token)?.facts)),
           ...minted.get(token)?.claims,
+        }),
+        ...(options.experience && {
+          interactions: { ...host.interactions, url: host.interactions?.url ?? ((_ctx, interaction) => interactionUrl(interaction.uid)) },
+          loadExistingGrant: createGrantLoader(queries, host.loadExistingGrant),
         }),
         // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
         claims: { ...standardClaims, ...host.claims },
@@ -190,11 +205,19 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         signInReports(provider, (report) => hooks.reportInteraction(report), logger);
       }
       hooks.start();
-      return createManagementApi({
+      const write = createWriter(database, hooks.outbox);
+      const experience = options.experience && createExperience({
+        db: database.db, provider, queries, write, logger, email: email!,
+        branding: { ...defaultBranding, ...options.experience.branding },
+        origin: new URL(baseUrl).origin,
+        bodyLimit: options.apiBodyLimit ?? 100 * 1024,
+        proxy: provider.proxy,
+      });
+      const managementApi = createManagementApi({
         database,
         queries,
         hooks,
-        write: createWriter(database, hooks.outbox),
+        write,
         sandbox,
         subjectTokenTtl: options.subjectTokenTtl ?? 600,
         caches,
@@ -206,6 +229,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
         proxy: provider.proxy,
       });
+      // The experience's routes come first: `/api/experience` is not the Management API's, which would ask for a token.
+      if (!experience) return managementApi;
+      return { ...managementApi, middleware: (ctx, next) => experience.middleware(ctx, () => managementApi.middleware(ctx, next)) };
     },
 
     async bootstrap(credentials) {

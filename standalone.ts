@@ -6,7 +6,8 @@ import type { MongoClientOptions } from 'mongodb';
 import Provider from 'oidc-provider';
 
 import type { BootstrapCredentials } from './lib/bootstrap.js';
-import type { Settings } from './lib/config.js';
+import type { ExperienceSettings, Settings } from './lib/config.js';
+import { logConnector, smtpConnector, type ExperienceOptions } from './experience/index.js';
 import { openDatabase, type Database } from './lib/database.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './lib/embedded-mongo.js';
 import { createIdentity, type Identity } from './identity.js';
@@ -37,6 +38,13 @@ export interface StandaloneOptions {
   dbName?: string;
   /** Passed to the MongoDB driver (the benchmarks count round trips with `monitorCommands`). */
   mongoClientOptions?: MongoClientOptions;
+}
+
+function experienceOf({ productName, logoUrl, primaryColor, smtpUrl, emailFrom }: ExperienceSettings, logger: Logger): ExperienceOptions {
+  return {
+    branding: { productName, primaryColor, ...(logoUrl && { logoUrl }) },
+    email: smtpUrl && emailFrom ? smtpConnector(smtpUrl, emailFrom) : logConnector(logger),
+  };
 }
 
 function listen(server: Server, port: number): Promise<number> {
@@ -78,8 +86,9 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       customClaimsOnError: settings.customClaimsOnError,
       customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
       hooks: settings.hooks,
+      experience: experienceOf(settings.experience, logger),
     });
-    // No sign-in pages yet: oidc-provider's development login would accept anyone, so it stays off.
+    // Our sign-in pages replace oidc-provider's development login, which would accept anyone.
     const provider = new Provider(issuer, identity.configure({ features: { devInteractions: { enabled: false } } }));
     provider.proxy = settings.trustProxy;
     const managementApi = identity.install(provider);

@@ -1,6 +1,7 @@
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
+import { announcedEvent } from '../experience/events.js';
 import type { Logger } from '../lib/logger.js';
 import type { InteractionReport } from './outbox.js';
 
@@ -24,14 +25,17 @@ export function signInReports(provider: Provider, report: (report: InteractionRe
     const earlier = (oidc.entities.Interaction?.lastSubmission as { login?: Login } | undefined)?.login;
     if (earlier && earlier.accountId === login.accountId && earlier.ts === login.ts) return;
     const userAgent = ctx.get('user-agent');
+    // The sign-in experience names its flow: a sign-up or a reset ends with a login too.
+    const flow = (oidc.result as { identityEvent?: keyof typeof announcedEvent } | undefined)?.identityEvent;
+    const event = (flow && Object.hasOwn(announcedEvent, flow) ? announcedEvent[flow] : 'PostSignIn');
     // An event emitter cannot wait: the report is written as the request goes on, and a failure is logged.
     report({
-      event: 'PostSignIn',
+      event,
       userId: login.accountId,
       ...(oidc.client && { applicationId: oidc.client.clientId }),
       ...(oidc.session?.jti && { sessionId: oidc.session.jti }),
       ip: ctx.ip,
       ...(userAgent && { userAgent }),
-    }).catch((error: unknown) => logger.error('The PostSignIn event could not be recorded', error));
+    }).catch((error: unknown) => logger.error(`The ${event} event could not be recorded`, error));
   });
 }

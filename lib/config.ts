@@ -22,6 +22,17 @@ export interface Settings {
   customClaimsOnError: 'omit' | 'refuse';
   customClaimsTimeoutMs: number;
   hooks: HookSettings;
+  experience: ExperienceSettings;
+}
+
+/** The sign-in pages' look and the mail they send (`BRAND_*`, `SMTP_URL`, `EMAIL_FROM`). */
+export interface ExperienceSettings {
+  productName: string;
+  logoUrl: string | undefined;
+  primaryColor: string;
+  /** Without it, codes are written to the log (the development connector). */
+  smtpUrl: string | undefined;
+  emailFrom: string | undefined;
 }
 
 /** Webhook delivery settings (`HOOKS_*`). */
@@ -64,6 +75,11 @@ interface Environment {
   HOOKS_POLL_MS: number;
   HOOKS_CONCURRENCY: number;
   HOOKS_RETENTION_DAYS: number;
+  BRAND_NAME: string;
+  BRAND_LOGO_URL?: string;
+  BRAND_COLOR: string;
+  SMTP_URL?: string;
+  EMAIL_FROM?: string;
 }
 
 /** At once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours. */
@@ -107,10 +123,16 @@ const environmentSchema = {
     HOOKS_POLL_MS: { type: 'integer', minimum: 20, maximum: 60000, default: defaultHookSettings.pollMs },
     HOOKS_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 256, default: defaultHookSettings.concurrency },
     HOOKS_RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: defaultHookSettings.retentionDays },
+    BRAND_NAME: { type: 'string', minLength: 1, maxLength: 80, default: 'oidc-identity' },
+    BRAND_LOGO_URL: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s"\'<>]+$' },
+    BRAND_COLOR: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$', default: '#3451b2' },
+    SMTP_URL: { type: 'string', pattern: '^smtps?://' },
+    EMAIL_FROM: { type: 'string', minLength: 3, maxLength: 320, pattern: '@' },
   },
   dependencies: {
     BOOTSTRAP_CLIENT_ID: ['BOOTSTRAP_CLIENT_SECRET'],
     BOOTSTRAP_CLIENT_SECRET: ['BOOTSTRAP_CLIENT_ID'],
+    SMTP_URL: ['EMAIL_FROM'],
   },
 } as const;
 
@@ -169,6 +191,13 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       pollMs: e.HOOKS_POLL_MS,
       concurrency: e.HOOKS_CONCURRENCY,
       retentionDays: e.HOOKS_RETENTION_DAYS,
+    },
+    experience: {
+      productName: e.BRAND_NAME,
+      logoUrl: e.BRAND_LOGO_URL,
+      primaryColor: e.BRAND_COLOR,
+      smtpUrl: e.SMTP_URL,
+      emailFrom: e.EMAIL_FROM,
     },
   };
 }

@@ -84,6 +84,10 @@ export const collectionIndexes: Record<string, IndexDescription[]> = {
     { key: { hookId: 1, startedAt: -1 }, name: 'hookId_startedAt' },
     expiring,
   ],
+  // The sign-in experience: each interaction's progress, its email codes, and attempt counters.
+  experiences: [expiring],
+  verification_codes: [expiring],
+  attempt_counters: [expiring],
   system: [],
   configs: [],
   cache_generations: [],

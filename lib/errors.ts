@@ -38,6 +38,18 @@ export const apiErrorStatus = {
   'hook.replay_too_large': 422,
   'hook.delivery_in_progress': 409,
   'request.conflict': 409,
+  'session.not_found': 401,
+  'session.csrf_failed': 403,
+  'session.invalid_event': 400,
+  'session.verification_not_found': 404,
+  'session.invalid_credentials': 422,
+  'session.too_many_attempts': 429,
+  'session.identifier_not_found': 422,
+  'session.missing_profile': 422,
+  'session.already_submitted': 409,
+  'verification_code.invalid': 422,
+  'verification_code.too_many_requests': 429,
+  'password.rejected': 422,
   'internal_error': 500,
 } as const;
 

@@ -47,7 +47,9 @@ export function apiErrors(log: ErrorLogger): Middleware {
       // RFC 6750 §3: no error code when the request carried no credentials at all.
       if (answer.code === 'auth.authorization_header_missing') ctx.set('WWW-Authenticate', 'Bearer');
       else if (answer.status === 401) ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
-      if (answer.status === 403) ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
+      if (answer.status === 403 && answer.code.startsWith('auth.')) ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
+      const retryAfter = answer.data?.retryAfter;
+      if (answer.status === 429 && typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
     }
   };
 }

@@ -1,0 +1,146 @@
+import Router from '@koa/router';
+import type { ParameterizedContext } from 'koa';
+
+import { ApiError, assertThat } from '../lib/errors.js';
+import { guard, type Guarded, type Schema } from '../lib/guard.js';
+import { jsonBody } from '../lib/json-body.js';
+import { email } from '../management/schemas/users.js';
+import { interactionKinds, type InteractionEvent } from './events.js';
+import { maxPasswordLength } from './password-policy.js';
+import type { Caller, ExperienceService, Identifier } from './service.js';
+import type { ExperienceDocument } from './state.js';
+
+export const experiencePrefix = '/api/experience';
+/** Names the interaction for the JSON API; set by the interaction's landing page. */
+export const experienceCookie = '_experience';
+
+/** What the API's middleware leaves on the context: this browser's interaction. */
+export interface ExperienceState {
+  experience: ExperienceDocument;
+  clientId: string | undefined;
+}
+
+type Context = ParameterizedContext<ExperienceState>;
+
+export const callerOf = (ctx: ParameterizedContext): Caller => {
+  const userAgent = ctx.get('user-agent');
+  return { ip: ctx.ip, method: ctx.method, path: ctx.path, ...(userAgent && { userAgent }) };
+};
+
+// Usernames as Logto allows them: a letter or underscore first, then letters, digits and underscores.
+export const usernamePattern = '^[A-Za-z_][A-Za-z0-9_]{0,127}$';
+const password = { type: 'string', minLength: 1, maxLength: maxPasswordLength };
+const event = { enum: interactionKinds };
+const verificationId = { type: 'string', minLength: 1, maxLength: 64 };
+const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({ type: 'object', properties, required, additionalProperties: false });
+const identifier = (types: Array<{ type: string; value: Schema }>): Schema => ({
+  oneOf: types.map(({ type, value }) => object({ type: { const: type }, value })),
+});
+const username = { type: 'string', pattern: usernamePattern };
+const verificationAnswer = { response: object({ verificationId }) };
+
+/**
+ * The Experience API: the same flows as the pages, as JSON, for an integrator's own UI. It acts
+ * on the interaction named by the `_experience` cookie. Cross-site requests cannot use it: a
+ * body must be JSON (which a form cannot send), and a request from another origin is refused.
+ */
+export function experienceApi(service: ExperienceService, { origin, bodyLimit }: { origin: string; bodyLimit: number }) {
+  const router = new Router<ExperienceState>({ prefix: experiencePrefix });
+
+  router.use(async (ctx, next) => {
+    const from = ctx.get('origin');
+    assertThat(!from || from === origin, new ApiError('session.csrf_failed', 'requests from another origin are not accepted'));
+    const uid = ctx.cookies.get(experienceCookie);
+    assertThat(uid, new ApiError('session.not_found', 'no sign-in is in progress in this browser; start from the application'));
+    Object.assign(ctx.state, await service.open(uid!));
+    await next();
+  }, jsonBody(bodyLimit));
+
+  const startRoute = (path: string) => router.put<ExperienceState, Guarded<{ body: { interactionEvent: InteractionEvent } }>>(
+    path, guard({ body: object({ interactionEvent: event }), status: 204, public: true }),
+    async (ctx) => {
+      await service.start(ctx.state.experience, ctx.guard.body.interactionEvent);
+      ctx.status = 204;
+    },
+  );
+  startRoute('/');
+  startRoute('/interaction-event');
+
+  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; password: string } }>>(
+    '/verification/password',
+    guard({ body: object({ identifier: identifier([{ type: 'username', value: username }, { type: 'email', value: email }]), password }), ...verificationAnswer, public: true }),
+    async (ctx) => {
+      const { identifier: given, password: secret } = ctx.guard.body;
+      ctx.body = { verificationId: await service.verifyPassword(ctx.state.experience, given, secret, callerOf(ctx as unknown as Context)) };
+    },
+  );
+
+  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; password: string } }>>(
+    '/verification/new-password-identity',
+    guard({ body: object({ identifier: identifier([{ type: 'username', value: username }]), password }), ...verificationAnswer, public: true }),
+    async (ctx) => {
+      const { identifier: given, password: secret } = ctx.guard.body;
+      ctx.body = { verificationId: await service.newPasswordIdentity(ctx.state.experience, given.value, secret) };
+    },
+  );
+
+  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; interactionEvent: InteractionEvent } }>>(
+    '/verification/verification-code',
+    guard({ body: object({ identifier: identifier([{ type: 'email', value: email }]), interactionEvent: event }), ...verificationAnswer, public: true }),
+    async (ctx) => {
+      const { experience } = ctx.state;
+      assertThat(ctx.guard.body.interactionEvent === experience.event,
+        new ApiError('session.invalid_event', 'interactionEvent must be the interaction\'s own', { field: 'body.interactionEvent' }));
+      ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier.value, callerOf(ctx as unknown as Context)) };
+    },
+  );
+
+  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; verificationId: string; code: string } }>>(
+    '/verification/verification-code/verify',
+    guard({ body: object({ identifier: identifier([{ type: 'email', value: email }]), verificationId, code: { type: 'string', maxLength: 16 } }), ...verificationAnswer, public: true }),
+    async (ctx) => {
+      const { identifier: given, verificationId: id, code } = ctx.guard.body;
+      ctx.body = { verificationId: await service.verifyCode(ctx.state.experience, id, given.value, code) };
+    },
+  );
+
+  router.post<ExperienceState, Guarded<{ body: { verificationId?: string } }>>(
+    '/identification',
+    guard({ body: object({ verificationId }, []), bodyOptional: true, status: 204, public: true }),
+    async (ctx) => {
+      await service.identify(ctx.state.experience, ctx.guard.body.verificationId);
+      ctx.status = 204;
+    },
+  );
+
+  router.post<ExperienceState, Guarded<{ body: { type: 'username' | 'password'; value: string } }>>(
+    '/profile',
+    guard({
+      body: { oneOf: [object({ type: { const: 'username' }, value: username }), object({ type: { const: 'password' }, value: password })] },
+      status: 204, public: true,
+    }),
+    async (ctx) => {
+      await service.addProfile(ctx.state.experience, ctx.guard.body.type, ctx.guard.body.value);
+      ctx.status = 204;
+    },
+  );
+
+  router.put<ExperienceState, Guarded<{ body: { password: string } }>>(
+    '/profile/password',
+    guard({ body: object({ password }), status: 204, public: true }),
+    async (ctx) => {
+      await service.resetPassword(ctx.state.experience, ctx.guard.body.password);
+      ctx.status = 204;
+    },
+  );
+
+  router.post<ExperienceState>(
+    '/submit',
+    guard({ response: object({ redirectTo: { type: 'string' } }), public: true }),
+    async (ctx) => {
+      ctx.body = { redirectTo: await service.submit(ctx.state.experience, ctx.state.clientId, callerOf(ctx as unknown as Context)) };
+    },
+  );
+
+  return router;
+}

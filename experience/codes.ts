@@ -1,0 +1,85 @@
+import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+
+import type { Db } from 'mongodb';
+
+import { ApiError } from '../lib/errors.js';
+import { generateId } from '../lib/ids.js';
+import type { InteractionEvent } from './events.js';
+
+/** A code lives ten minutes and allows five tries. */
+export const codeTtlMs = 10 * 60_000;
+export const maxCodeAttempts = 5;
+
+interface CodeDocument {
+  /** The verification id the caller holds. */
+  _id: string;
+  interactionUid: string;
+  event: InteractionEvent;
+  /** Lower-cased. */
+  email: string;
+  codeHash: string;
+  attempts: number;
+  /** `pending` until the right code is given, `verified` then, `used` once an identification spent it. */
+  state: 'pending' | 'verified' | 'used';
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+const hashCode = (verificationId: string, code: string) => createHash('sha256').update(`${verificationId}:${code}`).digest();
+
+// Every way a code can fail reads the same to the caller: wrong, expired, used up or never sent.
+const invalidCode = () => new ApiError('verification_code.invalid', 'the verification code is wrong or has expired');
+
+/**
+ * Six-digit email codes, stored as hashes. Verifying counts the attempt before comparing (one
+ * conditional update), so that parallel guesses cannot exceed the limit, and a code becomes
+ * `verified` and then `used` through conditional updates too: single use holds across processes.
+ */
+export function createCodes(db: Db, now: () => number = Date.now) {
+  const codes = db.collection<CodeDocument>('verification_codes');
+
+  return {
+    /** Makes a code for `email`; answers the verification id and the code (to send, or not). */
+    async issue(interactionUid: string, event: InteractionEvent, email: string): Promise<{ verificationId: string; code: string }> {
+      const verificationId = generateId();
+      const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      const createdAt = new Date(now());
+      await codes.insertOne({
+        _id: verificationId, interactionUid, event, email: email.toLowerCase(), codeHash: hashCode(verificationId, code).toString('base64url'),
+        attempts: 0, state: 'pending', createdAt, expiresAt: new Date(createdAt.getTime() + codeTtlMs),
+      });
+      return { verificationId, code };
+    },
+
+    async verify(interactionUid: string, verificationId: string, email: string, code: string): Promise<void> {
+      const counted = await codes.updateOne(
+        { _id: verificationId, interactionUid, email: email.toLowerCase(), state: 'pending', attempts: { $lt: maxCodeAttempts }, expiresAt: { $gt: new Date(now()) } },
+        { $inc: { attempts: 1 } },
+      );
+      if (counted.matchedCount === 0) throw invalidCode();
+      const stored = await codes.findOne({ _id: verificationId });
+      const expected = Buffer.from(stored!.codeHash, 'base64url');
+      if (!/^\d{6}$/.test(code) || !timingSafeEqual(hashCode(verificationId, code), expected)) throw invalidCode();
+      const verified = await codes.updateOne({ _id: verificationId, state: 'pending' }, { $set: { state: 'verified' } });
+      if (verified.modifiedCount === 0) throw invalidCode();
+    },
+
+    /** Spends a verified code; answers its email, or throws when it is not verified for this interaction and event. */
+    async spend(interactionUid: string, verificationId: string, event: InteractionEvent): Promise<string> {
+      const found = await codes.findOne({ _id: verificationId, interactionUid, event });
+      const spent = found && await codes.updateOne(
+        { _id: verificationId, state: 'verified', expiresAt: { $gt: new Date(now()) } },
+        { $set: { state: 'used' } },
+      );
+      if (!found || !spent || spent.modifiedCount === 0) throw invalidCode();
+      return found.email;
+    },
+
+    /** Whether the verification id names a code of this interaction (whatever its state). */
+    async exists(interactionUid: string, verificationId: string): Promise<boolean> {
+      return (await codes.countDocuments({ _id: verificationId, interactionUid }, { limit: 1 })) > 0;
+    },
+  };
+}
+
+export type Codes = ReturnType<typeof createCodes>;

@@ -1,0 +1,93 @@
+import Koa, { type Middleware } from 'koa';
+import type { Db } from 'mongodb';
+import type Provider from 'oidc-provider';
+
+import type { Logger } from '../lib/logger.js';
+import { mountApp } from '../lib/mount.js';
+import type { Queries } from '../lib/queries/index.js';
+import type { Writer } from '../lib/unit-of-work.js';
+import { apiErrors } from '../management/errors.js';
+import { experienceApi, experiencePrefix } from './api.js';
+import { createCodes } from './codes.js';
+import { createCounters } from './counters.js';
+import type { EmailConnector } from './email.js';
+import { experiencePages, pagesPrefix } from './pages.js';
+import { createExperienceService, type ExperienceService } from './service.js';
+import { createExperienceStore } from './state.js';
+import { stylesheet, stylesheetPath, type Branding } from './views.js';
+
+export { experiencePrefix } from './api.js';
+export { pagesPrefix } from './pages.js';
+export { logConnector, smtpConnector, type EmailConnector, type EmailMessage } from './email.js';
+export type { Branding } from './views.js';
+export type { ExperienceResult } from './service.js';
+
+export const defaultBranding: Branding = { productName: 'oidc-identity', primaryColor: '#3451b2' };
+
+export interface ExperienceOptions {
+  branding?: Partial<Branding>;
+  /** Where verification codes go; without one they are written to the log (development only). */
+  email?: EmailConnector;
+}
+
+export interface ExperienceDeps {
+  db: Db;
+  provider: Provider;
+  queries: Queries;
+  write: Writer;
+  logger: Logger;
+  email: EmailConnector;
+  branding: Branding;
+  /** The public origin (`https://id.example.com`): the JSON API refuses requests from any other. */
+  origin: string;
+  bodyLimit: number;
+  proxy: boolean;
+}
+
+export interface Experience {
+  service: ExperienceService;
+  /** Serves the pages under `/interaction`, their stylesheet, and the JSON API under `/api/experience`. */
+  middleware: Middleware;
+}
+
+/** The interaction URL oidc-provider sends a browser to. */
+export const interactionUrl = (uid: string) => `${pagesPrefix}/${uid}`;
+
+export function createExperience(deps: ExperienceDeps): Experience {
+  const { db, provider, queries, logger, branding } = deps;
+  const service = createExperienceService({
+    provider, queries, write: deps.write, logger, email: deps.email, productName: branding.productName,
+    store: createExperienceStore(db), codes: createCodes(db), counters: createCounters(db),
+  });
+
+  const api = experienceApi(service, { origin: deps.origin, bodyLimit: deps.bodyLimit });
+  const apiApp = new Koa();
+  apiApp.silent = true;
+  apiApp.proxy = deps.proxy;
+  apiApp.use(apiErrors((error, { method, path }) => logger.error(`${method} ${path} failed`, error)));
+  apiApp.use(api.routes());
+  apiApp.use(api.allowedMethods());
+
+  const pages = experiencePages(service, provider, queries, { branding });
+  const pagesApp = new Koa();
+  pagesApp.proxy = deps.proxy;
+  pagesApp.on('error', (error) => logger.error('A sign-in page failed', error));
+  pagesApp.use(pages.routes());
+  pagesApp.use(pages.allowedMethods());
+
+  const css = stylesheet(branding);
+  const serveStylesheet: Middleware = async (ctx, next) => {
+    if (ctx.path !== stylesheetPath || ctx.method !== 'GET') return next();
+    ctx.type = 'text/css';
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.body = css;
+  };
+  const serveApi = mountApp(experiencePrefix, apiApp);
+  const servePages = mountApp(pagesPrefix, pagesApp);
+
+  return {
+    service,
+    middleware: (ctx, next) => serveStylesheet(ctx, () => serveApi(ctx, () => servePages(ctx, next))),
+  };
+}

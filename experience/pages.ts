@@ -1,0 +1,236 @@
+import { timingSafeEqual } from 'node:crypto';
+
+import Router from '@koa/router';
+import type { ParameterizedContext } from 'koa';
+import type Provider from 'oidc-provider';
+
+import { ApiError } from '../lib/errors.js';
+import type { Queries } from '../lib/queries/index.js';
+import { callerOf, experienceCookie, experiencePrefix } from './api.js';
+import { grantMissing, type MissingConsent } from './consent.js';
+import { assertPasswordAllowed } from './password-policy.js';
+import type { Caller, ExperienceService, Identifier } from './service.js';
+import type { ExperienceDocument } from './state.js';
+import * as views from './views.js';
+
+export const pagesPrefix = '/interaction';
+const formLimit = 16 * 1024;
+
+type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
+
+/** What a page handler gets: the interaction, its experience, the submitted form. */
+interface PageRequest {
+  details: Details;
+  experience: ExperienceDocument;
+  form: URLSearchParams;
+  caller: Caller;
+  /** Renders the page the form came from, with an error, when the handler throws. */
+  page: views.FormContext;
+  /** The application's name, on a consent page. */
+  applicationName: string;
+}
+
+type PageResult = { redirect: string } | { html: string; status?: number };
+type PageHandler = (request: PageRequest) => Promise<PageResult>;
+
+async function readForm(ctx: ParameterizedContext): Promise<URLSearchParams> {
+  if (ctx.method !== 'POST') return new URLSearchParams(ctx.querystring);
+  if (!ctx.is('application/x-www-form-urlencoded')) throw new ApiError('guard.unsupported_media_type', 'forms are sent as application/x-www-form-urlencoded');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > formLimit) throw new ApiError('guard.payload_too_large', 'the form is too large');
+    chunks.push(chunk);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+}
+
+const sameSecret = (given: string, expected: string) => {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+};
+
+/** A sentence for the page: the API's message, capitalized. */
+const sentence = (message: string) => `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
+
+const originOf = (url: string | undefined) => {
+  try { return url ? new URL(url).origin : undefined; } catch { return undefined; }
+};
+
+export interface PagesOptions {
+  branding: views.Branding;
+}
+
+/**
+ * The server-rendered pages that oidc-provider's `interactions.url` leads to. Plain forms, no
+ * script: each POST goes through the same service as the JSON API, then either redirects (303)
+ * or renders the form again with a generic error.
+ */
+export function experiencePages(service: ExperienceService, provider: Provider, queries: Queries, { branding }: PagesOptions) {
+  const router = new Router({ prefix: pagesPrefix });
+  const logoOrigin = originOf(branding.logoUrl);
+
+  function securityHeaders(ctx: ParameterizedContext, details?: Details) {
+    // A form's redirects are checked against form-action too, up to the application's redirect URI.
+    const redirectOrigin = originOf(details?.params.redirect_uri as string | undefined);
+    ctx.set('Content-Security-Policy', [
+      "default-src 'none'", "style-src 'self'", `img-src 'self'${logoOrigin ? ` ${logoOrigin}` : ''}`,
+      `form-action 'self'${redirectOrigin ? ` ${redirectOrigin}` : ''}`, "frame-ancestors 'none'", "base-uri 'none'",
+    ].join('; '));
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('Cache-Control', 'no-store');
+  }
+
+  /** Loads and checks the interaction, runs the handler, and turns its errors into the page again. */
+  function route(render: (request: PageRequest, error?: string) => string, handler?: PageHandler) {
+    return async (ctx: ParameterizedContext) => {
+      let details: Details;
+      try {
+        // Checks that this browser holds the interaction (its cookie), not only that the uid exists.
+        details = await provider.interactionDetails(ctx.req, ctx.res);
+        if (details.uid !== ctx.params.uid) throw new Error('interaction mismatch');
+      } catch {
+        securityHeaders(ctx);
+        ctx.status = 400;
+        ctx.type = 'html';
+        ctx.body = views.messagePage(branding, 'This sign-in has expired', 'Go back to the application and sign in again.');
+        return;
+      }
+      securityHeaders(ctx, details);
+      const { experience } = await service.open(details.uid);
+      const base = `${pagesPrefix}/${details.uid}`;
+      const clientId = String(details.params.client_id);
+      const request: PageRequest = {
+        details, experience, form: new URLSearchParams(), caller: callerOf(ctx),
+        page: { branding, base, csrf: experience.csrf },
+        applicationName: details.prompt.name === 'consent' ? (await queries.applications.findById(clientId))?.name ?? clientId : clientId,
+      };
+      let result: PageResult;
+      try {
+        request.form = await readForm(ctx);
+        if (ctx.method === 'POST') {
+          if (!sameSecret(request.form.get('csrf') ?? '', experience.csrf)) {
+            throw new ApiError('session.csrf_failed', 'this form has expired; reload the page and try again');
+          }
+          result = await handler!(request);
+        } else {
+          // The JSON API finds this interaction by this cookie, for a UI of the integrator's own.
+          ctx.cookies.set(experienceCookie, details.uid, {
+            path: experiencePrefix, httpOnly: true, sameSite: 'lax', secure: ctx.secure, overwrite: true,
+            expires: new Date(details.exp * 1000),
+          });
+          result = { html: render(request) };
+        }
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        if (error.status === 429 && typeof error.data?.retryAfter === 'number') ctx.set('Retry-After', String(error.data.retryAfter));
+        result = { html: render(request, sentence(error.message)), status: error.status };
+      }
+      if ('redirect' in result) {
+        ctx.status = 303;
+        ctx.redirect(result.redirect);
+        return;
+      }
+      ctx.status = result.status ?? 200;
+      ctx.type = 'html';
+      ctx.body = result.html;
+    };
+  }
+
+  const withError = (request: PageRequest, error?: string) => ({ ...request.page, error });
+  const identifierOf = (value: string): Identifier => (value.includes('@') ? { type: 'email', value } : { type: 'username', value });
+  const field = (request: PageRequest, name: string) => (request.form.get(name) ?? '').trim();
+
+  async function signIn(request: PageRequest): Promise<PageResult> {
+    const identifier = field(request, 'identifier');
+    const password = request.form.get('password') ?? '';
+    if (!identifier || !password) throw new ApiError('session.invalid_credentials', 'enter your username or email, and your password');
+    const experience = await service.start(request.experience, 'SignIn');
+    const verificationId = await service.verifyPassword(experience, identifierOf(identifier), password, request.caller);
+    await service.identify(experience, verificationId);
+    return { redirect: await service.submit(experience, request.details.params.client_id as string, request.caller) };
+  }
+
+  const renderSignIn = (request: PageRequest, error?: string) => views.signInPage(withError(request, error), { identifier: field(request, 'identifier') });
+  const renderSignUp = (request: PageRequest, error?: string) => views.signUpPage(withError(request, error), { username: field(request, 'username'), email: field(request, 'email') });
+  const codeFields = (request: PageRequest) => ({ email: field(request, 'email'), verificationId: field(request, 'verificationId') });
+
+  router.get('/:uid', route((request, error) => {
+    const { prompt } = request.details;
+    if (prompt.name === 'consent') return renderConsent(request, error);
+    return renderSignIn(request, error);
+  }));
+  router.post('/:uid/sign-in', route(renderSignIn, signIn));
+
+  router.get('/:uid/sign-up', route(renderSignUp));
+  router.post('/:uid/sign-up', route(renderSignUp, async (request) => {
+    const username = field(request, 'username');
+    const email = field(request, 'email');
+    const password = request.form.get('password') ?? '';
+    if (!username && !email) throw new ApiError('session.missing_profile', 'enter a username, an email address, or both');
+    if (username && !/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(username)) throw new ApiError('guard.invalid_input', 'a username has letters, digits and underscores, and does not start with a digit');
+    if (email && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
+    assertPasswordAllowed(password, [username, email]);
+    const experience = await service.start(request.experience, 'Register');
+    if (username) await service.identify(experience, await service.newPasswordIdentity(experience, username, password));
+    else await service.addProfile(experience, 'password', password);
+    if (!email) return { redirect: await service.submit(experience, request.details.params.client_id as string, request.caller) };
+    const verificationId = await service.sendCode(experience, email, request.caller);
+    return { html: views.signUpCodePage(request.page, { email, verificationId }) };
+  }));
+  router.post('/:uid/sign-up/code', route(
+    (request, error) => views.signUpCodePage(withError(request, error), codeFields(request)),
+    async (request) => {
+      const { email, verificationId } = codeFields(request);
+      await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
+      await service.identify(request.experience, verificationId);
+      return { redirect: await service.submit(request.experience, request.details.params.client_id as string, request.caller) };
+    },
+  ));
+
+  const renderForgot = (request: PageRequest, error?: string) => views.forgotPasswordPage(withError(request, error), { email: field(request, 'email') });
+  router.get('/:uid/forgot-password', route(renderForgot));
+  router.post('/:uid/forgot-password', route(renderForgot, async (request) => {
+    const email = field(request, 'email');
+    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
+    const experience = await service.start(request.experience, 'ForgotPassword');
+    const verificationId = await service.sendCode(experience, email, request.caller);
+    return { html: views.resetPasswordPage(request.page, { email, verificationId }) };
+  }));
+  router.post('/:uid/forgot-password/reset', route(
+    (request, error) => views.resetPasswordPage(withError(request, error), codeFields(request)),
+    async (request) => {
+      const { email, verificationId } = codeFields(request);
+      await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
+      await service.identify(request.experience, verificationId);
+      await service.resetPassword(request.experience, request.form.get('password') ?? '');
+      return { redirect: await service.submit(request.experience, request.details.params.client_id as string, request.caller) };
+    },
+  ));
+
+  function renderConsent(request: PageRequest, error?: string): string {
+    const missing = request.details.prompt.details as MissingConsent;
+    return views.consentPage(withError(request, error), {
+      applicationName: request.applicationName,
+      scopes: missing.missingOIDCScope ?? [],
+      resources: Object.entries(missing.missingResourceScopes ?? {}).map(([indicator, scopes]) => ({ indicator, scopes })),
+    });
+  }
+  router.post('/:uid/consent', route(renderConsent, async (request) => {
+    const { details } = request;
+    if (details.prompt.name !== 'consent') throw new ApiError('session.invalid_event', 'there is nothing to consent to');
+    if (request.form.get('decision') !== 'allow') return { redirect: await service.abort(request.experience) };
+    const grant = details.grantId
+      ? (await provider.Grant.find(details.grantId))!
+      : new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id as string });
+    grantMissing(grant, details.prompt.details as MissingConsent);
+    return { redirect: await service.finish(details.uid, { consent: { grantId: await grant.save() } }) };
+  }));
+
+  router.post('/:uid/abort', route(renderSignIn, async (request) => ({ redirect: await service.abort(request.experience) })));
+
+  return router;
+}

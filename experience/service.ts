@@ -1,0 +1,291 @@
+import type Provider from 'oidc-provider';
+
+import { ApiError, assertThat } from '../lib/errors.js';
+import { generateId } from '../lib/ids.js';
+import type { Logger } from '../lib/logger.js';
+import { userToApi, type UserDocument } from '../lib/models.js';
+import { hashPassword, verifyPassword } from '../lib/password.js';
+import type { Queries } from '../lib/queries/index.js';
+import type { Origin, Writer } from '../lib/unit-of-work.js';
+import type { Codes } from './codes.js';
+import type { Counters } from './counters.js';
+import type { EmailConnector } from './email.js';
+import type { InteractionEvent } from './events.js';
+import { assertPasswordAllowed } from './password-policy.js';
+import type { ExperienceDocument, ExperienceStore } from './state.js';
+
+export type IdentifierType = 'username' | 'email';
+export interface Identifier {
+  type: IdentifierType;
+  value: string;
+}
+
+/** Who is asking, for limits, audit and the events: the request's address, agent and route. */
+export interface Caller {
+  ip: string;
+  userAgent?: string;
+  method: string;
+  path: string;
+}
+
+export interface ExperienceServiceDeps {
+  provider: Provider;
+  queries: Queries;
+  write: Writer;
+  store: ExperienceStore;
+  codes: Codes;
+  counters: Counters;
+  email: EmailConnector;
+  productName: string;
+  logger: Logger;
+}
+
+/** What the interaction result carries besides the login, for the events to name the flow. */
+export interface ExperienceResult {
+  identityEvent: InteractionEvent;
+}
+
+// One answer for an unknown identifier and a wrong password, so that neither tells an account exists.
+const invalidCredentials = () => new ApiError('session.invalid_credentials', 'the identifier or the password is wrong');
+const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_attempts', 'too many attempts; try again later', { retryAfter });
+
+// Verifying against this when there is no account takes as long as a real check.
+const unknownUserHash = hashPassword('no account has this password');
+
+const identifierFilter = ({ type, value }: Identifier) => (type === 'email' ? { emailKey: value.toLowerCase() } : { username: value });
+
+/**
+ * The sign-in experience's flows, as Logto's Experience API steps them: start an interaction
+ * (SignIn, Register, ForgotPassword), verify (a password, an email code), identify, complete the
+ * profile, submit. The JSON API and the pages are two faces of these functions.
+ */
+export function createExperienceService(deps: ExperienceServiceDeps) {
+  const { provider, queries, store, codes, counters } = deps;
+  const users = queries.users.collection;
+
+  const findUser = (identifier: Identifier) => users.findOne(identifierFilter(identifier));
+
+  function requireEvent(experience: ExperienceDocument, ...allowed: InteractionEvent[]): InteractionEvent {
+    const { event } = experience;
+    assertThat(event !== null && allowed.includes(event),
+      new ApiError('session.invalid_event', `this step belongs to ${allowed.join(' or ')}; start that interaction first (PUT /api/experience)`));
+    return event!;
+  }
+
+  const originOf = (caller: Caller, clientId: string | undefined): Origin => ({
+    method: caller.method, path: caller.path, ip: caller.ip, ...(caller.userAgent && { userAgent: caller.userAgent }), ...(clientId && { clientId }),
+  });
+
+  /** Hands oidc-provider the interaction's result, as `interactionResult` does; answers where the browser goes next. */
+  async function finish(uid: string, result: Record<string, unknown>): Promise<string> {
+    const interaction = await provider.Interaction.find(uid);
+    assertThat(interaction, new ApiError('session.not_found', 'this sign-in has expired; start again from the application'));
+    interaction!.result = { ...interaction!.lastSubmission, ...result };
+    await interaction!.save(interaction!.exp - Math.floor(Date.now() / 1000));
+    return interaction!.returnTo;
+  }
+
+  async function assertUnused(profile: { username?: string | undefined; email?: string | undefined }) {
+    if (profile.username) {
+      assertThat(!(await findUser({ type: 'username', value: profile.username })), new ApiError('user.username_already_in_use', 'this username is already in use'));
+    }
+    if (profile.email) {
+      // Only someone who has just proved they own this address learns it has an account.
+      assertThat(!(await findUser({ type: 'email', value: profile.email })),
+        new ApiError('user.email_already_in_use', 'this email address already has an account; sign in, or reset its password'));
+    }
+  }
+
+  const submitters: Record<InteractionEvent, (experience: ExperienceDocument, caller: Caller, clientId: string | undefined) => Promise<string>> = {
+    async SignIn(experience) {
+      assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify a password and identify first'));
+      await users.updateOne({ _id: experience.userId! }, { $set: { lastSignInAt: Date.now() } });
+      return experience.userId!;
+    },
+
+    async Register(experience, caller, clientId) {
+      const { username, email, passwordHash } = experience.profile;
+      assertThat(username || email, new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }));
+      assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
+      await assertUnused({ username, email });
+      const now = Date.now();
+      const user: UserDocument = {
+        _id: generateId(12),
+        username: username ?? null, primaryEmail: email ?? null, emailKey: email?.toLowerCase() ?? null,
+        primaryPhone: null, name: null, avatar: null, customData: {}, profile: {}, identities: {},
+        passwordHash: passwordHash!, isSuspended: false, createdAt: now, updatedAt: now, lastSignInAt: now,
+      };
+      await deps.write(originOf(caller, clientId), async ({ session, record }) => {
+        await queries.users.insert(user, session);
+        record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
+      });
+      return user._id;
+    },
+
+    async ForgotPassword(experience, caller, clientId) {
+      assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
+      assertThat(experience.profile.passwordHash, new ApiError('session.missing_profile', 'a new password is needed', { missing: ['password'] }));
+      const userId = experience.userId!;
+      const now = Date.now();
+      await deps.write(originOf(caller, clientId), async ({ session, record }) => {
+        const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash!, updatedAt: now, lastSignInAt: now }, session);
+        record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated) });
+        // Whoever held the old password may hold a session: every session, grant and token ends.
+        await queries.revokeAccount(userId, session);
+      });
+      return userId;
+    },
+  };
+
+  return {
+    /** The interaction's experience document; 404 when oidc-provider no longer knows the interaction. */
+    async open(uid: string): Promise<{ experience: ExperienceDocument; clientId: string | undefined }> {
+      const interaction = await provider.Interaction.find(uid);
+      assertThat(interaction, new ApiError('session.not_found', 'this sign-in has expired; start again from the application'));
+      const experience = await store.open(uid, new Date(interaction!.exp * 1000));
+      return { experience, clientId: interaction!.params.client_id as string | undefined };
+    },
+
+    /** Answers the experience as it now is. */
+    async start(experience: ExperienceDocument, event: InteractionEvent): Promise<ExperienceDocument> {
+      assertThat(experience.submittedAt === null, new ApiError('session.already_submitted', 'this interaction has been submitted'));
+      await store.start(experience._id, event);
+      return store.get(experience._id);
+    },
+
+    /** SignIn: checks an identifier and password; answers a verification id. */
+    async verifyPassword(experience: ExperienceDocument, identifier: Identifier, password: string, caller: Caller): Promise<string> {
+      requireEvent(experience, 'SignIn');
+      const lockKey = `${identifier.type}:${identifier.value.toLowerCase()}|${caller.ip}`;
+      const lockedFor = await counters.blockedFor('failedPassword', lockKey);
+      if (lockedFor) throw tooManyAttempts(lockedFor);
+
+      const user = await findUser(identifier);
+      const matches = await verifyPassword(password, user?.passwordHash ?? await unknownUserHash);
+      if (!user || !matches) {
+        const nowLocked = await counters.hit('failedPassword', lockKey);
+        throw nowLocked ? tooManyAttempts(nowLocked) : invalidCredentials();
+      }
+      assertThat(!user.isSuspended, new ApiError('user.suspended', 'this account is suspended'));
+      await counters.clear('failedPassword', lockKey);
+      const verificationId = generateId();
+      await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
+      return verificationId;
+    },
+
+    /** Register: a username and its password, checked against the policy; answers a verification id. */
+    async newPasswordIdentity(experience: ExperienceDocument, username: string, password: string): Promise<string> {
+      requireEvent(experience, 'Register');
+      assertPasswordAllowed(password, [username, experience.profile.email]);
+      const verificationId = generateId();
+      await store.addVerification(experience._id, verificationId, { type: 'newPasswordIdentity', username, passwordHash: await hashPassword(password) });
+      return verificationId;
+    },
+
+    /**
+     * Register or ForgotPassword: sends a code to an address. The answer is the same whether or
+     * not an account has that address; a reset code is only sent to one that has.
+     */
+    async sendCode(experience: ExperienceDocument, email: string, caller: Caller): Promise<string> {
+      const event = requireEvent(experience, 'Register', 'ForgotPassword');
+      for (const [name, key] of [['codePerEmail', email.toLowerCase()], ['codePerIp', caller.ip]] as const) {
+        const blocked = await counters.blockedFor(name, key);
+        if (blocked) throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: blocked });
+      }
+      await Promise.all([counters.hit('codePerEmail', email.toLowerCase()), counters.hit('codePerIp', caller.ip)]);
+      const { verificationId, code } = await codes.issue(experience._id, event, email);
+      const send = event === 'Register' || (await findUser({ type: 'email', value: email })) !== null;
+      if (send) {
+        await deps.email.send({
+          to: email,
+          subject: `${code} is your ${deps.productName} verification code`,
+          text: `Your ${deps.productName} verification code is ${code}.\n\nIt expires in 10 minutes. If you did not ask for it, ignore this email.`,
+        });
+      }
+      return verificationId;
+    },
+
+    async verifyCode(experience: ExperienceDocument, verificationId: string, email: string, code: string): Promise<string> {
+      requireEvent(experience, 'Register', 'ForgotPassword');
+      await codes.verify(experience._id, verificationId, email, code);
+      return verificationId;
+    },
+
+    /** Decides who the interaction is about, from a verification of this interaction. */
+    async identify(given: ExperienceDocument, verificationId: string | undefined): Promise<void> {
+      const experience = await store.get(given._id);
+      const event = requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
+      assertThat(verificationId, new ApiError('guard.invalid_input', 'verificationId is required', { field: 'body.verificationId' }));
+      const stored = experience.verifications[verificationId!];
+      const notFound = new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
+      if (event === 'SignIn') {
+        assertThat(stored?.type === 'password', notFound);
+        await store.set(experience._id, { userId: (stored as { userId: string }).userId });
+      } else if (event === 'Register' && stored) {
+        assertThat(stored.type === 'newPasswordIdentity', notFound);
+        const { username, passwordHash } = stored as { username: string; passwordHash: string };
+        await assertUnused({ username });
+        await store.set(experience._id, { profile: { username, passwordHash } });
+      } else {
+        assertThat(await codes.exists(experience._id, verificationId!), notFound);
+        const email = await codes.spend(experience._id, verificationId!, event);
+        if (event === 'Register') {
+          await assertUnused({ email });
+          await store.set(experience._id, { profile: { email } });
+        } else {
+          const user = await findUser({ type: 'email', value: email });
+          // A reset code is only sent where an account is, so a verified one has its user.
+          assertThat(user, new ApiError('verification_code.invalid', 'the verification code is wrong or has expired'));
+          await store.set(experience._id, { userId: user!._id });
+        }
+      }
+    },
+
+    /** Register: adds a username or a password to the account to create. */
+    async addProfile(given: ExperienceDocument, type: 'username' | 'password', value: string): Promise<void> {
+      const experience = await store.get(given._id);
+      requireEvent(experience, 'Register');
+      if (type === 'username') {
+        await assertUnused({ username: value });
+        await store.set(experience._id, { profile: { username: value } });
+      } else {
+        assertPasswordAllowed(value, [experience.profile.username, experience.profile.email]);
+        await store.set(experience._id, { profile: { passwordHash: await hashPassword(value) } });
+      }
+    },
+
+    /** ForgotPassword: the new password, checked against the policy and the account's identifiers. */
+    async resetPassword(given: ExperienceDocument, password: string): Promise<void> {
+      const experience = await store.get(given._id);
+      requireEvent(experience, 'ForgotPassword');
+      assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
+      const user = await queries.users.findByIdOrThrow(experience.userId!);
+      assertPasswordAllowed(password, [user.username, user.primaryEmail]);
+      await store.set(experience._id, { profile: { passwordHash: await hashPassword(password) } });
+    },
+
+    /** Makes the change the interaction was for, then signs the user in; answers the URL to send the browser to. */
+    async submit(given: ExperienceDocument, clientId: string | undefined, caller: Caller): Promise<string> {
+      const experience = await store.get(given._id);
+      const event = requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
+      assertThat(await store.claimSubmit(experience._id), new ApiError('session.already_submitted', 'this interaction has been submitted'));
+      try {
+        const accountId = await submitters[event](experience, caller, clientId);
+        const result: ExperienceResult = { identityEvent: event };
+        return await finish(experience._id, { login: { accountId, amr: ['pwd'] }, ...result });
+      } catch (error) {
+        await store.releaseSubmit(experience._id);
+        throw error;
+      }
+    },
+
+    /** Ends the interaction with `access_denied`: the person declined. */
+    async abort(experience: ExperienceDocument): Promise<string> {
+      return finish(experience._id, { error: 'access_denied', error_description: 'the end-user declined the request' });
+    },
+
+    finish,
+  };
+}
+
+export type ExperienceService = ReturnType<typeof createExperienceService>;

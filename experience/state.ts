@@ -1,0 +1,81 @@
+import type { Db } from 'mongodb';
+
+import { generateSecret } from '../lib/ids.js';
+import type { InteractionEvent } from './events.js';
+
+/** A verification made in an interaction (email codes live in `verification_codes`). */
+export type Verification =
+  /** Sign-in: the password of this user was right. */
+  | { type: 'password'; userId: string }
+  /** Register: a new username with its password, hashed as soon as it was given. */
+  | { type: 'newPasswordIdentity'; username: string; passwordHash: string };
+
+/** What the person has established so far, for the account to create or change at submit. */
+export interface Profile {
+  username?: string;
+  email?: string;
+  passwordHash?: string;
+}
+
+/** One authorization request's sign-in experience: oidc-provider's interaction uid is its id. */
+export interface ExperienceDocument {
+  _id: string;
+  /** The form token of this interaction's pages. */
+  csrf: string;
+  event: InteractionEvent | null;
+  verifications: Record<string, Verification>;
+  /** The user this interaction signs in, or resets the password of. */
+  userId: string | null;
+  profile: Profile;
+  /** Set by the one submit that goes ahead. */
+  submittedAt: Date | null;
+  expiresAt: Date;
+}
+
+export function createExperienceStore(db: Db) {
+  const experiences = db.collection<ExperienceDocument>('experiences');
+
+  return {
+    /** The interaction's experience, made on first use; it expires with the interaction. */
+    async open(uid: string, expiresAt: Date): Promise<ExperienceDocument> {
+      const fresh: ExperienceDocument = { _id: uid, csrf: generateSecret(), event: null, verifications: {}, userId: null, profile: {}, submittedAt: null, expiresAt };
+      try {
+        await experiences.updateOne({ _id: uid }, { $setOnInsert: fresh }, { upsert: true });
+      } catch (error) {
+        // Two first requests raced to create it; the other made it.
+        if ((error as { code?: number }).code !== 11000) throw error;
+      }
+      return (await experiences.findOne({ _id: uid }))!;
+    },
+
+    async get(uid: string): Promise<ExperienceDocument> {
+      const found = await experiences.findOne({ _id: uid });
+      if (!found) throw new TypeError(`experience ${uid} was not opened`);
+      return found;
+    },
+
+    /** Starts (or restarts) the interaction as `event`: what was verified for another event is forgotten. */
+    async start(uid: string, event: InteractionEvent): Promise<void> {
+      await experiences.updateOne({ _id: uid, submittedAt: null }, { $set: { event, verifications: {}, userId: null, profile: {} } });
+    },
+
+    async addVerification(uid: string, id: string, verification: Verification): Promise<void> {
+      await experiences.updateOne({ _id: uid }, { $set: { [`verifications.${id}`]: verification } });
+    },
+
+    async set(uid: string, changes: { userId?: string; profile?: Profile }): Promise<void> {
+      const profile = Object.entries(changes.profile ?? {}).map(([key, value]) => [`profile.${key}`, value]);
+      await experiences.updateOne({ _id: uid }, { $set: { ...(changes.userId && { userId: changes.userId }), ...Object.fromEntries(profile) } });
+    },
+
+    /** Claims the submit: one caller wins, across processes. `release` undoes it when the submit then fails. */
+    async claimSubmit(uid: string): Promise<boolean> {
+      return (await experiences.updateOne({ _id: uid, submittedAt: null }, { $set: { submittedAt: new Date() } })).modifiedCount === 1;
+    },
+    async releaseSubmit(uid: string): Promise<void> {
+      await experiences.updateOne({ _id: uid }, { $set: { submittedAt: null } });
+    },
+  };
+}
+
+export type ExperienceStore = ReturnType<typeof createExperienceStore>;

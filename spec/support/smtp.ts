@@ -1,0 +1,57 @@
+import type { AddressInfo } from 'node:net';
+
+import { SMTPServer } from 'smtp-server';
+
+export interface Mail {
+  to: string[];
+  raw: string;
+}
+
+/** A real SMTP server on loopback that keeps every message it accepts. */
+export interface MailCatcher {
+  url: string;
+  messages: Mail[];
+  /** Waits for the next message to `to`, and answers the 6-digit code in it. */
+  nextCode(to: string, timeoutMs?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startMailCatcher(): Promise<MailCatcher> {
+  const messages: Mail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        messages.push({ to: session.envelope.rcptTo.map(({ address }) => address.toLowerCase()), raw: Buffer.concat(chunks).toString('utf8') });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  const taken = new Set<Mail>();
+
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    async nextCode(to, timeoutMs = 10_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const mail = messages.find((message) => !taken.has(message) && message.to.includes(to.toLowerCase()));
+        if (mail) {
+          taken.add(mail);
+          const code = /verification code is (\d{6})/.exec(mail.raw)?.[1];
+          if (!code) throw new Error(`no code in the message to ${to}: ${mail.raw}`);
+          return code;
+        }
+        if (Date.now() > deadline) throw new Error(`no message to ${to} within ${timeoutMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
