@@ -23,6 +23,7 @@ import { signInReports } from './hooks/provider-events.js';
 import type { Database } from './lib/database.js';
 import { createExperience, defaultBranding, interactionUrl, logConnector, type ExperienceOptions } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
+import { signOutPage } from './experience/views.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './lib/keys.js';
 import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/queries/index.js';
@@ -127,6 +128,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   });
 
   const email = options.experience && (options.experience.email ?? logConnector(logger));
+  const branding = options.experience && { ...defaultBranding, ...options.experience.branding };
   if (email?.development) logger.warn(`Email: ${email.description}.`);
   else if (email) logger.info(`Email: ${email.description}.`);
 
@@ -172,6 +174,12 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         },
         features: {
           ...features,
+          ...(options.experience && {
+            rpInitiatedLogout: {
+              ...features.rpInitiatedLogout,
+              logoutSource: features.rpInitiatedLogout?.logoutSource ?? ((ctx, form) => { ctx.type = 'html'; ctx.body = signOutPage(branding!, form); }),
+            },
+          }),
           clientCredentials: { ...features.clientCredentials, enabled: true },
           resourceIndicators: {
             ...hostResourceIndicators,
@@ -208,7 +216,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       const write = createWriter(database, hooks.outbox);
       const experience = options.experience && createExperience({
         db: database.db, provider, queries, write, logger, email: email!,
-        branding: { ...defaultBranding, ...options.experience.branding },
+        branding: branding!,
         origin: new URL(baseUrl).origin,
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         proxy: provider.proxy,

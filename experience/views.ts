@@ -177,3 +177,10 @@ ${csrfField(form.csrf)}
 export function messagePage(branding: Branding, title: string, text: string): string {
   return page({ branding, title, lead: text }, html``);
 }
+
+/** oidc-provider's sign-out question, in the same look; `form` is the provider's own hidden form. */
+export function signOutPage(branding: Branding, form: string): string {
+  return page({ branding, title: 'Sign out?', lead: 'Do you want to sign out of this device?' }, html`${new Html(form)}
+<button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>Yes, sign me out</button>
+<button type="submit" form="op.logoutForm" class="secondary">No, stay signed in</button>`);
+}

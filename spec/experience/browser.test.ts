@@ -1,0 +1,137 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+import { relyingPartyUris, startRelyingParty, type RelyingParty } from '../../examples/relying-party.js';
+import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
+
+/** Debian's Chromium, installed by `.ci/run` (apt-get install chromium); never a downloaded browser. */
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const screenshots = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
+
+describe('sign-in experience in a real browser (Chromium), through the example web app', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let mail: MailCatcher;
+  let rp: RelyingParty;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install chromium), as .ci/run does`);
+    mkdirSync(screenshots, { recursive: true });
+    receiver = await startReceiver();
+    mail = await startMailCatcher();
+    server = await startTestServer('browser', { ...hookTestEnv, SMTP_URL: mail.url, EMAIL_FROM: 'Acme <no-reply@acme.test>', BRAND_NAME: 'Acme', BRAND_COLOR: '#0b6e4f' });
+    await subscribe(server, receiver, ['User.Created', 'User.Data.Updated', 'PostRegister', 'PostSignIn', 'PostResetPassword']);
+    // The example app listens on a port of its own choosing, so it is registered once that is known.
+    const application = await server.create('/api/applications', { name: 'Example web app', type: 'Traditional', oidcClientMetadata: relyingPartyUris('http://localhost:1') });
+    const secret = await server.create(`/api/applications/${application.id}/secrets`, { name: 'browser-test' });
+    rp = await startRelyingParty({ identityUrl: server.url, clientId: application.id, clientSecret: secret.value, port: 0 });
+    await server.api('PATCH', `/api/applications/${application.id}`, { body: { oidcClientMetadata: relyingPartyUris(rp.url) } });
+    // Other processes learn of the change through the cache; this one at once.
+    browser = await chromium.launch({
+      executablePath: chromiumPath,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 900, height: 760 } });
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await rp?.close();
+    await server?.close();
+    await receiver?.close();
+    await mail?.close();
+  });
+
+  const shoot = (name: string) => page.screenshot({ path: join(screenshots, `${name}.png`) });
+
+  /** What the example app shows after a sign-in: the name it greets and the ID token's claims. */
+  async function signedInAs() {
+    await page.waitForURL(`${rp.url}/`);
+    const claims = JSON.parse(await page.locator('#claims').innerText()) as Record<string, unknown>;
+    const profile = JSON.parse(await page.locator('#profile').innerText()) as Record<string, unknown>;
+    return { who: await page.locator('#who').innerText(), claims, profile };
+  }
+
+  async function signOut() {
+    await page.getByRole('link', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'Sign out?' }).waitFor();
+    await shoot('sign-out');
+    await page.getByRole('button', { name: 'Yes, sign me out' }).click();
+    await page.getByText('You are not signed in.').waitFor();
+  }
+
+  it('signs up with an emailed code, signs out, signs in, and resets a forgotten password', async () => {
+    // Sign up.
+    const signUp = await eventsDuring(server, receiver, async () => {
+      await page.goto(rp.url);
+      await page.getByRole('link', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await shoot('sign-in');
+      await page.getByRole('link', { name: 'Create an account' }).click();
+      await page.getByLabel('Username').fill('ada_lovelace');
+      await page.getByLabel('Email').fill('ada@example.com');
+      await page.getByLabel('Password').fill('analytical engine 1843');
+      await shoot('sign-up');
+      await page.getByRole('button', { name: 'Create account' }).click();
+      await page.getByRole('heading', { name: 'Check your email' }).waitFor();
+      await page.getByLabel('Verification code').fill(await mail.nextCode('ada@example.com'));
+      await shoot('verify-email');
+      await page.getByRole('button', { name: 'Verify and create account' }).click();
+      const { who, claims, profile } = await signedInAs();
+      expect(who).toBe('ada_lovelace');
+      const [user] = (await server.api('GET', '/api/users?search.username=ada_lovelace')).body;
+      // openid-client checked the ID token (signature, iss, aud, nonce); here is what it said.
+      expect(claims).toMatchObject({ sub: user.id, iss: server.issuer, aud: expect.anything(), nonce: expect.any(String) });
+      expect(profile).toMatchObject({ sub: user.id, username: 'ada_lovelace', email: 'ada@example.com' });
+      await shoot('signed-in');
+    });
+    expect(signUp.map(({ body }) => body.event)).toEqual(['User.Created', 'PostRegister']);
+
+    await signOut();
+
+    // Sign in with the email and password.
+    const signIn = await eventsDuring(server, receiver, async () => {
+      await page.getByRole('link', { name: 'Sign in' }).click();
+      await page.getByLabel('Username or email').fill('ada@example.com');
+      await page.getByLabel('Password').fill('analytical engine 1843');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      expect((await signedInAs()).who).toBe('ada_lovelace');
+    });
+    expect(signIn.map(({ body }) => [body.event, body.user?.username])).toEqual([['PostSignIn', 'ada_lovelace']]);
+
+    await signOut();
+
+    // A wrong password is refused with a generic message.
+    await page.getByRole('link', { name: 'Sign in' }).click();
+    await page.getByLabel('Username or email').fill('ada_lovelace');
+    await page.getByLabel('Password').fill('difference engine');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').innerText()).toBe('The identifier or the password is wrong.');
+    await shoot('sign-in-error');
+
+    // Forgot password.
+    const reset = await eventsDuring(server, receiver, async () => {
+      await page.getByRole('link', { name: 'Forgot your password?' }).click();
+      await page.getByLabel('Email').fill('ada@example.com');
+      await shoot('forgot-password');
+      await page.getByRole('button', { name: 'Send code' }).click();
+      await page.getByRole('heading', { name: 'Choose a new password' }).waitFor();
+      await page.getByLabel('Verification code').fill(await mail.nextCode('ada@example.com'));
+      await page.getByLabel('New password').fill('a note on the engine');
+      await shoot('reset-password');
+      await page.getByRole('button', { name: 'Set password and sign in' }).click();
+      expect((await signedInAs()).who).toBe('ada_lovelace');
+    });
+    expect(reset.map(({ body }) => body.event)).toEqual(['User.Data.Updated', 'PostResetPassword']);
+    for (const { raw } of [...signUp, ...signIn, ...reset]) expect(raw).not.toMatch(/passwordHash|analytical engine|a note on the engine/);
+  });
+});
