@@ -11,3 +11,6 @@ export { mountApp } from './lib/mount.js';
 export { consoleLogger, silentLogger, type Logger } from './lib/logger.js';
 export { ApiError, type ApiErrorCode } from './lib/errors.js';
 export type { BootstrapCredentials } from './lib/bootstrap.js';
+export {
+  smtpConnector, logConnector, defaultBranding, type EmailConnector, type EmailMessage, type Branding, type ExperienceOptions,
+} from './experience/index.js';

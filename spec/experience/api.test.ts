@@ -261,4 +261,28 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     expect(user).toMatchObject({ username: 'page_person', primaryEmail: 'page.person@example.com' });
     expect(authorizationCode).toEqual(expect.any(String));
   });
+
+  it('asks a third-party application\'s user for consent, and honours allow and deny', async () => {
+    await createUser({ username: 'consenting', password: strong });
+    const thirdParty = await server.create('/api/applications', {
+      name: 'Partner app', type: 'Traditional', isThirdParty: true, oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    });
+    const consentFor = async (decision: string) => {
+      const browser = new TestBrowser(server.url, `198.51.100.${ipCounter += 1}`);
+      const { page, csrf } = await startAuthorization(browser, thirdParty.id, redirectUri);
+      const signedIn = await browser.form(`${page}/sign-in`, { csrf, identifier: 'consenting', password: strong });
+      const { response, url } = await browser.follow(signedIn.headers.get('location')!, redirectUri);
+      const html = await response.text();
+      expect(url.pathname).toMatch(/^\/interaction\//);
+      expect(html).toContain('Allow Partner app?');
+      expect(html).toContain('<li>profile</li>');
+      const answered = await browser.form(`${url.pathname}/consent`, { csrf: csrfOf(html), decision });
+      expect(answered.status).toBe(303);
+      return (await browser.follow(answered.headers.get('location')!, redirectUri)).url;
+    };
+    const allowed = await consentFor('allow');
+    expect(allowed.searchParams.get('code')).toEqual(expect.any(String));
+    const denied = await consentFor('deny');
+    expect(denied.searchParams.get('error')).toBe('access_denied');
+  });
 });

@@ -12,6 +12,7 @@ describe('settings', () => {
         allowedHosts: [], deliver: true, timeoutMs: 10000, retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
         disableAfter: 432000, keyOverlap: 86400, pollMs: 1000, concurrency: 16, retentionDays: 30,
       },
+      experience: { productName: 'oidc-identity', logoUrl: undefined, primaryColor: '#3451b2', smtpUrl: undefined, emailFrom: undefined },
     });
     // An embedding host gets the same defaults.
     expect(loadSettings({}).hooks).toEqual(defaultHookSettings);
@@ -21,6 +22,12 @@ describe('settings', () => {
     expect(loadSettings({
       HOOKS_ALLOWED_HOSTS: '127.0.0.1, localhost,10.0.0.0/8,fd00::/8', HOOKS_DELIVERY: 'false', HOOKS_RETRY_SCHEDULE: '0,1,60',
     }).hooks).toMatchObject({ allowedHosts: ['127.0.0.1', 'localhost', '10.0.0.0/8', 'fd00::/8'], deliver: false, retrySchedule: [0, 1, 60] });
+  });
+
+  it('reads the sign-in experience settings', () => {
+    expect(loadSettings({
+      BRAND_NAME: 'Acme', BRAND_LOGO_URL: 'https://acme.test/logo.svg', BRAND_COLOR: '#0B6E4F', SMTP_URL: 'smtps://user:pass@mail.acme.test:465', EMAIL_FROM: 'Acme <no-reply@acme.test>',
+    }).experience).toEqual({ productName: 'Acme', logoUrl: 'https://acme.test/logo.svg', primaryColor: '#0B6E4F', smtpUrl: 'smtps://user:pass@mail.acme.test:465', emailFrom: 'Acme <no-reply@acme.test>' });
   });
 
   it('reads and converts the environment', () => {
@@ -39,6 +46,8 @@ describe('settings', () => {
     [{ BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'short' }, 'Invalid setting: BOOTSTRAP_CLIENT_SECRET must NOT have fewer than 16 characters'],
     [{ HOOKS_ALLOWED_HOSTS: '10.0.0.0/33' }, 'Invalid setting: HOOKS_ALLOWED_HOSTS: `10.0.0.0/33` has a bad prefix length'],
     [{ HOOKS_ALLOWED_HOSTS: 'intranet/8' }, 'Invalid setting: HOOKS_ALLOWED_HOSTS: `intranet/8` is neither a host name nor a CIDR range'],
+    [{ BRAND_COLOR: 'red' }, 'Invalid setting: BRAND_COLOR must match pattern "^#[0-9A-Fa-f]{6}$"'],
+    [{ SMTP_URL: 'smtp://mail.acme.test' }, 'Invalid setting: EMAIL_FROM must be set together with SMTP_URL'],
     [{ HOOKS_RETRY_SCHEDULE: '0,5s' }, 'Invalid setting: HOOKS_RETRY_SCHEDULE must match pattern "^\\d{1,6}(,\\d{1,6}){0,19}$"'],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => loadSettings(env)).toThrow(new ConfigError(message));

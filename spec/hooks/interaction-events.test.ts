@@ -14,9 +14,10 @@ import { deliveriesSettled } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
 /**
- * Interaction events need a provider that signs people in. The sign-in pages are a later issue,
- * so this embeds oidc-identity in a provider with oidc-provider's development interactions on:
- * a real authorization-code flow whose login form takes any account id.
+ * Interaction events from a host's own sign-in: this embeds oidc-identity, without its sign-in
+ * experience, in a provider with oidc-provider's development interactions on (a real
+ * authorization-code flow whose login form takes any account id). The experience's own events
+ * are tested in spec/experience/.
  */
 describe('interaction events', () => {
   let database: Database;
