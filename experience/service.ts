@@ -196,11 +196,13 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const { verificationId, code } = await codes.issue(experience._id, event, email);
       const send = event === 'Register' || (await findUser({ type: 'email', value: email })) !== null;
       if (send) {
-        await deps.email.send({
+        // Not awaited: an answer that waited for the mail server only when an account exists would
+        // tell, by its time, that it exists. A failed send is logged; the person asks again.
+        deps.email.send({
           to: email,
           subject: `${code} is your ${deps.productName} verification code`,
           text: `Your ${deps.productName} verification code is ${code}.\n\nIt expires in 10 minutes. If you did not ask for it, ignore this email.`,
-        });
+        }).catch((error: unknown) => deps.logger.error(`A verification code could not be sent to ${email}`, error));
       }
       return verificationId;
     },

@@ -134,4 +134,24 @@ describe('sign-in experience in a real browser (Chromium), through the example w
     expect(reset.map(({ body }) => body.event)).toEqual(['User.Data.Updated', 'PostResetPassword']);
     for (const { raw } of [...signUp, ...signIn, ...reset]) expect(raw).not.toMatch(/passwordHash|analytical engine|a note on the engine/);
   });
+
+  it('asks the signed-in user to consent to a third-party application', async () => {
+    const partnerCallback = 'http://127.0.0.1:9/callback';
+    const partner = await server.create('/api/applications', {
+      name: 'Partner analytics', type: 'Traditional', isThirdParty: true, oidcClientMetadata: { redirectUris: [partnerCallback], postLogoutRedirectUris: [] },
+    });
+    // Nothing listens there; the browser is answered in its place.
+    await page.route(`${partnerCallback}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'partner callback' }));
+    const authorize = new URL(`${server.issuer}/auth`);
+    authorize.search = new URLSearchParams({
+      client_id: partner.id, response_type: 'code', scope: 'openid profile email', redirect_uri: partnerCallback, state: 'partner-state',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+    }).toString();
+    await page.goto(authorize.href);
+    await page.getByRole('heading', { name: 'Allow Partner analytics?' }).waitFor();
+    expect(await page.locator('ul.scopes').first().innerText()).toMatch(/profile[\s\S]*email/);
+    await shoot('consent');
+    await page.getByRole('button', { name: 'Allow' }).click();
+    await page.waitForURL((url) => url.href.startsWith(partnerCallback) && url.searchParams.has('code'));
+  });
 });
