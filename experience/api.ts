@@ -20,9 +20,8 @@ export interface ExperienceState {
   clientId: string | undefined;
 }
 
-type Context = ParameterizedContext<ExperienceState>;
-
-export const callerOf = (ctx: ParameterizedContext): Caller => {
+/** Who is calling, read off any Koa context. */
+export const callerOf = (ctx: Pick<ParameterizedContext, 'ip' | 'method' | 'path' | 'get'>): Caller => {
   const userAgent = ctx.get('user-agent');
   return { ip: ctx.ip, method: ctx.method, path: ctx.path, ...(userAgent && { userAgent }) };
 };
@@ -71,7 +70,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     guard({ body: object({ identifier: identifier([{ type: 'username', value: username }, { type: 'email', value: email }]), password }), ...verificationAnswer, public: true }),
     async (ctx) => {
       const { identifier: given, password: secret } = ctx.guard.body;
-      ctx.body = { verificationId: await service.verifyPassword(ctx.state.experience, given, secret, callerOf(ctx as unknown as Context)) };
+      ctx.body = { verificationId: await service.verifyPassword(ctx.state.experience, given, secret, callerOf(ctx)) };
     },
   );
 
@@ -91,7 +90,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
       const { experience } = ctx.state;
       assertThat(ctx.guard.body.interactionEvent === experience.event,
         new ApiError('session.invalid_event', 'interactionEvent must be the interaction\'s own', { field: 'body.interactionEvent' }));
-      ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier.value, callerOf(ctx as unknown as Context)) };
+      ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier.value, callerOf(ctx)) };
     },
   );
 
@@ -104,9 +103,9 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     },
   );
 
-  router.post<ExperienceState, Guarded<{ body: { verificationId?: string } }>>(
+  router.post<ExperienceState, Guarded<{ body: { verificationId: string } }>>(
     '/identification',
-    guard({ body: object({ verificationId }, []), bodyOptional: true, status: 204, public: true }),
+    guard({ body: object({ verificationId }), status: 204, public: true }),
     async (ctx) => {
       await service.identify(ctx.state.experience, ctx.guard.body.verificationId);
       ctx.status = 204;
@@ -138,7 +137,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     '/submit',
     guard({ response: object({ redirectTo: { type: 'string' } }), public: true }),
     async (ctx) => {
-      ctx.body = { redirectTo: await service.submit(ctx.state.experience, ctx.state.clientId, callerOf(ctx as unknown as Context)) };
+      ctx.body = { redirectTo: await service.submit(ctx.state.experience, ctx.state.clientId, callerOf(ctx)) };
     },
   );
 

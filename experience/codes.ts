@@ -64,20 +64,18 @@ export function createCodes(db: Db, now: () => number = Date.now) {
       if (verified.modifiedCount === 0) throw invalidCode();
     },
 
-    /** Spends a verified code; answers its email, or throws when it is not verified for this interaction and event. */
-    async spend(interactionUid: string, verificationId: string, event: InteractionEvent): Promise<string> {
-      const found = await codes.findOne({ _id: verificationId, interactionUid, event });
-      const spent = found && await codes.updateOne(
-        { _id: verificationId, state: 'verified', expiresAt: { $gt: new Date(now()) } },
-        { $set: { state: 'used' } },
-      );
-      if (!found || !spent || spent.modifiedCount === 0) throw invalidCode();
+    /**
+     * Spends a verified code; answers its email. `undefined` when this interaction has no code of
+     * that id; throws when it has one that is not verified for `event`.
+     */
+    async spend(interactionUid: string, verificationId: string, event: InteractionEvent): Promise<string | undefined> {
+      const found = await codes.findOne({ _id: verificationId, interactionUid });
+      if (!found) return undefined;
+      if (found.event !== event) throw invalidCode();
+      // The conditional update is what decides single use; the read above only found the email.
+      const spent = await codes.updateOne({ _id: verificationId, state: 'verified', expiresAt: { $gt: new Date(now()) } }, { $set: { state: 'used' } });
+      if (spent.modifiedCount === 0) throw invalidCode();
       return found.email;
-    },
-
-    /** Whether the verification id names a code of this interaction (whatever its state). */
-    async exists(interactionUid: string, verificationId: string): Promise<boolean> {
-      return (await codes.countDocuments({ _id: verificationId, interactionUid }, { limit: 1 })) > 0;
     },
   };
 }

@@ -29,9 +29,20 @@ interface CounterDocument {
   expiresAt: Date;
 }
 
+/** One counted attempt: the window's count with it, and the seconds left in the window. */
+export interface Attempt {
+  count: number;
+  retryAfter: number;
+  /** This attempt is past the limit: refuse it without doing the work. */
+  over: boolean;
+  /** This attempt used the window up: the next one will be over. */
+  last: boolean;
+}
+
 /**
- * Fixed-window counters in MongoDB, shared by every process. One conditional upsert increments;
- * the count is read after it, so a caller sees at least its own increment.
+ * Fixed-window counters in MongoDB, shared by every process. An attempt is counted *before* the
+ * work it guards (one atomic upsert, the count read after it), so parallel attempts cannot all
+ * pass a check made before any of them counted.
  */
 export function createCounters(db: Db, now: () => number = Date.now) {
   const counters = db.collection<CounterDocument>('attempt_counters');
@@ -45,15 +56,7 @@ export function createCounters(db: Db, now: () => number = Date.now) {
   const secondsUntil = (end: number) => Math.max(1, Math.ceil((end - now()) / 1000));
 
   return {
-    /** Seconds until `key` may try again, when its window is used up; otherwise `undefined`. */
-    async blockedFor(name: LimitName, key: string): Promise<number | undefined> {
-      const { id, end } = windowOf(name, key);
-      const counter = await counters.findOne({ _id: id });
-      return counter && counter.count >= limits[name].limit ? secondsUntil(end) : undefined;
-    },
-
-    /** Counts one attempt; answers the seconds to wait when this one used the window up. */
-    async hit(name: LimitName, key: string): Promise<number | undefined> {
+    async hit(name: LimitName, key: string): Promise<Attempt> {
       const { id, end } = windowOf(name, key);
       const increment = () => counters.updateOne({ _id: id }, { $inc: { count: 1 }, $setOnInsert: { expiresAt: new Date(end) } }, { upsert: true });
       try {
@@ -63,8 +66,9 @@ export function createCounters(db: Db, now: () => number = Date.now) {
         if ((error as { code?: number }).code !== 11000) throw error;
         await increment();
       }
-      const counter = await counters.findOne({ _id: id });
-      return counter && counter.count >= limits[name].limit ? secondsUntil(end) : undefined;
+      const count = (await counters.findOne({ _id: id }))?.count ?? 1;
+      const { limit } = limits[name];
+      return { count, retryAfter: secondsUntil(end), over: count > limit, last: count >= limit };
     },
 
     async clear(name: LimitName, key: string): Promise<void> {

@@ -68,7 +68,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
   apiApp.use(api.routes());
   apiApp.use(api.allowedMethods());
 
-  const pages = experiencePages(service, provider, queries, { branding });
+  const pages = experiencePages(service, provider, { branding });
   const pagesApp = new Koa();
   pagesApp.proxy = deps.proxy;
   pagesApp.on('error', (error) => logger.error('A sign-in page failed', error));

@@ -5,8 +5,8 @@ import type { ParameterizedContext } from 'koa';
 import type Provider from 'oidc-provider';
 
 import { ApiError } from '../lib/errors.js';
-import type { Queries } from '../lib/queries/index.js';
-import { callerOf, experienceCookie, experiencePrefix } from './api.js';
+import { email as emailSchema } from '../management/schemas/users.js';
+import { callerOf, experienceCookie, experiencePrefix, usernamePattern } from './api.js';
 import { grantMissing, type MissingConsent } from './consent.js';
 import { assertPasswordAllowed } from './password-policy.js';
 import type { Caller, ExperienceService, Identifier } from './service.js';
@@ -15,6 +15,10 @@ import * as views from './views.js';
 
 export const pagesPrefix = '/interaction';
 const formLimit = 16 * 1024;
+// The forms accept what the JSON API's schemas accept.
+const usernameFormat = new RegExp(usernamePattern);
+const emailFormat = new RegExp(emailSchema.pattern);
+const validEmail = (email: string) => email.length <= emailSchema.maxLength && emailFormat.test(email);
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -68,7 +72,7 @@ export interface PagesOptions {
  * script: each POST goes through the same service as the JSON API, then either redirects (303)
  * or renders the form again with a generic error.
  */
-export function experiencePages(service: ExperienceService, provider: Provider, queries: Queries, { branding }: PagesOptions) {
+export function experiencePages(service: ExperienceService, provider: Provider, { branding }: PagesOptions) {
   const router = new Router({ prefix: pagesPrefix });
   const logoOrigin = originOf(branding.logoUrl);
 
@@ -100,13 +104,15 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         return;
       }
       securityHeaders(ctx, details);
-      const { experience } = await service.open(details.uid);
+      const { experience } = await service.open(details);
       const base = `${pagesPrefix}/${details.uid}`;
       const clientId = String(details.params.client_id);
+      // The client comes from the provider's cache of our applications, not from another query.
+      const client = details.prompt.name === 'consent' ? await provider.Client.find(clientId) : undefined;
       const request: PageRequest = {
         details, experience, form: new URLSearchParams(), caller: callerOf(ctx),
         page: { branding, base, csrf: experience.csrf },
-        applicationName: details.prompt.name === 'consent' ? (await queries.applications.findById(clientId))?.name ?? clientId : clientId,
+        applicationName: client?.clientName ?? clientId,
       };
       let result: PageResult;
       try {
@@ -143,6 +149,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   const withError = (request: PageRequest, error?: string) => ({ ...request.page, error });
   const identifierOf = (value: string): Identifier => (value.includes('@') ? { type: 'email', value } : { type: 'username', value });
   const field = (request: PageRequest, name: string) => (request.form.get(name) ?? '').trim();
+  const clientOf = (request: PageRequest): string => String(request.details.params.client_id);
 
   async function signIn(request: PageRequest): Promise<PageResult> {
     const identifier = field(request, 'identifier');
@@ -151,12 +158,18 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     const experience = await service.start(request.experience, 'SignIn');
     const verificationId = await service.verifyPassword(experience, identifierOf(identifier), password, request.caller);
     await service.identify(experience, verificationId);
-    return { redirect: await service.submit(experience, request.details.params.client_id as string, request.caller) };
+    return { redirect: await service.submit(experience, clientOf(request), request.caller) };
   }
 
   const renderSignIn = (request: PageRequest, error?: string) => views.signInPage(withError(request, error), { identifier: field(request, 'identifier') });
   const renderSignUp = (request: PageRequest, error?: string) => views.signUpPage(withError(request, error), { username: field(request, 'username'), email: field(request, 'email') });
   const codeFields = (request: PageRequest) => ({ email: field(request, 'email'), verificationId: field(request, 'verificationId') });
+  /** The code step of sign-up and reset: check the code, then identify by it. */
+  async function identifyByCode(request: PageRequest) {
+    const { email, verificationId } = codeFields(request);
+    await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
+    await service.identify(request.experience, verificationId);
+  }
 
   router.get('/:uid', route((request, error) => {
     const { prompt } = request.details;
@@ -171,23 +184,21 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     const email = field(request, 'email');
     const password = request.form.get('password') ?? '';
     if (!username && !email) throw new ApiError('session.missing_profile', 'enter a username, an email address, or both');
-    if (username && !/^[A-Za-z_][A-Za-z0-9_]{0,127}$/.test(username)) throw new ApiError('guard.invalid_input', 'a username has letters, digits and underscores, and does not start with a digit');
-    if (email && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
+    if (username && !usernameFormat.test(username)) throw new ApiError('guard.invalid_input', 'a username has letters, digits and underscores, and does not start with a digit');
+    if (email && !validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
     assertPasswordAllowed(password, [username, email]);
     const experience = await service.start(request.experience, 'Register');
     if (username) await service.identify(experience, await service.newPasswordIdentity(experience, username, password));
     else await service.addProfile(experience, 'password', password);
-    if (!email) return { redirect: await service.submit(experience, request.details.params.client_id as string, request.caller) };
+    if (!email) return { redirect: await service.submit(experience, clientOf(request), request.caller) };
     const verificationId = await service.sendCode(experience, email, request.caller);
     return { html: views.signUpCodePage(request.page, { email, verificationId }) };
   }));
   router.post('/:uid/sign-up/code', route(
     (request, error) => views.signUpCodePage(withError(request, error), codeFields(request)),
     async (request) => {
-      const { email, verificationId } = codeFields(request);
-      await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
-      await service.identify(request.experience, verificationId);
-      return { redirect: await service.submit(request.experience, request.details.params.client_id as string, request.caller) };
+      await identifyByCode(request);
+      return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
     },
   ));
 
@@ -195,7 +206,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   router.get('/:uid/forgot-password', route(renderForgot));
   router.post('/:uid/forgot-password', route(renderForgot, async (request) => {
     const email = field(request, 'email');
-    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
+    if (!validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
     const experience = await service.start(request.experience, 'ForgotPassword');
     const verificationId = await service.sendCode(experience, email, request.caller);
     return { html: views.resetPasswordPage(request.page, { email, verificationId }) };
@@ -203,11 +214,9 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   router.post('/:uid/forgot-password/reset', route(
     (request, error) => views.resetPasswordPage(withError(request, error), codeFields(request)),
     async (request) => {
-      const { email, verificationId } = codeFields(request);
-      await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
-      await service.identify(request.experience, verificationId);
+      await identifyByCode(request);
       await service.resetPassword(request.experience, request.form.get('password') ?? '');
-      return { redirect: await service.submit(request.experience, request.details.params.client_id as string, request.caller) };
+      return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
     },
   ));
 
@@ -225,7 +234,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     if (request.form.get('decision') !== 'allow') return { redirect: await service.abort(request.experience) };
     const grant = details.grantId
       ? (await provider.Grant.find(details.grantId))!
-      : new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id as string });
+      : new provider.Grant({ accountId: details.session!.accountId, clientId: clientOf(request) });
     grantMissing(grant, details.prompt.details as MissingConsent);
     return { redirect: await service.finish(details.uid, { consent: { grantId: await grant.save() } }) };
   }));

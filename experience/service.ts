@@ -14,6 +14,8 @@ import type { InteractionEvent } from './events.js';
 import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
 
+type Interaction = InstanceType<Provider['Interaction']>;
+
 export type IdentifierType = 'username' | 'email';
 export interface Identifier {
   type: IdentifierType;
@@ -138,11 +140,14 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   };
 
   return {
-    /** The interaction's experience document; 404 when oidc-provider no longer knows the interaction. */
-    async open(uid: string): Promise<{ experience: ExperienceDocument; clientId: string | undefined }> {
-      const interaction = await provider.Interaction.find(uid);
+    /**
+     * The interaction's experience document, from its uid (401 when oidc-provider no longer knows
+     * it) or from the interaction itself when the caller has loaded it already.
+     */
+    async open(interactionOrUid: string | Interaction): Promise<{ experience: ExperienceDocument; clientId: string | undefined }> {
+      const interaction = typeof interactionOrUid === 'string' ? await provider.Interaction.find(interactionOrUid) : interactionOrUid;
       assertThat(interaction, new ApiError('session.not_found', 'this sign-in has expired; start again from the application'));
-      const experience = await store.open(uid, new Date(interaction!.exp * 1000));
+      const experience = await store.open(interaction!.uid, new Date(interaction!.exp * 1000));
       return { experience, clientId: interaction!.params.client_id as string | undefined };
     },
 
@@ -157,17 +162,15 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     async verifyPassword(experience: ExperienceDocument, identifier: Identifier, password: string, caller: Caller): Promise<string> {
       requireEvent(experience, 'SignIn');
       const lockKey = `${identifier.type}:${identifier.value.toLowerCase()}|${caller.ip}`;
-      const lockedFor = await counters.blockedFor('failedPassword', lockKey);
-      if (lockedFor) throw tooManyAttempts(lockedFor);
+      const attempt = await counters.hit('failedPassword', lockKey);
+      if (attempt.over) throw tooManyAttempts(attempt.retryAfter);
 
       const user = await findUser(identifier);
       const matches = await verifyPassword(password, user?.passwordHash ?? await unknownUserHash);
-      if (!user || !matches) {
-        const nowLocked = await counters.hit('failedPassword', lockKey);
-        throw nowLocked ? tooManyAttempts(nowLocked) : invalidCredentials();
-      }
-      assertThat(!user.isSuspended, new ApiError('user.suspended', 'this account is suspended'));
+      if (!user || !matches) throw attempt.last ? tooManyAttempts(attempt.retryAfter) : invalidCredentials();
+      // The right password: the attempts of this window were not an attack on it.
       await counters.clear('failedPassword', lockKey);
+      assertThat(!user.isSuspended, new ApiError('user.suspended', 'this account is suspended'));
       const verificationId = generateId();
       await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
       return verificationId;
@@ -188,11 +191,9 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
      */
     async sendCode(experience: ExperienceDocument, email: string, caller: Caller): Promise<string> {
       const event = requireEvent(experience, 'Register', 'ForgotPassword');
-      for (const [name, key] of [['codePerEmail', email.toLowerCase()], ['codePerIp', caller.ip]] as const) {
-        const blocked = await counters.blockedFor(name, key);
-        if (blocked) throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: blocked });
-      }
-      await Promise.all([counters.hit('codePerEmail', email.toLowerCase()), counters.hit('codePerIp', caller.ip)]);
+      const attempts = await Promise.all([counters.hit('codePerEmail', email.toLowerCase()), counters.hit('codePerIp', caller.ip)]);
+      const over = attempts.find((attempt) => attempt.over);
+      if (over) throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });
       const { verificationId, code } = await codes.issue(experience._id, event, email);
       const send = event === 'Register' || (await findUser({ type: 'email', value: email })) !== null;
       if (send) {
@@ -214,33 +215,33 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /** Decides who the interaction is about, from a verification of this interaction. */
-    async identify(given: ExperienceDocument, verificationId: string | undefined): Promise<void> {
+    async identify(given: ExperienceDocument, verificationId: string): Promise<void> {
       const experience = await store.get(given._id);
       const event = requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
-      assertThat(verificationId, new ApiError('guard.invalid_input', 'verificationId is required', { field: 'body.verificationId' }));
-      const stored = experience.verifications[verificationId!];
+      const stored = Object.hasOwn(experience.verifications, verificationId) ? experience.verifications[verificationId] : undefined;
       const notFound = new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
-      if (event === 'SignIn') {
-        assertThat(stored?.type === 'password', notFound);
-        await store.set(experience._id, { userId: (stored as { userId: string }).userId });
-      } else if (event === 'Register' && stored) {
-        assertThat(stored.type === 'newPasswordIdentity', notFound);
-        const { username, passwordHash } = stored as { username: string; passwordHash: string };
-        await assertUnused({ username });
-        await store.set(experience._id, { profile: { username, passwordHash } });
-      } else {
-        assertThat(await codes.exists(experience._id, verificationId!), notFound);
-        const email = await codes.spend(experience._id, verificationId!, event);
-        if (event === 'Register') {
-          await assertUnused({ email });
-          await store.set(experience._id, { profile: { email } });
-        } else {
-          const user = await findUser({ type: 'email', value: email });
-          // A reset code is only sent where an account is, so a verified one has its user.
-          assertThat(user, new ApiError('verification_code.invalid', 'the verification code is wrong or has expired'));
-          await store.set(experience._id, { userId: user!._id });
-        }
+      if (event === 'SignIn' && stored?.type === 'password') {
+        await store.set(experience._id, { userId: stored.userId });
+        return;
       }
+      if (event === 'Register' && stored?.type === 'newPasswordIdentity') {
+        await assertUnused({ username: stored.username });
+        await store.set(experience._id, { profile: { username: stored.username, passwordHash: stored.passwordHash } });
+        return;
+      }
+      // What is left is an email code, which sign-in does not take.
+      assertThat(event !== 'SignIn' && !stored, notFound);
+      const email = await codes.spend(experience._id, verificationId, event);
+      assertThat(email !== undefined, notFound);
+      if (event === 'Register') {
+        await assertUnused({ email });
+        await store.set(experience._id, { profile: { email: email! } });
+        return;
+      }
+      const user = await findUser({ type: 'email', value: email! });
+      // A reset code is only sent where an account is, so a verified one has its user.
+      assertThat(user, new ApiError('verification_code.invalid', 'the verification code is wrong or has expired'));
+      await store.set(experience._id, { userId: user!._id });
     },
 
     /** Register: adds a username or a password to the account to create. */

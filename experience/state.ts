@@ -38,6 +38,8 @@ export function createExperienceStore(db: Db) {
   return {
     /** The interaction's experience, made on first use; it expires with the interaction. */
     async open(uid: string, expiresAt: Date): Promise<ExperienceDocument> {
+      const existing = await experiences.findOne({ _id: uid });
+      if (existing) return existing;
       const fresh: ExperienceDocument = { _id: uid, csrf: generateSecret(), event: null, verifications: {}, userId: null, profile: {}, submittedAt: null, expiresAt };
       try {
         await experiences.updateOne({ _id: uid }, { $setOnInsert: fresh }, { upsert: true });

@@ -95,6 +95,12 @@ export interface FormContext {
 
 const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}">`;
 
+/** The fields of a form that answers an emailed code: which code, and the code. */
+const codeInputs = (email: string, verificationId: string) => html`<input type="hidden" name="email" value="${email}">
+<input type="hidden" name="verificationId" value="${verificationId}">
+<label for="code">Verification code</label>
+<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus>`;
+
 export function signInPage(form: FormContext, { identifier = '' }: { identifier?: string }): string {
   return page({ ...form, title: 'Sign in' }, html`
 <form method="post" action="${form.base}/sign-in">
@@ -128,10 +134,7 @@ export function signUpCodePage(form: FormContext, { email, verificationId }: { e
   return page({ ...form, title: 'Check your email', lead: `Enter the 6-digit code we sent to ${email}.` }, html`
 <form method="post" action="${form.base}/sign-up/code">
 ${csrfField(form.csrf)}
-<input type="hidden" name="email" value="${email}">
-<input type="hidden" name="verificationId" value="${verificationId}">
-<label for="code">Verification code</label>
-<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus>
+${codeInputs(email, verificationId)}
 <button type="submit">Verify and create account</button>
 </form>
 <nav><span></span><a href="${form.base}/sign-up">Start again</a></nav>`);
@@ -152,10 +155,7 @@ export function resetPasswordPage(form: FormContext, { email, verificationId }: 
   return page({ ...form, title: 'Choose a new password', lead: `If ${email} has an account, we sent it a 6-digit code.` }, html`
 <form method="post" action="${form.base}/forgot-password/reset">
 ${csrfField(form.csrf)}
-<input type="hidden" name="email" value="${email}">
-<input type="hidden" name="verificationId" value="${verificationId}">
-<label for="code">Verification code</label>
-<input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus>
+${codeInputs(email, verificationId)}
 <label for="password">New password <span class="hint">(at least 8 characters)</span></label>
 <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required>
 <button type="submit">Set password and sign in</button>

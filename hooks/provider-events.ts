@@ -11,13 +11,17 @@ interface Login {
 }
 
 /**
- * Announces PostSignIn when oidc-provider finishes an interaction whose result logged someone in.
+ * Announces PostSignIn (or, for the sign-in experience's sign-up and reset, PostRegister and
+ * PostResetPassword) when oidc-provider finishes an interaction whose result logged someone in.
  * `interaction.ended` fires when the provider resumes the authorization request with the
  * interaction's result, after it has applied the login to the session. A result without a login
  * (an error) is not a sign-in, and neither is a login carried over from an earlier submission of
  * the same authorization request (a consent step merges the login it followed into its result).
  */
 export function signInReports(provider: Provider, report: (report: InteractionReport) => Promise<void>, logger: Logger) {
+  // What `interaction.ended` found, for the request that ended the interaction.
+  const ended = new WeakMap<object, InteractionReport>();
+
   provider.on('interaction.ended', (ctx: KoaContextWithOIDC) => {
     const { oidc } = ctx;
     const login = (oidc.result as { login?: Login } | undefined)?.login;
@@ -27,15 +31,22 @@ export function signInReports(provider: Provider, report: (report: InteractionRe
     const userAgent = ctx.get('user-agent');
     // The sign-in experience names its flow: a sign-up or a reset ends with a login too.
     const flow = (oidc.result as { identityEvent?: keyof typeof announcedEvent } | undefined)?.identityEvent;
-    const event = (flow && Object.hasOwn(announcedEvent, flow) ? announcedEvent[flow] : 'PostSignIn');
-    // An event emitter cannot wait: the report is written as the request goes on, and a failure is logged.
-    report({
-      event,
+    ended.set(ctx, {
+      event: flow && Object.hasOwn(announcedEvent, flow) ? announcedEvent[flow] : 'PostSignIn',
       userId: login.accountId,
       ...(oidc.client && { applicationId: oidc.client.clientId }),
       ...(oidc.session?.jti && { sessionId: oidc.session.jti }),
       ip: ctx.ip,
       ...(userAgent && { userAgent }),
-    }).catch((error: unknown) => logger.error(`The ${event} event could not be recorded`, error));
+    });
+  });
+
+  // An event emitter cannot wait, so the report is written here, after the provider has handled
+  // the request and before Koa sends its answer: the event is recorded before the browser is sent
+  // on. A failure is logged; the sign-in stands.
+  provider.use(async (ctx, next) => {
+    await next();
+    const found = ended.get(ctx);
+    if (found) await report(found).catch((error: unknown) => logger.error(`The ${found.event} event could not be recorded`, error));
   });
 }
