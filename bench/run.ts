@@ -4,8 +4,9 @@
  * and memory are the server's own, read by it and sent over IPC.
  *
  *   npm run bench                              (embedded engine; MONGODB_URI=... for a real server)
- *   BENCH_TOKENS=3000 BENCH_ROUNDS=5 BENCH_ROUND_SIZE=300 BENCH_LEAK_EXCHANGES=10000 (the defaults)
- *   BENCH_PROFILE=dir   also writes a CPU profile of each measured phase to dir (open in Chrome DevTools)
+ *   BENCH_TOKENS=3000 BENCH_ROUNDS=5 BENCH_ROUND_SIZE=300 BENCH_LEAK_EXCHANGES=100000 BENCH_LEAK_ROUND_SIZE=1000 (the defaults)
+ *   BENCH_PARTS=tokens,webhooks   which figures to take (both by default)
+ *   BENCH_PROFILE=dir   also writes a CPU profile and a sampled allocation profile of each measured phase to dir (open in Chrome DevTools)
  */
 import os from 'node:os';
 
@@ -23,7 +24,10 @@ import { webhookFigures } from './webhooks.js';
 const tokensPerRun = Number(process.env.BENCH_TOKENS ?? 3000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const roundSize = Number(process.env.BENCH_ROUND_SIZE ?? 300);
-const leakExchanges = Number(process.env.BENCH_LEAK_EXCHANGES ?? 10000);
+const leakExchanges = Number(process.env.BENCH_LEAK_EXCHANGES ?? 100000);
+const leakRoundSize = Number(process.env.BENCH_LEAK_ROUND_SIZE ?? 1000);
+/** Which figures to take: `tokens` (1, 2, 3, 5, 6) and `webhooks` (4); both by default. */
+const parts = new Set((process.env.BENCH_PARTS ?? 'tokens,webhooks').split(','));
 const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
 const baseUrl = 'http://id.bench.test';
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
@@ -173,10 +177,10 @@ async function main() {
      * indexed collection's size (an audit insert takes 2 ms at 500 records, 36 ms at 2,000), which
      * would otherwise slow every round more than the last. The server's CPU time is not affected.
      */
-    const exchanges = async (count: number, actorTokenValue?: string, connections = 50, server = identity) => {
+    const exchanges = async (count: number, actorTokenValue?: string, connections = 50, server = identity, round = roundSize) => {
       const loads: Load[] = [];
-      for (let done = 0; done < count; done += roundSize) {
-        const size = Math.min(roundSize, count - done);
+      for (let done = 0; done < count; done += round) {
+        const size = Math.min(round, count - done);
         const tokens = await seedSubjectTokens(database.db, size, target.id, app.id);
         loads.push(await load(server, size, appAuth, (i) => exchangeBody(tokens[i]!, actorTokenValue), connections));
         await database.db.collection('subject_tokens').deleteMany({});
@@ -213,6 +217,8 @@ async function main() {
     // 2. Round trips, counted by a server of their own: command monitoring costs CPU that figure 1 must not include.
     const counter = await startServerChild('identity', { ...env, BENCH_COUNT_COMMANDS: '1' });
     await exchanges(50, actorToken, 50, counter);
+    // One at a time, nothing to share a command with: what a lone exchange costs.
+    const countedAlone = await exchanges(100, undefined, 1, counter);
     const countedPlain = await exchanges(roundSize, undefined, 50, counter);
     const countedActing = await exchanges(roundSize, actorToken, 50, counter);
     // Through the counting server, whose own change reaches its cache at once.
@@ -223,11 +229,13 @@ async function main() {
     await counter.stop();
     const trips = (l: Load) => (l.commands / l.count).toFixed(2);
     say('round trips counted');
-    rows.push(['2. database round trips per token exchange (target ≤ 3)', `${trips(countedPlain)} (with an actor ${trips(countedActing)}, with custom claims ${trips(countedCustom)})`]);
+    rows.push(['2. database round trips per token exchange, one at a time (target ≤ 3)', trips(countedAlone)]);
+    rows.push(['2. database round trips per token exchange under load (50 connections; concurrent exchanges share commands)',
+      `${trips(countedPlain)} (with an actor ${trips(countedActing)}, with custom claims ${trips(countedCustom)})`]);
 
     // 5. Memory: RSS and live heap before and after many exchanges.
     const memoryBefore = await identity.stats();
-    await exchanges(leakExchanges);
+    await exchanges(leakExchanges, undefined, 50, identity, leakRoundSize);
     const memoryAfter = await identity.stats();
     const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
     rows.push([`5. server RSS before / after ${leakExchanges.toLocaleString('en')} token exchanges`, `${mib(memoryBefore.rss)} / ${mib(memoryAfter.rss)}`]);
@@ -241,31 +249,33 @@ async function main() {
     await Promise.all([baseline.stop(), identity.stop()]);
 
     // 4. Webhooks: what a Management API write pays for recording its event, then delivery.
-    const writer = await startServerChild('identity', { ...env, BENCH_DB: `${dbName}_writes` });
-    const writerToken = await tokenRequest(writer, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
-      grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
-    });
-    {
-      const writeCount = 600;
-      const writes = (label: string) => writer.profiled(`writes-${label.replaceAll(' ', '-')}`, async () => {
-        const before = await writer.stats();
-        for (let i = 0; i < writeCount; i += 1) await api(writer, writerToken, 'POST', '/api/roles', { name: `${label} ${i}` });
-        const after = await writer.stats();
-        return { cpu: (after.cpuMicros - before.cpuMicros) / writeCount / 1000, busy: (after.busyMs - before.busyMs) / writeCount };
+    if (parts.has('webhooks')) {
+      const writer = await startServerChild('identity', { ...env, BENCH_DB: `${dbName}_writes` });
+      const writerToken = await tokenRequest(writer, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
+        grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
       });
-      await writes('warm-up');
-      const off = await writes('no hook');
-      await api(writer, writerToken, 'POST', '/api/hooks', { name: 'bench', events: ['Role.Created'], config: { url: 'https://receiver.example/hooks' } });
-      const on = await writes('hooked');
-      const change = (a: number, b: number) => `${(((b / a) - 1) * 100).toFixed(0)}%`;
-      // Both: process CPU counts every thread, including background work per second that a slower
-      // phase accumulates more of; the main thread's busy time is what a write itself costs.
-      rows.push(['4. main-thread busy time per Management API write, no hook subscribed / one hook (target ≤ +15%)', `${off.busy.toFixed(2)} ms / ${on.busy.toFixed(2)} ms (${change(off.busy, on.busy)})`]);
-      rows.push(['4. process CPU per Management API write, no hook / one hook', `${off.cpu.toFixed(2)} ms / ${on.cpu.toFixed(2)} ms (${change(off.cpu, on.cpu)})`]);
+      {
+        const writeCount = 600;
+        const writes = (label: string) => writer.profiled(`writes-${label.replaceAll(' ', '-')}`, async () => {
+          const before = await writer.stats();
+          for (let i = 0; i < writeCount; i += 1) await api(writer, writerToken, 'POST', '/api/roles', { name: `${label} ${i}` });
+          const after = await writer.stats();
+          return { cpu: (after.cpuMicros - before.cpuMicros) / writeCount / 1000, busy: (after.busyMs - before.busyMs) / writeCount };
+        });
+        await writes('warm-up');
+        const off = await writes('no hook');
+        await api(writer, writerToken, 'POST', '/api/hooks', { name: 'bench', events: ['Role.Created'], config: { url: 'https://receiver.example/hooks' } });
+        const on = await writes('hooked');
+        const change = (a: number, b: number) => `${(((b / a) - 1) * 100).toFixed(0)}%`;
+        // Both: process CPU counts every thread, including background work per second that a slower
+        // phase accumulates more of; the main thread's busy time is what a write itself costs.
+        rows.push(['4. main-thread busy time per Management API write, no hook subscribed / one hook (target ≤ +15%)', `${off.busy.toFixed(2)} ms / ${on.busy.toFixed(2)} ms (${change(off.busy, on.busy)})`]);
+        rows.push(['4. process CPU per Management API write, no hook / one hook', `${off.cpu.toFixed(2)} ms / ${on.cpu.toFixed(2)} ms (${change(off.cpu, on.cpu)})`]);
+      }
+      await writer.stop();
+      for (const [name, value] of await webhookFigures(uri)) rows.push([`4. ${name}`, value]);
+      say('webhooks measured');
     }
-    await writer.stop();
-    for (const [name, value] of await webhookFigures(uri)) rows.push([`4. ${name}`, value]);
-    say('webhooks measured');
   } finally {
     await database.close();
     await embedded?.stop();

@@ -74,14 +74,19 @@ async function main() {
     // BENCH_PROFILE: a CPU profile of one phase, written where the runner says.
     if (typeof message === 'object' && message !== null && 'profile' in message) {
       const { profile } = message as { profile: string | null };
+      // Where the time goes (.cpuprofile) and what is allocated (.heapprofile, sampled), both for DevTools.
       if (profile === null) {
         const { profile: data } = await post('Profiler.stop') as { profile: object };
         writeFileSync(profiling!, JSON.stringify(data));
+        const { profile: heap } = await post('HeapProfiler.stopSampling') as { profile: object };
+        writeFileSync(profiling!.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap));
         process.send!({ profiled: profiling });
       } else {
         profiling = profile;
         await post('Profiler.enable');
         await post('Profiler.start');
+        await post('HeapProfiler.enable');
+        await post('HeapProfiler.startSampling', { samplingInterval: 16384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
         process.send!({ profiling: profile });
       }
       return;

@@ -1,6 +1,7 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { providerCollection, providerModels } from '../database.js';
+import { createBatch } from '../batch.js';
 import { createEntityQueries } from '../entities.js';
 import { ApiError } from '../errors.js';
 import { sha256 } from '../ids.js';
@@ -27,6 +28,19 @@ export function createQueries(db: Db) {
     organizationUsers: createLinks(db, 'organization_users'),
     organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
   };
+
+  type Joined = SubjectTokenDocument & { users: UserDocument[]; links: Array<{ roleId: string }> };
+  type WithUser = { subject: SubjectTokenDocument; user?: UserDocument; roleIds: string[] };
+  const subjectTokensWithUsers = createBatch(async (hashes: string[]): Promise<Array<WithUser | undefined>> => {
+    const found = await db.collection<SubjectTokenDocument>('subject_tokens').aggregate<Joined>([
+      { $match: { _id: { $in: [...new Set(hashes)] } } },
+      { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'users' } },
+      { $lookup: { from: 'users_roles', localField: 'userId', foreignField: 'userId', as: 'links' } },
+    ]).toArray();
+    const byHash = new Map(found.map(({ users: [user], links: held, ...subject }) =>
+      [subject._id, { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId) }]));
+    return hashes.map((hash) => byHash.get(hash));
+  });
 
   return {
     applications: createApplicationQueries(db),
@@ -58,21 +72,11 @@ export function createQueries(db: Db) {
 
     /**
      * A stored subject token with its user and the user's role ids, in one round trip: both
-     * lookups follow the token's `userId`. The token comes back live or not (the caller checks);
-     * it is spent by the exchange's audit record, whose id is unique per token
-     * (`impersonations.claimExchange`), not here.
+     * lookups follow the token's `userId`; concurrent calls share one aggregate. The token comes
+     * back live or not (the caller checks); it is spent by the exchange's audit record, whose id
+     * is unique per token (`impersonations.claimExchange`), not here.
      */
-    async subjectTokenWithUser(token: string): Promise<{ subject: SubjectTokenDocument; user?: UserDocument; roleIds: string[] } | undefined> {
-      type Joined = SubjectTokenDocument & { users: UserDocument[]; links: Array<{ roleId: string }> };
-      const [found] = await db.collection<SubjectTokenDocument>('subject_tokens').aggregate<Joined>([
-        { $match: { _id: sha256(token) } },
-        { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'users' } },
-        { $lookup: { from: 'users_roles', localField: 'userId', foreignField: 'userId', as: 'links' } },
-      ]).toArray();
-      if (!found) return undefined;
-      const { users: [user], links: held, ...subject } = found;
-      return { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId) };
-    },
+    subjectTokenWithUser: (token: string) => subjectTokensWithUsers(sha256(token)),
 
     /** Ends everything the provider keeps for an account: sessions, grants and tokens. */
     async revokeAccount(accountId: string, session?: ClientSession) {

@@ -32,5 +32,16 @@ describe('a subject token is single-use across processes', () => {
       expect(results.map(({ status }) => status).sort()).toEqual([200, 400]);
       expect(results.find(({ status }) => status === 400)!.body.error).toBe('invalid_grant');
     }
+
+    // Within one process, concurrent exchanges share one read and one write to the database
+    // (lib/batch.ts): a batch mixing several tokens, each sent three times, still spends each once.
+    const tokens = await Promise.all(Array.from({ length: 4 }, async () =>
+      (await callApi(a, token!, 'POST', '/api/subject-tokens', { userId: user.id })).body.subjectToken as string));
+    const attempts = tokens.flatMap((subjectToken) => [subjectToken, subjectToken, subjectToken]);
+    const results = await Promise.all(attempts.map((subjectToken) => exchange(a, subjectToken)));
+    for (const subjectToken of tokens) {
+      const statuses = results.filter((_, index) => attempts[index] === subjectToken).map(({ status }) => status);
+      expect(statuses.sort()).toEqual([200, 400, 400]);
+    }
   });
 });
