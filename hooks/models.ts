@@ -42,6 +42,11 @@ export interface HookEventDocument {
   createdAt: Date;
   /** The body without `hookId`, which each delivery adds. */
   payload: Record<string, unknown>;
+  /**
+   * Set (to when it was recorded) until a worker has made the event's deliveries, one per hook
+   * subscribed to it, then removed: the write path records the event alone, whatever the hooks.
+   */
+  fanOutDue?: Date;
   expiresAt: Date;
 }
 

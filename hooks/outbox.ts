@@ -5,7 +5,7 @@ import { userToApi, type ApplicationDocument } from '../lib/models.js';
 import type { Queries } from '../lib/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/unit-of-work.js';
 import { changeEvents, interactionEvents, type InteractionEvent } from './catalog.js';
-import { hookCollections, type DeliveryDocument, type HookDocument, type HookEventDocument } from './models.js';
+import { hookCollections, type HookEventDocument } from './models.js';
 
 /** What sign-up, sign-in and password-reset code tells us about a finished interaction. */
 export interface InteractionReport {
@@ -21,7 +21,7 @@ export interface InteractionReport {
 
 export interface Outbox extends ChangeSink {
   /**
-   * Records an interaction event and its deliveries. Pass the session of the unit of work that
+   * Records an interaction event. Pass the session of the unit of work that
    * made the change (a sign-up's user) so that both commit together.
    */
   reportInteraction(report: InteractionReport, session?: ClientSession): Promise<void>;
@@ -29,7 +29,7 @@ export interface Outbox extends ChangeSink {
 
 export interface OutboxOptions {
   retentionMs: number;
-  /** Called after a commit that queued deliveries, so that this process's worker starts at once. */
+  /** Called after a commit that recorded events, so that this process's worker fans them out at once. */
   onQueued?: () => void;
 }
 
@@ -58,43 +58,33 @@ function dataEventOf(change: ChangeRecord): { event: string; payload: Record<str
 const applicationToEvent = ({ _id, type, name, description }: ApplicationDocument) => ({ id: _id, type, name, description });
 
 /**
- * The transactional outbox. Inside the unit of work that made a change it writes the event (once)
- * and one delivery per enabled hook subscribed to it, so that the change, its event and its
- * deliveries commit or roll back together. Events are kept even when no hook wants them, so that
- * a hook added later can replay them.
+ * The transactional outbox. Inside the unit of work that made a change it writes the change's
+ * events, so that the change and its events commit or roll back together. That is the whole of
+ * what a write pays, whether or not any hook wants the event: the deliveries (one per hook
+ * subscribed to it) are made from the stored event by the delivery worker (`worker.ts`), at
+ * once in this process and within a poll in the others. Events are kept even when no hook wants
+ * them, so that a hook added later can replay them.
  */
 export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued }: OutboxOptions): Outbox {
   const events = db.collection<HookEventDocument>(hookCollections.events);
-  const deliveries = db.collection<DeliveryDocument>(hookCollections.deliveries);
-  const hooks = db.collection<HookDocument>(hookCollections.hooks);
 
-  /** Writes the events and their deliveries; answers how many deliveries it queued. */
+  /** Writes the events; answers whether there were any. */
   async function enqueue(found: Array<{ event: string; payload: Record<string, unknown> }>, createdAt: Date, session: ClientSession | undefined) {
-    if (found.length === 0) return 0;
+    if (found.length === 0) return false;
     const expiresAt = new Date(createdAt.getTime() + retentionMs);
     const documents: HookEventDocument[] = found.map(({ event, payload }) => {
       const id = generateId();
       // `id`, `event` and `createdAt` lead the body, as receivers read them first.
-      return { _id: id, event, createdAt, payload: { id, event, createdAt: createdAt.toISOString(), ...payload }, expiresAt };
+      return { _id: id, event, createdAt, payload: { id, event, createdAt: createdAt.toISOString(), ...payload }, fanOutDue: createdAt, expiresAt };
     });
     await events.insertMany(documents, { session });
-    // Read inside the transaction: the hooks subscribed when the change commits get it.
-    const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(found.map(({ event }) => event))] } }, { session }).toArray();
-    const queued: DeliveryDocument[] = documents.flatMap((event) => subscribed
-      .filter((hook) => hook.events.includes(event.event))
-      .map((hook) => ({
-        _id: generateId(), hookId: hook._id, eventId: event._id, event: event.event, state: 'pending' as const, attempts: 0,
-        nextAttemptAt: createdAt, leaseOwner: null, lastAttemptAt: null, lastStatus: null, lastError: null,
-        createdAt, updatedAt: createdAt, expiresAt,
-      })));
-    if (queued.length > 0) await deliveries.insertMany(queued, { session });
-    return queued.length;
+    return true;
   }
 
   return {
     async record(changes, session) {
       const found = changes.flatMap((change) => dataEventOf(change) ?? []);
-      return await enqueue(found, changes[0]?.createdAt ?? new Date(), session) > 0;
+      return enqueue(found, changes[0]?.createdAt ?? new Date(), session);
     },
 
     committed() {
@@ -117,7 +107,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued }
         ...(applicationId !== undefined && { applicationId }),
         ...(application && { application: applicationToEvent(application) }),
       };
-      if (await enqueue([{ event, payload }], new Date(), session) > 0) onQueued?.();
+      if (await enqueue([{ event, payload }], new Date(), session)) onQueued?.();
     },
   };
 }

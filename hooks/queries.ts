@@ -1,8 +1,8 @@
 import type { ClientSession, Db, Filter } from 'mongodb';
 
 import { createEntityQueries } from '../lib/entities.js';
-import { isDuplicateKeyError } from '../lib/errors.js';
 import { generateId } from '../lib/ids.js';
+import { insertMissing } from '../lib/insert-each.js';
 import type { Page } from '../lib/pagination.js';
 import {
   hookCollections, type AttemptDocument, type DeliveryDocument, type HookDocument, type HookEventDocument,
@@ -91,15 +91,11 @@ export function createHookQueries(db: Db) {
       }
       if (missing.length > 0) {
         const expiresAt = new Date(now.getTime() + retentionMs);
-        try {
-          await deliveries.insertMany(missing.map(({ _id, event }) => ({
-            _id: generateId(), hookId, eventId: _id, event, state: 'pending' as const, attempts: 0, nextAttemptAt: now, leaseOwner: null,
-            lastAttemptAt: null, lastStatus: null, lastError: null, createdAt: now, updatedAt: now, expiresAt,
-          })), { ordered: false });
-        } catch (error) {
-          // An event that committed meanwhile got its delivery from the outbox: it is queued either way.
-          if (!isDuplicateKeyError(error)) throw error;
-        }
+        // An event fanned out meanwhile got its delivery from a worker: it is queued either way.
+        await insertMissing(deliveries, missing.map(({ _id, event }) => ({
+          _id: generateId(), hookId, eventId: _id, event, state: 'pending' as const, attempts: 0, nextAttemptAt: now, leaseOwner: null,
+          lastAttemptAt: null, lastStatus: null, lastError: null, createdAt: now, updatedAt: now, expiresAt,
+        })));
       }
       return finished.length + missing.length;
     },

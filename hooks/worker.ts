@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
+import { insertMissing } from '../lib/insert-each.js';
 import type { Logger } from '../lib/logger.js';
 import { webhookRequest } from './message.js';
 import {
@@ -27,7 +28,7 @@ export interface WorkerOptions {
 
 export interface DeliveryWorker {
   start(): void;
-  /** Looks for due deliveries now (a local commit queued some). */
+  /** Looks for new events and due deliveries now (a local commit recorded some). */
   wake(): void;
   /** Stops taking deliveries and waits for the attempts in flight. */
   stop(): Promise<void>;
@@ -48,6 +49,8 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
 
   const owner = generateId();
   const unseenEventGraceMs = 60_000;
+  /** Events fanned out at once. */
+  const fanOutBatch = 500;
   // Longer than an attempt can last, with room for the reads around it.
   const leaseMs = 2 * timeoutMs + 5000;
   let running = false;
@@ -79,6 +82,33 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
       { $set: { nextAttemptAt: new Date(now.getTime() + leaseMs), leaseOwner: lease } },
     );
     return await deliveries.find({ _id: { $in: ids }, leaseOwner: lease }).toArray() as Array<DeliveryDocument & { leaseOwner: string }>;
+  }
+
+  /**
+   * Makes the deliveries of recorded events: one per enabled hook subscribed to the event, then
+   * marks the events done. Any worker may do it, two at once too: the unique (hookId, eventId)
+   * index keeps one delivery per pair, and a worker that dies between the two writes leaves the
+   * events due, to be fanned out again to the same result. A hook gets the events recorded
+   * before it is read here, so one created a moment after an event may get that event as well:
+   * an event is never lost to a hook that existed when it was recorded.
+   */
+  async function fanOut(): Promise<void> {
+    const due = await events.find({ fanOutDue: { $type: 'date' } }).sort({ fanOutDue: 1 }).limit(fanOutBatch).toArray();
+    if (due.length === 0) return;
+    const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(due.map(({ event }) => event))] } }).toArray();
+    const now = new Date();
+    const made: DeliveryDocument[] = due.flatMap((event) => subscribed
+      .filter((hook) => hook.events.includes(event.event))
+      .map((hook) => ({
+        _id: generateId(), hookId: hook._id, eventId: event._id, event: event.event, state: 'pending' as const, attempts: 0,
+        // Due since the event was recorded, so that the oldest go first and latency counts from the commit.
+        nextAttemptAt: event.createdAt, leaseOwner: null, lastAttemptAt: null, lastStatus: null, lastError: null,
+        createdAt: event.createdAt, updatedAt: now, expiresAt: event.expiresAt,
+      })));
+    if (made.length > 0) await insertMissing(deliveries, made);
+    await events.updateMany({ _id: { $in: due.map(({ _id }) => _id) } }, { $unset: { fanOutDue: '' } });
+    // A full batch may leave more behind it: look again at once.
+    if (due.length === fanOutBatch) woken = true;
   }
 
   /** Writes a delivery's outcome, if its lease is still this worker's. */
@@ -184,6 +214,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
       woken = false;
       let batch: Array<DeliveryDocument & { leaseOwner: string }> = [];
       try {
+        await fanOut();
         batch = await claim(free);
         failures = 0;
       } catch (error) {

@@ -71,7 +71,12 @@ export const collectionIndexes: Record<string, IndexDescription[]> = {
   ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),
   hooks: [newestFirst, { key: { enabled: 1, events: 1 }, name: 'enabled_events' }],
   // Replays read a time range.
-  hook_events: [{ key: { createdAt: 1, _id: 1 }, name: 'createdAt' }, expiring],
+  hook_events: [
+    { key: { createdAt: 1, _id: 1 }, name: 'createdAt' },
+    // What workers look for: events whose deliveries are not made yet (a few at any time).
+    { key: { fanOutDue: 1 }, name: 'fanOutDue', partialFilterExpression: { fanOutDue: { $type: 'date' } } },
+    expiring,
+  ],
   hook_deliveries: [
     // What workers look for: pending deliveries by when they are due.
     { key: { state: 1, nextAttemptAt: 1 }, name: 'due' },

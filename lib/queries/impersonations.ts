@@ -1,7 +1,7 @@
-import { MongoBulkWriteError, type ClientSession, type Db, type Filter } from 'mongodb';
+import type { ClientSession, Db, Filter } from 'mongodb';
 
 import { createBatch } from '../batch.js';
-import { isDuplicateKeyError } from '../errors.js';
+import { insertEach } from '../insert-each.js';
 import { generateId } from '../ids.js';
 import type { Page } from '../pagination.js';
 
@@ -44,40 +44,12 @@ export function createImpersonationQueries(db: Db) {
       createdAt: { ...(since !== undefined && { $gte: since }), ...(until !== undefined && { $lte: until }) },
     }),
   });
-  async function claimOne(record: ImpersonationEvent): Promise<string | undefined> {
-    try {
-      await collection.insertOne(record);
-      return record._id;
-    } catch (error) {
-      if (isDuplicateKeyError(error)) return undefined;
-      throw error;
-    }
-  }
-
   /** Concurrent claims go as one unordered insert; each record succeeds or fails on its own. */
-  const claims = createBatch(async (records: ImpersonationEvent[]): Promise<Array<string | undefined | Error>> => {
-    if (records.length === 1) return [await claimOne(records[0]!)];
-    try {
-      await collection.insertMany(records, { ordered: false });
-      return records.map(({ _id }) => _id);
-    } catch (error) {
-      // A write concern error leaves every record's fate unknown: the whole batch fails.
-      if (!(error instanceof MongoBulkWriteError) || error.writeConcernError) throw error;
-      const writeErrors = [error.writeErrors].flat();
-      // MongoDB names each record that failed. An engine that refuses the whole batch without
-      // naming them (the embedded one does) gets each record again on its own: one that did
-      // go in then reads as spent, which refuses a token rather than spending it twice.
-      if (error.result.insertedCount + writeErrors.length !== records.length) {
-        return Promise.all(records.map((record) => claimOne(record).catch((failure: Error) => failure)));
-      }
-      const failed = new Map(writeErrors.map((writeError) => [writeError.index, writeError]));
-      return records.map(({ _id }, index) => {
-        const writeError = failed.get(index);
-        if (!writeError) return _id;
-        return isDuplicateKeyError(writeError) ? undefined : new Error(writeError.errmsg ?? 'the exchange could not be recorded');
-      });
-    }
-  });
+  const claims = createBatch(async (records: ImpersonationEvent[]): Promise<Array<string | undefined | Error>> =>
+    (await insertEach(collection, records)).map((outcome, index) => {
+      if (outcome === 'inserted') return records[index]!._id;
+      return outcome === 'duplicate' ? undefined : outcome;
+    }));
 
   return {
     async record(event: Omit<ImpersonationEvent, '_id' | 'createdAt'>, session?: ClientSession) {

@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 
 /**
  * Collections whose contents the Management API owns (not the provider's sessions and tokens, not caches; not
- * webhook deliveries, whose state the worker changes on its own: a delivery is only ever made with an event).
+ * webhook deliveries, which the worker makes from events and changes on its own).
  */
 export const dataCollections = [
   'applications', 'application_secrets', 'resources', 'scopes', 'roles', 'users', 'organizations', 'organization_roles',
@@ -14,5 +14,6 @@ export const dataCollections = [
 export async function snapshot(db: Db): Promise<string> {
   const parts = await Promise.all(dataCollections.map(async (name) =>
     [name, await db.collection(name).find({}).sort({ _id: 1 }).toArray()] as const));
-  return JSON.stringify(parts);
+  // Whether an event still awaits its deliveries is the worker's to change, as deliveries are.
+  return JSON.stringify(parts, (key, value: unknown) => (key === 'fanOutDue' ? undefined : value));
 }

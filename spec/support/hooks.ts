@@ -12,10 +12,13 @@ export const hookTestEnv = {
   HOOKS_TIMEOUT_MS: '2000',
 };
 
-/** Waits until no delivery is pending (each has succeeded, failed or been skipped). */
+/** Waits until every event has its deliveries made and none of them is pending (each has succeeded, failed or been skipped). */
 export async function deliveriesSettled(db: Db, timeoutMs = 30_000) {
   const deadline = Date.now() + timeoutMs;
-  while (await db.collection('hook_deliveries').countDocuments({ state: 'pending' }) > 0) {
+  // Events first: a worker makes an event's deliveries before it marks the event done.
+  const busy = async () => await db.collection('hook_events').countDocuments({ fanOutDue: { $type: 'date' } }) > 0
+    || await db.collection('hook_deliveries').countDocuments({ state: 'pending' }) > 0;
+  while (await busy()) {
     if (Date.now() > deadline) throw new Error(`deliveries still pending after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
