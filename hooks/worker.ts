@@ -51,6 +51,8 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   const unseenEventGraceMs = 60_000;
   /** Events fanned out at once. */
   const fanOutBatch = 500;
+  /** How far two processes' clocks may disagree when a hook's creation and an event's are compared. */
+  const clockSkewMs = 5000;
   // Longer than an attempt can last, with room for the reads around it.
   const leaseMs = 2 * timeoutMs + 5000;
   let running = false;
@@ -88,9 +90,13 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
    * Makes the deliveries of recorded events: one per enabled hook subscribed to the event, then
    * marks the events done. Any worker may do it, two at once too: the unique (hookId, eventId)
    * index keeps one delivery per pair, and a worker that dies between the two writes leaves the
-   * events due, to be fanned out again to the same result. A hook gets the events recorded
-   * before it is read here, so one created a moment after an event may get that event as well:
-   * an event is never lost to a hook that existed when it was recorded.
+   * events due, to be fanned out again to the same result.
+   *
+   * A hook gets the events recorded after it was created. Two clocks compare here (the hook's
+   * process and the event's), so the rule allows them `clockSkewMs` of disagreement, erring
+   * towards sending: a hook created a moment after an event may get it too, but an event is
+   * never lost to a hook that existed when it was recorded; and a hook created later, while no
+   * worker ran, does not get the backlog (a replay does that, on request).
    */
   async function fanOut(): Promise<void> {
     const due = await events.find({ fanOutDue: { $type: 'date' } }).sort({ fanOutDue: 1 }).limit(fanOutBatch).toArray();
@@ -98,7 +104,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(due.map(({ event }) => event))] } }).toArray();
     const now = new Date();
     const made: DeliveryDocument[] = due.flatMap((event) => subscribed
-      .filter((hook) => hook.events.includes(event.event))
+      .filter((hook) => hook.events.includes(event.event) && hook.createdAt <= event.createdAt.getTime() + clockSkewMs)
       .map((hook) => ({
         _id: generateId(), hookId: hook._id, eventId: event._id, event: event.event, state: 'pending' as const, attempts: 0,
         // Due since the event was recorded, so that the oldest go first and latency counts from the commit.

@@ -1,5 +1,9 @@
 import { Webhook } from 'standardwebhooks';
 
+import { loadSettings } from '../../lib/config.js';
+import { silentLogger } from '../../lib/logger.js';
+import { startStandaloneServer, type StandaloneServer } from '../../standalone.js';
+import { testMongoUri } from '../support/env.js';
 import { deliveriesSettled, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -143,5 +147,44 @@ describe('webhook delivery', () => {
 
   it('sent nothing that the standardwebhooks verifier refused', () => {
     expect(receiver.rejected).toEqual([]);
+  });
+});
+
+describe('making deliveries from recorded events', () => {
+  let recorder: TestServer;
+  let deliverer: StandaloneServer | undefined;
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    recorder = await startTestServer('hook-fan-out', { ...hookTestEnv, HOOKS_DELIVERY: 'false' });
+  });
+  afterAll(async () => {
+    await deliverer?.close();
+    await recorder.close();
+    await receiver.close();
+  });
+
+  it('gives a hook the events recorded after its creation, not a backlog older than it, once a worker runs', async () => {
+    const { db } = recorder.database;
+    const older = (await recorder.create('/api/roles', { name: 'before the hook' })) as { id: string };
+    // Recorded a minute ago, and no worker has run since: past any clock disagreement.
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    await db.collection('hook_events').updateOne({ 'payload.data.id': older.id }, { $set: { createdAt: aMinuteAgo, fanOutDue: aMinuteAgo } });
+    const hook = await subscribe(recorder, receiver, ['Role.Created'], 'fan-out');
+    const newer = (await recorder.create('/api/roles', { name: 'after the hook' })) as { id: string };
+    // The write path recorded both events and made no delivery: that is the worker's part.
+    expect(await db.collection('hook_events').countDocuments({ fanOutDue: { $type: 'date' } })).toBe(2);
+    expect(await db.collection('hook_deliveries').countDocuments({})).toBe(0);
+
+    deliverer = await startStandaloneServer({ ...loadSettings({ PORT: '0', ...hookTestEnv }), mongodbUri: testMongoUri() }, { logger: silentLogger, dbName: db.databaseName });
+    await receiver.waitFor((got) => got.some(({ body }) => body.data?.id === newer.id));
+    await deliveriesSettled(db);
+    expect(receiver.received.map(({ body }) => body.data?.id)).toEqual([newer.id]);
+    expect(await db.collection('hook_deliveries').countDocuments({ hookId: hook.id })).toBe(1);
+
+    // The older event is still there for a replay, which does deliver it.
+    const replay = await recorder.api('POST', `/api/hooks/${hook.id}/replay`, { body: { since: aMinuteAgo.getTime() - 1000 } });
+    expect(replay.status).toBe(202);
+    await receiver.waitFor((got) => got.some(({ body }) => body.data?.id === older.id));
   });
 });
