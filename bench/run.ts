@@ -19,7 +19,7 @@ import { generateSecret, sha256 } from '../lib/ids.js';
 import { accessTokenType, tokenExchangeGrantType } from '../lib/token-types.js';
 import { pinLoadGenerator, pinning, startServerChild, type ServerChild } from './support/processes.js';
 import { baselineClient, benchResource } from './support/fixtures.js';
-import { webhookFigures } from './webhooks.js';
+import { startReceiver, webhookFigures } from './webhooks.js';
 
 const tokensPerRun = Number(process.env.BENCH_TOKENS ?? 3000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -131,148 +131,223 @@ async function main() {
     // The same signing algorithm on both sides; no webhook worker or cache polling during the token figures.
     // One deployment: every identity server has the same public URL, so each accepts the others' tokens.
     const env = { ACCESS_TOKEN_ALG: 'ES256', MONGODB_URI: uri, BENCH_DB: dbName, BASE_URL: baseUrl, HOOKS_DELIVERY: 'false', CACHE_REFRESH_MS: '600000', ...admin };
-    const baseline = await startServerChild('baseline', env);
-    const identity = await startServerChild('identity', env);
+    if (parts.has('tokens')) {
+      const baseline = await startServerChild('baseline', env);
+      const identity = await startServerChild('identity', env);
 
-    // Set-up through the Management API: an API resource with a permission, a role holding it,
-    // the target and actor users, a first-party application allowed to exchange, and a
-    // machine-to-machine application with the same permission.
-    const adminToken = await tokenRequest(identity, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
-      grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
-    });
-    const resource = await api(identity, adminToken, 'POST', '/api/resources', { name: 'Bench API', indicator: benchResource });
-    const scope = await api(identity, adminToken, 'POST', `/api/resources/${resource.id}/scopes`, { name: 'read:data' });
-    const role = await api(identity, adminToken, 'POST', '/api/roles', { name: 'reader', scopeIds: [scope.id] });
-    const machineRole = await api(identity, adminToken, 'POST', '/api/roles', { name: 'machine reader', type: 'MachineToMachine', scopeIds: [scope.id] });
-    const target = await api(identity, adminToken, 'POST', '/api/users', { username: 'target' });
-    const actor = await api(identity, adminToken, 'POST', '/api/users', { username: 'actor' });
-    for (const user of [target, actor]) await api(identity, adminToken, 'POST', `/api/users/${user.id}/roles`, { roleIds: [role.id] });
-    const app = await api(identity, adminToken, 'POST', '/api/applications', {
-      name: 'support console', type: 'Traditional', customClientMetadata: { allowTokenExchange: true },
-      oidcClientMetadata: { redirectUris: ['http://localhost/callback'], postLogoutRedirectUris: [] },
-    });
-    const machine = await api(identity, adminToken, 'POST', '/api/applications', { name: 'machine', type: 'MachineToMachine' });
-    await api(identity, adminToken, 'POST', `/api/applications/${machine.id}/roles`, { roleIds: [machineRole.id] });
-    const appAuth = basic(app.id, app.secret);
-    const [actorSubject] = await seedSubjectTokens(database.db, 1, actor.id, app.id);
-    // The support engineer's own openid access token, as the actor.
-    const actorToken = await tokenRequest(identity, appAuth, {
-      grant_type: tokenExchangeGrantType, subject_token: actorSubject!, subject_token_type: accessTokenType, resource: benchResource, scope: 'openid',
-    });
-    say('set up; warming both servers');
+      // Set-up through the Management API: an API resource with a permission, a role holding it,
+      // the target and actor users, a first-party application allowed to exchange, and a
+      // machine-to-machine application with the same permission.
+      const adminToken = await tokenRequest(identity, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
+        grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
+      });
+      const resource = await api(identity, adminToken, 'POST', '/api/resources', { name: 'Bench API', indicator: benchResource });
+      const scope = await api(identity, adminToken, 'POST', `/api/resources/${resource.id}/scopes`, { name: 'read:data' });
+      const role = await api(identity, adminToken, 'POST', '/api/roles', { name: 'reader', scopeIds: [scope.id] });
+      const machineRole = await api(identity, adminToken, 'POST', '/api/roles', { name: 'machine reader', type: 'MachineToMachine', scopeIds: [scope.id] });
+      const target = await api(identity, adminToken, 'POST', '/api/users', { username: 'target' });
+      const actor = await api(identity, adminToken, 'POST', '/api/users', { username: 'actor' });
+      for (const user of [target, actor]) await api(identity, adminToken, 'POST', `/api/users/${user.id}/roles`, { roleIds: [role.id] });
+      const app = await api(identity, adminToken, 'POST', '/api/applications', {
+        name: 'support console', type: 'Traditional', customClientMetadata: { allowTokenExchange: true },
+        oidcClientMetadata: { redirectUris: ['http://localhost/callback'], postLogoutRedirectUris: [] },
+      });
+      const machine = await api(identity, adminToken, 'POST', '/api/applications', { name: 'machine', type: 'MachineToMachine' });
+      await api(identity, adminToken, 'POST', `/api/applications/${machine.id}/roles`, { roleIds: [machineRole.id] });
+      const appAuth = basic(app.id, app.secret);
+      const [actorSubject] = await seedSubjectTokens(database.db, 1, actor.id, app.id);
+      // The support engineer's own openid access token, as the actor.
+      const actorToken = await tokenRequest(identity, appAuth, {
+        grant_type: tokenExchangeGrantType, subject_token: actorSubject!, subject_token_type: accessTokenType, resource: benchResource, scope: 'openid',
+      });
+      say('set up; warming both servers');
 
-    const ccBody = () => new URLSearchParams({ grant_type: 'client_credentials', resource: benchResource, scope: 'read:data' }).toString();
-    await load(baseline, 500, basic(baselineClient.id, baselineClient.secret), ccBody);
-    await load(identity, 500, basic(machine.id, machine.secret), ccBody);
+      const ccBody = () => new URLSearchParams({ grant_type: 'client_credentials', resource: benchResource, scope: 'read:data' }).toString();
+      const baselineAuth = basic(baselineClient.id, baselineClient.secret);
+      const machineAuth = basic(machine.id, machine.secret);
 
-    // 1. Server CPU per token under load, against stock oidc-provider's client_credentials.
-    const stock = await baseline.profiled('baseline-client-credentials', () => load(baseline, tokensPerRun, basic(baselineClient.id, baselineClient.secret), ccBody));
-    say('baseline measured');
-    const ours = await identity.profiled('client-credentials', () => load(identity, tokensPerRun, basic(machine.id, machine.secret), ccBody));
-    say('our client_credentials measured');
+      /**
+       * Token exchanges in rounds of fresh subject tokens. Between rounds the spent tokens and the
+       * audit records are cleared: the embedded engine's writes cost time in proportion to an
+       * indexed collection's size (an audit insert takes 2 ms at 500 records, 36 ms at 2,000), which
+       * would otherwise slow every round more than the last. The server's CPU time is not affected.
+       */
+      const exchanges = async (count: number, actorTokenValue?: string, connections = 50, server = identity, round = roundSize) => {
+        const loads: Load[] = [];
+        for (let done = 0; done < count; done += round) {
+          const size = Math.min(round, count - done);
+          const tokens = await seedSubjectTokens(database.db, size, target.id, app.id);
+          loads.push(await load(server, size, appAuth, (i) => exchangeBody(tokens[i]!, actorTokenValue), connections));
+          await database.db.collection('subject_tokens').deleteMany({});
+          await database.db.collection('impersonations').deleteMany({});
+        }
+        return combine(loads);
+      };
+      const customizer = {
+        on: () => api(identity, adminToken, 'PUT', '/api/configs/jwt-customizer/access-token', { script: customClaimsScript, environmentVariables: { TIER: 'gold' } }),
+        off: () => api(identity, adminToken, 'DELETE', '/api/configs/jwt-customizer/access-token'),
+      };
 
-    /**
-     * Token exchanges in rounds of fresh subject tokens. Between rounds the spent tokens and the
-     * audit records are cleared: the embedded engine's writes cost time in proportion to an
-     * indexed collection's size (an audit insert takes 2 ms at 500 records, 36 ms at 2,000), which
-     * would otherwise slow every round more than the last. The server's CPU time is not affected.
-     */
-    const exchanges = async (count: number, actorTokenValue?: string, connections = 50, server = identity, round = roundSize) => {
-      const loads: Load[] = [];
-      for (let done = 0; done < count; done += round) {
-        const size = Math.min(round, count - done);
-        const tokens = await seedSubjectTokens(database.db, size, target.id, app.id);
-        loads.push(await load(server, size, appAuth, (i) => exchangeBody(tokens[i]!, actorTokenValue), connections));
+      await load(baseline, 500, baselineAuth, ccBody);
+      await load(identity, 500, machineAuth, ccBody);
+      await exchanges(roundSize);
+      await exchanges(roundSize, actorToken);
+      await customizer.on();
+      await exchanges(roundSize);
+      await customizer.off();
+      say('both servers warm');
+
+      /**
+       * 1. Server CPU per token under load, against stock oidc-provider's client_credentials. The
+       * variants take turns, round after round, and each round's ratios are to that round's
+       * baseline: this machine's speed drifts by a fifth from minute to minute, which would
+       * otherwise land on whichever variant ran at a slow moment. The first round is profiled.
+       */
+      const measured = { stock: [] as Load[], ours: [] as Load[], plain: [] as Load[], acting: [] as Load[], customized: [] as Load[] };
+      for (let round = 0; round < rounds; round += 1) {
+        const profiled = <T>(server: ServerChild, name: string, work: () => Promise<T>) => (round === 0 ? server.profiled(name, work) : work());
+        measured.stock.push(await profiled(baseline, 'baseline-client-credentials', () => load(baseline, tokensPerRun / rounds, baselineAuth, ccBody)));
+        measured.ours.push(await profiled(identity, 'client-credentials', () => load(identity, tokensPerRun / rounds, machineAuth, ccBody)));
+        measured.plain.push(await profiled(identity, 'token-exchange', () => exchanges(2 * roundSize)));
+        measured.acting.push(await profiled(identity, 'token-exchange-actor', () => exchanges(2 * roundSize, actorToken)));
+        await customizer.on();
+        await exchanges(50);
+        measured.customized.push(await profiled(identity, 'token-exchange-custom-claims', () => exchanges(2 * roundSize)));
+        await customizer.off();
+        say(`round ${round + 1} of ${rounds} measured`);
+      }
+      const perToken = (l: Load) => l.cpuMicros / l.count / 1000;
+      const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+      const ratios = (variant: Load[]) => variant.map((l, round) => perToken(l) / perToken(measured.stock[round]!));
+      const cpuRow = (variant: Load[]) => {
+        const each = ratios(variant);
+        return `${(perToken(combine(variant)) * 1000).toFixed(0)} ms (${median(each).toFixed(2)}×; rounds ${Math.min(...each).toFixed(2)}–${Math.max(...each).toFixed(2)})`;
+      };
+      rows.push(['1. server CPU per 1,000 tokens: stock oidc-provider client_credentials (baseline)', `${(perToken(combine(measured.stock)) * 1000).toFixed(0)} ms`]);
+      rows.push(['1. our client_credentials', cpuRow(measured.ours)]);
+      rows.push(['1. token exchange, no actor (target ≤ 1.5×)', cpuRow(measured.plain)]);
+      rows.push(['1. token exchange with an actor token (target ≤ 1.5×)', cpuRow(measured.acting)]);
+      rows.push(['1. token exchange with custom claims (target ≤ 2×)', cpuRow(measured.customized)]);
+      const [stock, ours, plain, acting, customized] = [measured.stock, measured.ours, measured.plain, measured.acting, measured.customized].map(combine);
+
+      // 3. Custom-claims overhead, one request at a time so that queueing does not hide it, timed
+      // here to the microsecond; blocks with and without the script take turns.
+      const sequential = async (count: number) => {
+        const tokens = await seedSubjectTokens(database.db, count, target.id, app.id);
+        const times: number[] = [];
+        for (const token of tokens) {
+          const started = performance.now();
+          const response = await fetch(`${identity.url}/oidc/token`, {
+            method: 'POST', headers: { authorization: appAuth, 'content-type': 'application/x-www-form-urlencoded' }, body: exchangeBody(token),
+          });
+          await response.arrayBuffer();
+          times.push(performance.now() - started);
+          if (response.status !== 200) throw new Error(`a sequential exchange answered ${response.status}`);
+        }
         await database.db.collection('subject_tokens').deleteMany({});
         await database.db.collection('impersonations').deleteMany({});
+        return times;
+      };
+      const withScript: number[] = [];
+      const withoutScript: number[] = [];
+      for (let block = 0; block < 6; block += 1) {
+        await customizer.on();
+        await sequential(5);
+        withScript.push(...await sequential(50));
+        await customizer.off();
+        withoutScript.push(...await sequential(50));
       }
-      return combine(loads);
-    };
-    await exchanges(roundSize);
-    const plain = await identity.profiled('token-exchange', () => exchanges(rounds * roundSize));
-    say('token exchange measured');
-    const acting = await exchanges(rounds * roundSize, actorToken);
-    say('token exchange with an actor measured');
-    await api(identity, adminToken, 'PUT', '/api/configs/jwt-customizer/access-token', { script: customClaimsScript, environmentVariables: { TIER: 'gold' } });
-    await exchanges(roundSize);
-    const customized = await identity.profiled('token-exchange-custom-claims', () => exchanges(rounds * roundSize));
-    say('token exchange with custom claims measured');
+      const percentileOf = (values: number[], p: number) => [...values].sort((x, y) => x - y)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
+      for (const [p, label] of [[50, 'p50 (target ≤ 2 ms)'], [99, 'p99']] as const) {
+        const [a, b] = [percentileOf(withScript, p), percentileOf(withoutScript, p)];
+        rows.push([`3. custom claims: added latency per token, ${label}`, `${(a - b).toFixed(2)} ms (${a.toFixed(2)} vs ${b.toFixed(2)} ms, 300 exchanges each)`]);
+      }
+      say('custom-claims latency measured');
 
-    const perToken = (l: Load) => l.cpuMicros / l.count / 1000;
-    const ratio = (l: Load) => `${(perToken(l) / perToken(stock)).toFixed(2)}×`;
-    rows.push(['1. server CPU per 1,000 tokens: stock oidc-provider client_credentials (baseline)', `${(perToken(stock) * 1000).toFixed(0)} ms`]);
-    rows.push(['1. our client_credentials', `${(perToken(ours) * 1000).toFixed(0)} ms (${ratio(ours)})`]);
-    rows.push(['1. token exchange, no actor (target ≤ 1.5×)', `${(perToken(plain) * 1000).toFixed(0)} ms (${ratio(plain)})`]);
-    rows.push(['1. token exchange with an actor token (target ≤ 1.5×)', `${(perToken(acting) * 1000).toFixed(0)} ms (${ratio(acting)})`]);
-    rows.push(['1. token exchange with custom claims (target ≤ 2×)', `${(perToken(customized) * 1000).toFixed(0)} ms (${ratio(customized)})`]);
+      // 2. Round trips, counted by a server of their own: command monitoring costs CPU that figure 1 must not include.
+      const counter = await startServerChild('identity', { ...env, BENCH_COUNT_COMMANDS: '1' });
+      await exchanges(50, actorToken, 50, counter);
+      // One at a time, nothing to share a command with: what a lone exchange costs.
+      const countedAlone = await exchanges(100, undefined, 1, counter);
+      const countedPlain = await exchanges(roundSize, undefined, 50, counter);
+      const countedActing = await exchanges(roundSize, actorToken, 50, counter);
+      // Through the counting server, whose own change reaches its cache at once.
+      await api(counter, adminToken, 'PUT', '/api/configs/jwt-customizer/access-token', { script: customClaimsScript, environmentVariables: { TIER: 'gold' } });
+      await exchanges(50, undefined, 50, counter);
+      const countedCustom = await exchanges(roundSize, undefined, 50, counter);
+      await api(counter, adminToken, 'DELETE', '/api/configs/jwt-customizer/access-token');
+      await counter.stop();
+      const trips = (l: Load) => (l.commands / l.count).toFixed(2);
+      say('round trips counted');
+      rows.push(['2. database round trips per token exchange, one at a time (target ≤ 3)', trips(countedAlone)]);
+      rows.push(['2. database round trips per token exchange under load (50 connections; concurrent exchanges share commands)',
+        `${trips(countedPlain)} (with an actor ${trips(countedActing)}, with custom claims ${trips(countedCustom)})`]);
 
-    // 3. Custom-claims overhead, one request at a time so that queueing does not hide it.
-    const sequentialWith = await exchanges(300, undefined, 1);
-    await api(identity, adminToken, 'DELETE', '/api/configs/jwt-customizer/access-token');
-    const sequentialWithout = await exchanges(300, undefined, 1);
-    rows.push(['3. custom claims: added latency per token, p50 (target ≤ 2 ms)', `${(sequentialWith.p50 - sequentialWithout.p50).toFixed(1)} ms (${sequentialWith.p50.toFixed(1)} vs ${sequentialWithout.p50.toFixed(1)})`]);
-    rows.push(['3. custom claims: added latency per token, p99', `${(sequentialWith.p99 - sequentialWithout.p99).toFixed(1)} ms (${sequentialWith.p99.toFixed(1)} vs ${sequentialWithout.p99.toFixed(1)})`]);
-    say('custom-claims latency measured');
+      // 5. Memory: RSS and live heap before and after many exchanges.
+      const memoryBefore = await identity.stats();
+      await exchanges(leakExchanges, undefined, 50, identity, leakRoundSize);
+      const memoryAfter = await identity.stats();
+      const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
+      rows.push([`5. server RSS before / after ${leakExchanges.toLocaleString('en')} token exchanges`, `${mib(memoryBefore.rss)} / ${mib(memoryAfter.rss)}`]);
+      rows.push(['5. live heap before / after (after a full collection)', `${mib(memoryBefore.heapUsed)} / ${mib(memoryAfter.heapUsed)}`]);
+      say('memory measured');
 
-    // 2. Round trips, counted by a server of their own: command monitoring costs CPU that figure 1 must not include.
-    const counter = await startServerChild('identity', { ...env, BENCH_COUNT_COMMANDS: '1' });
-    await exchanges(50, actorToken, 50, counter);
-    // One at a time, nothing to share a command with: what a lone exchange costs.
-    const countedAlone = await exchanges(100, undefined, 1, counter);
-    const countedPlain = await exchanges(roundSize, undefined, 50, counter);
-    const countedActing = await exchanges(roundSize, actorToken, 50, counter);
-    // Through the counting server, whose own change reaches its cache at once.
-    await api(counter, adminToken, 'PUT', '/api/configs/jwt-customizer/access-token', { script: customClaimsScript, environmentVariables: { TIER: 'gold' } });
-    await exchanges(50, undefined, 50, counter);
-    const countedCustom = await exchanges(roundSize, undefined, 50, counter);
-    await api(counter, adminToken, 'DELETE', '/api/configs/jwt-customizer/access-token');
-    await counter.stop();
-    const trips = (l: Load) => (l.commands / l.count).toFixed(2);
-    say('round trips counted');
-    rows.push(['2. database round trips per token exchange, one at a time (target ≤ 3)', trips(countedAlone)]);
-    rows.push(['2. database round trips per token exchange under load (50 connections; concurrent exchanges share commands)',
-      `${trips(countedPlain)} (with an actor ${trips(countedActing)}, with custom claims ${trips(countedCustom)})`]);
-
-    // 5. Memory: RSS and live heap before and after many exchanges.
-    const memoryBefore = await identity.stats();
-    await exchanges(leakExchanges, undefined, 50, identity, leakRoundSize);
-    const memoryAfter = await identity.stats();
-    const mib = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
-    rows.push([`5. server RSS before / after ${leakExchanges.toLocaleString('en')} token exchanges`, `${mib(memoryBefore.rss)} / ${mib(memoryAfter.rss)}`]);
-    rows.push(['5. live heap before / after (after a full collection)', `${mib(memoryBefore.heapUsed)} / ${mib(memoryAfter.heapUsed)}`]);
-    say('memory measured');
-
-    // 6. Throughput, the secondary figure, labelled with the database.
-    for (const [name, l] of [['stock client_credentials', stock], ['our client_credentials', ours], ['token exchange', plain], ['token exchange with an actor', acting], ['token exchange with custom claims', customized]] as const) {
-      rows.push([`6. ${name} (${engine}, 50 connections)`, `${l.rps.toFixed(0)} req/s, p50 ${l.p50.toFixed(0)} ms, p99 ${l.p99.toFixed(0)} ms`]);
+      // 6. Throughput, the secondary figure, labelled with the database.
+      for (const [name, l] of [['stock client_credentials', stock], ['our client_credentials', ours], ['token exchange', plain], ['token exchange with an actor', acting], ['token exchange with custom claims', customized]] as const) {
+        rows.push([`6. ${name} (${engine}, 50 connections)`, `${l.rps.toFixed(0)} req/s, p50 ${l.p50.toFixed(0)} ms, p99 ${l.p99.toFixed(0)} ms`]);
+      }
+      await Promise.all([baseline.stop(), identity.stop()]);
     }
-    await Promise.all([baseline.stop(), identity.stop()]);
 
     // 4. Webhooks: what a Management API write pays for recording its event, then delivery.
     if (parts.has('webhooks')) {
-      const writer = await startServerChild('identity', { ...env, BENCH_DB: `${dbName}_writes` });
-      const writerToken = await tokenRequest(writer, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
-        grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
-      });
-      {
-        const writeCount = 600;
-        const writes = (label: string) => writer.profiled(`writes-${label.replaceAll(' ', '-')}`, async () => {
-          const before = await writer.stats();
-          for (let i = 0; i < writeCount; i += 1) await api(writer, writerToken, 'POST', '/api/roles', { name: `${label} ${i}` });
-          const after = await writer.stats();
+      const receiver = await startReceiver();
+      const hookEnv = { HOOKS_ALLOWED_HOSTS: '127.0.0.1', HOOKS_POLL_MS: '100' };
+      const writeCount = 600;
+      /** `writeCount` role creations, one at a time, each announcing Role.Created; the server's CPU and busy time per write. */
+      const writes = (server: ServerChild, bearer: string, label: string, settled: () => Promise<void> = async () => {}) =>
+        server.profiled(`writes-${label.replaceAll(' ', '-')}`, async () => {
+          const before = await server.stats();
+          for (let i = 0; i < writeCount; i += 1) await api(server, bearer, 'POST', '/api/roles', { name: `${label} ${i}` });
+          await settled();
+          const after = await server.stats();
           return { cpu: (after.cpuMicros - before.cpuMicros) / writeCount / 1000, busy: (after.busyMs - before.busyMs) / writeCount };
         });
-        await writes('warm-up');
-        const off = await writes('no hook');
-        await api(writer, writerToken, 'POST', '/api/hooks', { name: 'bench', events: ['Role.Created'], config: { url: 'https://receiver.example/hooks' } });
-        const on = await writes('hooked');
-        const change = (a: number, b: number) => `${(((b / a) - 1) * 100).toFixed(0)}%`;
-        // Both: process CPU counts every thread, including background work per second that a slower
-        // phase accumulates more of; the main thread's busy time is what a write itself costs.
-        rows.push(['4. main-thread busy time per Management API write, no hook subscribed / one hook (target ≤ +15%)', `${off.busy.toFixed(2)} ms / ${on.busy.toFixed(2)} ms (${change(off.busy, on.busy)})`]);
-        rows.push(['4. process CPU per Management API write, no hook / one hook', `${off.cpu.toFixed(2)} ms / ${on.cpu.toFixed(2)} ms (${change(off.cpu, on.cpu)})`]);
-      }
+      const adminOf = (server: ServerChild) => tokenRequest(server, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
+        grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
+      });
+      const hook = { name: 'bench', events: ['Role.Created'], config: { url: receiver.url } };
+
+      // Recording: a process that only records (delivery is another process's work), without and with a hook.
+      const writer = await startServerChild('identity', { ...env, ...hookEnv, BENCH_DB: `${dbName}_writes` });
+      const writerToken = await adminOf(writer);
+      await writes(writer, writerToken, 'warm-up');
+      const off = await writes(writer, writerToken, 'no hook');
+      await api(writer, writerToken, 'POST', '/api/hooks', hook);
+      const on = await writes(writer, writerToken, 'hooked');
       await writer.stop();
+
+      // Everything: a process that also makes the deliveries, signs and sends them, and settles them.
+      const delivering = await startServerChild('identity', { ...env, ...hookEnv, HOOKS_DELIVERY: 'true', BENCH_DB: `${dbName}_delivered` });
+      const deliveringToken = await adminOf(delivering);
+      await api(delivering, deliveringToken, 'POST', '/api/hooks', hook);
+      let expected = 0;
+      const allReceived = async () => {
+        expected += writeCount;
+        const deadline = Date.now() + 120_000;
+        while (receiver.seen.size < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      };
+      await writes(delivering, deliveringToken, 'delivered warm-up', allReceived);
+      const delivered = await writes(delivering, deliveringToken, 'delivered', allReceived);
+      await delivering.stop();
+      await receiver.close();
+
+      const change = (a: number, b: number) => `${(((b / a) - 1) * 100).toFixed(0)}%`;
+      // Both: process CPU counts every thread, including background work per second that a slower
+      // phase accumulates more of; the main thread's busy time is what a write itself costs.
+      rows.push(['4. recording: main-thread busy time per Management API write, no hook subscribed / one hook (target ≤ +15%)', `${off.busy.toFixed(2)} ms / ${on.busy.toFixed(2)} ms (${change(off.busy, on.busy)})`]);
+      rows.push(['4. recording: process CPU per Management API write, no hook / one hook', `${off.cpu.toFixed(2)} ms / ${on.cpu.toFixed(2)} ms (${change(off.cpu, on.cpu)})`]);
+      rows.push(['4. recording and delivering in one process: process CPU per write with its event delivered to one hook', `${delivered.cpu.toFixed(2)} ms (${change(off.cpu, delivered.cpu)} over no hook)`]);
       for (const [name, value] of await webhookFigures(uri)) rows.push([`4. ${name}`, value]);
       say('webhooks measured');
     }

@@ -28,7 +28,7 @@ function percentile(sorted: number[], p: number) {
 }
 
 /** A receiver that answers 204 at once and notes when each event arrived, against its `createdAt`. */
-async function startReceiver() {
+export async function startReceiver() {
   const latencies: number[] = [];
   const seen = new Set<string>();
   const server = createServer((req, res) => {

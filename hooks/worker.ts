@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
-import { insertMissing } from '../lib/insert-each.js';
+import { insertEach } from '../lib/insert-each.js';
 import type { Logger } from '../lib/logger.js';
 import { webhookRequest } from './message.js';
 import {
@@ -32,6 +32,13 @@ export interface DeliveryWorker {
   wake(): void;
   /** Stops taking deliveries and waits for the attempts in flight. */
   stop(): Promise<void>;
+}
+
+/** Deliveries a worker holds under one lease, with the hooks and events it already read for them, if any. */
+interface Taken {
+  batch: Array<DeliveryDocument & { leaseOwner: string }>;
+  hooks?: HookDocument[];
+  events?: HookEventDocument[];
 }
 
 /**
@@ -98,11 +105,14 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
    * never lost to a hook that existed when it was recorded; and a hook created later, while no
    * worker ran, does not get the backlog (a replay does that, on request).
    */
-  async function fanOut(): Promise<void> {
+  async function fanOut(free: number): Promise<Taken | undefined> {
     const due = await events.find({ fanOutDue: { $type: 'date' } }).sort({ fanOutDue: 1 }).limit(fanOutBatch).toArray();
-    if (due.length === 0) return;
+    if (due.length === 0) return undefined;
     const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(due.map(({ event }) => event))] } }).toArray();
     const now = new Date();
+    // As many as this worker has room for are made already taken by it (under a lease, as
+    // `claim` would take them), so that they go out now without being looked for again.
+    const lease = `${owner}.${generateId(8)}`;
     const made: DeliveryDocument[] = due.flatMap((event) => subscribed
       .filter((hook) => hook.events.includes(event.event) && hook.createdAt <= event.createdAt.getTime() + clockSkewMs)
       .map((hook) => ({
@@ -111,10 +121,16 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
         nextAttemptAt: event.createdAt, leaseOwner: null, lastAttemptAt: null, lastStatus: null, lastError: null,
         createdAt: event.createdAt, updatedAt: now, expiresAt: event.expiresAt,
       })));
-    if (made.length > 0) await insertMissing(deliveries, made);
+    made.slice(0, Math.max(free, 0)).forEach((delivery) => Object.assign(delivery, { leaseOwner: lease, nextAttemptAt: new Date(now.getTime() + leaseMs) }));
+    const outcomes = made.length > 0 ? await insertEach(deliveries, made) : [];
+    const failure = outcomes.find((outcome): outcome is Error => outcome instanceof Error);
+    if (failure) throw failure;
     await events.updateMany({ _id: { $in: due.map(({ _id }) => _id) } }, { $unset: { fanOutDue: '' } });
     // A full batch may leave more behind it: look again at once.
     if (due.length === fanOutBatch) woken = true;
+    // Only those this worker stored are its own: another worker's copy of the same pair won.
+    const mine = made.filter((delivery, index) => delivery.leaseOwner === lease && outcomes[index] === 'inserted') as Taken['batch'];
+    return mine.length > 0 ? { batch: mine, hooks: subscribed, events: due } : undefined;
   }
 
   /** Writes a delivery's outcome, if its lease is still this worker's. */
@@ -182,10 +198,10 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
    * succeeded with one update per status code (failures were settled one by one, each with its
    * own next attempt), so that the usual case costs two writes per batch, not two per delivery.
    */
-  async function deliverBatch(batch: Array<DeliveryDocument & { leaseOwner: string }>) {
+  async function deliverBatch({ batch, hooks: knownHooks, events: knownEvents }: Taken) {
     const [hookList, eventList] = await Promise.all([
-      hooks.find({ _id: { $in: [...new Set(batch.map(({ hookId }) => hookId))] } }).toArray(),
-      events.find({ _id: { $in: batch.map(({ eventId }) => eventId) } }).toArray(),
+      knownHooks ?? hooks.find({ _id: { $in: [...new Set(batch.map(({ hookId }) => hookId))] } }).toArray(),
+      knownEvents ?? events.find({ _id: { $in: batch.map(({ eventId }) => eventId) } }).toArray(),
     ]);
     const hookById = new Map(hookList.map((hook) => [hook._id, hook]));
     const eventById = new Map(eventList.map((event) => [event._id, event]));
@@ -218,22 +234,27 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
         continue;
       }
       woken = false;
-      let batch: Array<DeliveryDocument & { leaseOwner: string }> = [];
+      let work: Taken | undefined;
       try {
-        await fanOut();
-        batch = await claim(free);
+        // New events first: what their fan-out takes is sent at once; otherwise whatever is due.
+        work = await fanOut(free);
+        if (!work) {
+          const batch = await claim(free);
+          if (batch.length > 0) work = { batch };
+        }
         failures = 0;
       } catch (error) {
         // The database is unreachable: say so once per outage, and keep trying.
         if (failures++ === 0) logger.error('Webhook delivery cannot read the database; retrying', error);
       }
-      if (batch.length > 0) {
-        taken += batch.length;
-        const job = deliverBatch(batch)
+      if (work) {
+        const size = work.batch.length;
+        taken += size;
+        const job = deliverBatch(work)
           // A database failure while recording: the batch's leases run out and it is tried again.
           // Never left unhandled, which would end the process.
           .catch((error: unknown) => logger.error('A batch of webhook deliveries could not be recorded; it will be retried', error))
-          .finally(() => { inFlight.delete(job); taken -= batch.length; });
+          .finally(() => { inFlight.delete(job); taken -= size; });
         inFlight.add(job);
       } else if (!woken && running) {
         await pause(pollMs);
