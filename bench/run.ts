@@ -304,15 +304,20 @@ async function main() {
       const receiver = await startReceiver();
       const hookEnv = { HOOKS_ALLOWED_HOSTS: '127.0.0.1', HOOKS_POLL_MS: '100' };
       const writeCount = 600;
-      /** `writeCount` role creations, one at a time, each announcing Role.Created; the server's CPU and busy time per write. */
-      const writes = (server: ServerChild, bearer: string, label: string, settled: () => Promise<void> = async () => {}) =>
-        server.profiled(`writes-${label.replaceAll(' ', '-')}`, async () => {
+      type WriteCost = { cpu: number; busy: number; count: number };
+      /** `count` role creations, one at a time, each announcing Role.Created; the server's CPU and busy time in all. */
+      const writes = (server: ServerChild, bearer: string, label: string, count = writeCount, settled: () => Promise<void> = async () => {}) =>
+        server.profiled(`writes-${label.replaceAll(' ', '-')}`, async (): Promise<WriteCost> => {
           const before = await server.stats();
-          for (let i = 0; i < writeCount; i += 1) await api(server, bearer, 'POST', '/api/roles', { name: `${label} ${i}` });
+          for (let i = 0; i < count; i += 1) await api(server, bearer, 'POST', '/api/roles', { name: `${label} ${Math.random()}` });
           await settled();
           const after = await server.stats();
-          return { cpu: (after.cpuMicros - before.cpuMicros) / writeCount / 1000, busy: (after.busyMs - before.busyMs) / writeCount };
+          return { cpu: (after.cpuMicros - before.cpuMicros) / 1000, busy: after.busyMs - before.busyMs, count };
         });
+      const perWrite = (costs: WriteCost[]) => {
+        const count = costs.reduce((sum, { count: n }) => sum + n, 0);
+        return { cpu: costs.reduce((sum, { cpu }) => sum + cpu, 0) / count, busy: costs.reduce((sum, { busy }) => sum + busy, 0) / count };
+      };
       const adminOf = (server: ServerChild) => tokenRequest(server, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
         grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
       });
@@ -321,10 +326,18 @@ async function main() {
       // Recording: a process that only records (delivery is another process's work), without and with a hook.
       const writer = await startServerChild('identity', { ...env, ...hookEnv, BENCH_DB: `${dbName}_writes` });
       const writerToken = await adminOf(writer);
-      await writes(writer, writerToken, 'warm-up');
-      const off = await writes(writer, writerToken, 'no hook');
-      await api(writer, writerToken, 'POST', '/api/hooks', hook);
-      const on = await writes(writer, writerToken, 'hooked');
+      await writes(writer, writerToken, 'warm-up', 200);
+      const { id: hookId } = await api(writer, writerToken, 'POST', '/api/hooks', { ...hook, enabled: false });
+      // Blocks with and without the hook take turns: the engine slows as its collections grow,
+      // which would otherwise weigh on whichever ran second.
+      const blocks = { off: [] as WriteCost[], on: [] as WriteCost[] };
+      for (let block = 0; block < 6; block += 1) {
+        blocks.off.push(await writes(writer, writerToken, `no hook ${block}`, writeCount / 6));
+        await api(writer, writerToken, 'PATCH', `/api/hooks/${hookId}`, { enabled: true });
+        blocks.on.push(await writes(writer, writerToken, `hooked ${block}`, writeCount / 6));
+        await api(writer, writerToken, 'PATCH', `/api/hooks/${hookId}`, { enabled: false });
+      }
+      const [off, on] = [perWrite(blocks.off), perWrite(blocks.on)];
       await writer.stop();
 
       // Everything: a process that also makes the deliveries, signs and sends them, and settles them.
@@ -332,13 +345,13 @@ async function main() {
       const deliveringToken = await adminOf(delivering);
       await api(delivering, deliveringToken, 'POST', '/api/hooks', hook);
       let expected = 0;
-      const allReceived = async () => {
-        expected += writeCount;
+      const allReceived = async (count: number) => {
+        expected += count;
         const deadline = Date.now() + 120_000;
         while (receiver.seen.size < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
       };
-      await writes(delivering, deliveringToken, 'delivered warm-up', allReceived);
-      const delivered = await writes(delivering, deliveringToken, 'delivered', allReceived);
+      await writes(delivering, deliveringToken, 'delivered warm-up', 200, () => allReceived(200));
+      const delivered = perWrite([await writes(delivering, deliveringToken, 'delivered', writeCount, () => allReceived(writeCount))]);
       await delivering.stop();
       await receiver.close();
 
