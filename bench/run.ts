@@ -332,10 +332,11 @@ async function main() {
       // which would otherwise weigh on whichever ran second.
       const blocks = { off: [] as WriteCost[], on: [] as WriteCost[] };
       for (let block = 0; block < 6; block += 1) {
-        blocks.off.push(await writes(writer, writerToken, `no hook ${block}`, writeCount / 6));
-        await api(writer, writerToken, 'PATCH', `/api/hooks/${hookId}`, { enabled: true });
-        blocks.on.push(await writes(writer, writerToken, `hooked ${block}`, writeCount / 6));
-        await api(writer, writerToken, 'PATCH', `/api/hooks/${hookId}`, { enabled: false });
+        // Which goes first alternates too, so that neither is always the later one.
+        for (const enabled of block % 2 === 0 ? [false, true] : [true, false]) {
+          await api(writer, writerToken, 'PATCH', `/api/hooks/${hookId}`, { enabled });
+          (enabled ? blocks.on : blocks.off).push(await writes(writer, writerToken, `${enabled ? 'hooked' : 'no hook'} ${block}`, writeCount / 6));
+        }
       }
       const [off, on] = [perWrite(blocks.off), perWrite(blocks.on)];
       await writer.stop();

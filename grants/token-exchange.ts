@@ -93,26 +93,24 @@ export function buildHandler(deps: TokenExchangeDeps) {
     if (!resource) throw new errors.InvalidTarget('resource is required: the token is bound to one API resource');
     const info = await deps.resourceServerInfo(ctx, resource, client);
 
-    // Everything that can fail without spending the subject token is checked first.
-    let act: ActClaim | undefined;
-    if (typeof params.actor_token === 'string') {
-      try {
-        act = await deps.identifyActor(params.actor_token);
-      } catch {
-        throw new errors.InvalidGrant('the actor token is not a valid access token of this provider with the openid scope');
-      }
-    }
-
-    const found = await deps.queries.subjectTokenWithUser(params.subject_token as string);
-    const subject = attempt.subject = found?.subject;
+    // Everything that can fail without spending the subject token is checked first. Reading the
+    // subject token spends nothing, so it goes while the actor token's signature is checked.
+    const [actor, found] = await Promise.allSettled([
+      typeof params.actor_token === 'string' ? deps.identifyActor(params.actor_token) : undefined,
+      deps.queries.subjectTokenWithUser(params.subject_token as string),
+    ]);
+    if (found.status === 'rejected') throw found.reason;
+    const subject = attempt.subject = found.value?.subject;
+    if (actor.status === 'rejected') throw new errors.InvalidGrant('the actor token is not a valid access token of this provider with the openid scope');
+    const act: ActClaim | undefined = actor.value;
     if (!subject || subject.expiresAt <= new Date()) throw new errors.InvalidGrant('the subject token is invalid, expired or already used');
-    const { user } = found!;
+    const { user, roleIds } = found.value!;
     if (!user || user.isSuspended) throw new errors.InvalidGrant('the subject token\'s user no longer exists or is suspended');
 
     // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
     // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
     const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
-    const [roles, resourceScopes] = await Promise.all([deps.roles(found!.roleIds), deps.resourceScopes(resource)]);
+    const [roles, resourceScopes] = await Promise.all([deps.roles(roleIds), deps.resourceScopes(resource)]);
     const held = scopeIdsOf(roles);
     const grantable = new Set(resourceScopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name));
     const scope = [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)).join(' ');
