@@ -10,16 +10,28 @@ export const workerSource = String.raw`
 const { parentPort } = require('node:worker_threads');
 const vm = require('node:vm');
 
+// Compiled once (per script text), run in a fresh context each time: compiling is work a run
+// need not repeat, while the context is what keeps one run's state from the next.
+const compiled = new Map();
+const compile = (script) => {
+  let entry = compiled.get(script);
+  if (!entry) {
+    entry = new vm.Script(script + '\n;globalThis.__entry = typeof getCustomJwtClaims === "function" ? getCustomJwtClaims : undefined;');
+    if (compiled.size >= 32) compiled.delete(compiled.keys().next().value);
+    compiled.set(script, entry);
+  }
+  return entry;
+};
+const call = new vm.Script(
+  'if (typeof __entry !== "function") throw new TypeError("the script must define a function getCustomJwtClaims");' +
+  'Promise.resolve(__entry(JSON.parse(__input))).then((value) => JSON.stringify(value === undefined ? {} : value))');
+
 parentPort.on('message', async ({ id, script, input, syncTimeoutMs }) => {
   try {
     const context = vm.createContext(Object.create(null), { codeGeneration: { strings: false, wasm: false } });
-    vm.runInContext(script + '\n;globalThis.__entry = typeof getCustomJwtClaims === "function" ? getCustomJwtClaims : undefined;', context, { timeout: syncTimeoutMs });
+    compile(script).runInContext(context, { timeout: syncTimeoutMs });
     context.__input = input;
-    const pending = vm.runInContext(
-      'if (typeof __entry !== "function") throw new TypeError("the script must define a function getCustomJwtClaims");' +
-      'Promise.resolve(__entry(JSON.parse(__input))).then((value) => JSON.stringify(value === undefined ? {} : value))',
-      context, { timeout: syncTimeoutMs });
-    const output = await pending;
+    const output = await call.runInContext(context, { timeout: syncTimeoutMs });
     parentPort.postMessage({ id, output: typeof output === 'string' ? output : 'null' });
   } catch (error) {
     const message = error && typeof error === 'object' && typeof error.message === 'string' ? error.message : String(error);

@@ -79,6 +79,12 @@ describe('custom JWT claims', () => {
     expect(await t.exchangeToken()).toMatchObject(expected);
   });
 
+  it('runs each token in a fresh context: nothing a run leaves behind reaches the next', async () => {
+    await t.setScript('var runs = 0; globalThis.seen = (globalThis.seen ?? 0) + 1; Array.prototype.mark = (Array.prototype.mark ?? 0) + 1;'
+      + ' function getCustomJwtClaims() { runs += 1; return { runs, seen: globalThis.seen, mark: [].mark } }');
+    for (let i = 0; i < 3; i += 1) expect(await t.exchangeToken()).toMatchObject({ runs: 1, seen: 1, mark: 1 });
+  });
+
   it.each([
     ['calls require', 'function getCustomJwtClaims() { return { fs: require("fs").readdirSync("/") } }'],
     ['escapes through the constructor chain', 'function getCustomJwtClaims() { return { p: this.constructor.constructor("return process")().env } }'],
