@@ -353,7 +353,10 @@ async function main() {
       const allReceived = async (count: number) => {
         expected += count;
         const deadline = Date.now() + 120_000;
-        while (receiver.seen.size < expected && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        while (receiver.seen.size < expected) {
+          if (Date.now() > deadline) throw new Error(`the receiver got ${receiver.seen.size} of ${expected} events within 120 s`);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
       };
       await writes(delivering, deliveringToken, 'delivered warm-up', 200, () => allReceived(200));
       const delivered = perWrite([await writes(delivering, deliveringToken, 'delivered', writeCount, () => allReceived(writeCount))]);
