@@ -21,7 +21,7 @@ export interface Hooks {
   policy: OutboundPolicy;
   keyOverlapMs: number;
   retentionMs: number;
-  /** Tells this process's worker that deliveries were queued. */
+  /** Tells this process's worker that events were recorded or deliveries queued. */
   wake(): void;
   /** Starts the delivery worker (unless `deliver` is off). */
   start(): void;
