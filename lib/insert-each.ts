@@ -30,7 +30,12 @@ export async function insertEach<T extends Document>(collection: Collection<T>, 
     // A write concern error leaves every document's fate unknown: the whole command failed.
     if (!(error instanceof MongoBulkWriteError) || error.writeConcernError) throw error;
     const writeErrors = [error.writeErrors].flat();
-    if (error.result.insertedCount + writeErrors.length !== documents.length) return Promise.all(documents.map(one));
+    if (error.result.insertedCount + writeErrors.length !== documents.length) {
+      // In order, so that of two documents with one key the first wins, as in MongoDB's own answer.
+      const outcomes: InsertOutcome[] = [];
+      for (const document of documents) outcomes.push(await one(document));
+      return outcomes;
+    }
     const failed = new Map(writeErrors.map((writeError) => [writeError.index, writeError]));
     return documents.map((_, index) => {
       const writeError = failed.get(index);
