@@ -1,6 +1,7 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import type { HookSettings } from '../lib/config.js';
+import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { Queries } from '../lib/queries/index.js';
 import { createOutboundPolicy, type OutboundPolicy } from '../lib/outbound-addresses.js';
@@ -36,15 +37,17 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
   const retentionMs = settings.retentionDays * day;
   const policy = createOutboundPolicy(settings.allowedHosts);
   const send = createSender({ policy, timeoutMs: settings.timeoutMs });
+  // This process's worker, which fans out the events this process records (when it delivers at all).
+  const owner = generateId();
   const worker = createDeliveryWorker({
-    db, send, logger, retentionMs,
+    db, send, logger, retentionMs, owner,
     retry: { schedule: settings.retrySchedule },
     timeoutMs: settings.timeoutMs,
     pollMs: settings.pollMs,
     concurrency: settings.concurrency,
     disableAfterMs: settings.disableAfter * second,
   });
-  const outbox = createOutbox(db, queries, { retentionMs, onQueued: () => worker.wake() });
+  const outbox = createOutbox(db, queries, { retentionMs, onQueued: () => worker.wake(), ...(settings.deliver && { fanOutBy: owner }) });
   let started = false;
 
   return {

@@ -47,6 +47,12 @@ export interface HookEventDocument {
    * subscribed to it, then removed: the write path records the event alone, whatever the hooks.
    */
   fanOutDue?: Date;
+  /**
+   * The worker of the process that recorded it, which fans it out at once; any other worker does
+   * once it has waited two polls, so that the workers of many processes do not all race for every
+   * event, and an event whose process stopped (or delivers nothing) is still fanned out.
+   */
+  fanOutBy?: string;
   expiresAt: Date;
 }
 

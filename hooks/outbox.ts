@@ -31,6 +31,8 @@ export interface OutboxOptions {
   retentionMs: number;
   /** Called after a commit that recorded events, so that this process's worker fans them out at once. */
   onQueued?: () => void;
+  /** The worker (this process's) that will fan out what this outbox records; others take over if it does not. */
+  fanOutBy?: string;
 }
 
 /** The data event a change announces, if any: Logto's data-hook body without `hookId`. */
@@ -65,7 +67,7 @@ const applicationToEvent = ({ _id, type, name, description }: ApplicationDocumen
  * once in this process and within a poll in the others. Events are kept even when no hook wants
  * them, so that a hook added later can replay them.
  */
-export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued }: OutboxOptions): Outbox {
+export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, fanOutBy }: OutboxOptions): Outbox {
   const events = db.collection<HookEventDocument>(hookCollections.events);
 
   /** Writes the events; answers whether there were any. */
@@ -75,7 +77,10 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued }
     const documents: HookEventDocument[] = found.map(({ event, payload }) => {
       const id = generateId();
       // `id`, `event` and `createdAt` lead the body, as receivers read them first.
-      return { _id: id, event, createdAt, payload: { id, event, createdAt: createdAt.toISOString(), ...payload }, fanOutDue: createdAt, expiresAt };
+      return {
+        _id: id, event, createdAt, payload: { id, event, createdAt: createdAt.toISOString(), ...payload },
+        fanOutDue: createdAt, ...(fanOutBy && { fanOutBy }), expiresAt,
+      };
     });
     await events.insertMany(documents, { session });
     return true;

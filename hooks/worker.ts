@@ -24,6 +24,8 @@ export interface WorkerOptions {
   disableAfterMs: number;
   retentionMs: number;
   logger: Logger;
+  /** This worker's id, as the outbox of its process names it on the events it records. */
+  owner?: string;
 }
 
 export interface DeliveryWorker {
@@ -54,7 +56,9 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   const hooks = db.collection<HookDocument>(hookCollections.hooks);
   const events = db.collection<HookEventDocument>(hookCollections.events);
 
-  const owner = generateId();
+  const owner = options.owner ?? generateId();
+  /** How long the recording process's worker has to fan out its events before any other may. */
+  const handOverMs = 2 * pollMs;
   const unseenEventGraceMs = 60_000;
   /** Events fanned out at once. */
   const fanOutBatch = 500;
@@ -95,7 +99,8 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
 
   /**
    * Makes the deliveries of recorded events: one per enabled hook subscribed to the event, then
-   * marks the events done. Any worker may do it, two at once too: the unique (hookId, eventId)
+   * marks the events done. The worker of the process that recorded an event takes it at once,
+   * any other after `handOverMs`; two at once do no harm either: the unique (hookId, eventId)
    * index keeps one delivery per pair, and a worker that dies between the two writes leaves the
    * events due, to be fanned out again to the same result.
    *
@@ -106,7 +111,10 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
    * worker ran, does not get the backlog (a replay does that, on request).
    */
   async function fanOut(free: number): Promise<Taken | undefined> {
-    const due = await events.find({ fanOutDue: { $type: 'date' } }).sort({ fanOutDue: 1 }).limit(fanOutBatch).toArray();
+    const due = await events.find({
+      fanOutDue: { $type: 'date' },
+      $or: [{ fanOutBy: owner }, { fanOutDue: { $lte: new Date(Date.now() - handOverMs) } }],
+    }).sort({ fanOutDue: 1 }).limit(fanOutBatch).toArray();
     if (due.length === 0) return undefined;
     const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(due.map(({ event }) => event))] } }).toArray();
     const now = new Date();

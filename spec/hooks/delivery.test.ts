@@ -163,6 +163,13 @@ describe('making deliveries from recorded events', () => {
     await recorder.close();
     await receiver.close();
   });
+  /** A second, delivering server over the recorder's database (once). */
+  const startDeliverer = async () => {
+    deliverer ??= await startStandaloneServer(
+      { ...loadSettings({ PORT: '0', ...hookTestEnv }), mongodbUri: testMongoUri() },
+      { logger: silentLogger, dbName: recorder.database.db.databaseName },
+    );
+  };
 
   it('gives a hook the events recorded after its creation, not a backlog older than it, once a worker runs', async () => {
     const { db } = recorder.database;
@@ -176,7 +183,7 @@ describe('making deliveries from recorded events', () => {
     expect(await db.collection('hook_events').countDocuments({ fanOutDue: { $type: 'date' } })).toBe(2);
     expect(await db.collection('hook_deliveries').countDocuments({})).toBe(0);
 
-    deliverer = await startStandaloneServer({ ...loadSettings({ PORT: '0', ...hookTestEnv }), mongodbUri: testMongoUri() }, { logger: silentLogger, dbName: db.databaseName });
+    await startDeliverer();
     await receiver.waitFor((got) => got.some(({ body }) => body.data?.id === newer.id));
     await deliveriesSettled(db);
     expect(receiver.received.map(({ body }) => body.data?.id)).toEqual([newer.id]);
@@ -186,5 +193,17 @@ describe('making deliveries from recorded events', () => {
     const replay = await recorder.api('POST', `/api/hooks/${hook.id}/replay`, { body: { since: aMinuteAgo.getTime() - 1000 } });
     expect(replay.status).toBe(202);
     await receiver.waitFor((got) => got.some(({ body }) => body.data?.id === older.id));
+  });
+
+  it('fans out an event left to a worker that stopped: another takes it over after two polls', async () => {
+    const { db } = recorder.database;
+    await subscribe(recorder, receiver, ['Role.Created'], 'take-over');
+    const role = (await recorder.create('/api/roles', { name: 'left behind' })) as { id: string };
+    // As if recorded by a delivering process that stopped before its worker got to it.
+    await db.collection('hook_events').updateOne({ 'payload.data.id': role.id }, { $set: { fanOutBy: 'a-stopped-worker' } });
+    await startDeliverer();
+    await receiver.waitFor((got) => got.some(({ body }) => body.data?.id === role.id));
+    await deliveriesSettled(db);
+    expect(await db.collection('hook_events').countDocuments({ fanOutDue: { $type: 'date' } })).toBe(0);
   });
 });
