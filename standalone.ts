@@ -7,7 +7,7 @@ import Provider from 'oidc-provider';
 
 import type { BootstrapCredentials } from './lib/bootstrap.js';
 import type { ExperienceSettings, Settings } from './lib/config.js';
-import { logConnector, smtpConnector, type ExperienceOptions } from './experience/index.js';
+import { smtpConnector, type ExperienceOptions } from './experience/index.js';
 import { openDatabase, type Database } from './lib/database.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './lib/embedded-mongo.js';
 import { createIdentity, type Identity } from './identity.js';
@@ -40,10 +40,11 @@ export interface StandaloneOptions {
   mongoClientOptions?: MongoClientOptions;
 }
 
-function experienceOf({ productName, logoUrl, primaryColor, smtpUrl, emailFrom }: ExperienceSettings, logger: Logger): ExperienceOptions {
+/** Without SMTP settings, `createIdentity` falls back to the development connector (and says so). */
+function experienceOf({ productName, logoUrl, primaryColor, smtpUrl, emailFrom }: ExperienceSettings): ExperienceOptions {
   return {
     branding: { productName, primaryColor, ...(logoUrl && { logoUrl }) },
-    email: smtpUrl && emailFrom ? smtpConnector(smtpUrl, emailFrom) : logConnector(logger),
+    ...(smtpUrl && emailFrom && { email: smtpConnector(smtpUrl, emailFrom) }),
   };
 }
 
@@ -86,7 +87,7 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       customClaimsOnError: settings.customClaimsOnError,
       customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
       hooks: settings.hooks,
-      experience: experienceOf(settings.experience, logger),
+      experience: experienceOf(settings.experience),
     });
     // Our sign-in pages replace oidc-provider's development login, which would accept anyone.
     const provider = new Provider(issuer, identity.configure({ features: { devInteractions: { enabled: false } } }));

@@ -55,15 +55,17 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     await next();
   }, jsonBody(bodyLimit));
 
-  const startRoute = (path: string) => router.put<ExperienceState, Guarded<{ body: { interactionEvent: InteractionEvent } }>>(
-    path, guard({ body: object({ interactionEvent: event }), status: 204, public: true }),
-    async (ctx) => {
-      await service.start(ctx.state.experience, ctx.guard.body.interactionEvent);
+  /** A step that answers 204: its body, checked against `body`, goes to `run` with this interaction. */
+  const step = <B>(method: 'put' | 'post', path: string, body: Schema, run: (experience: ExperienceDocument, given: B) => Promise<void>) =>
+    router[method]<ExperienceState, Guarded<{ body: B }>>(path, guard({ body, status: 204, public: true }), async (ctx) => {
+      await run(ctx.state.experience, ctx.guard.body);
       ctx.status = 204;
-    },
-  );
-  startRoute('/');
-  startRoute('/interaction-event');
+    });
+
+  for (const path of ['/', '/interaction-event']) {
+    step<{ interactionEvent: InteractionEvent }>('put', path, object({ interactionEvent: event }),
+      async (experience, { interactionEvent }) => { await service.start(experience, interactionEvent); });
+  }
 
   router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; password: string } }>>(
     '/verification/password',
@@ -103,35 +105,13 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     },
   );
 
-  router.post<ExperienceState, Guarded<{ body: { verificationId: string } }>>(
-    '/identification',
-    guard({ body: object({ verificationId }), status: 204, public: true }),
-    async (ctx) => {
-      await service.identify(ctx.state.experience, ctx.guard.body.verificationId);
-      ctx.status = 204;
-    },
-  );
-
-  router.post<ExperienceState, Guarded<{ body: { type: 'username' | 'password'; value: string } }>>(
-    '/profile',
-    guard({
-      body: { oneOf: [object({ type: { const: 'username' }, value: username }), object({ type: { const: 'password' }, value: password })] },
-      status: 204, public: true,
-    }),
-    async (ctx) => {
-      await service.addProfile(ctx.state.experience, ctx.guard.body.type, ctx.guard.body.value);
-      ctx.status = 204;
-    },
-  );
-
-  router.put<ExperienceState, Guarded<{ body: { password: string } }>>(
-    '/profile/password',
-    guard({ body: object({ password }), status: 204, public: true }),
-    async (ctx) => {
-      await service.resetPassword(ctx.state.experience, ctx.guard.body.password);
-      ctx.status = 204;
-    },
-  );
+  step<{ verificationId: string }>('post', '/identification', object({ verificationId }),
+    (experience, { verificationId: id }) => service.identify(experience, id));
+  step<{ type: 'username' | 'password'; value: string }>('post', '/profile',
+    { oneOf: [object({ type: { const: 'username' }, value: username }), object({ type: { const: 'password' }, value: password })] },
+    (experience, { type, value }) => service.addProfile(experience, type, value));
+  step<{ password: string }>('put', '/profile/password', object({ password }),
+    (experience, given) => service.resetPassword(experience, given.password));
 
   router.post<ExperienceState>(
     '/submit',

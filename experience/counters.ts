@@ -1,5 +1,7 @@
 import type { Db } from 'mongodb';
 
+import { isDuplicateKeyError } from '../lib/errors.js';
+
 import { sha256 } from '../lib/ids.js';
 
 /** How many attempts a window allows, and how long the window is. */
@@ -63,7 +65,7 @@ export function createCounters(db: Db, now: () => number = Date.now) {
         await increment();
       } catch (error) {
         // Two first attempts raced to insert the window; the loser increments what the winner made.
-        if ((error as { code?: number }).code !== 11000) throw error;
+        if (!isDuplicateKeyError(error)) throw error;
         await increment();
       }
       const count = (await counters.findOne({ _id: id }))?.count ?? 1;

@@ -164,12 +164,21 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   const renderSignIn = (request: PageRequest, error?: string) => views.signInPage(withError(request, error), { identifier: field(request, 'identifier') });
   const renderSignUp = (request: PageRequest, error?: string) => views.signUpPage(withError(request, error), { username: field(request, 'username'), email: field(request, 'email') });
   const codeFields = (request: PageRequest) => ({ email: field(request, 'email'), verificationId: field(request, 'verificationId') });
-  /** The code step of sign-up and reset: check the code, then identify by it. */
-  async function identifyByCode(request: PageRequest) {
-    const { email, verificationId } = codeFields(request);
-    await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
-    await service.identify(request.experience, verificationId);
-  }
+  /**
+   * The code step of sign-up and reset, on the page `render` draws: check the emailed code,
+   * identify by it, do what else the flow needs (`then`), and submit.
+   */
+  const codeStep = (path: string, render: (context: views.FormContext, fields: { email: string; verificationId: string }) => string, then?: (request: PageRequest) => Promise<void>) =>
+    router.post(path, route(
+      (request, error) => render(withError(request, error), codeFields(request)),
+      async (request) => {
+        const { email, verificationId } = codeFields(request);
+        await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
+        await service.identify(request.experience, verificationId);
+        await then?.(request);
+        return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
+      },
+    ));
 
   router.get('/:uid', route((request, error) => {
     const { prompt } = request.details;
@@ -194,13 +203,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     const verificationId = await service.sendCode(experience, email, request.caller);
     return { html: views.signUpCodePage(request.page, { email, verificationId }) };
   }));
-  router.post('/:uid/sign-up/code', route(
-    (request, error) => views.signUpCodePage(withError(request, error), codeFields(request)),
-    async (request) => {
-      await identifyByCode(request);
-      return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
-    },
-  ));
+  codeStep('/:uid/sign-up/code', views.signUpCodePage);
 
   const renderForgot = (request: PageRequest, error?: string) => views.forgotPasswordPage(withError(request, error), { email: field(request, 'email') });
   router.get('/:uid/forgot-password', route(renderForgot));
@@ -211,14 +214,8 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     const verificationId = await service.sendCode(experience, email, request.caller);
     return { html: views.resetPasswordPage(request.page, { email, verificationId }) };
   }));
-  router.post('/:uid/forgot-password/reset', route(
-    (request, error) => views.resetPasswordPage(withError(request, error), codeFields(request)),
-    async (request) => {
-      await identifyByCode(request);
-      await service.resetPassword(request.experience, request.form.get('password') ?? '');
-      return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
-    },
-  ));
+  codeStep('/:uid/forgot-password/reset', views.resetPasswordPage,
+    (request) => service.resetPassword(request.experience, request.form.get('password') ?? ''));
 
   function renderConsent(request: PageRequest, error?: string): string {
     const missing = request.details.prompt.details as MissingConsent;
@@ -232,9 +229,9 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     const { details } = request;
     if (details.prompt.name !== 'consent') throw new ApiError('session.invalid_event', 'there is nothing to consent to');
     if (request.form.get('decision') !== 'allow') return { redirect: await service.abort(request.experience) };
-    const grant = details.grantId
-      ? (await provider.Grant.find(details.grantId))!
-      : new provider.Grant({ accountId: details.session!.accountId, clientId: clientOf(request) });
+    // The grant the prompt was about, or a new one if it has expired since.
+    const grant = (details.grantId && await provider.Grant.find(details.grantId))
+      || new provider.Grant({ accountId: details.session!.accountId, clientId: clientOf(request) });
     grantMissing(grant, details.prompt.details as MissingConsent);
     return { redirect: await service.finish(details.uid, { consent: { grantId: await grant.save() } }) };
   }));

@@ -3,7 +3,7 @@ import type Provider from 'oidc-provider';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
-import { userToApi, type UserDocument } from '../lib/models.js';
+import { newUser, userToApi } from '../lib/models.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { Queries } from '../lib/queries/index.js';
 import type { Origin, Writer } from '../lib/unit-of-work.js';
@@ -49,6 +49,7 @@ export interface ExperienceResult {
 
 // One answer for an unknown identifier and a wrong password, so that neither tells an account exists.
 const invalidCredentials = () => new ApiError('session.invalid_credentials', 'the identifier or the password is wrong');
+const suspended = () => new ApiError('user.suspended', 'this account is suspended');
 const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_attempts', 'too many attempts; try again later', { retryAfter });
 
 // Verifying against this when there is no account takes as long as a real check.
@@ -101,7 +102,9 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   const submitters: Record<InteractionEvent, (experience: ExperienceDocument, caller: Caller, clientId: string | undefined) => Promise<string>> = {
     async SignIn(experience) {
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify a password and identify first'));
-      await users.updateOne({ _id: experience.userId! }, { $set: { lastSignInAt: Date.now() } });
+      // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
+      const { matchedCount } = await users.updateOne({ _id: experience.userId!, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
+      assertThat(matchedCount === 1, suspended);
       return experience.userId!;
     },
 
@@ -111,12 +114,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
       await assertUnused({ username, email });
       const now = Date.now();
-      const user: UserDocument = {
-        _id: generateId(12),
-        username: username ?? null, primaryEmail: email ?? null, emailKey: email?.toLowerCase() ?? null,
-        primaryPhone: null, name: null, avatar: null, customData: {}, profile: {}, identities: {},
-        passwordHash: passwordHash!, isSuspended: false, createdAt: now, updatedAt: now, lastSignInAt: now,
-      };
+      const user = newUser({ username, primaryEmail: email, passwordHash, lastSignInAt: now }, now);
       await deps.write(originOf(caller, clientId), async ({ session, record }) => {
         await queries.users.insert(user, session);
         record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
@@ -170,7 +168,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       if (!user || !matches) throw attempt.last ? tooManyAttempts(attempt.retryAfter) : invalidCredentials();
       // The right password: the attempts of this window were not an attack on it.
       await counters.clear('failedPassword', lockKey);
-      assertThat(!user.isSuspended, new ApiError('user.suspended', 'this account is suspended'));
+      assertThat(!user.isSuspended, suspended);
       const verificationId = generateId();
       await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
       return verificationId;
@@ -241,6 +239,8 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const user = await findUser({ type: 'email', value: email! });
       // A reset code is only sent where an account is, so a verified one has its user.
       assertThat(user, new ApiError('verification_code.invalid', 'the verification code is wrong or has expired'));
+      // As at sign-in: a suspended account is not signed in, and its password is not changed.
+      assertThat(!user!.isSuspended, suspended);
       await store.set(experience._id, { userId: user!._id });
     },
 

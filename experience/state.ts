@@ -1,5 +1,7 @@
 import type { Db } from 'mongodb';
 
+import { isDuplicateKeyError } from '../lib/errors.js';
+
 import { generateSecret } from '../lib/ids.js';
 import type { InteractionEvent } from './events.js';
 
@@ -45,7 +47,7 @@ export function createExperienceStore(db: Db) {
         await experiences.updateOne({ _id: uid }, { $setOnInsert: fresh }, { upsert: true });
       } catch (error) {
         // Two first requests raced to create it; the other made it.
-        if ((error as { code?: number }).code !== 11000) throw error;
+        if (!isDuplicateKeyError(error)) throw error;
       }
       return (await experiences.findOne({ _id: uid }))!;
     },

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
-import { insertEach } from '../lib/insert-each.js';
+import { insertEach, throwingFailures } from '../lib/insert-each.js';
 import type { Logger } from '../lib/logger.js';
 import { webhookRequest } from './message.js';
 import {
@@ -130,9 +130,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
         createdAt: event.createdAt, updatedAt: now, expiresAt: event.expiresAt,
       })));
     made.slice(0, Math.max(free, 0)).forEach((delivery) => Object.assign(delivery, { leaseOwner: lease, nextAttemptAt: new Date(now.getTime() + leaseMs) }));
-    const outcomes = made.length > 0 ? await insertEach(deliveries, made) : [];
-    const failure = outcomes.find((outcome): outcome is Error => outcome instanceof Error);
-    if (failure) throw failure;
+    const outcomes = made.length > 0 ? throwingFailures(await insertEach(deliveries, made)) : [];
     await events.updateMany({ _id: { $in: due.map(({ _id }) => _id) } }, { $unset: { fanOutDue: '' } });
     // A full batch may leave more behind it: look again at once.
     if (due.length === fanOutBatch) woken = true;

@@ -45,8 +45,14 @@ export async function insertEach<T extends Document>(collection: Collection<T>, 
   }
 }
 
+/** Throws the first failure other than a taken key; answers the outcomes otherwise. */
+export function throwingFailures(outcomes: InsertOutcome[]): Array<'inserted' | 'duplicate'> {
+  const failure = outcomes.find((outcome): outcome is Error => outcome instanceof Error);
+  if (failure) throw failure;
+  return outcomes as Array<'inserted' | 'duplicate'>;
+}
+
 /** Inserts each document unless its unique key is taken already; throws any other failure. */
 export async function insertMissing<T extends Document>(collection: Collection<T>, documents: Array<OptionalUnlessRequiredId<T>>): Promise<void> {
-  const failure = (await insertEach(collection, documents)).find((outcome): outcome is Error => outcome instanceof Error);
-  if (failure) throw failure;
+  throwingFailures(await insertEach(collection, documents));
 }

@@ -1,5 +1,7 @@
 /** The documents we store, and the shapes the Management API returns. Dates are epoch milliseconds, as in Logto. */
 
+import { generateId } from './ids.js';
+
 export const applicationTypes = ['Native', 'SPA', 'Traditional', 'MachineToMachine'] as const;
 export type ApplicationType = (typeof applicationTypes)[number];
 
@@ -127,6 +129,29 @@ export interface OrganizationUserRoleDocument {
   organizationId: string;
   userId: string;
   organizationRoleId: string;
+}
+
+/** What a new user is given; everything else starts empty. */
+export type NewUserFields = Partial<Pick<UserDocument,
+  'username' | 'primaryEmail' | 'primaryPhone' | 'name' | 'avatar' | 'customData' | 'profile' | 'passwordHash' | 'lastSignInAt'>>;
+
+/**
+ * A new user document, for every way one is made (the Management API, sign-up). The email's
+ * key is derived here, from the email, so that no caller can store one without the other.
+ */
+export function newUser(fields: NewUserFields, now = Date.now()): UserDocument {
+  const primaryEmail = fields.primaryEmail ?? null;
+  return {
+    _id: generateId(12),
+    username: null, primaryPhone: null, name: null, avatar: null, customData: {}, profile: {}, passwordHash: null, lastSignInAt: null,
+    ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)),
+    primaryEmail,
+    emailKey: primaryEmail?.toLowerCase() ?? null,
+    identities: {},
+    isSuspended: false,
+    createdAt: now,
+    updatedAt: now,
+  };
 }
 
 /** The user as the API shows it: never the password hash, never the email key. */

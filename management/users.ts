@@ -3,8 +3,7 @@ import type { Filter } from 'mongodb';
 import { containsPattern } from '../lib/entities.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/guard.js';
-import { generateId } from '../lib/ids.js';
-import { userToApi, type UserDocument } from '../lib/models.js';
+import { newUser, userToApi, type UserDocument } from '../lib/models.js';
 import { pageOf } from '../lib/pagination.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { Write } from '../lib/unit-of-work.js';
@@ -71,20 +70,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ body: userCreateSchema, response: userResponse, status: 200 }),
     async (ctx) => {
       const { password, customData, profile, ...fields } = ctx.guard.body;
-      const now = Date.now();
-      const user: UserDocument = {
-        _id: generateId(12),
-        username: null, primaryEmail: null, emailKey: null, primaryPhone: null, name: null, avatar: null,
-        ...identifiers(fields),
-        customData: customData ?? {},
-        profile: profile ?? {},
-        identities: {},
-        passwordHash: password === undefined ? null : await hashPassword(password),
-        isSuspended: false,
-        createdAt: now,
-        updatedAt: now,
-        lastSignInAt: null,
-      };
+      const user = newUser({ ...identifiers(fields), customData, profile, passwordHash: password === undefined ? null : await hashPassword(password) });
       await deps.write(originOf(ctx), async ({ session, record }) => {
         await users.insert(user, session);
         record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });

@@ -108,6 +108,29 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     expect((await browser.json('POST', '/api/experience/identification', { verificationId: 'made-up' })).body.code).toBe('session.verification_not_found');
   });
 
+  it('does not sign in a user suspended between the password check and the submit', async () => {
+    const user = await createUser({ username: 'late_suspension', password: strong });
+    const { browser } = await newSignIn();
+    const verified = await signInWithApi(browser, { type: 'username', value: 'late_suspension' }, strong);
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
+    await server.api('PATCH', `/api/users/${user.id}/is-suspended`, { body: { isSuspended: true } });
+    expect((await browser.json('POST', '/api/experience/submit')).body.code).toBe('user.suspended');
+    expect((await server.api('GET', `/api/users/${user.id}`)).body.lastSignInAt).toBeNull();
+  });
+
+  it('does not reset the password of a suspended user, even with the emailed code', async () => {
+    const user = await createUser({ primaryEmail: 'suspended@example.com', password: strong });
+    await server.api('PATCH', `/api/users/${user.id}/is-suspended`, { body: { isSuspended: true } });
+    const identifier = { type: 'email', value: 'suspended@example.com' };
+    const { browser } = await newSignIn();
+    await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' });
+    const sent = await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: 'ForgotPassword' });
+    const code = await mail.nextCode('suspended@example.com');
+    expect((await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code })).status).toBe(200);
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: sent.body.verificationId })).body.code).toBe('user.suspended');
+    expect((await server.api('POST', `/api/users/${user.id}/password/verify`, { body: { password: strong } })).status).toBe(204);
+  });
+
   it('locks an identifier after five wrong passwords from one address, but not from another address', async () => {
     await createUser({ username: 'targeted', password: strong });
     const { browser } = await newSignIn();
