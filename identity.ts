@@ -1,3 +1,4 @@
+import type Koa from 'koa';
 import type { ClientSession } from 'mongodb';
 import type { AdapterPayload, Configuration } from 'oidc-provider';
 import type Provider from 'oidc-provider';
@@ -9,12 +10,13 @@ import { createActorIdentifier } from './lib/actor.js';
 import { composeAdapters } from './lib/adapter.js';
 import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './lib/bootstrap.js';
 import { CacheRegistry } from './lib/cache.js';
+import { createClientAddress, noProxy, useClientAddress, type ProxyTrust } from './lib/client-address.js';
 import {
   createCustomClaims, customizerCollection, type CustomClaimsFailurePolicy, type GetCustomJwtClaims, type JwtCustomizer,
 } from './lib/custom-claims.js';
 import { Sandbox } from './lib/sandbox/index.js';
 import type { MintedToken } from './lib/token-types.js';
-import { createRoleLookup, loadRoleFacts } from './lib/role-facts.js';
+import { createRoleLookup, loadRoleFacts, scopeIdsOf } from './lib/role-facts.js';
 import { installHashedSecretComparison } from './lib/client-secret.js';
 import { toClientMetadata } from './lib/clients.js';
 import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './lib/config.js';
@@ -28,7 +30,7 @@ import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './lib/key
 import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/queries/index.js';
 import { createWriter } from './lib/unit-of-work.js';
-import { createGetResourceServerInfo, loadApplicationRoleIds, loadResource } from './lib/resource-servers.js';
+import { createGetResourceServerInfo, loadApplicationRoleIds, loadResource, loadUserRoleIds } from './lib/resource-servers.js';
 
 const defaultAccessTokenTtl = 3600;
 
@@ -49,6 +51,13 @@ export interface IdentityOptions {
   customClaimsTimeoutMs?: number;
   /** Lifetime of a subject token, in seconds (default 600). */
   subjectTokenTtl?: number;
+  /** Lifetime of a Management API access token, in seconds (default 600). */
+  managementApiTokenTtl?: number;
+  /**
+   * Which proxies may say who the client is (`X-Forwarded-For`): none by default. Limits, audit
+   * records and webhooks use the address the nearest trusted proxy saw.
+   */
+  trustProxy?: ProxyTrust;
   /** How often other processes' changes to cached data are looked for, in milliseconds. */
   cacheRefreshMs?: number;
   /** Webhook delivery; each setting defaults as its `HOOKS_*` counterpart does (see README). */
@@ -113,7 +122,15 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const resources = caches.create('resources', loadResource(queries));
   // An application's roles, and each role's permissions: a change to either clears only its cache.
   const applicationRoleIds = caches.create('applicationRoles', loadApplicationRoleIds(queries));
+  const userRoleIds = caches.create('userRoles', loadUserRoleIds(queries));
   const roles = createRoleLookup(caches.create('roles', loadRoleFacts(queries)));
+  /** The Management API scopes an application holds now, or undefined once it is deleted. */
+  const heldManagementScopes = async (clientId: string) => {
+    if (!(await clients.get(clientId))) return undefined;
+    const held = scopeIdsOf(await roles((await applicationRoleIds.get(clientId)) ?? []));
+    const scopes = (await resources.get(managementApiIndicator))?.scopes ?? [];
+    return new Set(scopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name));
+  };
   await caches.start();
 
   const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
@@ -148,6 +165,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       const features = host.features ?? {};
       const hostExtraClaims = host.extraTokenClaims;
       const hostResourceIndicators = features.resourceIndicators;
+      if (features.devInteractions?.enabled === true) {
+        logger.warn('oidc-provider\'s development interactions (features.devInteractions) are on: anyone can sign in as any account id with any password. Never in production.');
+      }
       configured = {
         ...host,
         adapter,
@@ -180,6 +200,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
               logoutSource: features.rpInitiatedLogout?.logoutSource ?? ((ctx, form) => { ctx.type = 'html'; ctx.body = signOutPage(branding!, form); }),
             },
           }),
+          // oidc-provider's development login signs in any account id with any password: off
+          // unless the host turned it on itself (and then it is said at startup).
+          devInteractions: { ...features.devInteractions, enabled: features.devInteractions?.enabled === true },
           clientCredentials: { ...features.clientCredentials, enabled: true },
           resourceIndicators: {
             ...hostResourceIndicators,
@@ -187,8 +210,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
             getResourceServerInfo: resourceServerInfo = createGetResourceServerInfo({
               resources,
               applicationRoleIds,
+              userRoleIds,
               roles,
               accessTokenAlg,
+              managementApiTokenTtl: options.managementApiTokenTtl ?? 600,
               ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),
             }),
           },
@@ -200,11 +225,13 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     install(provider: Provider) {
       if (!configured) throw new TypeError('call configure() and build the provider from its result before install()');
       installHashedSecretComparison(provider);
+      const clientAddress = createClientAddress(options.trustProxy ?? noProxy);
+      provider.use(useClientAddress(clientAddress));
       const { keys } = configured.jwks as { keys: Parameters<typeof publicJwks>[0] };
       provider.registerGrantType(tokenExchange.grantType, tokenExchange.buildHandler({
         queries,
         resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
-        identifyActor: createActorIdentifier(provider, publicJwks(keys)),
+        identifyActor: createActorIdentifier(provider, publicJwks(keys), queries),
         resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
         roles,
         minted,
@@ -220,6 +247,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         origin: new URL(baseUrl).origin,
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         proxy: provider.proxy,
+        clientAddress,
+        cookieKeys: (configured.cookies?.keys ?? secrets.cookieKeys) as Koa['keys'],
+        ...(options.experience.limits && { limits: options.experience.limits }),
+        ...(options.experience.maxConcurrentHashes && { maxConcurrentHashes: options.experience.maxConcurrentHashes }),
       });
       const managementApi = createManagementApi({
         database,
@@ -232,10 +263,11 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         managementApiIndicator,
         validateClientMetadata: (metadata) => provider.Client.validate(metadata),
       }, {
-        auth: { issuer, audience: managementApiIndicator, jwks: publicJwks(keys), acceptedScopes: [managementScope, impersonationScope] },
+        auth: { issuer, audience: managementApiIndicator, jwks: publicJwks(keys), acceptedScopes: [managementScope, impersonationScope], heldScopes: heldManagementScopes },
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
         proxy: provider.proxy,
+        clientAddress,
       });
       // The experience's routes come first: `/api/experience` is not the Management API's, which would ask for a token.
       if (!experience) return managementApi;

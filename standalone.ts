@@ -84,18 +84,22 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       apiBodyLimit: settings.apiBodyLimit,
       cacheRefreshMs: settings.cacheRefreshMs,
       subjectTokenTtl: settings.subjectTokenTtl,
+      managementApiTokenTtl: settings.managementApiTokenTtl,
+      trustProxy: settings.trustProxy,
       customClaimsOnError: settings.customClaimsOnError,
       customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
       hooks: settings.hooks,
       experience: experienceOf(settings.experience),
     });
-    // Our sign-in pages replace oidc-provider's development login, which would accept anyone.
-    const provider = new Provider(issuer, identity.configure({ features: { devInteractions: { enabled: false } } }));
-    provider.proxy = settings.trustProxy;
+    // `configure` turns oidc-provider's development login off; our sign-in pages replace it.
+    const provider = new Provider(issuer, identity.configure());
+    // Behind trusted proxies, X-Forwarded-Proto and -Host say how the client reached us.
+    const behindProxy = !('hops' in settings.trustProxy && settings.trustProxy.hops === 0);
+    provider.proxy = behindProxy;
     const managementApi = identity.install(provider);
 
     const app = new Koa();
-    app.proxy = settings.trustProxy;
+    app.proxy = behindProxy;
     app.use(managementApi.middleware);
     app.use(mountApp(providerPrefix, provider, { strip: true }));
     handler = app.callback();

@@ -11,7 +11,10 @@ import type { Caller, ExperienceService, Identifier } from './service.js';
 import type { ExperienceDocument } from './state.js';
 
 export const experiencePrefix = '/api/experience';
-/** Names the interaction for the JSON API; set by the interaction's landing page. */
+/**
+ * Names the interaction for the JSON API; set, signed, by the interaction's landing page once
+ * oidc-provider has checked its own interaction cookie.
+ */
 export const experienceCookie = '_experience';
 
 /** What the API's middleware leaves on the context: this browser's interaction. */
@@ -49,16 +52,18 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
   router.use(async (ctx, next) => {
     const from = ctx.get('origin');
     assertThat(!from || from === origin, new ApiError('session.csrf_failed', 'requests from another origin are not accepted'));
-    const uid = ctx.cookies.get(experienceCookie);
+    // Signed with the provider's cookie keys and set only for the browser that holds the
+    // provider's own interaction cookie: knowing an interaction's uid is not enough.
+    const uid = ctx.cookies.get(experienceCookie, { signed: true });
     assertThat(uid, new ApiError('session.not_found', 'no sign-in is in progress in this browser; start from the application'));
     Object.assign(ctx.state, await service.open(uid!));
     await next();
   }, jsonBody(bodyLimit));
 
   /** A step that answers 204: its body, checked against `body`, goes to `run` with this interaction. */
-  const step = <B>(method: 'put' | 'post', path: string, body: Schema, run: (experience: ExperienceDocument, given: B) => Promise<void>) =>
+  const step = <B>(method: 'put' | 'post', path: string, body: Schema, run: (experience: ExperienceDocument, given: B, caller: Caller) => Promise<void>) =>
     router[method]<ExperienceState, Guarded<{ body: B }>>(path, guard({ body, status: 204, public: true }), async (ctx) => {
-      await run(ctx.state.experience, ctx.guard.body);
+      await run(ctx.state.experience, ctx.guard.body, callerOf(ctx));
       ctx.status = 204;
     });
 
@@ -81,7 +86,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     guard({ body: object({ identifier: identifier([{ type: 'username', value: username }]), password }), ...verificationAnswer, public: true }),
     async (ctx) => {
       const { identifier: given, password: secret } = ctx.guard.body;
-      ctx.body = { verificationId: await service.newPasswordIdentity(ctx.state.experience, given.value, secret) };
+      ctx.body = { verificationId: await service.newPasswordIdentity(ctx.state.experience, given.value, secret, callerOf(ctx)) };
     },
   );
 
@@ -109,9 +114,9 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     (experience, { verificationId: id }) => service.identify(experience, id));
   step<{ type: 'username' | 'password'; value: string }>('post', '/profile',
     { oneOf: [object({ type: { const: 'username' }, value: username }), object({ type: { const: 'password' }, value: password })] },
-    (experience, { type, value }) => service.addProfile(experience, type, value));
+    (experience, { type, value }, caller) => service.addProfile(experience, type, value, caller));
   step<{ password: string }>('put', '/profile/password', object({ password }),
-    (experience, given) => service.resetPassword(experience, given.password));
+    (experience, given, caller) => service.resetPassword(experience, given.password, caller));
 
   router.post<ExperienceState>(
     '/submit',

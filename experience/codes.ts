@@ -3,6 +3,7 @@ import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Db } from 'mongodb';
 
 import { ApiError } from '../lib/errors.js';
+import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
 import type { InteractionEvent } from './events.js';
 
@@ -15,7 +16,7 @@ interface CodeDocument {
   _id: string;
   interactionUid: string;
   event: InteractionEvent;
-  /** Lower-cased. */
+  /** The address as typed, under the identifiers' normalization (`emailKey`). */
   email: string;
   codeHash: string;
   attempts: number;
@@ -45,7 +46,7 @@ export function createCodes(db: Db, now: () => number = Date.now) {
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
       const createdAt = new Date(now());
       await codes.insertOne({
-        _id: verificationId, interactionUid, event, email: email.toLowerCase(), codeHash: hashCode(verificationId, code).toString('base64url'),
+        _id: verificationId, interactionUid, event, email: emailKey(email), codeHash: hashCode(verificationId, code).toString('base64url'),
         attempts: 0, state: 'pending', createdAt, expiresAt: new Date(createdAt.getTime() + codeTtlMs),
       });
       return { verificationId, code };
@@ -53,7 +54,7 @@ export function createCodes(db: Db, now: () => number = Date.now) {
 
     async verify(interactionUid: string, verificationId: string, email: string, code: string): Promise<void> {
       const counted = await codes.updateOne(
-        { _id: verificationId, interactionUid, email: email.toLowerCase(), state: 'pending', attempts: { $lt: maxCodeAttempts }, expiresAt: { $gt: new Date(now()) } },
+        { _id: verificationId, interactionUid, email: emailKey(email), state: 'pending', attempts: { $lt: maxCodeAttempts }, expiresAt: { $gt: new Date(now()) } },
         { $inc: { attempts: 1 } },
       );
       if (counted.matchedCount === 0) throw invalidCode();

@@ -1,7 +1,10 @@
+import type { IncomingMessage } from 'node:http';
+
 import Koa, { type Middleware } from 'koa';
 import type { Db } from 'mongodb';
 import type Provider from 'oidc-provider';
 
+import { useClientAddress } from '../lib/client-address.js';
 import type { Logger } from '../lib/logger.js';
 import { mountApp } from '../lib/mount.js';
 import type { Queries } from '../lib/queries/index.js';
@@ -9,7 +12,8 @@ import type { Writer } from '../lib/unit-of-work.js';
 import { apiErrors } from '../management/errors.js';
 import { experienceApi, experiencePrefix } from './api.js';
 import { createCodes } from './codes.js';
-import { createCounters } from './counters.js';
+import { createCounters, defaultLimits, type Limits } from './counters.js';
+import { createHashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
 import { experiencePages, pagesPrefix } from './pages.js';
 import { createExperienceService, type ExperienceService } from './service.js';
@@ -28,6 +32,10 @@ export interface ExperienceOptions {
   branding?: Partial<Branding>;
   /** Where verification codes go; without one they are written to the log (development only). */
   email?: EmailConnector;
+  /** Attempt limits, each defaulting as the README says. */
+  limits?: Partial<Limits>;
+  /** Password hashes one process runs at once (default 8); more are refused with 429. */
+  maxConcurrentHashes?: number;
 }
 
 export interface ExperienceDeps {
@@ -41,7 +49,16 @@ export interface ExperienceDeps {
   /** The public origin (`https://id.example.com`): the JSON API refuses requests from any other. */
   origin: string;
   bodyLimit: number;
+  /** Trust `X-Forwarded-Proto` and `-Host` (behind a reverse proxy). */
   proxy: boolean;
+  /** The caller's address, as the trusted proxies tell it. */
+  clientAddress: (req: IncomingMessage) => string;
+  /** Attempt limits (tests and operators may tighten or loosen them). */
+  limits?: Partial<Limits>;
+  /** Password hashes this process runs at once; more are refused with 429. */
+  maxConcurrentHashes?: number;
+  /** Keys that sign the experience cookie (the provider's cookie keys). */
+  cookieKeys: Koa['keys'];
 }
 
 export interface Experience {
@@ -57,13 +74,16 @@ export function createExperience(deps: ExperienceDeps): Experience {
   const { db, provider, queries, logger, branding } = deps;
   const service = createExperienceService({
     provider, queries, write: deps.write, logger, email: deps.email, productName: branding.productName,
-    store: createExperienceStore(db), codes: createCodes(db), counters: createCounters(db),
+    store: createExperienceStore(db), codes: createCodes(db), counters: createCounters(db, { limits: { ...defaultLimits, ...deps.limits } }),
+    hashing: createHashGate(deps.maxConcurrentHashes),
   });
 
   const api = experienceApi(service, { origin: deps.origin, bodyLimit: deps.bodyLimit });
   const apiApp = new Koa();
   apiApp.silent = true;
   apiApp.proxy = deps.proxy;
+  apiApp.keys = deps.cookieKeys;
+  apiApp.use(useClientAddress(deps.clientAddress));
   apiApp.use(apiErrors((error, { method, path }) => logger.error(`${method} ${path} failed`, error)));
   apiApp.use(api.routes());
   apiApp.use(api.allowedMethods());
@@ -71,6 +91,8 @@ export function createExperience(deps: ExperienceDeps): Experience {
   const pages = experiencePages(service, provider, { branding });
   const pagesApp = new Koa();
   pagesApp.proxy = deps.proxy;
+  pagesApp.keys = deps.cookieKeys;
+  pagesApp.use(useClientAddress(deps.clientAddress));
   pagesApp.on('error', (error) => logger.error('A sign-in page failed', error));
   pagesApp.use(pages.routes());
   pagesApp.use(pages.allowedMethods());

@@ -125,7 +125,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         } else {
           // The JSON API finds this interaction by this cookie, for a UI of the integrator's own.
           ctx.cookies.set(experienceCookie, details.uid, {
-            path: experiencePrefix, httpOnly: true, sameSite: 'lax', secure: ctx.secure, overwrite: true,
+            path: experiencePrefix, httpOnly: true, sameSite: 'lax', secure: ctx.secure, overwrite: true, signed: true,
             expires: new Date(details.exp * 1000),
           });
           result = { html: render(request) };
@@ -197,8 +197,8 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     if (email && !validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
     assertPasswordAllowed(password, [username, email]);
     const experience = await service.start(request.experience, 'Register');
-    if (username) await service.identify(experience, await service.newPasswordIdentity(experience, username, password));
-    else await service.addProfile(experience, 'password', password);
+    if (username) await service.identify(experience, await service.newPasswordIdentity(experience, username, password, request.caller));
+    else await service.addProfile(experience, 'password', password, request.caller);
     if (!email) return { redirect: await service.submit(experience, clientOf(request), request.caller) };
     const verificationId = await service.sendCode(experience, email, request.caller);
     return { html: views.signUpCodePage(request.page, { email, verificationId }) };
@@ -215,7 +215,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     return { html: views.resetPasswordPage(request.page, { email, verificationId }) };
   }));
   codeStep('/:uid/forgot-password/reset', views.resetPasswordPage,
-    (request) => service.resetPassword(request.experience, request.form.get('password') ?? ''));
+    (request) => service.resetPassword(request.experience, request.form.get('password') ?? '', request.caller));
 
   function renderConsent(request: PageRequest, error?: string): string {
     const missing = request.details.prompt.details as MissingConsent;

@@ -1,6 +1,8 @@
 import type Provider from 'oidc-provider';
 
+import { addressKey } from '../lib/client-address.js';
 import { ApiError, assertThat } from '../lib/errors.js';
+import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import { newUser, userToApi } from '../lib/models.js';
@@ -9,6 +11,7 @@ import type { Queries } from '../lib/queries/index.js';
 import type { Origin, Writer } from '../lib/unit-of-work.js';
 import type { Codes } from './codes.js';
 import type { Counters } from './counters.js';
+import type { HashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
 import type { InteractionEvent } from './events.js';
 import { assertPasswordAllowed } from './password-policy.js';
@@ -37,6 +40,8 @@ export interface ExperienceServiceDeps {
   store: ExperienceStore;
   codes: Codes;
   counters: Counters;
+  /** The per-process cap on concurrent password hashes. */
+  hashing: HashGate;
   email: EmailConnector;
   productName: string;
   logger: Logger;
@@ -55,7 +60,8 @@ const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_a
 // Verifying against this when there is no account takes as long as a real check.
 const unknownUserHash = hashPassword('no account has this password');
 
-const identifierFilter = ({ type, value }: Identifier) => (type === 'email' ? { emailKey: value.toLowerCase() } : { username: value });
+const identifierFilter = ({ type, value }: Identifier) => (type === 'email' ? { emailKey: emailKey(value) } : { username: value });
+const identifierKey = ({ type, value }: Identifier) => `${type}:${type === 'email' ? emailKey(value) : value}`;
 
 /**
  * The sign-in experience's flows, as Logto's Experience API steps them: start an interaction
@@ -65,6 +71,16 @@ const identifierFilter = ({ type, value }: Identifier) => (type === 'email' ? { 
 export function createExperienceService(deps: ExperienceServiceDeps) {
   const { provider, queries, store, codes, counters } = deps;
   const users = queries.users.collection;
+
+  /**
+   * Every password hash a caller without a Management API token asks for goes through here:
+   * the client address's budget is counted before hashing, then the process's concurrency cap.
+   */
+  async function hashFor<T>(caller: Caller, work: () => Promise<T>): Promise<T> {
+    const budget = await counters.hit('passwordHash', addressKey(caller.ip));
+    if (budget.over) throw tooManyAttempts(budget.retryAfter);
+    return deps.hashing(work);
+  }
 
   const findUser = (identifier: Identifier) => users.findOne(identifierFilter(identifier));
 
@@ -156,18 +172,25 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       return store.get(experience._id);
     },
 
-    /** SignIn: checks an identifier and password; answers a verification id. */
+    /**
+     * SignIn: checks an identifier and password; answers a verification id. Before any hash:
+     * the address's hash budget, its budget of attempts across accounts (spraying), and the
+     * account's lockout from this address (an unknown identifier counts for itself).
+     */
     async verifyPassword(experience: ExperienceDocument, identifier: Identifier, password: string, caller: Caller): Promise<string> {
       requireEvent(experience, 'SignIn');
-      const lockKey = `${identifier.type}:${identifier.value.toLowerCase()}|${caller.ip}`;
+      const address = addressKey(caller.ip);
+      const spray = await counters.hit('passwordSpray', address);
+      if (spray.over) throw tooManyAttempts(spray.retryAfter);
+      const user = await findUser(identifier);
+      const lockKey = `${user ? `account:${user._id}` : identifierKey(identifier)}|${address}`;
       const attempt = await counters.hit('failedPassword', lockKey);
       if (attempt.over) throw tooManyAttempts(attempt.retryAfter);
 
-      const user = await findUser(identifier);
-      const matches = await verifyPassword(password, user?.passwordHash ?? await unknownUserHash);
+      const matches = await hashFor(caller, async () => verifyPassword(password, user?.passwordHash ?? await unknownUserHash));
       if (!user || !matches) throw attempt.last ? tooManyAttempts(attempt.retryAfter) : invalidCredentials();
       // The right password: the attempts of this window were not an attack on it.
-      await counters.clear('failedPassword', lockKey);
+      await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
       assertThat(!user.isSuspended, suspended);
       const verificationId = generateId();
       await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
@@ -175,11 +198,12 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /** Register: a username and its password, checked against the policy; answers a verification id. */
-    async newPasswordIdentity(experience: ExperienceDocument, username: string, password: string): Promise<string> {
+    async newPasswordIdentity(experience: ExperienceDocument, username: string, password: string, caller: Caller): Promise<string> {
       requireEvent(experience, 'Register');
       assertPasswordAllowed(password, [username, experience.profile.email]);
+      const passwordHash = await hashFor(caller, () => hashPassword(password));
       const verificationId = generateId();
-      await store.addVerification(experience._id, verificationId, { type: 'newPasswordIdentity', username, passwordHash: await hashPassword(password) });
+      await store.addVerification(experience._id, verificationId, { type: 'newPasswordIdentity', username, passwordHash });
       return verificationId;
     },
 
@@ -189,19 +213,21 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
      */
     async sendCode(experience: ExperienceDocument, email: string, caller: Caller): Promise<string> {
       const event = requireEvent(experience, 'Register', 'ForgotPassword');
-      const attempts = await Promise.all([counters.hit('codePerEmail', email.toLowerCase()), counters.hit('codePerIp', caller.ip)]);
+      const attempts = await Promise.all([counters.hit('codePerEmail', emailKey(email)), counters.hit('codePerIp', addressKey(caller.ip))]);
       const over = attempts.find((attempt) => attempt.over);
       if (over) throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });
       const { verificationId, code } = await codes.issue(experience._id, event, email);
-      const send = event === 'Register' || (await findUser({ type: 'email', value: email })) !== null;
-      if (send) {
+      // A reset code goes to the address the account has on file, never to the address as typed:
+      // the two compare equal, but only the stored one is known to be the owner's.
+      const to = event === 'Register' ? email : (await findUser({ type: 'email', value: email }))?.primaryEmail;
+      if (to) {
         // Not awaited: an answer that waited for the mail server only when an account exists would
         // tell, by its time, that it exists. A failed send is logged; the person asks again.
         deps.email.send({
-          to: email,
+          to,
           subject: `${code} is your ${deps.productName} verification code`,
           text: `Your ${deps.productName} verification code is ${code}.\n\nIt expires in 10 minutes. If you did not ask for it, ignore this email.`,
-        }).catch((error: unknown) => deps.logger.error(`A verification code could not be sent to ${email}`, error));
+        }).catch((error: unknown) => deps.logger.error(`A verification code could not be sent to ${to}`, error));
       }
       return verificationId;
     },
@@ -245,7 +271,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /** Register: adds a username or a password to the account to create. */
-    async addProfile(given: ExperienceDocument, type: 'username' | 'password', value: string): Promise<void> {
+    async addProfile(given: ExperienceDocument, type: 'username' | 'password', value: string, caller: Caller): Promise<void> {
       const experience = await store.get(given._id);
       requireEvent(experience, 'Register');
       if (type === 'username') {
@@ -253,18 +279,18 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         await store.set(experience._id, { profile: { username: value } });
       } else {
         assertPasswordAllowed(value, [experience.profile.username, experience.profile.email]);
-        await store.set(experience._id, { profile: { passwordHash: await hashPassword(value) } });
+        await store.set(experience._id, { profile: { passwordHash: await hashFor(caller, () => hashPassword(value)) } });
       }
     },
 
     /** ForgotPassword: the new password, checked against the policy and the account's identifiers. */
-    async resetPassword(given: ExperienceDocument, password: string): Promise<void> {
+    async resetPassword(given: ExperienceDocument, password: string, caller: Caller): Promise<void> {
       const experience = await store.get(given._id);
       requireEvent(experience, 'ForgotPassword');
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
       const user = await queries.users.findByIdOrThrow(experience.userId!);
       assertPasswordAllowed(password, [user.username, user.primaryEmail]);
-      await store.set(experience._id, { profile: { passwordHash: await hashPassword(password) } });
+      await store.set(experience._id, { profile: { passwordHash: await hashFor(caller, () => hashPassword(password)) } });
     },
 
     /** Makes the change the interaction was for, then signs the user in; answers the URL to send the browser to. */

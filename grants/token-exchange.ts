@@ -1,6 +1,7 @@
 import { errors, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
+import { ActorRefused } from '../lib/actor.js';
 import type { Queries } from '../lib/queries/index.js';
 import type { ScopeDocument } from '../lib/models.js';
 import type { SubjectTokenDocument } from '../lib/queries/subject-tokens.js';
@@ -32,6 +33,13 @@ function single(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
   if (Array.isArray(value)) throw new errors.InvalidTarget(`only one ${name} may be given`);
   return value as string;
+}
+
+/** One public description for every refused actor token; the reason is kept for the audit. */
+function actorRefused(reason: unknown) {
+  const error = new errors.InvalidGrant('the actor token is not acceptable');
+  error.error_detail = reason instanceof ActorRefused ? reason.message : 'the actor token could not be verified';
+  return error;
 }
 
 const reasonOf = (error: unknown) =>
@@ -101,11 +109,13 @@ export function buildHandler(deps: TokenExchangeDeps) {
     ]);
     if (found.status === 'rejected') throw found.reason;
     const subject = attempt.subject = found.value?.subject;
-    if (actor.status === 'rejected') throw new errors.InvalidGrant('the actor token is not a valid access token of this provider with the openid scope');
+    if (actor.status === 'rejected') throw actorRefused(actor.reason);
     const act: ActClaim | undefined = actor.value;
     if (!subject || subject.expiresAt <= new Date()) throw new errors.InvalidGrant('the subject token is invalid, expired or already used');
     const { user, roleIds } = found.value!;
     if (!user || user.isSuspended) throw new errors.InvalidGrant('the subject token\'s user no longer exists or is suspended');
+    // Acting as oneself is no impersonation, and would let a user launder its own token.
+    if (act?.sub === user._id) throw actorRefused(new ActorRefused('the actor is the subject token\'s own user'));
 
     // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
     // scopes). By id, not name: a permission of the same name on another resource grants nothing here.

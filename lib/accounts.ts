@@ -32,9 +32,12 @@ export function userClaims(user: UserDocument): AccountClaims {
     ['username', user.username],
     ['picture', user.avatar],
     ['email', user.primaryEmail],
-    ['email_verified', user.primaryEmail === null ? undefined : false],
+    // Every way an address reaches `primaryEmail` vouches for it: sign-up confirms it with an
+    // emailed code, and an operator sets it through the Management API (as in Logto). The same
+    // holds for the phone number, which only the Management API sets.
+    ['email_verified', user.primaryEmail === null ? undefined : true],
     ['phone_number', user.primaryPhone],
-    ['phone_number_verified', user.primaryPhone === null ? undefined : false],
+    ['phone_number_verified', user.primaryPhone === null ? undefined : true],
     ['updated_at', Math.floor(user.updatedAt / 1000)],
     ...Object.entries(profile).flatMap(([key, value]): Array<[string, unknown]> => (profileClaims[key] ? [[profileClaims[key]!, value]] : [])),
     ['address', address && defined(Object.entries(address).map(([key, value]) => [addressClaims[key] ?? key, value]))],

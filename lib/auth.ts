@@ -6,8 +6,7 @@ import { ApiError } from './errors.js';
 export interface ApiAuth {
   /** The client the token was issued to. */
   clientId: string;
-  /** The token's subject: the client itself for client_credentials, a user otherwise. */
-  subject: string | undefined;
+  /** The token's scopes that the application still holds. */
   scopes: Set<string>;
 }
 
@@ -23,6 +22,12 @@ export interface BearerAuthOptions {
   jwks: { keys: JWK[] };
   /** Scopes any one of which admits the request. */
   acceptedScopes: string[];
+  /**
+   * The Management API scopes an application holds now (through its roles, from the per-process
+   * caches), or undefined when it no longer exists: a token is worth only what its application
+   * still holds.
+   */
+  heldScopes(clientId: string): Promise<Set<string> | undefined>;
 }
 
 const invalidToken = (message: string) => new ApiError('auth.invalid_token', message);
@@ -40,8 +45,11 @@ function describeVerifyError(error: unknown): string {
  * Requires `Authorization: Bearer <JWT>` issued by this provider for the Management API,
  * verified locally against the provider's own keys: signature, issuer, audience, expiry,
  * and the RFC 9068 `at+jwt` type, so that an ID token cannot pass for an access token.
+ * Only a machine-to-machine token is accepted (RFC 9068 §2.2: a `client_credentials` token's
+ * `sub` is its `client_id`), of an application that still exists, and only for the scopes that
+ * application still holds.
  */
-export function bearerAuth({ issuer, audience, jwks, acceptedScopes }: BearerAuthOptions): Middleware {
+export function bearerAuth({ issuer, audience, jwks, acceptedScopes, heldScopes }: BearerAuthOptions): Middleware {
   const keySet = createLocalJWKSet(jwks);
   const algorithms = [...new Set(jwks.keys.map(({ alg }) => alg).filter((alg): alg is string => typeof alg === 'string'))];
 
@@ -58,12 +66,17 @@ export function bearerAuth({ issuer, audience, jwks, acceptedScopes }: BearerAut
       throw invalidToken(describeVerifyError(error));
     }
 
-    const scopes = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ') : []);
+    const clientId = typeof payload.client_id === 'string' ? payload.client_id : undefined;
+    if (!clientId || payload.sub !== clientId) {
+      throw new ApiError('auth.forbidden', 'the Management API accepts only machine-to-machine (client_credentials) tokens');
+    }
+    const held = await heldScopes(clientId);
+    if (!held) throw invalidToken('the access token\'s application no longer exists');
+    const scopes = new Set((typeof payload.scope === 'string' ? payload.scope.split(' ') : []).filter((scope) => held.has(scope)));
     if (!acceptedScopes.some((scope) => scopes.has(scope))) {
       throw new ApiError('auth.forbidden', `the access token lacks the required scope (${acceptedScopes.join(' or ')})`);
     }
-    const clientId = typeof payload.client_id === 'string' ? payload.client_id : '';
-    ctx.state.auth = { clientId, subject: payload.sub, scopes };
+    ctx.state.auth = { clientId, scopes };
     await next();
   };
 }

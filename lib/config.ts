@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv';
 
+import { proxyListProblem, type ProxyTrust } from './client-address.js';
 import { allowListProblem } from './outbound-addresses.js';
 
 /** Signing algorithms we offer for access tokens. ES256 and EdDSA sign several times faster than RS256. */
@@ -17,8 +18,10 @@ export interface Settings {
   bootstrapClientSecret: string | undefined;
   apiBodyLimit: number;
   cacheRefreshMs: number;
-  trustProxy: boolean;
+  /** Which proxies may say who the client is (`X-Forwarded-*`). */
+  trustProxy: ProxyTrust;
   subjectTokenTtl: number;
+  managementApiTokenTtl: number;
   customClaimsOnError: 'omit' | 'refuse';
   customClaimsTimeoutMs: number;
   hooks: HookSettings;
@@ -62,8 +65,9 @@ interface Environment {
   BOOTSTRAP_CLIENT_SECRET?: string;
   API_BODY_LIMIT: number;
   CACHE_REFRESH_MS: number;
-  TRUST_PROXY: boolean;
+  TRUST_PROXY: string;
   SUBJECT_TOKEN_TTL: number;
+  MANAGEMENT_API_TOKEN_TTL: number;
   CUSTOM_CLAIMS_ON_ERROR: 'omit' | 'refuse';
   CUSTOM_CLAIMS_TIMEOUT_MS: number;
   HOOKS_ALLOWED_HOSTS?: string;
@@ -109,8 +113,10 @@ const environmentSchema = {
     BOOTSTRAP_CLIENT_SECRET: { type: 'string', minLength: 16, maxLength: 256 },
     API_BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 16777216, default: 102400 },
     CACHE_REFRESH_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },
-    TRUST_PROXY: { type: 'boolean', default: false },
+    // false, true (one proxy), a number of proxies, or the proxies' addresses and CIDR ranges.
+    TRUST_PROXY: { type: 'string', maxLength: 2048, default: 'false' },
     SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600 },
+    MANAGEMENT_API_TOKEN_TTL: { type: 'integer', minimum: 30, maximum: 86400, default: 600 },
     CUSTOM_CLAIMS_ON_ERROR: { enum: ['omit', 'refuse'], default: 'omit' },
     CUSTOM_CLAIMS_TIMEOUT_MS: { type: 'integer', minimum: 50, maximum: 10000, default: 1000 },
     // Host names, IP addresses or CIDR ranges, comma-separated.
@@ -154,6 +160,21 @@ function describe(error: ErrorObject): string {
   return `${name} ${error.message ?? 'is invalid'}${allowed}`;
 }
 
+/** `TRUST_PROXY`: `false`, `true` (one proxy), how many proxies, or which addresses. */
+function proxyTrustOf(value: string): ProxyTrust {
+  const trimmed = value.trim();
+  if (trimmed === 'false') return { hops: 0 };
+  if (trimmed === 'true') return { hops: 1 };
+  if (/^\d+$/.test(trimmed)) {
+    if (Number(trimmed) > 10) throw new ConfigError('Invalid setting: TRUST_PROXY counts at most 10 proxies');
+    return { hops: Number(trimmed) };
+  }
+  const proxies = trimmed.split(',').map((entry) => entry.trim());
+  const problem = proxyListProblem(proxies);
+  if (problem) throw new ConfigError(`Invalid setting: TRUST_PROXY: ${problem}`);
+  return { proxies };
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   // Only our own keys, and empty strings count as unset, as in most shells' `FOO= npm start`.
   const picked: Record<string, string> = {};
@@ -168,6 +189,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const allowedHosts = e.HOOKS_ALLOWED_HOSTS?.split(',').map((entry) => entry.trim()) ?? [];
   const badEntry = allowListProblem(allowedHosts);
   if (badEntry) throw new ConfigError(`Invalid setting: HOOKS_ALLOWED_HOSTS: ${badEntry}`);
+  const trustProxy = proxyTrustOf(e.TRUST_PROXY);
   return {
     port: e.PORT,
     baseUrl: e.BASE_URL?.replace(/\/+$/, ''),
@@ -177,8 +199,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     bootstrapClientSecret: e.BOOTSTRAP_CLIENT_SECRET,
     apiBodyLimit: e.API_BODY_LIMIT,
     cacheRefreshMs: e.CACHE_REFRESH_MS,
-    trustProxy: e.TRUST_PROXY,
+    trustProxy,
     subjectTokenTtl: e.SUBJECT_TOKEN_TTL,
+    managementApiTokenTtl: e.MANAGEMENT_API_TOKEN_TTL,
     customClaimsOnError: e.CUSTOM_CLAIMS_ON_ERROR,
     customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS,
     hooks: {

@@ -67,6 +67,8 @@ export const collectionIndexes: Record<string, IndexDescription[]> = {
     newestFirst,
     { key: { targetUserId: 1, createdAt: -1 }, name: 'targetUserId' },
     { key: { actorUserId: 1, createdAt: -1 }, name: 'actorUserId', partialFilterExpression: { actorUserId: { $type: 'string' } } },
+    // Whether an access token was minted by an exchange (such a token cannot act).
+    { key: { tokenId: 1 }, name: 'tokenId', partialFilterExpression: { tokenId: { $type: 'string' } } },
   ],
   ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),
   hooks: [newestFirst, { key: { enabled: 1, events: 1 }, name: 'enabled_events' }],

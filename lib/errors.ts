@@ -29,6 +29,7 @@ export const apiErrorStatus = {
   'role.name_in_use': 422,
   'role.type_mismatch': 422,
   'role.built_in': 422,
+  'role.management_api_scopes_not_assignable_to_user_role': 400,
   'organization_role.name_in_use': 422,
   'organization_scope.name_in_use': 422,
   'organization.require_membership': 422,

@@ -1,5 +1,6 @@
 /** The documents we store, and the shapes the Management API returns. Dates are epoch milliseconds, as in Logto. */
 
+import { emailKey } from './identifiers.js';
 import { generateId } from './ids.js';
 
 export const applicationTypes = ['Native', 'SPA', 'Traditional', 'MachineToMachine'] as const;
@@ -146,7 +147,7 @@ export function newUser(fields: NewUserFields, now = Date.now()): UserDocument {
     username: null, primaryPhone: null, name: null, avatar: null, customData: {}, profile: {}, passwordHash: null, lastSignInAt: null,
     ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)),
     primaryEmail,
-    emailKey: primaryEmail?.toLowerCase() ?? null,
+    emailKey: primaryEmail === null ? null : emailKey(primaryEmail),
     identities: {},
     isSuspended: false,
     createdAt: now,

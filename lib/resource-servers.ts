@@ -1,4 +1,4 @@
-import { errors, type Configuration } from 'oidc-provider';
+import { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 import type { KeyedCache } from './cache.js';
 import type { AccessTokenAlg } from './config.js';
@@ -21,39 +21,76 @@ export const loadResource = (queries: Queries) => async (indicator: string): Pro
 export const loadApplicationRoleIds = (queries: Queries) => (applicationId: string) =>
   queries.links.applicationsRoles.rightsOf(applicationId);
 
+/** A user's role ids, for the `userRoles` cache. */
+export const loadUserRoleIds = (queries: Queries) => (userId: string) => queries.links.usersRoles.rightsOf(userId);
+
 type ResourceIndicators = NonNullable<NonNullable<Configuration['features']>['resourceIndicators']>;
 type GetResourceServerInfo = NonNullable<ResourceIndicators['getResourceServerInfo']>;
 
 export interface ResourceServerDeps {
   resources: KeyedCache<CachedResource>;
   applicationRoleIds: KeyedCache<string[]>;
+  userRoleIds: KeyedCache<string[]>;
   roles: RoleLookup;
   accessTokenAlg: AccessTokenAlg;
+  /** Lifetime of a Management API token, in seconds. */
+  managementApiTokenTtl: number;
   /** The host's own resolver, asked about indicators we do not know. */
   fallback?: GetResourceServerInfo;
 }
 
 /**
- * oidc-provider's `getResourceServerInfo`: our API resources become resource servers
- * issuing JWT access tokens. A machine-to-machine token gets only the permissions the
- * application holds through its roles.
+ * Whose permissions a token of this request may carry. The token endpoint names the account of
+ * the code or refresh token it redeems (`ctx.oidc.account`, set before the resource is resolved);
+ * the authorization endpoint, the account signed in to the session (after a login, the one the
+ * interaction just signed in).
  */
-export function createGetResourceServerInfo({ resources, applicationRoleIds, roles, accessTokenAlg, fallback }: ResourceServerDeps): GetResourceServerInfo {
+function accountOf(ctx: KoaContextWithOIDC): string | undefined {
+  return ctx.oidc.account?.accountId ?? ctx.oidc.session?.accountId ?? undefined;
+}
+
+/**
+ * The permission ids of `found` that this request's subject holds: for `client_credentials`, the
+ * application through its roles; for every other grant, the user through its roles (and an
+ * application's own roles count for nothing). No known subject holds nothing.
+ */
+export function createPermissionFilter(deps: Pick<ResourceServerDeps, 'applicationRoleIds' | 'userRoleIds' | 'roles'>) {
+  return async function heldPermissionIds(ctx: KoaContextWithOIDC, clientId: string): Promise<Set<string>> {
+    if (ctx.oidc.params?.grant_type === 'client_credentials') {
+      return scopeIdsOf(await deps.roles((await deps.applicationRoleIds.get(clientId)) ?? []));
+    }
+    const accountId = accountOf(ctx);
+    if (!accountId) return new Set();
+    return scopeIdsOf(await deps.roles((await deps.userRoleIds.get(accountId)) ?? []));
+  };
+}
+
+/**
+ * oidc-provider's `getResourceServerInfo`: our API resources become resource servers issuing JWT
+ * access tokens, and the scopes a resource server offers are only the permissions the token's
+ * subject holds. oidc-provider grants at most `requested ∩ offered` at the token endpoint (for a
+ * code and for every refresh, so that permissions removed since are dropped), and the consent
+ * prompt asks only for what is offered. The Management API is for machine-to-machine
+ * applications: any other grant asking for it is refused as `invalid_target`.
+ */
+export function createGetResourceServerInfo(deps: ResourceServerDeps): GetResourceServerInfo {
+  const { resources, accessTokenAlg, fallback } = deps;
+  const heldPermissionIds = createPermissionFilter(deps);
   return async (ctx, indicator, client) => {
     const found = await resources.get(indicator);
     if (!found) {
       if (fallback) return fallback(ctx, indicator, client);
       throw new errors.InvalidTarget();
     }
-    let { scopes } = found;
-    if (ctx.oidc.params?.grant_type === 'client_credentials') {
-      const held = scopeIdsOf(await roles((await applicationRoleIds.get(client.clientId)) ?? []));
-      scopes = scopes.filter(({ _id }) => held.has(_id));
+    const managementApi = found.resource.isBuiltIn === true;
+    if (managementApi && ctx.oidc.params?.grant_type !== 'client_credentials') {
+      throw new errors.InvalidTarget('the Management API is only for machine-to-machine applications (client_credentials)');
     }
+    const held = await heldPermissionIds(ctx, client.clientId);
     return {
-      scope: scopes.map(({ name }) => name).join(' '),
+      scope: found.scopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name).join(' '),
       audience: found.resource.indicator,
-      accessTokenTTL: found.resource.accessTokenTtl,
+      accessTokenTTL: managementApi ? deps.managementApiTokenTtl : found.resource.accessTokenTtl,
       accessTokenFormat: 'jwt',
       jwt: { sign: { alg: accessTokenAlg } },
     };

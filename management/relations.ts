@@ -5,7 +5,8 @@ import { createEntityQueries, type EntityDocument } from '../lib/entities.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard, type Guarded, type Schema } from '../lib/guard.js';
 import type { Links } from '../lib/links.js';
-import { userToApi, withId, type ApplicationDocument, type RoleDocument, type UserDocument } from '../lib/models.js';
+import { userToApi, withId, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/models.js';
+import { assertAssignable } from './roles.js';
 import { pageOf } from '../lib/pagination.js';
 import type { Queries } from '../lib/queries/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
@@ -53,8 +54,10 @@ interface Relation {
   action: string;
   /** Whether PUT replaces the whole set. */
   replace?: boolean;
-  /** Throws when the owner may not be linked to these targets. */
+  /** Throws when the owner may not be linked to (or unlinked from) these targets. */
   check?: (owner: Doc, targets: Doc[]) => void;
+  /** Throws when these targets may not be added to the owner (removing them stays possible). */
+  checkAdded?: (owner: Doc, targets: Doc[]) => void;
   /** Further clean-up, inside the same unit of work, for targets just unlinked. */
   afterRemove?: (queries: Queries, ownerId: string, removed: string[], session: ClientSession | undefined) => Promise<unknown>;
   /** Caches that the change makes stale. */
@@ -79,12 +82,12 @@ const notBuiltIn = (role: Doc) =>
 export const relations: Relation[] = [
   {
     path: '/users/:userId/roles', ownerParam: 'userId', owner: sides.user, target: sides.role, bodyKey: 'roleIds', targetParam: 'roleId',
-    links: (q) => q.links.usersRoles, action: 'roles.updated', replace: true,
+    links: (q) => q.links.usersRoles, action: 'roles.updated', replace: true, invalidates: ['userRoles'],
     check: (_user, roles) => roleTypes('User', roles),
   },
   {
     path: '/roles/:id/users', ownerParam: 'id', owner: sides.role, target: sides.user, bodyKey: 'userIds', targetParam: 'userId',
-    links: (q) => q.links.rolesUsers, action: 'users.updated',
+    links: (q) => q.links.rolesUsers, action: 'users.updated', invalidates: ['userRoles'],
     check: (role) => roleTypes('User', [role]),
   },
   {
@@ -101,6 +104,7 @@ export const relations: Relation[] = [
     path: '/roles/:id/scopes', ownerParam: 'id', owner: sides.role, target: sides.scope, bodyKey: 'scopeIds', targetParam: 'scopeId',
     links: (q) => q.links.rolesScopes, action: 'scopes.updated', invalidates: ['roles'],
     check: (role) => notBuiltIn(role),
+    checkAdded: (role, scopes) => assertAssignable((role as unknown as RoleDocument).type, scopes as unknown as ScopeDocument[]),
   },
   {
     path: '/organizations/:id/users', ownerParam: 'id', owner: sides.organization, target: sides.user, bodyKey: 'userIds', targetParam: 'userId',
@@ -148,10 +152,11 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       await Promise.all((relation.invalidates ?? []).map((name) => deps.caches.changed(name)));
     };
 
-    const checked = async (ownerId: string, targetIds: string[]) => {
+    const checked = async (ownerId: string, targetIds: string[], adding: boolean) => {
       const owner = await owners.findByIdOrThrow(ownerId);
       const found = await targets.assertAllExist(targetIds);
       relation.check?.(owner, found);
+      if (adding) relation.checkAdded?.(owner, found);
       return found;
     };
 
@@ -174,7 +179,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       async (ctx) => {
         const ownerId = ctx.guard.params[ownerParam]!;
         const ids = ctx.guard.body[bodyKey]!;
-        const linked = await checked(ownerId, ids);
+        const linked = await checked(ownerId, ids, true);
         await change(originOf(ctx), ownerId, async (session) => ({ added: await links.add(ownerId, ids, session), removed: [] }));
         // The answer lists the targets the request named, now linked.
         ctx.body = relation.present ? await relation.present(deps.queries, ownerId, linked) : linked.map(relation.target.toApi);
@@ -189,7 +194,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
         async (ctx) => {
           const ownerId = ctx.guard.params[ownerParam]!;
           const ids = ctx.guard.body[bodyKey]!;
-          await checked(ownerId, ids);
+          await checked(ownerId, ids, true);
           await change(originOf(ctx), ownerId, (session) => links.replace(ownerId, ids, session));
           ctx.status = 204;
         },
@@ -201,7 +206,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       guard({ params: idParams(ownerParam, targetParam) }),
       async (ctx) => {
         const { [ownerParam]: ownerId, [targetParam]: targetId } = ctx.guard.params as Record<string, string>;
-        await checked(ownerId!, [targetId!]);
+        await checked(ownerId!, [targetId!], false);
         await change(originOf(ctx), ownerId!, async (session) => {
           assertThat(await links.remove(ownerId!, targetId!, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId!));
           return { added: [], removed: [targetId!] };

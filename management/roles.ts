@@ -5,7 +5,7 @@ import { containsPattern } from '../lib/entities.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/guard.js';
 import { generateId } from '../lib/ids.js';
-import { withId, type RoleDocument } from '../lib/models.js';
+import { withId, type RoleDocument, type ScopeDocument } from '../lib/models.js';
 import { pageOf } from '../lib/pagination.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
@@ -14,6 +14,15 @@ import { roleCreateSchema, roleListQuery, rolePatchSchema, roleResponse, type Ro
 
 type IdParams = { id: string };
 type ListQuery = { page?: number; page_size?: number; type?: RoleDocument['type']; search?: string };
+
+/**
+ * The Management API is for machine-to-machine applications: its permissions cannot be given to a
+ * User role, whose holders sign in through pages anyone may reach (Logto answers the same 400).
+ */
+export function assertAssignable(type: RoleDocument['type'], scopes: ScopeDocument[]) {
+  assertThat(type !== 'User' || scopes.every(({ resourceId }) => resourceId !== builtIn.managementResourceId),
+    () => new ApiError('role.management_api_scopes_not_assignable_to_user_role', 'Management API permissions cannot be assigned to a User role'));
+}
 
 const builtInRole = () => new ApiError('role.built_in', 'the Management API access role is built in and cannot be changed');
 
@@ -38,7 +47,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ body: roleCreateSchema, response: roleResponse, status: 200 }),
     async (ctx) => {
       const { scopeIds = [], ...body } = ctx.guard.body;
-      if (scopeIds.length > 0) await queries.scopes.assertAllExist(scopeIds);
+      if (scopeIds.length > 0) assertAssignable(body.type ?? 'User', await queries.scopes.assertAllExist(scopeIds));
       const role: RoleDocument = {
         _id: generateId(),
         name: body.name,
@@ -95,7 +104,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
         await links.rolesScopes.removeAllOfLeft(id, session);
         record({ entity: 'Role', action: 'deleted', id, data: withId(before) });
       });
-      await Promise.all([deps.caches.changed('applicationRoles'), deps.caches.changed('roles')]);
+      await Promise.all(['applicationRoles', 'userRoles', 'roles'].map((name) => deps.caches.changed(name)));
       ctx.status = 204;
     },
   );

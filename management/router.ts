@@ -1,7 +1,10 @@
+import type { IncomingMessage } from 'node:http';
+
 import Router from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 
 import { bearerAuth, type BearerAuthOptions } from '../lib/auth.js';
+import { useClientAddress } from '../lib/client-address.js';
 import { jsonBody } from '../lib/json-body.js';
 import { mountApp } from '../lib/mount.js';
 import { applicationRoutes } from './applications.js';
@@ -24,8 +27,10 @@ export interface ManagementApiOptions {
   auth: BearerAuthOptions;
   bodyLimit: number;
   log: ErrorLogger;
-  /** Trust `X-Forwarded-*` for the caller's address (behind a reverse proxy). */
+  /** Trust `X-Forwarded-Proto` and `-Host` (behind a reverse proxy). */
   proxy?: boolean;
+  /** The caller's address, as the trusted proxies tell it. */
+  clientAddress: (req: IncomingMessage) => string;
 }
 
 /** Each resource's routes, in the order they are mounted. */
@@ -40,7 +45,7 @@ export interface ManagementApi {
   router: Router;
 }
 
-export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log, proxy = false }: ManagementApiOptions): ManagementApi {
+export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log, proxy = false, clientAddress }: ManagementApiOptions): ManagementApi {
   const authenticate = bearerAuth(auth);
   const router = new Router({ prefix: managementPrefix });
 
@@ -67,6 +72,7 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   const app = new Koa();
   app.silent = true;
   app.proxy = proxy;
+  app.use(useClientAddress(clientAddress));
   app.use(apiErrors(log));
   app.use(router.routes());
   app.use(router.allowedMethods());

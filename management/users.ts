@@ -1,6 +1,7 @@
 import type { Filter } from 'mongodb';
 
 import { containsPattern } from '../lib/entities.js';
+import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/guard.js';
 import { newUser, userToApi, type UserDocument } from '../lib/models.js';
@@ -34,7 +35,7 @@ function searchFilter(query: ListQuery): Filter<UserDocument> {
 function identifiers(body: UserEditable): Partial<UserDocument> {
   return {
     ...(body.username !== undefined && { username: body.username }),
-    ...(body.primaryEmail !== undefined && { primaryEmail: body.primaryEmail, emailKey: body.primaryEmail?.toLowerCase() ?? null }),
+    ...(body.primaryEmail !== undefined && { primaryEmail: body.primaryEmail, emailKey: body.primaryEmail === null ? null : emailKey(body.primaryEmail) }),
     ...(body.primaryPhone !== undefined && { primaryPhone: body.primaryPhone }),
     ...(body.name !== undefined && { name: body.name }),
     ...(body.avatar !== undefined && { avatar: body.avatar }),
@@ -165,6 +166,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
         await queries.revokeAccount(userId, session);
         record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
       });
+      await deps.caches.changed('userRoles');
       ctx.status = 204;
     },
   );

@@ -65,6 +65,11 @@ export function createImpersonationQueries(db: Db) {
     claimExchange: (event: Omit<ImpersonationEvent, '_id' | 'createdAt' | 'kind'> & { subjectTokenId: string }) =>
       claims({ _id: `exchange:${event.subjectTokenId}`, kind: 'exchange.succeeded', ...event, createdAt: Date.now() }),
 
+    /** Whether this access token (by `jti`) was minted by a token exchange. */
+    async mintedByExchange(tokenId: string): Promise<boolean> {
+      return (await collection.countDocuments({ tokenId, kind: 'exchange.succeeded' }, { limit: 1 })) > 0;
+    },
+
     /** Turns a claimed exchange that failed afterwards (its custom claims refused) into a failure. */
     markFailed: (id: string, reason: string) => collection.updateOne({ _id: id }, { $set: { kind: 'exchange.failed', reason } }),
     find: (filter: ImpersonationFilter, page: Page) =>

@@ -7,7 +7,7 @@ describe('settings', () => {
   it('has defaults for everything', () => {
     expect(loadSettings({})).toEqual({
       port: 3001, baseUrl: undefined, mongodbUri: undefined, accessTokenAlg: 'ES256',
-      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: false, subjectTokenTtl: 600, customClaimsOnError: 'omit', customClaimsTimeoutMs: 1000,
+      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: { hops: 0 }, subjectTokenTtl: 600, managementApiTokenTtl: 600, customClaimsOnError: 'omit', customClaimsTimeoutMs: 1000,
       hooks: {
         allowedHosts: [], deliver: true, timeoutMs: 10000, retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
         disableAfter: 432000, keyOverlap: 86400, pollMs: 1000, concurrency: 16, retentionDays: 30,
@@ -33,7 +33,10 @@ describe('settings', () => {
   it('reads and converts the environment', () => {
     expect(loadSettings({
       PORT: '8080', BASE_URL: 'https://id.example.com/', MONGODB_URI: 'mongodb://db:27017/id', ACCESS_TOKEN_ALG: 'EdDSA', TRUST_PROXY: 'true',
-    })).toMatchObject({ port: 8080, baseUrl: 'https://id.example.com', mongodbUri: 'mongodb://db:27017/id', accessTokenAlg: 'EdDSA', trustProxy: true });
+    })).toMatchObject({ port: 8080, baseUrl: 'https://id.example.com', mongodbUri: 'mongodb://db:27017/id', accessTokenAlg: 'EdDSA', trustProxy: { hops: 1 } });
+    expect(loadSettings({ TRUST_PROXY: '2' }).trustProxy).toEqual({ hops: 2 });
+    expect(loadSettings({ TRUST_PROXY: '10.0.0.0/8, 2001:db8::1' }).trustProxy).toEqual({ proxies: ['10.0.0.0/8', '2001:db8::1'] });
+    expect(loadSettings({ MANAGEMENT_API_TOKEN_TTL: '120' }).managementApiTokenTtl).toBe(120);
   });
 
   it.each([
@@ -48,6 +51,10 @@ describe('settings', () => {
     [{ HOOKS_ALLOWED_HOSTS: 'intranet/8' }, 'Invalid setting: HOOKS_ALLOWED_HOSTS: `intranet/8` is neither a host name nor a CIDR range'],
     [{ BRAND_COLOR: 'red' }, 'Invalid setting: BRAND_COLOR must match pattern "^#[0-9A-Fa-f]{6}$"'],
     [{ SMTP_URL: 'smtp://mail.acme.test' }, 'Invalid setting: EMAIL_FROM must be set together with SMTP_URL'],
+    [{ TRUST_PROXY: 'proxy.internal' }, 'Invalid setting: TRUST_PROXY: `proxy.internal` is not an IP address or CIDR range'],
+    [{ TRUST_PROXY: '10.0.0.0/40' }, 'Invalid setting: TRUST_PROXY: `10.0.0.0/40` has a bad prefix length'],
+    [{ TRUST_PROXY: '11' }, 'Invalid setting: TRUST_PROXY counts at most 10 proxies'],
+    [{ MANAGEMENT_API_TOKEN_TTL: '5' }, 'Invalid setting: MANAGEMENT_API_TOKEN_TTL must be >= 30'],
     [{ HOOKS_RETRY_SCHEDULE: '0,5s' }, 'Invalid setting: HOOKS_RETRY_SCHEDULE must match pattern "^\\d{1,6}(,\\d{1,6}){0,19}$"'],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => loadSettings(env)).toThrow(new ConfigError(message));

@@ -3,10 +3,13 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 
 import { impersonate } from '../../examples/impersonation-flow.js';
 import { startIntegratorBackend } from '../../examples/integrator-backend.js';
+import { TestBrowser } from '../support/browser.js';
+import { codeFlow } from '../support/flows.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
-const grantType = 'urn:ietf:params:oauth:grant-type:token-exchange';
-const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
+const password = 'correct horse battery staple';
+const callback = 'http://127.0.0.1:9/callback';
+
 
 describe('examples: the integrator backend and the three-step impersonation flow', () => {
   let server: TestServer;
@@ -23,9 +26,9 @@ describe('examples: the integrator backend and the three-step impersonation flow
     const readOrders = await post(`/api/resources/${orders.id}/scopes`, { name: 'read:orders' });
     const support = await post('/api/roles', { name: 'Support engineer', scopeIds: [impersonateScope.id] });
     const customer = await post('/api/roles', { name: 'Customer', scopeIds: [readOrders.id] });
-    ids.engineer = (await post('/api/users', { username: 'engineer' })).id;
-    ids.intern = (await post('/api/users', { username: 'intern' })).id;
-    ids.customer = (await post('/api/users', { username: 'customer' })).id;
+    ids.engineer = (await post('/api/users', { username: 'engineer', password })).id;
+    ids.intern = (await post('/api/users', { username: 'intern', password })).id;
+    ids.customer = (await post('/api/users', { username: 'customer', password })).id;
     await post(`/api/users/${ids.engineer}/roles`, { roleIds: [support.id] });
     await post(`/api/users/${ids.customer}/roles`, { roleIds: [customer.id] });
 
@@ -33,7 +36,9 @@ describe('examples: the integrator backend and the three-step impersonation flow
     const impersonator = await post('/api/roles', { name: 'Impersonation backend', type: 'MachineToMachine', scopeIds: ['management-api-impersonation'] });
     const backendApp = await post('/api/applications', { name: 'Integrator backend', type: 'MachineToMachine' });
     await post(`/api/applications/${backendApp.id}/roles`, { roleIds: [impersonator.id] });
-    consoleApp = await post('/api/applications', { name: 'Support console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
+    consoleApp = await post('/api/applications', {
+      name: 'Support console', type: 'SPA', customClientMetadata: { allowTokenExchange: true }, oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [] },
+    });
 
     backend = await startIntegratorBackend({
       issuer: server.issuer, managementApi: server.identity.managementApiIndicator, identityUrl: `http://localhost:${server.port}`,
@@ -42,14 +47,12 @@ describe('examples: the integrator backend and the three-step impersonation flow
   });
   afterAll(async () => { await backend.close(); await server.close(); });
 
-  /**
-   * The engineer's own tokens. There are no sign-in pages yet, so the test stands in for the
-   * engineer's sign-in with a subject token issued for the engineer.
-   */
+  /** The engineer's own tokens: it signs in to the support console through the sign-in page (code flow with PKCE). */
   async function tokensOf(userId: string, resource: string, scope: string) {
-    const { body } = await server.api('POST', '/api/subject-tokens', { body: { userId } });
+    const { body: user } = await server.api('GET', `/api/users/${userId}`);
+    const flow = await codeFlow(new TestBrowser(server.url), { clientId: consoleApp.id, redirectUri: callback, scope, identifier: user.username, password, ...(resource && { resource }) });
     const config = await server.discover(consoleApp.id);
-    return (await oauth.genericGrantRequest(config, grantType, { subject_token: body.subjectToken, subject_token_type: accessTokenType, resource, scope })).access_token;
+    return (await oauth.authorizationCodeGrant(config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1' }, resource ? { resource } : undefined)).access_token;
   }
 
   it('gives the engineer a token that represents the customer, names the engineer as actor, and carries the ticket', async () => {
@@ -57,8 +60,8 @@ describe('examples: the integrator backend and the three-step impersonation flow
       issuer: server.issuer.replace(server.url, `http://localhost:${server.port}`),
       clientId: consoleApp.id,
       backendUrl: backend.url,
-      actorAccessToken: await tokensOf(ids.engineer!, 'https://backend.flow.test', 'impersonate:users'),
-      actorIdentityToken: await tokensOf(ids.engineer!, 'https://orders.flow.test', 'openid'),
+      actorAccessToken: await tokensOf(ids.engineer!, 'https://backend.flow.test', 'openid impersonate:users'),
+      actorIdentityToken: await tokensOf(ids.engineer!, '', 'openid'),
       userId: ids.customer!, reason: 'order stuck', ticketId: 'T-100',
       resource: 'https://orders.flow.test', scope: 'read:orders',
     });
@@ -75,7 +78,7 @@ describe('examples: the integrator backend and the three-step impersonation flow
   it('stops at the backend when the engineer may not impersonate', async () => {
     await expect(impersonate({
       issuer: server.issuer, clientId: consoleApp.id, backendUrl: backend.url,
-      actorAccessToken: await tokensOf(ids.intern!, 'https://backend.flow.test', 'impersonate:users'),
+      actorAccessToken: await tokensOf(ids.intern!, 'https://backend.flow.test', 'openid impersonate:users'),
       actorIdentityToken: 'unused', userId: ids.customer!, reason: 'curious', ticketId: 'T-0', resource: 'https://orders.flow.test',
     })).rejects.toThrow('impersonation refused: impersonate:users is required');
   });

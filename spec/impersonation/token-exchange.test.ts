@@ -2,10 +2,14 @@ import * as oauth from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 
 import { sha256 } from '../../lib/ids.js';
+import { TestBrowser } from '../support/browser.js';
+import { codeFlow, redeem } from '../support/flows.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const grantType = 'urn:ietf:params:oauth:grant-type:token-exchange';
 const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
+const engineerPassword = 'correct horse battery staple';
+const supportCallback = 'https://support.test/cb';
 
 describe('impersonation: subject tokens and token exchange', () => {
   let server: TestServer;
@@ -23,7 +27,7 @@ describe('impersonation: subject tokens and token exchange', () => {
     await post(`/api/resources/${resource.id}/scopes`, { name: 'write:orders' });
     const role = await post('/api/roles', { name: 'Customer', scopeIds: [read.id] });
     target = await post('/api/users', { username: 'customer', name: 'Cus Tomer' });
-    actor = await post('/api/users', { username: 'support_engineer' });
+    actor = await post('/api/users', { username: 'support_engineer', password: engineerPassword });
     await post(`/api/users/${target.id}/roles`, { roleIds: [role.id] });
     await post(`/api/users/${actor.id}/roles`, { roleIds: [role.id] });
     spa = await post('/api/applications', { name: 'Support console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
@@ -43,6 +47,13 @@ describe('impersonation: subject tokens and token exchange', () => {
   const publicClient = () => server.discover(spa.id);
   const jwks = () => createRemoteJWKSet(new URL(`http://localhost:${server.port}/oidc/jwks`));
   const verify = (token: string) => jwtVerify(token, jwks(), { issuer: server.issuer, audience: resource.indicator, typ: 'at+jwt' });
+  /** The support engineer's own access token: it signs in to the support web app (code flow), as an actor does. */
+  const ownToken = async (username = 'support_engineer', extra: { resource?: string; scope?: string } = {}) => {
+    const flow = await codeFlow(new TestBrowser(server.url), {
+      clientId: web.id, redirectUri: supportCallback, scope: extra.scope ?? 'openid', identifier: username, password: engineerPassword, ...(extra.resource && { resource: extra.resource }),
+    });
+    return (await redeem(server, { clientId: web.id, clientSecret: web.secret }, flow, extra.resource)).access_token;
+  };
 
   it('issues a subject token of 256 random bits, stored only as its hash', async () => {
     const { subjectToken: token, expiresIn } = await subjectToken(target.id);
@@ -152,30 +163,50 @@ describe('impersonation: subject tokens and token exchange', () => {
     await expect(exchange(await publicClient(), { subject_token: second.subjectToken })).rejects.toMatchObject({ error: 'invalid_grant' });
   });
 
-  it('names the actor in `act` when an actor token is given, and nests a prior actor', async () => {
+  it('names the actor in `act` when the actor\'s own access token is given, opaque or JWT', async () => {
     const config = await publicClient();
-    // The support engineer's own openid access token.
-    const actorToken = (await exchange(config, { subject_token: (await subjectToken(actor.id)).subjectToken, scope: 'openid' })).access_token;
-
-    const asTarget = await exchange(config, {
-      subject_token: (await subjectToken(target.id)).subjectToken, scope: 'openid read:orders', actor_token: actorToken, actor_token_type: accessTokenType,
-    });
-    expect((await verify(asTarget.access_token)).payload.act).toEqual({ sub: actor.id });
-
-    // RFC 8693 §4.1: acting with a token that already has an actor nests the chain.
-    const { body: third } = await server.api('POST', '/api/users', { body: { username: 'third_party' } });
-    const chained = await exchange(config, {
-      subject_token: (await subjectToken(third.id)).subjectToken, actor_token: asTarget.access_token, actor_token_type: accessTokenType,
-    });
-    expect(decodeJwt(chained.access_token).act).toEqual({ sub: target.id, act: { sub: actor.id } });
+    for (const actorToken of [await ownToken(), await ownToken('support_engineer', { resource: resource.indicator, scope: 'openid read:orders' })]) {
+      const asTarget = await exchange(config, {
+        subject_token: (await subjectToken(target.id)).subjectToken, scope: 'openid read:orders', actor_token: actorToken, actor_token_type: accessTokenType,
+      });
+      expect((await verify(asTarget.access_token)).payload.act).toEqual({ sub: actor.id });
+    }
   });
 
-  it('refuses an unacceptable actor token with invalid_grant, without spending the subject token', async () => {
+  it('refuses as actor a token minted by an exchange, one naming the subject token\'s own user, and a suspended or deleted actor, without spending the subject token', async () => {
+    const config = await publicClient();
+    const { subjectToken: token } = await subjectToken(target.id);
+    const exchanged = (await exchange(config, { subject_token: (await subjectToken(actor.id)).subjectToken, scope: 'openid' })).access_token;
+    const { body: self } = await server.api('POST', '/api/users', { body: { username: 'acts_as_self', password: engineerPassword } });
+    const { body: selfToken } = await server.api('POST', '/api/subject-tokens', { body: { userId: self.id } });
+    const selfActor = await ownToken('acts_as_self');
+    await expect(exchange(config, { subject_token: selfToken.subjectToken, actor_token: selfActor, actor_token_type: accessTokenType }))
+      .rejects.toMatchObject({ error: 'invalid_grant' });
+
+    const { body: leaving } = await server.api('POST', '/api/users', { body: { username: 'leaving_engineer', password: engineerPassword } });
+    const suspendedActor = await ownToken('leaving_engineer', { resource: resource.indicator, scope: 'openid' });
+    await server.api('PATCH', `/api/users/${leaving.id}/is-suspended`, { body: { isSuspended: true } });
+    const { body: gone } = await server.api('POST', '/api/users', { body: { username: 'gone_engineer', password: engineerPassword } });
+    const deletedActor = await ownToken('gone_engineer', { resource: resource.indicator, scope: 'openid' });
+    await server.api('DELETE', `/api/users/${gone.id}`);
+
+    for (const actorToken of [exchanged, suspendedActor, deletedActor]) {
+      await expect(exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType }))
+        .rejects.toMatchObject({ error: 'invalid_grant' });
+    }
+    const reasons = (await server.api('GET', `/api/impersonations?targetUserId=${target.id}`)).body
+      .filter(({ kind }: { kind: string }) => kind === 'exchange.failed').map(({ reason }: { reason: string }) => reason);
+    expect(reasons).toEqual(expect.arrayContaining([
+      'the actor token was minted by a token exchange', 'the actor is suspended', 'the actor no longer exists',
+    ]));
+    expect((await exchange(config, { subject_token: token })).access_token).toEqual(expect.any(String));
+  });
+
+  it('refuses an actor token that is not a user\'s access token of this provider with invalid_grant, without spending the subject token', async () => {
     const config = await publicClient();
     const { subjectToken: token } = await subjectToken(target.id);
     const machineToken = await server.adminToken();
-    const noOpenid = (await exchange(config, { subject_token: (await subjectToken(actor.id)).subjectToken, scope: 'read:orders' })).access_token;
-    for (const actorToken of ['garbage', machineToken, noOpenid]) {
+    for (const actorToken of ['garbage', machineToken, `${machineToken.slice(0, -4)}AAAA`]) {
       await expect(exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType }))
         .rejects.toMatchObject({ error: 'invalid_grant' });
     }
@@ -186,7 +217,7 @@ describe('impersonation: subject tokens and token exchange', () => {
     const { body: victim } = await server.api('POST', '/api/users', { body: { username: 'audited' } });
     const since = Date.now();
     const config = await publicClient();
-    const actorToken = (await exchange(config, { subject_token: (await subjectToken(actor.id)).subjectToken, scope: 'openid' })).access_token;
+    const actorToken = await ownToken();
     const { subjectToken: token } = await subjectToken(victim.id, { ticketId: 'T-42', reason: 'cannot check out' });
     const issued = await exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType });
     await expect(exchange(config, { subject_token: token })).rejects.toMatchObject({ error: 'invalid_grant' });

@@ -93,7 +93,7 @@ describe('accounts for the provider', () => {
 
     const ann = await findAccount(ctx, 'ann', undefined);
     expect(await ann!.claims('id_token', 'openid profile email', {}, [])).toEqual({
-      sub: 'ann', name: 'Ann', username: 'ann', picture: 'https://img.test/a.png', email: 'ann@x.test', email_verified: false,
+      sub: 'ann', name: 'Ann', username: 'ann', picture: 'https://img.test/a.png', email: 'ann@x.test', email_verified: true,
       updated_at: 2, given_name: 'Ann', address: { postal_code: '1000' },
     });
     expect(await findAccount(ctx, 'sam', undefined)).toBeUndefined();

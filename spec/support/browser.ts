@@ -68,12 +68,12 @@ export interface Authorization {
 }
 
 /** Starts an authorization-code request with PKCE and lands on the sign-in page. */
-export async function startAuthorization(browser: TestBrowser, clientId: string, redirectUri: string, scope = 'openid profile email'): Promise<Authorization> {
+export async function startAuthorization(browser: TestBrowser, clientId: string, redirectUri: string, scope = 'openid profile email', extra: Record<string, string> = {}): Promise<Authorization> {
   const verifier = randomBytes(32).toString('base64url');
   const authorize = new URL(`${browser.base}/oidc/auth`);
   authorize.search = new URLSearchParams({
     client_id: clientId, response_type: 'code', scope, redirect_uri: redirectUri, state: 'state-1', nonce: 'nonce-1',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', ...extra,
   }).toString();
   const { response, url } = await browser.follow(authorize, redirectUri);
   const html = await response.text();
