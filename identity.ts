@@ -134,6 +134,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   await caches.start();
 
   const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
+  // Dry runs get a sandbox of their own: nothing a script under test does can delay a token.
+  const dryRuns = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
   const customizer = caches.create<JwtCustomizer>('configs',
     async (id) => (await customizerCollection(database.db).findOne({ _id: id as JwtCustomizer['_id'] })) ?? undefined,
     { keepMisses: true });
@@ -257,7 +259,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         queries,
         hooks,
         write,
-        sandbox,
+        sandbox: dryRuns,
         subjectTokenTtl: options.subjectTokenTtl ?? 600,
         caches,
         managementApiIndicator,
@@ -282,7 +284,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
 
     async close() {
       caches.stop();
-      await Promise.all([sandbox.close(), hooks.close()]);
+      await Promise.all([sandbox.close(), dryRuns.close(), hooks.close()]);
     },
   };
 }

@@ -30,8 +30,15 @@ export interface JwtCustomizer {
 export const customClaimsFailurePolicies = ['omit', 'refuse'] as const;
 export type CustomClaimsFailurePolicy = (typeof customClaimsFailurePolicies)[number];
 
-/** Claims a customizer may not set: they say who the token is for, for whom, and what it allows. */
-export const reservedClaims = new Set(['iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'act', 'client_id', 'scope', 'cnf', 'gty']);
+/**
+ * Claims a customizer may not set: they say who the token is for, for whom, what it allows, and
+ * how and when its user authenticated (OIDC Core §2, RFC 9068 §2.2), which a resource server
+ * trusts as the provider's own word.
+ */
+export const reservedClaims = new Set([
+  'iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'act', 'client_id', 'scope', 'cnf', 'gty',
+  'azp', 'acr', 'amr', 'auth_time', 'sid', 'typ',
+]);
 
 export const withoutReserved = (claims: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(claims).filter(([name]) => !reservedClaims.has(name)));

@@ -17,7 +17,7 @@ export interface ManagementDeps {
   caches: Pick<CacheRegistry, 'changed'>;
   /** oidc-provider's own check of client metadata, so that we never store a client it would refuse. */
   validateClientMetadata(metadata: ClientMetadata): Promise<void>;
-  /** Where operator scripts run (the JWT customizer's dry run). */
+  /** Where the JWT customizer's dry runs run: a sandbox apart from the one tokens use. */
   sandbox: Sandbox;
   /** Lifetime of a subject token, in seconds. */
   subjectTokenTtl: number;

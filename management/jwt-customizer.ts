@@ -66,7 +66,7 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
     ctx.status = 204;
   });
 
-  // Dry run: the script against a sample token and context, in the same sandbox tokens use.
+  // Dry run: the script against a sample token and context, in a sandbox like the tokens' own but apart from it.
   router.post<object, Guarded<{ body: Customizer & { tokenType?: string; token?: Record<string, unknown>; context?: Record<string, unknown> } }>>(
     '/configs/jwt-customizer/test',
     guard({

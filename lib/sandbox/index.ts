@@ -51,12 +51,13 @@ export class Sandbox {
       stderr: true,
     });
     worker.unref();
-    worker.on('message', ({ id, output, error }: { id: number; output?: string; error?: string }) => {
+    worker.on('message', ({ id, output, error, timeout }: { id: number; output?: string; error?: string; timeout?: boolean }) => {
       const pending = this.#pending.get(id);
       if (!pending) return;
       this.#pending.delete(id);
       clearTimeout(pending.timer);
-      if (error !== undefined) pending.reject(new SandboxError('script_error', error));
+      if (timeout) pending.reject(this.#timeoutError());
+      else if (error !== undefined) pending.reject(new SandboxError('script_error', error));
       else pending.resolve(output!);
     });
     const fail = (message: string) => {
@@ -73,6 +74,11 @@ export class Sandbox {
     return worker;
   }
 
+  /** The worker's limit on synchronous code and this side's wall clock end a run alike. */
+  #timeoutError() {
+    return new SandboxError('timeout', `the script did not finish within ${this.#limits.timeoutMs} ms`);
+  }
+
   /** Runs `getCustomJwtClaims(input)` of `script`; resolves with the plain object it returned. */
   async run(script: string, input: unknown): Promise<Record<string, unknown>> {
     const worker = (this.#worker ??= this.#spawn());
@@ -80,7 +86,7 @@ export class Sandbox {
     const output = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#pending.delete(id);
-        reject(new SandboxError('timeout', `the script did not finish within ${this.#limits.timeoutMs} ms`));
+        reject(this.#timeoutError());
         // The only sure way to stop a runaway script, sync or async, is to end its thread.
         if (this.#worker === worker) this.#worker = undefined;
         void worker.terminate();

@@ -2,7 +2,12 @@
  * The code of the sandbox's worker thread, as source text: it runs from a string
  * (`new Worker(source, { eval: true })`), so it is the same whether the package runs built or
  * from TypeScript. It evaluates an operator's script in a fresh V8 context that holds only
- * JavaScript's own built-ins: no `require`, no `process`, no host object at all. Input enters the
+ * JavaScript's own built-ins: no `require`, no `process`, no host object at all, and none of the
+ * built-ins whose memory lies outside the V8 heap (ArrayBuffer, the typed arrays, DataView,
+ * WebAssembly.Memory), so that the worker's heap limit bounds everything a script can allocate.
+ * A result is sent only once the script has left no work behind (its promise chains have run
+ * out); a script that keeps the thread busy after answering times out like one that never
+ * answers, and its thread is ended, so it cannot delay the next run. Input enters the
  * context as JSON text and leaves it as JSON text, so no object of the host's realm (whose
  * constructors would lead back to `process`) is ever reachable from the script.
  */
@@ -22,6 +27,11 @@ const compile = (script) => {
   }
   return entry;
 };
+// Built-ins whose backing stores live outside the V8 heap, and so outside the heap limit.
+const offHeap = new vm.Script(
+  'for (const name of Object.getOwnPropertyNames(globalThis)) {' +
+  '  if (/^(ArrayBuffer|SharedArrayBuffer|DataView|Atomics|WebAssembly)$/.test(name) || /^(Big)?(Int|Uint|Float)\\d+(Clamped)?Array$/.test(name)) delete globalThis[name];' +
+  '}');
 const call = new vm.Script(
   'if (typeof __entry !== "function") throw new TypeError("the script must define a function getCustomJwtClaims");' +
   'Promise.resolve(__entry(JSON.parse(__input))).then((value) => JSON.stringify(value === undefined ? {} : value))');
@@ -29,13 +39,17 @@ const call = new vm.Script(
 parentPort.on('message', async ({ id, script, input, syncTimeoutMs }) => {
   try {
     const context = vm.createContext(Object.create(null), { codeGeneration: { strings: false, wasm: false } });
+    offHeap.runInContext(context);
     compile(script).runInContext(context, { timeout: syncTimeoutMs });
     context.__input = input;
     const output = await call.runInContext(context, { timeout: syncTimeoutMs });
-    parentPort.postMessage({ id, output: typeof output === 'string' ? output : 'null' });
+    // setImmediate runs only once the microtask queue is empty: nothing of this run is left.
+    setImmediate(() => parentPort.postMessage({ id, output: typeof output === 'string' ? output : 'null' }));
   } catch (error) {
+    // vm's own limit on synchronous code is the same limit as the host's: one kind of answer.
+    if (error && error.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return parentPort.postMessage({ id, timeout: true });
     const message = error && typeof error === 'object' && typeof error.message === 'string' ? error.message : String(error);
-    parentPort.postMessage({ id, error: message.slice(0, 500) });
+    setImmediate(() => parentPort.postMessage({ id, error: message.slice(0, 500) }));
   }
 });
 `;

@@ -59,10 +59,11 @@ describe('custom JWT claims', () => {
   });
 
   it('cannot override reserved claims', async () => {
-    await t.setScript('function getCustomJwtClaims() { return { sub: "admin", aud: "x", scope: "all", act: { sub: "x" }, client_id: "y", iss: "z", jti: "j", exp: 1, iat: 1, tier: "gold" } }');
+    await t.setScript('function getCustomJwtClaims() { return { sub: "admin", aud: "x", scope: "all", act: { sub: "x" }, client_id: "y", iss: "z", jti: "j", exp: 1, iat: 1, tier: "gold",'
+      + ' azp: "other-client", acr: "urn:high", amr: ["hwk"], auth_time: 1, sid: "s", typ: "id_token" } }');
     const payload = await t.exchangeToken();
     expect(payload).toMatchObject({ sub: t.user.id, aud: t.resource.indicator, client_id: t.app.id, iss: t.server.issuer, tier: 'gold' });
-    expect(payload).not.toHaveProperty('act');
+    for (const claim of ['act', 'azp', 'acr', 'amr', 'auth_time', 'sid', 'typ']) expect(payload).not.toHaveProperty(claim);
     expect(payload.exp! - payload.iat!).toBe(3600);
   });
 
@@ -108,6 +109,38 @@ describe('custom JWT claims', () => {
     const failing = await t.server.api('POST', '/api/configs/jwt-customizer/test', { body: { script: 'function getCustomJwtClaims() { for (;;) {} }' } });
     expect(failing.status).toBe(422);
     expect(failing.body).toEqual({ code: 'jwt_customizer.script_failed', message: 'the script failed (timeout): the script did not finish within 1000 ms' });
+  });
+});
+
+describe('custom JWT claims: the sandbox\'s bounds', () => {
+  let t: Awaited<ReturnType<typeof setUp>>;
+  beforeAll(async () => { t = await setUp('claimsbounds'); });
+  afterAll(async () => { await t.server.close(); });
+  const dryRun = (script: string) => t.server.api('POST', '/api/configs/jwt-customizer/test', { body: { script } });
+
+  it.each([
+    ['an ArrayBuffer', 'new ArrayBuffer(512 * 1024 * 1024)', 'ArrayBuffer is not defined'],
+    ['a typed array', 'new Uint8Array(512 * 1024 * 1024)', 'Uint8Array is not defined'],
+    ['a SharedArrayBuffer', 'new SharedArrayBuffer(512 * 1024 * 1024)', 'SharedArrayBuffer is not defined'],
+    ['WebAssembly memory', 'new WebAssembly.Memory({ initial: 8192 })', 'WebAssembly is not defined'],
+    ['a DataView', 'new DataView(null)', 'DataView is not defined'],
+  ])('gives a script no way to allocate memory outside the heap limit: %s', async (_name, allocation, message) => {
+    const answer = await dryRun(`function getCustomJwtClaims() { const held = ${allocation}; return { held: String(held) } }`);
+    expect(answer).toMatchObject({ status: 422, body: { code: 'jwt_customizer.script_failed', message: `the script failed (script_error): ${message}` } });
+  });
+
+  it('bounds heap memory: a script that fills the heap fails, and the next run works', async () => {
+    const answer = await dryRun('function getCustomJwtClaims() { const all = []; for (;;) all.push("x".repeat(1024) + all.length) }');
+    expect(answer.status).toBe(422);
+    expect((await dryRun('function getCustomJwtClaims() { return { ok: true } }')).body).toEqual({ ok: true });
+  });
+
+  it('a dry run that leaves work running after it answers cannot delay the next token', async () => {
+    await t.setScript('function getCustomJwtClaims() { return { tier: "gold" } }');
+    const spinning = dryRun('function getCustomJwtClaims() { Promise.resolve().then(() => { for (;;) {} }); return { done: true } }');
+    for (let i = 0; i < 3; i += 1) expect(await t.exchangeToken()).toMatchObject({ tier: 'gold' });
+    // The script answered, but kept its thread busy: it is reported as not finishing.
+    expect((await spinning).body).toEqual({ code: 'jwt_customizer.script_failed', message: 'the script failed (timeout): the script did not finish within 1000 ms' });
   });
 });
 
