@@ -174,7 +174,12 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
       await settle(delivery, 'pending', { nextAttemptAt: new Date(Date.now() + pollMs) });
       return undefined;
     }
-    const skip = !hook ? 'the hook was deleted' : !hook.enabled ? 'the hook is disabled' : !event ? 'the event has expired' : undefined;
+    // The hook as it is now decides: one that no longer subscribes to the event gets no more of it,
+    // on a retry or a redelivery alike.
+    const skip = !hook ? 'the hook was deleted'
+      : !hook.enabled ? 'the hook is disabled'
+        : !hook.events.includes(delivery.event) ? 'the hook no longer subscribes to this event'
+          : !event ? 'the event has expired' : undefined;
     if (skip) {
       await settle(delivery, 'skipped', { lastError: skip });
       return undefined;

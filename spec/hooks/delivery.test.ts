@@ -48,6 +48,34 @@ describe('webhook delivery', () => {
     await server.api('DELETE', `/api/hooks/${hook.id}`);
   });
 
+  it('skips a retry or a redelivery of an event the hook no longer subscribes to', async () => {
+    const hook = await subscribe(server, receiver, ['Role.Created'], 'changes its mind');
+    const sent = await createRole('sent before the change');
+    await receiver.waitFor((got) => got.some(({ body }) => body.data?.id === sent.id));
+    await deliveriesSettled(server.database.db);
+    // Its retry waits 2 s, so that no attempt is under way while the hook changes.
+    receiver.answer = () => ({ status: 503, headers: { 'retry-after': '2' } });
+    const retried = await createRole('retried after the change');
+    const deadline = Date.now() + 10_000;
+    while (await server.database.db.collection('hook_attempts').countDocuments({ hookId: hook.id, ok: false }) < 1 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect((await server.api('PATCH', `/api/hooks/${hook.id}`, { body: { events: ['Role.Deleted'] } })).status).toBe(200);
+    const sentOf = (id: string) => receiver.received.filter(({ body }) => body.data?.id === id).length;
+    const [sentBefore, retriedBefore] = [sentOf(sent.id), sentOf(retried.id)];
+    receiver.answer = () => ({ status: 204 });
+    const { body: [succeeded] } = await server.api('GET', `/api/hooks/${hook.id}/deliveries?state=succeeded`);
+    expect((await server.api('POST', `/api/hooks/${hook.id}/deliveries/${succeeded.id}/redeliver`)).status).toBe(202);
+    await deliveriesSettled(server.database.db);
+    const { body: deliveries } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
+    expect(deliveries.map(({ state, lastError }: { state: string; lastError: string | null }) => [state, lastError])).toEqual([
+      ['skipped', 'the hook no longer subscribes to this event'], ['skipped', 'the hook no longer subscribes to this event'],
+    ]);
+    // Nothing more reached the receiver once the hook had changed.
+    expect([sentOf(sent.id), sentOf(retried.id)]).toEqual([sentBefore, retriedBefore]);
+    await server.api('DELETE', `/api/hooks/${hook.id}`);
+  });
+
   it('honours Retry-After, and records each attempt with its status, duration and answer', async () => {
     const hook = await subscribe(server, receiver, ['Role.Created'], 'retry after');
     const times: number[] = [];
