@@ -130,6 +130,15 @@ function validator(ajv: Ajv, where: string, schema: Schema | undefined) {
   };
 }
 
+/** A NUL character in a path or a search is never meant, and MongoDB refuses it in a pattern: 400, not 500. */
+function rejectNul(where: string, values: Record<string, unknown>) {
+  for (const [name, value] of Object.entries(values)) {
+    if ((Array.isArray(value) ? value : [value]).some((item) => typeof item === 'string' && item.includes('\u0000'))) {
+      throw new ApiError('guard.invalid_input', `${where}.${name} must not contain a NUL character`, { field: `${where}.${name}` });
+    }
+  }
+}
+
 /**
  * Validates a route's path parameters, query and body against schemas compiled once,
  * when the route is declared, and leaves the values on `ctx.guard`. A request that fails
@@ -150,6 +159,8 @@ export function guard<T extends GuardedValues = GuardedValues>(schemas: GuardSch
     }
     // Writes record it as the status of the request that made them (webhook payloads carry it).
     (ctx.state as { successStatus?: number }).successStatus = successStatus(schemas, ctx.method);
+    rejectNul('params', ctx.params ?? {});
+    rejectNul('query', ctx.query);
     ctx.guard = {
       params: checkParams({ ...ctx.params }) as T['params'],
       query: checkQuery({ ...ctx.query }) as T['query'],

@@ -22,9 +22,11 @@ const specialRanges: Array<[string, number, 'ipv4' | 'ipv6']> = [
   ['203.0.113.0', 24, 'ipv4'], // documentation
   ['224.0.0.0', 4, 'ipv4'], // multicast
   ['240.0.0.0', 4, 'ipv4'], // reserved, and broadcast
-  ['::', 128, 'ipv6'], // unspecified
-  ['::1', 128, 'ipv6'], // loopback
-  ['64:ff9b::', 96, 'ipv6'], // NAT64: reaches IPv4 addresses, private ones included
+  ['::', 96, 'ipv6'], // unspecified, loopback, and IPv4-compatible (deprecated, RFC 4291 §2.5.5.1)
+  ['64:ff9b::', 96, 'ipv6'], // NAT64 (RFC 6052): reaches IPv4 addresses, private ones included
+  ['64:ff9b:1::', 48, 'ipv6'], // local-use NAT64 (RFC 8215)
+  ['2001::', 32, 'ipv6'], // Teredo (RFC 4380): tunnels to IPv4 addresses
+  ['2002::', 16, 'ipv6'], // 6to4 (RFC 3056): embeds an IPv4 address
   ['100::', 64, 'ipv6'], // discard
   ['2001:db8::', 32, 'ipv6'], // documentation
   ['fc00::', 7, 'ipv6'], // unique local
@@ -79,7 +81,10 @@ export function createOutboundPolicy(allowList: string[] = []): OutboundPolicy {
     const family = familyOf(address);
     // An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is checked as the IPv4 address it carries.
     if (special.check(address, family) && !ranges.check(address, family)) {
-      throw new AddressRefusedError(`${hostname} resolves to ${address}, a private, loopback or reserved address`);
+      // A name's address is not told: the caller must not learn what internal names resolve to.
+      throw new AddressRefusedError(isIP(hostname.replace(/^\[|\]$/g, ''))
+        ? `${address} is a private, loopback or reserved address`
+        : `${hostname} resolves to a private, loopback or reserved address`);
     }
   };
 

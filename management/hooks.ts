@@ -24,7 +24,9 @@ type IdParams = { id: string };
 type StatsQuery = { includeExecutionStats?: boolean };
 
 /** Headers that the signature or the transport own: a hook's own headers may not set them. */
-const reservedHeaders = /^(webhook-id|webhook-timestamp|webhook-signature|logto-signature-sha-256|host|content-length|transfer-encoding|connection)$/i;
+// Ours to set, and the hop-by-hop headers (RFC 9110 §7.6.1, §7.8, §10.1.1; `Proxy-*`), which would
+// change how the request travels rather than what it says.
+const reservedHeaders = /^(webhook-id|webhook-timestamp|webhook-signature|logto-signature-sha-256|host|content-length|transfer-encoding|connection|expect|upgrade|te|keep-alive|trailer|proxy-.*)$/i;
 
 /** Replays larger than this are refused; narrow the range instead. */
 const maxReplay = 50_000;
@@ -59,7 +61,8 @@ function checkConfig({ url, headers = {} }: HookConfig, hooks: Hooks): Required<
   } catch {
     throw new ApiError('guard.invalid_input', 'body.config.url is not a valid URL', { field: 'body.config.url' });
   }
-  const host = hostname.replace(/^\[|\]$/g, '');
+  // `localhost.` is `localhost`: a trailing dot only makes the name fully qualified.
+  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
   try {
     // Names are checked when a delivery resolves them; addresses written in the URL can be checked now.
     if (isIP(host)) hooks.policy.check(host, host);

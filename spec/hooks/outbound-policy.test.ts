@@ -32,7 +32,8 @@ describe('the outbound address policy', () => {
     const result = await new Promise<Error | null>((resolve) => {
       closed.lookup('localhost', { all: true }, (error) => resolve(error));
     });
-    expect(result?.message).toMatch(/^localhost resolves to .*, a private, loopback or reserved address$/);
+    // The refusal does not tell what the name resolved to.
+    expect(result?.message).toBe('localhost resolves to a private, loopback or reserved address');
   });
 });
 
