@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 import { chromium, type Browser, type Page } from 'playwright-core';
 
@@ -12,7 +12,11 @@ import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 
 /** Debian's Chromium, installed by `.ci/run` (apt-get install chromium); never a downloaded browser. */
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const screenshots = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
+/**
+ * Where the screenshots go: a folder of this run's own, so that a test run leaves the tracked
+ * `docs/screenshots` alone; `npm run docs:screenshots` sets SCREENSHOTS_DIR to refresh them.
+ */
+const screenshots = process.env.SCREENSHOTS_DIR ? resolve(process.env.SCREENSHOTS_DIR) : mkdtempSync(join(tmpdir(), 'oidc-identity-screenshots-'));
 
 describe('sign-in experience in a real browser (Chromium), through the example web app', () => {
   let server: TestServer;
