@@ -81,8 +81,20 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
     return { current: id(start), previous: id(start - windowMs), expiresAt: new Date(start + 2 * windowMs), elapsed: at - start, windowMs };
   };
 
+  // Refusals this process already knows of, until they end: a flood past its limit is answered
+  // from memory, without a database write per request. Bounded, oldest forgotten first.
+  const refusedUntil = new Map<string, number>();
+  const remember = (id: string, until: number) => {
+    if (refusedUntil.size >= 10_000) refusedUntil.delete(refusedUntil.keys().next().value!);
+    refusedUntil.set(id, until);
+  };
+
   return {
     async hit(name: LimitName, key: string): Promise<Attempt> {
+      const known = refusedUntil.get(`${name}:${key}`);
+      if (known !== undefined && known > now()) {
+        return { count: limits[name].limit + 1, over: true, last: true, retryAfter: Math.max(1, Math.ceil((known - now()) / 1000)) };
+      }
       const { current, previous, expiresAt, elapsed, windowMs } = windowsOf(name, key);
       const increment = () => counters.updateOne({ _id: current }, { $inc: { count: 1 }, $setOnInsert: { expiresAt } }, { upsert: true });
       try {
@@ -97,10 +109,12 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
       const [before, count] = [countOf(previous), Math.max(1, countOf(current))];
       const { limit } = limits[name];
       const sliding = before * (1 - elapsed / windowMs) + count;
-      return {
+      const attempt = {
         count, over: sliding > limit, last: sliding >= limit,
         retryAfter: Math.max(1, Math.ceil(msUntilRoom(before, count, elapsed, windowMs, limit) / 1000)),
       };
+      if (attempt.over) remember(`${name}:${key}`, now() + attempt.retryAfter * 1000);
+      return attempt;
     },
 
     /** Takes back one counted attempt that turned out not to be what the limit is about (a right password). */
@@ -111,6 +125,7 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
     /** Forgets every attempt of the sliding window (the owner proved who it is). */
     async clear(name: LimitName, key: string): Promise<void> {
       const { current, previous } = windowsOf(name, key);
+      refusedUntil.delete(`${name}:${key}`);
       await counters.deleteMany({ _id: { $in: [current, previous] } });
     },
   };

@@ -2,21 +2,32 @@ import { ApiError } from '../lib/errors.js';
 
 /** Password hashes one process runs at once (scrypt at 32 MiB each, on libuv's thread pool). */
 export const defaultMaxConcurrentHashes = 8;
+/** Of those, how many one client address may hold, so that one address cannot take them all. */
+export const defaultMaxConcurrentHashesPerAddress = 2;
+
+const busy = () => new ApiError('session.too_many_attempts', 'the server is busy; try again in a moment', { retryAfter: 1 });
 
 /**
- * A cap on concurrent password hashes in this process: past it a request is refused at once
- * (429, `Retry-After: 1`) rather than queued, so that a flood of sign-ups cannot make a
- * legitimate sign-in wait behind it, nor hold memory for every hash it queued.
+ * A cap on concurrent password hashes in this process, in all and per client address: past
+ * either a request is refused at once (429, `Retry-After: 1`) rather than queued, so that a flood
+ * of sign-ups cannot make a legitimate sign-in wait behind it, nor hold memory for every hash it
+ * queued, and a flood from one address leaves the other slots to everyone else.
  */
-export function createHashGate(max = defaultMaxConcurrentHashes) {
+export function createHashGate(max = defaultMaxConcurrentHashes, perAddress = defaultMaxConcurrentHashesPerAddress) {
   let running = 0;
-  return async function hashing<T>(work: () => Promise<T>): Promise<T> {
-    if (running >= max) throw new ApiError('session.too_many_attempts', 'the server is busy; try again in a moment', { retryAfter: 1 });
+  const byAddress = new Map<string, number>();
+  return async function hashing<T>(address: string, work: () => Promise<T>): Promise<T> {
+    const mine = byAddress.get(address) ?? 0;
+    if (running >= max || mine >= perAddress) throw busy();
     running += 1;
+    byAddress.set(address, mine + 1);
     try {
       return await work();
     } finally {
       running -= 1;
+      const left = byAddress.get(address)! - 1;
+      if (left === 0) byAddress.delete(address);
+      else byAddress.set(address, left);
     }
   };
 }

@@ -77,9 +77,10 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
    * the client address's budget is counted before hashing, then the process's concurrency cap.
    */
   async function hashFor<T>(caller: Caller, work: () => Promise<T>): Promise<T> {
-    const budget = await counters.hit('passwordHash', addressKey(caller.ip));
+    const address = addressKey(caller.ip);
+    const budget = await counters.hit('passwordHash', address);
     if (budget.over) throw tooManyAttempts(budget.retryAfter);
-    return deps.hashing(work);
+    return deps.hashing(address, work);
   }
 
   const findUser = (identifier: Identifier) => users.findOne(identifierFilter(identifier));

@@ -33,8 +33,8 @@ export interface ServerChild {
 }
 
 /** Starts a server child, pinned to core 0 when it can be, and waits for its port. */
-export async function startServerChild(kind: 'identity' | 'baseline', env: Record<string, string> = {}): Promise<ServerChild> {
-  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', childScript, kind], {
+export async function startServerChild(kind: 'identity' | 'baseline', env: Record<string, string> = {}, script = childScript): Promise<ServerChild> {
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', script, kind], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -126,15 +126,18 @@ describe('sign-in experience hardening', () => {
       expect((await other.browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: 'not_flooding' }, password: strong })).status).toBe(200);
     });
 
-    it('caps concurrent hashes in the process and refuses past the cap at once (429, Retry-After 1)', async () => {
-      const gate = createHashGate(2);
+    it('caps concurrent hashes in the process, in all and per client address, and refuses past a cap at once (429, Retry-After 1)', async () => {
+      const gate = createHashGate(3, 2);
       let release!: () => void;
       const held = new Promise<void>((resolve) => { release = resolve; });
-      const running = [gate(() => held), gate(() => held)];
-      await expect(gate(async () => 'third')).rejects.toMatchObject({ status: 429, data: { retryAfter: 1 } });
+      const running = [gate('a', () => held), gate('a', () => held)];
+      // One address holds its two; another address still gets the third slot, and then none is left.
+      await expect(gate('a', async () => 'third of a')).rejects.toMatchObject({ status: 429, data: { retryAfter: 1 } });
+      running.push(gate('b', () => held));
+      await expect(gate('c', async () => 'fourth')).rejects.toMatchObject({ status: 429, data: { retryAfter: 1 } });
       release();
       await Promise.all(running);
-      await expect(gate(async () => 'after')).resolves.toBe('after');
+      await expect(gate('a', async () => 'after')).resolves.toBe('after');
     });
   });
 
