@@ -8,7 +8,9 @@
  *   B. a legitimate sign-in's latency (the password check) alone, and while 12 connections flood
  *      sign-ups from another address.
  *
- *   BENCH_BEFORE=/tmp/before npm run bench:grants     (BENCH_GRANT_TOKENS=400 BENCH_GRANT_ROUNDS=3 by default)
+ *   BENCH_BEFORE=/tmp/before npm run bench:grants
+ *   knobs: BENCH_GRANT_TOKENS=400 BENCH_GRANT_ROUNDS=3 BENCH_GRANT_CONCURRENCY=1,4,16,50 (the defaults),
+ *          BENCH_GRANTS=refresh_token (figure A for one grant), BENCH_GRANT_PARTS=tokens or flood (one figure)
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -20,6 +22,10 @@ import { pinLoadGenerator, startServerChild, type ServerChild } from './support/
 const tokensPerRound = Number(process.env.BENCH_GRANT_TOKENS ?? 400);
 const rounds = Number(process.env.BENCH_GRANT_ROUNDS ?? 3);
 const signInsPerPhase = 20;
+/** Which figures: `tokens` (A) and `flood` (B); both by default. */
+const parts = (process.env.BENCH_GRANT_PARTS ?? 'tokens,flood').split(',');
+/** Which grants figure A measures (both by default). */
+const grants = (process.env.BENCH_GRANTS ?? 'authorization_code,refresh_token').split(',');
 const concurrencies = (process.env.BENCH_GRANT_CONCURRENCY ?? '1,4,16,50').split(',').map(Number);
 const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
 const redirectUri = 'http://127.0.0.1:9/callback';
@@ -113,12 +119,16 @@ async function grantFigures(variants: Variant[]) {
       // Alternate which variant goes first.
       for (const variant of round % 2 === 0 ? variants : [...variants].reverse()) {
         const auth = basic(variant.client.id, variant.client.secret);
-        const codes: Array<{ code: string; verifier: string }> = [];
-        for (let i = 0; i < tokensPerRound; i += 1) codes.push(await authorize(variant.browser, variant.client.id));
-        push(`authorization_code ${concurrency} ${variant.name}`, await cpuPer(variant.server, tokensPerRound, concurrency, (i) =>
-          token(variant.server, { grant_type: 'authorization_code', code: codes[i]!.code, code_verifier: codes[i]!.verifier, redirect_uri: redirectUri, resource }, auth)));
-        push(`refresh_token ${concurrency} ${variant.name}`, await cpuPer(variant.server, tokensPerRound, concurrency, () =>
-          token(variant.server, { grant_type: 'refresh_token', refresh_token: variant.refreshToken, resource }, auth)));
+        if (grants.includes('authorization_code')) {
+          const codes: Array<{ code: string; verifier: string }> = [];
+          for (let i = 0; i < tokensPerRound; i += 1) codes.push(await authorize(variant.browser, variant.client.id));
+          push(`authorization_code ${concurrency} ${variant.name}`, await cpuPer(variant.server, tokensPerRound, concurrency, (i) =>
+            token(variant.server, { grant_type: 'authorization_code', code: codes[i]!.code, code_verifier: codes[i]!.verifier, redirect_uri: redirectUri, resource }, auth)));
+        }
+        if (grants.includes('refresh_token')) {
+          push(`refresh_token ${concurrency} ${variant.name}`, await cpuPer(variant.server, tokensPerRound, concurrency, () =>
+            token(variant.server, { grant_type: 'refresh_token', refresh_token: variant.refreshToken, resource }, auth)));
+        }
       }
     }
   }
@@ -126,7 +136,7 @@ async function grantFigures(variants: Variant[]) {
   console.log('\nA. Server CPU per token (µs, median of rounds), before and after role filtering');
   console.log('| grant | concurrency | before | after | after / before |');
   console.log('|---|---|---|---|---|');
-  for (const grant of ['authorization_code', 'refresh_token']) {
+  for (const grant of grants) {
     for (const concurrency of concurrencies) {
       const before = median(results[`${grant} ${concurrency} before`]!);
       const after = median(results[`${grant} ${concurrency} after`]!);
@@ -149,7 +159,6 @@ async function floodFigures(variant: Variant) {
     const answer = await browser.json('POST', '/api/experience/verification/password', { identifier: { type: 'username', value: 'bench_user' }, password });
     const took = performance.now() - begin;
     if (answer.status !== 200 && answer.status !== 429) throw new Error(`sign-in answered ${answer.status}`);
-    if (process.env.BENCH_GRANT_DEBUG && answer.status === 429) console.log(answer.body, answer.headers.get('retry-after'));
     return answer.status === 200 ? took : undefined;
   };
   const latencies = async (count: number) => {
@@ -208,9 +217,9 @@ async function main() {
   ];
   try {
     const variants = [await prepare('before', servers[0]!), await prepare('after', servers[1]!)];
-    if (process.env.BENCH_GRANT_ONLY_FLOOD) variants.shift();
     console.log(`node ${process.version}, ${tokensPerRound} tokens a round, ${rounds} rounds, concurrency ${concurrencies.join(', ')}`);
-    if (!process.env.BENCH_GRANT_ONLY_FLOOD) await grantFigures(variants);
+    if (parts.includes('tokens')) await grantFigures(variants);
+    if (!parts.includes('flood')) return;
     console.log('\nB. A legitimate sign-in\'s password check (ms) while 12 connections flood sign-ups from another address');
     console.log('| server | alone p50 | alone p95 | flooded p50 | flooded p95 | sign-ins refused while flooded | flood answers |');
     console.log('|---|---|---|---|---|---|---|');

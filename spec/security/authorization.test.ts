@@ -202,6 +202,13 @@ describe('authorization: every token carries only what its subject holds', () =>
     });
   });
 
+  it('records the client address the trusted proxy saw, not the left end of X-Forwarded-For that the client wrote', async () => {
+    const answer = await server.api('POST', '/api/roles', { body: { name: 'behind-proxy' }, headers: { 'x-forwarded-for': '1.2.3.4, 198.51.100.99' } });
+    expect(answer.status).toBe(200);
+    const [change] = await server.database.db.collection('changes').find({ 'origin.path': '/api/roles', id: answer.body.id }).toArray();
+    expect(change?.origin.ip).toBe('198.51.100.99');
+  });
+
   describe('an impersonation-only backend', () => {
     let backend: { clientId: string; clientSecret: string };
     let backendToken: string;
