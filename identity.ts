@@ -6,6 +6,7 @@ import type Provider from 'oidc-provider';
 import { createManagementApi, managementPrefix, type ManagementApi } from './management/router.js';
 import { createFindAccount, standardClaims } from './lib/accounts.js';
 import * as tokenExchange from './grants/token-exchange.js';
+import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './lib/actor.js';
 import { composeAdapters } from './lib/adapter.js';
 import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './lib/bootstrap.js';
@@ -229,6 +230,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       installHashedSecretComparison(provider);
       const clientAddress = createClientAddress(options.trustProxy ?? noProxy);
       provider.use(useClientAddress(clientAddress));
+      provider.use(tokenResponseConformance);
       const { keys } = configured.jwks as { keys: Parameters<typeof publicJwks>[0] };
       provider.registerGrantType(tokenExchange.grantType, tokenExchange.buildHandler({
         queries,

@@ -6,11 +6,14 @@ import type { Queries } from '../lib/queries/index.js';
 import type { ScopeDocument } from '../lib/models.js';
 import type { SubjectTokenDocument } from '../lib/queries/subject-tokens.js';
 import { scopeIdsOf, type RoleLookup } from '../lib/role-facts.js';
-import { accessTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../lib/token-types.js';
+import { accessTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../lib/token-types.js';
 
 /** RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token for its user. */
 export const grantType = tokenExchangeGrantType;
-export const parameters = ['scope', 'resource', 'subject_token', 'subject_token_type', 'actor_token', 'actor_token_type'];
+export const parameters = ['scope', 'resource', 'audience', 'requested_token_type', 'subject_token', 'subject_token_type', 'actor_token', 'actor_token_type'];
+
+/** RFC 8693 §2.1 `requested_token_type`s we answer: our access tokens are JWTs, so both describe what we issue. */
+const issuableTypes = new Set([accessTokenType, jwtTokenType]);
 
 /** Scopes about the user's own identity, granted when asked for, beside the resource's permissions. */
 const identityScopes = new Set(['openid', 'profile', 'email', 'phone', 'address']);
@@ -35,12 +38,18 @@ function single(value: unknown, name: string): string | undefined {
   return value as string;
 }
 
-/** One public description for every refused actor token; the reason is kept for the audit. */
-function actorRefused(reason: unknown) {
-  const error = new errors.InvalidGrant('the actor token is not acceptable');
-  error.error_detail = reason instanceof ActorRefused ? reason.message : 'the actor token could not be verified';
+/**
+ * RFC 8693 §2.2.2: a subject or actor token that is invalid or unacceptable is `invalid_request`.
+ * The client reads one public description; the reason is kept for the audit.
+ */
+function refused(description: string, reason = description) {
+  const error = new errors.InvalidRequest(description);
+  error.error_detail = reason;
   return error;
 }
+const subjectRefused = (reason?: string) => refused('the subject token is invalid, expired or already used', reason);
+const actorRefused = (reason: unknown) =>
+  refused('the actor token is not acceptable', reason instanceof ActorRefused ? reason.message : 'the actor token could not be verified');
 
 const reasonOf = (error: unknown) =>
   // oidc-provider keeps the public description generic; the detail is for the audit.
@@ -97,8 +106,16 @@ export function buildHandler(deps: TokenExchangeDeps) {
     if (params.actor_token === undefined && params.actor_token_type !== undefined) {
       throw new errors.InvalidRequest('actor_token_type given without actor_token');
     }
-    const resource = single(params.resource, 'resource');
-    if (!resource) throw new errors.InvalidTarget('resource is required: the token is bound to one API resource');
+    const requestedType = params.requested_token_type ?? accessTokenType;
+    if (typeof requestedType !== 'string' || !issuableTypes.has(requestedType)) {
+      throw new errors.InvalidRequest(`requested_token_type ${String(requestedType)} is not supported; ask for ${accessTokenType} or ${jwtTokenType}`);
+    }
+    // RFC 8693 §2.1: `audience` names where the token is to be used, logically; here a name is an
+    // API resource's indicator, so it stands for `resource` (and must agree with one given too).
+    const audience = single(params.audience, 'audience');
+    const resource = single(params.resource, 'resource') ?? audience;
+    if (!resource) throw new errors.InvalidTarget('resource (or audience) is required: the token is bound to one API resource');
+    if (audience !== undefined && audience !== resource) throw new errors.InvalidTarget('audience and resource name different API resources');
     const info = await deps.resourceServerInfo(ctx, resource, client);
 
     // Everything that can fail without spending the subject token is checked first. Reading the
@@ -111,9 +128,9 @@ export function buildHandler(deps: TokenExchangeDeps) {
     const subject = attempt.subject = found.value?.subject;
     if (actor.status === 'rejected') throw actorRefused(actor.reason);
     const act: ActClaim | undefined = actor.value;
-    if (!subject || subject.expiresAt <= new Date()) throw new errors.InvalidGrant('the subject token is invalid, expired or already used');
+    if (!subject || subject.expiresAt <= new Date()) throw subjectRefused();
     const { user, roleIds } = found.value!;
-    if (!user || user.isSuspended) throw new errors.InvalidGrant('the subject token\'s user no longer exists or is suspended');
+    if (!user || user.isSuspended) throw subjectRefused('the subject token\'s user no longer exists or is suspended');
     // Acting as oneself is no impersonation, and would let a user launder its own token.
     if (act?.sub === user._id) throw actorRefused(new ActorRefused('the actor is the subject token\'s own user'));
 
@@ -142,19 +159,20 @@ export function buildHandler(deps: TokenExchangeDeps) {
       ...audit, targetUserId: user._id, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId,
       tokenId: token.jti, ...(act && { actorUserId: act.sub }),
     });
-    if (!attempt.claimed) throw new errors.InvalidGrant('the subject token is invalid, expired or already used');
+    if (!attempt.claimed) throw subjectRefused();
 
     deps.minted.set(token, { claims: { ...(act && { act }) }, facts: { type: grantType, subjectTokenContext: subject.context, user, roles } });
     ctx.oidc.entity('AccessToken', token);
     const value = await token.save();
 
-    // RFC 8693 §2.2.1; never a refresh token, never an ID token.
+    // RFC 8693 §2.2.1; never a refresh token, never an ID token. `scope` always: RFC 6749 §5.1
+    // wants it whenever it differs from the request's, and an empty one is said too.
     ctx.body = {
       access_token: value,
-      issued_token_type: accessTokenType,
+      issued_token_type: requestedType,
       token_type: 'Bearer',
       expires_in: token.expiration,
-      ...(scope && { scope }),
+      scope,
     };
   }
 }

@@ -135,6 +135,29 @@ function instantiate(adapter: HostAdapter, name: string): Adapter {
  * our applications first and then from the host's storage. Without a host adapter, ours stores everything.
  */
 export function composeAdapters(db: Db, findClient: ClientFinder, host?: HostAdapter): AdapterFactory {
+  const factory = composeStorage(db, findClient, host);
+  const refreshTokens = forgetNonce(factory('RefreshToken'));
+  return (name: string) => (name === 'RefreshToken' ? refreshTokens : factory(name));
+}
+
+/**
+ * OIDC Core §12.2: an ID token issued on refresh SHOULD NOT carry a `nonce`. oidc-provider copies
+ * the authorization request's nonce into the refresh token and from there into every refreshed ID
+ * token; a refresh token stored without it gives ID tokens without it. Nothing else reads it.
+ */
+function forgetNonce(adapter: Adapter): Adapter {
+  return {
+    upsert: (id, { nonce: _nonce, ...payload }, expiresIn) => adapter.upsert(id, payload, expiresIn),
+    find: (id) => adapter.find(id),
+    findByUid: (uid) => adapter.findByUid(uid),
+    findByUserCode: (userCode) => adapter.findByUserCode(userCode),
+    consume: (id) => adapter.consume(id),
+    destroy: (id) => adapter.destroy(id),
+    revokeByGrantId: (grantId) => adapter.revokeByGrantId(grantId),
+  };
+}
+
+function composeStorage(db: Db, findClient: ClientFinder, host?: HostAdapter): AdapterFactory {
   if (!host) return createAdapterFactory(db, findClient);
   const hostAdapters = new Map<string, Adapter>();
   const hostAdapterFor = (name: string) => {

@@ -1,6 +1,8 @@
 /** RFC 8693 identifiers. */
 export const tokenExchangeGrantType = 'urn:ietf:params:oauth:grant-type:token-exchange';
 export const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
+/** RFC 8693 §3: a JWT; our access tokens are JWTs too. */
+export const jwtTokenType = 'urn:ietf:params:oauth:token-type:jwt';
 
 import type { UserDocument } from './models.js';
 

@@ -30,7 +30,7 @@ describe('a subject token is single-use across processes', () => {
       const { body: { subjectToken } } = await callApi(a, token!, 'POST', '/api/subject-tokens', { userId: user.id });
       const results = await Promise.all([exchange(a, subjectToken), exchange(b, subjectToken)]);
       expect(results.map(({ status }) => status).sort()).toEqual([200, 400]);
-      expect(results.find(({ status }) => status === 400)!.body.error).toBe('invalid_grant');
+      expect(results.find(({ status }) => status === 400)!.body.error).toBe('invalid_request');
     }
 
     // Within one process, concurrent exchanges share one read and one write to the database

@@ -111,20 +111,20 @@ describe('impersonation: subject tokens and token exchange', () => {
     const { subjectToken: token } = await subjectToken(target.id);
     const config = await publicClient();
     await exchange(config, { subject_token: token });
-    await expect(exchange(config, { subject_token: token })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(exchange(config, { subject_token: token })).rejects.toMatchObject({ error: 'invalid_request' });
   });
 
   it('refuses an expired subject token', async () => {
     const { subjectToken: token } = await subjectToken(target.id);
     await server.database.db.collection('subject_tokens').updateOne({ _id: sha256(token) as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
-    await expect(exchange(await publicClient(), { subject_token: token })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(exchange(await publicClient(), { subject_token: token })).rejects.toMatchObject({ error: 'invalid_request' });
   });
 
   it.each([
     ['a missing subject token', { subject_token: '' }, 'invalid_request'],
     ['a wrong subject token type', { subject_token: 'x', subject_token_type: 'urn:ietf:params:oauth:token-type:id_token' }, 'invalid_request'],
     ['an actor token type without an actor token', { subject_token: 'x', actor_token_type: accessTokenType }, 'invalid_request'],
-    ['an unknown subject token', { subject_token: 'not-a-subject-token' }, 'invalid_grant'],
+    ['an unknown subject token', { subject_token: 'not-a-subject-token' }, 'invalid_request'],
     ['an unknown resource', { subject_token: 'x', resource: 'https://unknown.test' }, 'invalid_target'],
   ])('refuses %s', async (_case, parameters, error) => {
     await expect(exchange(await publicClient(), parameters as Record<string, string>)).rejects.toMatchObject({ error });
@@ -141,7 +141,7 @@ describe('impersonation: subject tokens and token exchange', () => {
   it('refuses applications that may not exchange tokens', async () => {
     const { body: plain } = await server.api('POST', '/api/applications', { body: { name: 'Plain SPA', type: 'SPA' } });
     const { subjectToken: token } = await subjectToken(target.id);
-    await expect(exchange(await server.discover(plain.id), { subject_token: token })).rejects.toMatchObject({ error: 'invalid_request', error_description: 'requested grant type is not allowed for this client' });
+    await expect(exchange(await server.discover(plain.id), { subject_token: token })).rejects.toMatchObject({ error: 'unauthorized_client', error_description: 'requested grant type is not allowed for this client' });
   });
 
   it('never lets a third-party application exchange tokens, even when the setting is on', async () => {
@@ -150,7 +150,7 @@ describe('impersonation: subject tokens and token exchange', () => {
     });
     const { subjectToken: token } = await subjectToken(target.id);
     await expect(exchange(await server.discover(third.id, third.secret), { subject_token: token }))
-      .rejects.toMatchObject({ error: 'invalid_request', error_description: 'requested grant type is not allowed for this client' });
+      .rejects.toMatchObject({ error: 'unauthorized_client', error_description: 'requested grant type is not allowed for this client' });
   });
 
   it('refuses a subject token whose user was suspended or deleted after issuance', async () => {
@@ -158,9 +158,9 @@ describe('impersonation: subject tokens and token exchange', () => {
     const first = await subjectToken(victim.id);
     const second = await subjectToken(victim.id);
     await server.api('PATCH', `/api/users/${victim.id}/is-suspended`, { body: { isSuspended: true } });
-    await expect(exchange(await publicClient(), { subject_token: first.subjectToken })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(exchange(await publicClient(), { subject_token: first.subjectToken })).rejects.toMatchObject({ error: 'invalid_request' });
     await server.api('DELETE', `/api/users/${victim.id}`);
-    await expect(exchange(await publicClient(), { subject_token: second.subjectToken })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(exchange(await publicClient(), { subject_token: second.subjectToken })).rejects.toMatchObject({ error: 'invalid_request' });
   });
 
   it('names the actor in `act` when the actor\'s own access token is given, opaque or JWT', async () => {
@@ -181,7 +181,7 @@ describe('impersonation: subject tokens and token exchange', () => {
     const { body: selfToken } = await server.api('POST', '/api/subject-tokens', { body: { userId: self.id } });
     const selfActor = await ownToken('acts_as_self');
     await expect(exchange(config, { subject_token: selfToken.subjectToken, actor_token: selfActor, actor_token_type: accessTokenType }))
-      .rejects.toMatchObject({ error: 'invalid_grant' });
+      .rejects.toMatchObject({ error: 'invalid_request' });
 
     const { body: leaving } = await server.api('POST', '/api/users', { body: { username: 'leaving_engineer', password: engineerPassword } });
     const suspendedActor = await ownToken('leaving_engineer', { resource: resource.indicator, scope: 'openid' });
@@ -192,7 +192,7 @@ describe('impersonation: subject tokens and token exchange', () => {
 
     for (const actorToken of [exchanged, suspendedActor, deletedActor]) {
       await expect(exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType }))
-        .rejects.toMatchObject({ error: 'invalid_grant' });
+        .rejects.toMatchObject({ error: 'invalid_request' });
     }
     const reasons = (await server.api('GET', `/api/impersonations?targetUserId=${target.id}`)).body
       .filter(({ kind }: { kind: string }) => kind === 'exchange.failed').map(({ reason }: { reason: string }) => reason);
@@ -202,13 +202,13 @@ describe('impersonation: subject tokens and token exchange', () => {
     expect((await exchange(config, { subject_token: token })).access_token).toEqual(expect.any(String));
   });
 
-  it('refuses an actor token that is not a user\'s access token of this provider with invalid_grant, without spending the subject token', async () => {
+  it('refuses an actor token that is not a user\'s access token of this provider with invalid_request (RFC 8693 §2.2.2), without spending the subject token', async () => {
     const config = await publicClient();
     const { subjectToken: token } = await subjectToken(target.id);
     const machineToken = await server.adminToken();
     for (const actorToken of ['garbage', machineToken, `${machineToken.slice(0, -4)}AAAA`]) {
       await expect(exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType }))
-        .rejects.toMatchObject({ error: 'invalid_grant' });
+        .rejects.toMatchObject({ error: 'invalid_request' });
     }
     expect((await exchange(config, { subject_token: token })).access_token).toEqual(expect.any(String));
   });
@@ -220,7 +220,7 @@ describe('impersonation: subject tokens and token exchange', () => {
     const actorToken = await ownToken();
     const { subjectToken: token } = await subjectToken(victim.id, { ticketId: 'T-42', reason: 'cannot check out' });
     const issued = await exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType });
-    await expect(exchange(config, { subject_token: token })).rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(exchange(config, { subject_token: token })).rejects.toMatchObject({ error: 'invalid_request' });
 
     const { status, body, headers } = await server.api('GET', `/api/impersonations?targetUserId=${victim.id}`);
     expect(status).toBe(200);
