@@ -175,6 +175,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         ...host,
         adapter,
         jwks: host.jwks ?? secrets.jwks,
+        // Discovery says only what works: `client_secret_jwt` needs the secret itself, which we
+        // do not keep (only its hash).
+        clientAuthMethods: host.clientAuthMethods ?? ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
         findAccount: createFindAccount(queries, host.findAccount),
         // The host's claims, then the customizer's, then ours (such as `act`), which nothing overrides.
         extraTokenClaims: async (ctx, token) => ({

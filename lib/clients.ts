@@ -51,7 +51,12 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
     ...profile,
     grant_types: grantTypes,
     ...(!signInReady && { response_types: [] }),
-    ...(isConfidential(application.type) && { client_secret: hashedSecretsMetadata(secrets) }),
+    ...(isConfidential(application.type) && {
+      client_secret: hashedSecretsMetadata(secrets),
+      ...(oidc.tokenEndpointAuthMethod && { token_endpoint_auth_method: oidc.tokenEndpointAuthMethod }),
+      ...(oidc.jwks && { jwks: oidc.jwks as unknown as ClientMetadata['jwks'] }),
+      ...(oidc.jwksUri && { jwks_uri: oidc.jwksUri }),
+    }),
     redirect_uris: interactive ? oidc.redirectUris : [],
     post_logout_redirect_uris: interactive ? oidc.postLogoutRedirectUris : [],
     ...(oidc.logoUri && { logo_uri: oidc.logoUri }),

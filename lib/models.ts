@@ -6,12 +6,21 @@ import { generateId } from './ids.js';
 export const applicationTypes = ['Native', 'SPA', 'Traditional', 'MachineToMachine'] as const;
 export type ApplicationType = (typeof applicationTypes)[number];
 
+/** How a confidential application may authenticate at the token endpoint (never `client_secret_jwt`: we keep no secret to check its MAC with). */
+export const confidentialAuthMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
+export type ConfidentialAuthMethod = (typeof confidentialAuthMethods)[number];
+
 export interface OidcClientMetadata {
   redirectUris: string[];
   postLogoutRedirectUris: string[];
   backchannelLogoutUri?: string;
   backchannelLogoutSessionRequired?: boolean;
   logoUri?: string;
+  /** Confidential applications only; `client_secret_basic` when unset. */
+  tokenEndpointAuthMethod?: ConfidentialAuthMethod;
+  /** Public keys for `private_key_jwt`. */
+  jwks?: { keys: Array<Record<string, unknown>> };
+  jwksUri?: string;
 }
 
 export interface CustomClientMetadata {

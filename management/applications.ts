@@ -28,6 +28,9 @@ function newSecret(applicationId: string, name: string, expiresAt: number | null
 }
 
 async function checkClient(deps: ManagementDeps, application: ApplicationDocument) {
+  const { tokenEndpointAuthMethod, jwks, jwksUri } = application.oidcClientMetadata;
+  assertThat(isConfidential(application.type) || (!tokenEndpointAuthMethod && !jwks && !jwksUri),
+    () => new ApiError('guard.invalid_input', 'body.oidcClientMetadata: only Traditional and MachineToMachine applications authenticate with a secret or a key', { field: 'body.oidcClientMetadata' }));
   try {
     // A placeholder secret: validation needs one for confidential clients, never sees a real one.
     await deps.validateClientMetadata(toClientMetadata(application, []) satisfies ClientMetadata);

@@ -1,4 +1,4 @@
-import { applicationTypes, type ApplicationType, type CustomClientMetadata, type OidcClientMetadata } from '../../lib/models.js';
+import { applicationTypes, confidentialAuthMethods, type ApplicationType, type CustomClientMetadata, type OidcClientMetadata } from '../../lib/models.js';
 import { absoluteUri, freeFormObject, timestamp } from './common.js';
 
 const uriList = { type: 'array', items: absoluteUri, maxItems: 50 } as const;
@@ -11,6 +11,17 @@ const oidcClientMetadata = {
     backchannelLogoutUri: absoluteUri,
     backchannelLogoutSessionRequired: { type: 'boolean' },
     logoUri: absoluteUri,
+    // How a confidential application authenticates at the token endpoint: its secret (HTTP Basic,
+    // or in the body), or a JWT signed with its own key (RFC 7523, `private_key_jwt`), whose
+    // public keys are given here (`jwks`) or fetched (`jwksUri`, https).
+    tokenEndpointAuthMethod: { enum: confidentialAuthMethods },
+    jwks: {
+      type: 'object',
+      properties: { keys: { type: 'array', minItems: 1, maxItems: 10, items: { type: 'object', required: ['kty'], not: { anyOf: [{ required: ['d'] }, { required: ['k'] }] }, additionalProperties: true } } },
+      required: ['keys'],
+      additionalProperties: false,
+    },
+    jwksUri: { type: 'string', maxLength: 2048, pattern: '^https://[^\\s]+$' },
   },
   additionalProperties: false,
 } as const;
