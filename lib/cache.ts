@@ -51,6 +51,8 @@ export class CacheRegistry {
   readonly #db: Db;
   readonly #caches = new Map<string, KeyedCache<unknown>>();
   readonly #seen = new Map<string, number>();
+  readonly #watchers = new Map<string, Array<() => void>>();
+  #polled = false;
   readonly #refreshMs: number;
   #timer: NodeJS.Timeout | undefined;
 
@@ -77,11 +79,22 @@ export class CacheRegistry {
 
   async poll(): Promise<void> {
     const generations = await this.#db.collection<Generation>('cache_generations').find({}).toArray();
+    const first = !this.#polled;
+    this.#polled = true;
     for (const { _id, generation } of generations) {
       const seen = this.#seen.get(_id);
-      if (seen !== undefined && seen !== generation) this.#caches.get(_id)?.clear();
+      // After the first poll, a generation not seen before is a first change made since: it counts.
+      if (!first && seen !== generation) {
+        this.#caches.get(_id)?.clear();
+        for (const watcher of this.#watchers.get(_id) ?? []) watcher();
+      }
       this.#seen.set(_id, generation);
     }
+  }
+
+  /** Calls `watcher` when another process records a change to `name` (data kept outside a cache). */
+  watch(name: string, watcher: () => void): void {
+    this.#watchers.set(name, [...(this.#watchers.get(name) ?? []), watcher]);
   }
 
   async start(): Promise<void> {
