@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { createLocalJWKSet } from 'jose';
 import type { ClientSession } from 'mongodb';
 import type { AdapterPayload, Configuration } from 'oidc-provider';
 import type Provider from 'oidc-provider';
@@ -28,6 +29,8 @@ import { createExperience, defaultBranding, interactionUrl, logConnector, type E
 import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './lib/keys.js';
+import { createKeyRing } from './lib/oidc-keys.js';
+import { replaceSigningKeys } from './lib/provider-internals.js';
 import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/queries/index.js';
 import { createWriter } from './lib/unit-of-work.js';
@@ -113,6 +116,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
 
   await ensureManagementApi(database.db, managementApiIndicator);
   const secrets: ProviderSecrets = await loadProviderSecrets(database.db);
+  const keyRing = createKeyRing(database.db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys });
 
   const caches = new CacheRegistry(database.db, options.cacheRefreshMs ?? 1000);
   const clients = caches.create<AdapterPayload>('applications', async (id) => {
@@ -153,6 +157,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   else if (email) logger.info(`Email: ${email.description}.`);
 
   let configured: Configuration | undefined;
+  /** Whether the provider's keys are ours (and so rotated through the Management API), not a host's own. */
+  let keysManaged = true;
   let resourceServerInfo: ReturnType<typeof createGetResourceServerInfo> | undefined;
   // What a grant tells `extraTokenClaims` about a token it mints, through the token itself.
   const minted = new WeakMap<object, MintedToken>();
@@ -168,13 +174,15 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       const features = host.features ?? {};
       const hostExtraClaims = host.extraTokenClaims;
       const hostResourceIndicators = features.resourceIndicators;
+      keysManaged = !host.jwks && !host.cookies?.keys;
       if (features.devInteractions?.enabled === true) {
         logger.warn('oidc-provider\'s development interactions (features.devInteractions) are on: anyone can sign in as any account id with any password. Never in production.');
       }
       configured = {
         ...host,
         adapter,
-        jwks: host.jwks ?? secrets.jwks,
+        // Our keys, from the ring that rotation changes; a host's own keys are the host's to rotate.
+        jwks: host.jwks ?? keyRing.jwks(),
         // Discovery says only what works: `client_secret_jwt` needs the secret itself, which we
         // do not keep (only its hash).
         clientAuthMethods: host.clientAuthMethods ?? ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
@@ -191,7 +199,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         }),
         // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
         claims: { ...standardClaims, ...host.claims },
-        cookies: { ...host.cookies, keys: host.cookies?.keys ?? secrets.cookieKeys },
+        cookies: { ...host.cookies, keys: host.cookies?.keys ?? keyRing.cookieKeys },
         // Tokens for our resources live as long as the resource says (`accessTokenTtl`).
         ttl: {
           AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
@@ -235,10 +243,22 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       provider.use(useClientAddress(clientAddress));
       provider.use(tokenResponseConformance);
       const { keys } = configured.jwks as { keys: Parameters<typeof publicJwks>[0] };
+      // Rotation applies to the provider, our token checks and the cookie signers, here at once
+      // and in other processes when the ring's generation moves.
+      if (keysManaged) {
+        keyRing.onChange((jwks) => {
+          replaceSigningKeys(provider, jwks);
+          // Koa's cookie signer (the provider is a Koa application) reads its keys per request.
+          provider.keys = keyRing.cookieKeys;
+        });
+        caches.watch('oidcKeys', () => { keyRing.reload().catch((error: unknown) => logger.error('The rotated keys could not be loaded', error)); });
+      }
+      const getKey = keysManaged ? keyRing.getKey : createLocalJWKSet(publicJwks(keys));
+      const algorithms = [...new Set(keys.map(({ alg }) => alg).filter((alg): alg is string => typeof alg === 'string'))];
       provider.registerGrantType(tokenExchange.grantType, tokenExchange.buildHandler({
         queries,
         resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
-        identifyActor: createActorIdentifier(provider, publicJwks(keys), queries),
+        identifyActor: createActorIdentifier(provider, getKey, queries),
         resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
         roles,
         minted,
@@ -255,7 +275,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         proxy: provider.proxy,
         clientAddress,
-        cookieKeys: (configured.cookies?.keys ?? secrets.cookieKeys) as Koa['keys'],
+        cookieKeys: (configured.cookies?.keys ?? keyRing.cookieKeys) as Koa['keys'],
         ...(options.experience.limits && { limits: options.experience.limits }),
         ...(options.experience.maxConcurrentHashes && { maxConcurrentHashes: options.experience.maxConcurrentHashes }),
       });
@@ -269,8 +289,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         caches,
         managementApiIndicator,
         validateClientMetadata: (metadata) => provider.Client.validate(metadata),
+        keyRing: keysManaged ? keyRing : undefined,
       }, {
-        auth: { issuer, audience: managementApiIndicator, jwks: publicJwks(keys), acceptedScopes: [managementScope, impersonationScope], heldScopes: heldManagementScopes },
+        auth: { issuer, audience: managementApiIndicator, getKey, algorithms, acceptedScopes: [managementScope, impersonationScope], heldScopes: heldManagementScopes },
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
         proxy: provider.proxy,

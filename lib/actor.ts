@@ -1,4 +1,4 @@
-import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
+import { jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type Provider from 'oidc-provider';
 
 import type { Queries } from './queries/index.js';
@@ -22,8 +22,7 @@ export class ActorRefused extends Error {
  * and looked up in the exchange audit by its `jti`; an opaque token is looked up in the
  * provider's store, which keeps its grant type. An `act` it carries is nested (RFC 8693 §4.1).
  */
-export function createActorIdentifier(provider: Provider, jwks: { keys: JWK[] }, queries: Queries) {
-  const keys = createLocalJWKSet(jwks);
+export function createActorIdentifier(provider: Provider, keys: JWTVerifyGetKey, queries: Queries) {
 
   async function read(token: string): Promise<{ sub: string; nested?: ActClaim; exchanged: Promise<boolean> | boolean }> {
     if (token.split('.').length === 3) {

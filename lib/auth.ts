@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { createLocalJWKSet, errors as joseErrors, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import { errors as joseErrors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 
 import { ApiError } from './errors.js';
 
@@ -19,7 +19,10 @@ declare module 'koa' {
 export interface BearerAuthOptions {
   issuer: string;
   audience: string;
-  jwks: { keys: JWK[] };
+  /** The provider's public keys as they are now (they change with a rotation). */
+  getKey: JWTVerifyGetKey;
+  /** The signing algorithms the provider uses. */
+  algorithms: string[];
   /** Scopes any one of which admits the request. */
   acceptedScopes: string[];
   /**
@@ -49,9 +52,7 @@ function describeVerifyError(error: unknown): string {
  * `sub` is its `client_id`), of an application that still exists, and only for the scopes that
  * application still holds.
  */
-export function bearerAuth({ issuer, audience, jwks, acceptedScopes, heldScopes }: BearerAuthOptions): Middleware {
-  const keySet = createLocalJWKSet(jwks);
-  const algorithms = [...new Set(jwks.keys.map(({ alg }) => alg).filter((alg): alg is string => typeof alg === 'string'))];
+export function bearerAuth({ issuer, audience, getKey, algorithms, acceptedScopes, heldScopes }: BearerAuthOptions): Middleware {
 
   return async (ctx, next) => {
     const header = ctx.get('authorization');
@@ -61,7 +62,7 @@ export function bearerAuth({ issuer, audience, jwks, acceptedScopes, heldScopes 
 
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(match[1]!, keySet, { issuer, audience, algorithms, typ: 'at+jwt', requiredClaims: ['exp'] }));
+      ({ payload } = await jwtVerify(match[1]!, getKey, { issuer, audience, algorithms, typ: 'at+jwt', requiredClaims: ['exp'] }));
     } catch (error) {
       throw invalidToken(describeVerifyError(error));
     }

@@ -4,26 +4,40 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jo
 
 import { isDuplicateKeyError } from './errors.js';
 
-/** One signing key per algorithm we offer; oidc-provider picks the key whose `alg` a token asks for. */
-const keyTypes = [
-  { alg: 'ES256', options: {} },
-  { alg: 'EdDSA', options: { crv: 'Ed25519' } },
-  { alg: 'RS256', options: { modulusLength: 2048 } },
+/**
+ * One signing key per algorithm we offer, by key family (a JWK's `kty`); oidc-provider picks the
+ * first key whose `alg` a token asks for.
+ */
+export const keyTypes = [
+  { kty: 'EC', alg: 'ES256', options: {} },
+  { kty: 'OKP', alg: 'EdDSA', options: { crv: 'Ed25519' } },
+  { kty: 'RSA', alg: 'RS256', options: { modulusLength: 2048 } },
 ] as const;
 
-interface StoredSecrets {
+export type KeyFamily = (typeof keyTypes)[number]['kty'];
+
+export interface StoredSecrets {
   _id: 'signing' | 'cookies';
+  /** In the order they are used: for each algorithm the first signs, the others only verify. */
   keys: JWK[] | string[];
   createdAt: Date;
+  /** When each key was made, by its id (a signing key's `kid`, a cookie key's `cookieKeyId`); older documents have none. */
+  created?: Record<string, number>;
+  /** Bumped by every rotation and deletion: the condition of the next one. */
+  version?: number;
+}
+
+export async function generateSigningKey({ alg, options }: (typeof keyTypes)[number]): Promise<JWK> {
+  const { privateKey } = await generateKeyPair(alg, { ...options, extractable: true });
+  const jwk = await exportJWK(privateKey);
+  return { ...jwk, alg, use: 'sig', kid: await calculateJwkThumbprint(jwk) };
 }
 
 async function generateSigningKeys(): Promise<JWK[]> {
-  return Promise.all(keyTypes.map(async ({ alg, options }) => {
-    const { privateKey } = await generateKeyPair(alg, { ...options, extractable: true });
-    const jwk = await exportJWK(privateKey);
-    return { ...jwk, alg, use: 'sig', kid: await calculateJwkThumbprint(jwk) };
-  }));
+  return Promise.all(keyTypes.map(generateSigningKey));
 }
+
+export const generateCookieKey = () => randomBytes(32).toString('base64url');
 
 /**
  * Reads a secret set, creating it on first start. Two processes starting at once on an
@@ -55,7 +69,7 @@ export interface ProviderSecrets {
 export async function loadProviderSecrets(db: Db): Promise<ProviderSecrets> {
   const [signing, cookieKeys] = await Promise.all([
     loadOrCreate(db, 'signing', generateSigningKeys),
-    loadOrCreate(db, 'cookies', async () => [randomBytes(32).toString('base64url')]),
+    loadOrCreate(db, 'cookies', async () => [generateCookieKey()]),
   ]);
   return { jwks: { keys: signing }, cookieKeys };
 }

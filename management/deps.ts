@@ -4,6 +4,7 @@ import type { ClientMetadata } from 'oidc-provider';
 import type { Hooks } from '../hooks/index.js';
 import type { CacheRegistry } from '../lib/cache.js';
 import type { Database } from '../lib/database.js';
+import type { KeyRing } from '../lib/oidc-keys.js';
 import type { Queries } from '../lib/queries/index.js';
 import type { Sandbox } from '../lib/sandbox/index.js';
 import type { Writer } from '../lib/unit-of-work.js';
@@ -23,6 +24,8 @@ export interface ManagementDeps {
   subjectTokenTtl: number;
   /** Webhooks: the hooks API's queries, test sends and the worker's wake-up. */
   hooks: Hooks;
+  /** The provider's signing and cookie keys, when they are ours to rotate (not a host's own). */
+  keyRing: KeyRing | undefined;
   /** Indicator of the Management API itself. */
   managementApiIndicator: string;
 }

@@ -19,6 +19,7 @@ import { resourceRoutes } from './resources.js';
 import { hookRoutes } from './hooks.js';
 import { impersonationRoutes } from './impersonations.js';
 import { jwtCustomizerRoutes } from './jwt-customizer.js';
+import { oidcKeyRoutes } from './oidc-keys.js';
 import { roleRoutes } from './roles.js';
 import { subjectTokenRoutes } from './subject-tokens.js';
 import { userRoutes } from './users.js';
@@ -34,7 +35,7 @@ export interface ManagementApiOptions {
 }
 
 /** Each resource's routes, in the order they are mounted. */
-const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes, jwtCustomizerRoutes, hookRoutes];
+const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes, jwtCustomizerRoutes, oidcKeyRoutes, hookRoutes];
 
 export const managementPrefix = '/api';
 

@@ -1,0 +1,74 @@
+import { assertThat, ApiError } from '../lib/errors.js';
+import { guard, type Guarded } from '../lib/guard.js';
+import { keyTypes, type KeyFamily } from '../lib/keys.js';
+import { oidcKeyTypes, type OidcKeyType } from '../lib/oidc-keys.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { originOf } from './origin.js';
+
+const keyTypeParam = { type: 'object', properties: { keyType: { enum: oidcKeyTypes } }, required: ['keyType'] } as const;
+const keyResponse = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      id: { type: 'string' }, createdAt: { type: 'number' }, signingKeyAlgorithm: { enum: keyTypes.map(({ kty }) => kty) },
+      alg: { type: 'string' }, status: { enum: ['current', 'previous'] },
+    },
+    required: ['id', 'createdAt', 'status'],
+  },
+};
+
+/**
+ * The provider's signing keys and cookie keys, as Logto's `/configs/oidc/:keyType` routes show and
+ * change them: ids, algorithms and dates, never key material. A rotation makes a key that signs
+ * from now on and keeps the one it replaces for verification; deleting that one ends it.
+ */
+export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const { keyRing } = deps;
+  const managed = () => assertThat(keyRing, () => new ApiError('oidc.keys_managed_by_host', 'this deployment\'s host gives the provider its own keys; rotate them there'));
+  const changed = async (ctx: Parameters<typeof originOf>[0], keyType: OidcKeyType, action: string, data: Record<string, unknown>) => {
+    // The change record names what changed, never key material; other processes pick it up from the generation.
+    await deps.write(originOf(ctx), async ({ record }) => { record({ entity: 'OidcKey', action, id: keyType, data }); });
+    await deps.caches.changed('oidcKeys');
+  };
+
+  router.get<object, Guarded<{ params: { keyType: OidcKeyType } }>>(
+    '/configs/oidc/:keyType',
+    guard({ params: keyTypeParam, response: keyResponse }),
+    async (ctx) => {
+      managed();
+      ctx.body = await keyRing!.list(ctx.guard.params.keyType);
+    },
+  );
+
+  router.post<object, Guarded<{ params: { keyType: OidcKeyType }; body: { signingKeyAlgorithm?: KeyFamily } }>>(
+    '/configs/oidc/:keyType/rotate',
+    guard({
+      params: keyTypeParam,
+      body: { type: 'object', properties: { signingKeyAlgorithm: { enum: keyTypes.map(({ kty }) => kty) } }, additionalProperties: false },
+      bodyOptional: true,
+      response: keyResponse,
+    }),
+    async (ctx) => {
+      managed();
+      const { params: { keyType }, body: { signingKeyAlgorithm } } = ctx.guard;
+      assertThat(keyType === 'private-keys' || signingKeyAlgorithm === undefined,
+        () => new ApiError('guard.invalid_input', 'body.signingKeyAlgorithm is for private keys only', { field: 'body.signingKeyAlgorithm' }));
+      const keys = await keyRing!.rotate(keyType, signingKeyAlgorithm);
+      await changed(ctx, keyType, 'rotated', { keys: keys.map(({ id, alg, status }) => ({ id, alg, status })) });
+      ctx.body = keys;
+    },
+  );
+
+  router.delete<object, Guarded<{ params: { keyType: OidcKeyType; keyId: string } }>>(
+    '/configs/oidc/:keyType/:keyId',
+    guard({ params: { ...keyTypeParam, properties: { ...keyTypeParam.properties, keyId: { type: 'string', minLength: 1, maxLength: 128 } }, required: ['keyType', 'keyId'] } }),
+    async (ctx) => {
+      managed();
+      const { keyType, keyId } = ctx.guard.params;
+      await keyRing!.remove(keyType, keyId);
+      await changed(ctx, keyType, 'deleted', { id: keyId });
+      ctx.status = 204;
+    },
+  );
+}

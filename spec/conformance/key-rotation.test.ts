@@ -1,0 +1,107 @@
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWK } from 'jose';
+
+import { uniqueDbName } from '../support/env.js';
+import { callApi, clientCredentials, spawnServer, type ServerProcess } from '../support/process.js';
+
+const baseUrl = 'http://id.rotation.local';
+const admin = { BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'rotation-secret-0123456789' };
+const management = `${baseUrl}/api`;
+
+/**
+ * Signing-key rotation (Logto's `/api/configs/oidc/:keyType` routes) across two server processes
+ * over one database: tokens verify with jose against the published JWKS (RFC 7517) before and
+ * after a rotation, and the other process signs with the new key within its refresh interval.
+ */
+describe('signing-key rotation', () => {
+  let a: ServerProcess;
+  let b: ServerProcess;
+  let token: string;
+  beforeAll(async () => {
+    const dbName = uniqueDbName('rotation');
+    a = await spawnServer(dbName, { BASE_URL: baseUrl, ...admin });
+    b = await spawnServer(dbName, { BASE_URL: baseUrl, ...admin });
+    token = (await clientCredentials(a, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, management)).body.access_token!;
+  });
+  afterAll(async () => { await Promise.all([a?.stop('SIGKILL'), b?.stop('SIGKILL')]); });
+
+  const jwksOf = async (server: ServerProcess) => (await (await fetch(`${server.local}/oidc/jwks`)).json()) as { keys: JWK[] };
+  const verifies = async (server: ServerProcess, jwt: string) => {
+    try {
+      await jwtVerify(jwt, createLocalJWKSet(await jwksOf(server)), { issuer: `${baseUrl}/oidc`, audience: management });
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const issue = async (server: ServerProcess) => (await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, management)).body.access_token!;
+
+  it('lists the keys without their material', async () => {
+    const { status, body } = await callApi(a, token, 'GET', '/api/configs/oidc/private-keys');
+    expect(status).toBe(200);
+    expect(body.map(({ signingKeyAlgorithm, alg, status: state }: Record<string, string>) => [signingKeyAlgorithm, alg, state]).sort())
+      .toEqual([['EC', 'ES256', 'current'], ['OKP', 'EdDSA', 'current'], ['RSA', 'RS256', 'current']]);
+    expect(body[0]).toEqual({ id: expect.any(String), createdAt: expect.any(Number), signingKeyAlgorithm: expect.any(String), alg: expect.any(String), status: 'current' });
+    const cookies = await callApi(a, token, 'GET', '/api/configs/oidc/cookie-keys');
+    expect(cookies.body).toEqual([{ id: expect.any(String), createdAt: expect.any(Number), status: 'current' }]);
+    expect(JSON.stringify([body, cookies.body])).not.toMatch(/"d"|"p"|"q"|"k"/);
+  });
+
+  it('rotates: new tokens are signed with the new key, tokens signed before still verify, and the other process follows', async () => {
+    const before = await issue(a);
+    const oldKid = decodeProtectedHeader(before).kid!;
+    const rotated = await callApi(a, token, 'POST', '/api/configs/oidc/private-keys/rotate', { signingKeyAlgorithm: 'EC' });
+    expect(rotated.status).toBe(200);
+    const ec = rotated.body.filter(({ alg }: { alg: string }) => alg === 'ES256');
+    expect(ec.map(({ status }: { status: string }) => status)).toEqual(['current', 'previous']);
+    expect(ec[1].id).toBe(oldKid);
+    const newKid = ec[0].id as string;
+
+    const after = await issue(a);
+    expect(decodeProtectedHeader(after).kid).toBe(newKid);
+    expect(await verifies(a, before)).toBe(true);
+    expect(await verifies(a, after)).toBe(true);
+    expect((await callApi(a, after, 'GET', '/api/users')).status).toBe(200);
+    expect((await callApi(a, before, 'GET', '/api/users')).status).toBe(200);
+
+    // The other process signs with the new key within its refresh interval (CACHE_REFRESH_MS=100 here).
+    const deadline = Date.now() + 10_000;
+    let fromB = await issue(b);
+    while (decodeProtectedHeader(fromB).kid !== newKid && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      fromB = await issue(b);
+    }
+    expect(decodeProtectedHeader(fromB).kid).toBe(newKid);
+    expect(await verifies(b, before)).toBe(true);
+    expect((await callApi(b, after, 'GET', '/api/users')).status).toBe(200);
+
+    // Once the old key is deleted, only tokens signed with the new one verify, in both processes.
+    expect((await callApi(a, token, 'DELETE', `/api/configs/oidc/private-keys/${oldKid}`)).status).toBe(204);
+    expect(await verifies(a, before)).toBe(false);
+    expect(await verifies(a, after)).toBe(true);
+    expect((await callApi(a, before, 'GET', '/api/users')).status).toBe(401);
+    const gone = Date.now() + 10_000;
+    while ((await jwksOf(b)).keys.some(({ kid }) => kid === oldKid) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await verifies(b, before)).toBe(false);
+    expect((await callApi(b, before, 'GET', '/api/users')).status).toBe(401);
+    token = after;
+  });
+
+  it('refuses to delete a key in use, the last key, or an unknown key', async () => {
+    const keys = (await callApi(a, token, 'GET', '/api/configs/oidc/private-keys')).body as Array<{ id: string; status: string }>;
+    const current = keys.find(({ status }) => status === 'current')!;
+    expect(await callApi(a, token, 'DELETE', `/api/configs/oidc/private-keys/${current.id}`)).toMatchObject({ status: 422, body: { code: 'oidc.only_previous_key_can_be_deleted' } });
+    expect(await callApi(a, token, 'DELETE', '/api/configs/oidc/private-keys/no-such-key')).toMatchObject({ status: 404, body: { code: 'oidc.key_not_found' } });
+    const [cookie] = (await callApi(a, token, 'GET', '/api/configs/oidc/cookie-keys')).body as Array<{ id: string }>;
+    expect(await callApi(a, token, 'DELETE', `/api/configs/oidc/cookie-keys/${cookie!.id}`)).toMatchObject({ status: 422, body: { code: 'oidc.key_required' } });
+    expect(await callApi(a, token, 'POST', '/api/configs/oidc/cookie-keys/rotate', { signingKeyAlgorithm: 'EC' })).toMatchObject({ status: 400, body: { code: 'guard.invalid_input' } });
+    expect((await callApi(a, token, 'POST', '/api/configs/oidc/unknown-keys/rotate', {})).status).toBe(400);
+  });
+
+  it('rotates cookie keys: the new key signs, the old one still verifies', async () => {
+    const rotated = await callApi(a, token, 'POST', '/api/configs/oidc/cookie-keys/rotate');
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.map(({ status }: { status: string }) => status)).toEqual(['current', 'previous']);
+    // Discovery and the sign-in pages keep working with the new cookie key.
+    expect((await fetch(`${a.local}/oidc/.well-known/openid-configuration`)).status).toBe(200);
+  });
+});
