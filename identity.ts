@@ -12,6 +12,7 @@ import { createActorIdentifier } from './lib/actor.js';
 import { composeAdapters } from './lib/adapter.js';
 import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './lib/bootstrap.js';
 import { CacheRegistry } from './lib/cache.js';
+import { formPostEndpoints } from './lib/form-post-endpoints.js';
 import { createClientAddress, noProxy, useClientAddress, type ProxyTrust } from './lib/client-address.js';
 import {
   createCustomClaims, customizerCollection, type CustomClaimsFailurePolicy, type GetCustomJwtClaims, type JwtCustomizer,
@@ -242,6 +243,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       const clientAddress = createClientAddress(options.trustProxy ?? noProxy);
       provider.use(useClientAddress(clientAddress));
       provider.use(tokenResponseConformance);
+      const routes = { authorization: '/auth', end_session: '/session/end', ...configured.routes };
+      provider.use(formPostEndpoints([routes.authorization, routes.end_session]));
       const { keys } = configured.jwks as { keys: Parameters<typeof publicJwks>[0] };
       // Rotation applies to the provider, our token checks and the cookie signers, here at once
       // and in other processes when the ring's generation moves.
