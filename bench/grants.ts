@@ -12,12 +12,12 @@
  *   knobs: BENCH_GRANT_TOKENS=400 BENCH_GRANT_ROUNDS=3 BENCH_GRANT_CONCURRENCY=1,4,16,50 (the defaults),
  *          BENCH_GRANTS=refresh_token (figure A for one grant), BENCH_GRANT_PARTS=tokens or flood (one figure)
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 
 import { startEmbeddedMongo } from '../lib/embedded-mongo.js';
-import { TestBrowser, csrfOf } from '../spec/support/browser.js';
+import { TestBrowser } from '../spec/support/browser.js';
 import { pinLoadGenerator, startServerChild, type ServerChild } from './support/processes.js';
+import { authorizationCode } from './support/sign-in.js';
 
 const tokensPerRound = Number(process.env.BENCH_GRANT_TOKENS ?? 400);
 const rounds = Number(process.env.BENCH_GRANT_ROUNDS ?? 3);
@@ -59,27 +59,10 @@ async function token(server: ServerChild, body: Record<string, string>, authoriz
   return answer;
 }
 
-/** One authorization request in a signed-in browser: answers a code and its PKCE verifier (consenting when asked). */
-async function authorize(browser: TestBrowser, clientId: string, extra: Record<string, string> = {}) {
-  const verifier = randomBytes(32).toString('base64url');
-  const url = new URL(`${browser.base}/oidc/auth`);
-  url.search = new URLSearchParams({
-    client_id: clientId, response_type: 'code', scope: 'openid read:orders write:orders', redirect_uri: redirectUri, resource,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', ...extra,
-  }).toString();
-  let { response, url: at } = await browser.follow(url, redirectUri);
-  // The first time, the sign-in page; with prompt=consent, the consent page after it.
-  for (let step = 0; step < 3 && !at.href.startsWith(redirectUri); step += 1) {
-    const html = await response.text();
-    const answered = html.includes('name="decision"')
-      ? await browser.form(`${at.pathname}/consent`, { csrf: csrfOf(html), decision: 'allow' })
-      : await browser.form(`${at.pathname}/sign-in`, { csrf: csrfOf(html), identifier: 'bench_user', password });
-    ({ response, url: at } = await browser.follow(answered.headers.get('location')!, redirectUri));
-  }
-  const code = at.searchParams.get('code');
-  if (!code) throw new Error(`no code: ${at.href}`);
-  return { code, verifier };
-}
+/** One authorization request in a signed-in browser: a code and its verifier. */
+const authorize = (browser: TestBrowser, clientId: string, extra: Record<string, string> = {}) => authorizationCode(browser, {
+  clientId, redirectUri, username: 'bench_user', password, params: { scope: 'openid read:orders write:orders', resource, ...extra },
+});
 
 async function prepare(name: Variant['name'], server: ServerChild): Promise<Variant> {
   const cc = await token(server, { grant_type: 'client_credentials', resource: `${server.url}/api`, scope: 'all' }, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET));

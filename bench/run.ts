@@ -17,7 +17,9 @@ import { openDatabase } from '../lib/database.js';
 import { startEmbeddedMongo } from '../lib/embedded-mongo.js';
 import { generateSecret, sha256 } from '../lib/ids.js';
 import { accessTokenType, tokenExchangeGrantType } from '../lib/token-types.js';
+import { TestBrowser } from '../spec/support/browser.js';
 import { pinLoadGenerator, pinning, startServerChild, type ServerChild } from './support/processes.js';
+import { authorizationCode } from './support/sign-in.js';
 import { baselineClient, benchResource, type ChildStats } from './support/fixtures.js';
 import { startReceiver, webhookFigures } from './webhooks.js';
 
@@ -30,6 +32,7 @@ const leakRoundSize = Number(process.env.BENCH_LEAK_ROUND_SIZE ?? 1000);
 const parts = new Set((process.env.BENCH_PARTS ?? 'tokens,webhooks').split(','));
 const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
 const baseUrl = 'http://id.bench.test';
+const actorPassword = 'correct horse battery staple';
 const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
 /** The custom-claims function of the README, stored as the operator would. */
@@ -146,7 +149,7 @@ async function main() {
       const role = await api(identity, adminToken, 'POST', '/api/roles', { name: 'reader', scopeIds: [scope.id] });
       const machineRole = await api(identity, adminToken, 'POST', '/api/roles', { name: 'machine reader', type: 'MachineToMachine', scopeIds: [scope.id] });
       const target = await api(identity, adminToken, 'POST', '/api/users', { username: 'target' });
-      const actor = await api(identity, adminToken, 'POST', '/api/users', { username: 'actor' });
+      const actor = await api(identity, adminToken, 'POST', '/api/users', { username: 'actor', password: actorPassword });
       for (const user of [target, actor]) await api(identity, adminToken, 'POST', `/api/users/${user.id}/roles`, { roleIds: [role.id] });
       const app = await api(identity, adminToken, 'POST', '/api/applications', {
         name: 'support console', type: 'Traditional', customClientMetadata: { allowTokenExchange: true },
@@ -155,10 +158,13 @@ async function main() {
       const machine = await api(identity, adminToken, 'POST', '/api/applications', { name: 'machine', type: 'MachineToMachine' });
       await api(identity, adminToken, 'POST', `/api/applications/${machine.id}/roles`, { roleIds: [machineRole.id] });
       const appAuth = basic(app.id, app.secret);
-      const [actorSubject] = await seedSubjectTokens(database.db, 1, actor.id, app.id);
-      // The support engineer's own openid access token, as the actor.
+      // The support engineer's own access token, from signing in to the console (an exchanged
+      // token cannot act): a JWT for the bench resource.
+      const signedIn = await authorizationCode(new TestBrowser(identity.url), {
+        clientId: app.id, redirectUri: 'http://localhost/callback', username: 'actor', password: actorPassword, params: { resource: benchResource, scope: 'openid read:data' },
+      });
       const actorToken = await tokenRequest(identity, appAuth, {
-        grant_type: tokenExchangeGrantType, subject_token: actorSubject!, subject_token_type: accessTokenType, resource: benchResource, scope: 'openid',
+        grant_type: 'authorization_code', code: signedIn.code, code_verifier: signedIn.verifier, redirect_uri: 'http://localhost/callback', resource: benchResource,
       });
       say('set up; warming both servers');
 

@@ -1,6 +1,8 @@
 import { jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type Provider from 'oidc-provider';
 
+import { createBatch } from './batch.js';
+import type { UserDocument } from './models.js';
 import type { Queries } from './queries/index.js';
 import { tokenExchangeGrantType, type ActClaim } from './token-types.js';
 
@@ -23,6 +25,15 @@ export class ActorRefused extends Error {
  * provider's store, which keeps its grant type. An `act` it carries is nested (RFC 8693 §4.1).
  */
 export function createActorIdentifier(provider: Provider, keys: JWTVerifyGetKey, queries: Queries) {
+  // Concurrent exchanges share these reads (group commit, as the subject token's read does).
+  const users = createBatch(async (ids: string[]): Promise<Array<UserDocument | null>> => {
+    const found = new Map((await queries.users.collection.find({ _id: { $in: [...new Set(ids)] } }).toArray()).map((user) => [user._id, user]));
+    return ids.map((id) => found.get(id) ?? null);
+  });
+  const mintedByExchange = createBatch(async (jtis: string[]): Promise<boolean[]> => {
+    const minted = await queries.impersonations.mintedByExchange([...new Set(jtis)]);
+    return jtis.map((jti) => minted.has(jti));
+  });
 
   async function read(token: string): Promise<{ sub: string; nested?: ActClaim; exchanged: Promise<boolean> | boolean }> {
     if (token.split('.').length === 3) {
@@ -31,7 +42,7 @@ export function createActorIdentifier(provider: Provider, keys: JWTVerifyGetKey,
       // A resource's JWT carries that resource's permissions, not `openid`; it must name a user.
       if (payload.sub === payload.client_id) throw new ActorRefused('the actor token is not a user\'s access token');
       const nested = asAct(payload.act);
-      return { sub: payload.sub!, ...(nested && { nested }), exchanged: queries.impersonations.mintedByExchange(payload.jti!) };
+      return { sub: payload.sub!, ...(nested && { nested }), exchanged: mintedByExchange(payload.jti!) };
     }
     const found = await provider.AccessToken.find(token);
     if (!found || found.isExpired || !found.accountId || !hasOpenid(found.scope)) throw new ActorRefused('the actor token is not a live openid access token');
@@ -42,7 +53,7 @@ export function createActorIdentifier(provider: Provider, keys: JWTVerifyGetKey,
 
   return async function identifyActor(token: string): Promise<ActClaim> {
     const { sub, nested, exchanged } = await read(token);
-    const [minted, user] = await Promise.all([exchanged, queries.users.findById(sub)]);
+    const [minted, user] = await Promise.all([exchanged, users(sub)]);
     if (minted) throw new ActorRefused('the actor token was minted by a token exchange');
     if (!user) throw new ActorRefused('the actor no longer exists');
     if (user.isSuspended) throw new ActorRefused('the actor is suspended');

@@ -65,9 +65,10 @@ export function createImpersonationQueries(db: Db) {
     claimExchange: (event: Omit<ImpersonationEvent, '_id' | 'createdAt' | 'kind'> & { subjectTokenId: string }) =>
       claims({ _id: `exchange:${event.subjectTokenId}`, kind: 'exchange.succeeded', ...event, createdAt: Date.now() }),
 
-    /** Whether this access token (by `jti`) was minted by a token exchange. */
-    async mintedByExchange(tokenId: string): Promise<boolean> {
-      return (await collection.countDocuments({ tokenId, kind: 'exchange.succeeded' }, { limit: 1 })) > 0;
+    /** Which of these access tokens (by `jti`) a token exchange minted. */
+    async mintedByExchange(tokenIds: string[]): Promise<Set<string>> {
+      const found = await collection.find({ tokenId: { $in: tokenIds }, kind: 'exchange.succeeded' }, { projection: { tokenId: 1 } }).toArray();
+      return new Set(found.map(({ tokenId }) => tokenId!));
     },
 
     /** Turns a claimed exchange that failed afterwards (its custom claims refused) into a failure. */

@@ -1,0 +1,30 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+import { TestBrowser, csrfOf } from '../../spec/support/browser.js';
+
+/**
+ * One authorization request (code with PKCE) in `browser`, as a person would make it: the sign-in
+ * page the first time (with `username` and `password`), the consent page when asked. A browser
+ * already signed in gets its code without a page. Answers the code and its verifier.
+ */
+export async function authorizationCode(browser: TestBrowser, { clientId, redirectUri, username, password, params = {} }: {
+  clientId: string; redirectUri: string; username: string; password: string; params?: Record<string, string>;
+}) {
+  const verifier = randomBytes(32).toString('base64url');
+  const url = new URL(`${browser.base}/oidc/auth`);
+  url.search = new URLSearchParams({
+    client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: redirectUri,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', ...params,
+  }).toString();
+  let { response, url: at } = await browser.follow(url, redirectUri);
+  for (let step = 0; step < 3 && !at.href.startsWith(redirectUri); step += 1) {
+    const html = await response.text();
+    const answered = html.includes('name="decision"')
+      ? await browser.form(`${at.pathname}/consent`, { csrf: csrfOf(html), decision: 'allow' })
+      : await browser.form(`${at.pathname}/sign-in`, { csrf: csrfOf(html), identifier: username, password });
+    ({ response, url: at } = await browser.follow(answered.headers.get('location')!, redirectUri));
+  }
+  const code = at.searchParams.get('code');
+  if (!code) throw new Error(`no code: ${at.href}`);
+  return { code, verifier };
+}
