@@ -28,6 +28,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const roundSize = Number(process.env.BENCH_ROUND_SIZE ?? 300);
 const leakExchanges = Number(process.env.BENCH_LEAK_EXCHANGES ?? 100000);
 const leakRoundSize = Number(process.env.BENCH_LEAK_ROUND_SIZE ?? 1000);
+/** Figure 1 at loads below the 50 connections of the main rows (the baseline is measured at each too). */
+const lowerLoads = [4, 16];
 /** Which figures to take: `tokens` (1, 2, 3, 5, 6) and `webhooks` (4); both by default. */
 const parts = new Set((process.env.BENCH_PARTS ?? 'tokens,webhooks').split(','));
 const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
@@ -209,7 +211,10 @@ async function main() {
        * baseline: this machine's speed drifts by a fifth from minute to minute, which would
        * otherwise land on whichever variant ran at a slow moment. The first round is profiled.
        */
-      const measured = { stock: [] as Load[], ours: [] as Load[], plain: [] as Load[], acting: [] as Load[], customized: [] as Load[] };
+      const measured = {
+        stock: [] as Load[], ours: [] as Load[], plain: [] as Load[], acting: [] as Load[], customized: [] as Load[],
+        stockAt: {} as Record<number, Load[]>, plainAt: {} as Record<number, Load[]>,
+      };
       for (let round = 0; round < rounds; round += 1) {
         const profiled = <T>(server: ServerChild, name: string, work: () => Promise<T>) => (round === 0 ? server.profiled(name, work) : work());
         measured.stock.push(await profiled(baseline, 'baseline-client-credentials', () => load(baseline, tokensPerRun / rounds, baselineAuth, ccBody)));
@@ -220,6 +225,11 @@ async function main() {
         await exchanges(50);
         measured.customized.push(await profiled(identity, 'token-exchange-custom-claims', () => exchanges(2 * roundSize)));
         await customizer.off();
+        // At the loads impersonation actually sees, too: the baseline and the plain exchange at 4 and 16 connections.
+        for (const connections of lowerLoads) {
+          (measured.stockAt[connections] ??= []).push(await load(baseline, tokensPerRun / rounds, baselineAuth, ccBody, connections));
+          (measured.plainAt[connections] ??= []).push(await exchanges(2 * roundSize, undefined, connections));
+        }
         say(`round ${round + 1} of ${rounds} measured`);
       }
       const perToken = (l: Load) => l.cpuMicros / l.count / 1000;
@@ -234,6 +244,11 @@ async function main() {
       rows.push(['1. token exchange, no actor (target ≤ 1.5×)', cpuRow(measured.plain)]);
       rows.push(['1. token exchange with an actor token (target ≤ 1.5×)', cpuRow(measured.acting)]);
       rows.push(['1. token exchange with custom claims (target ≤ 2×)', cpuRow(measured.customized)]);
+      for (const connections of lowerLoads) {
+        const each = measured.plainAt[connections]!.map((l, round) => perToken(l) / perToken(measured.stockAt[connections]![round]!));
+        rows.push([`1. token exchange, no actor, ${connections} connections (target ≤ 1.5×)`,
+          `${(perToken(combine(measured.plainAt[connections]!)) * 1000).toFixed(0)} ms (${median(each).toFixed(2)}× the baseline at ${connections}, ${(perToken(combine(measured.stockAt[connections]!)) * 1000).toFixed(0)} ms; rounds ${Math.min(...each).toFixed(2)}–${Math.max(...each).toFixed(2)})`]);
+      }
       const [stock, ours, plain, acting, customized] = [measured.stock, measured.ours, measured.plain, measured.acting, measured.customized].map(combine);
 
       // 3. Custom-claims overhead, one request at a time so that queueing does not hide it, timed
