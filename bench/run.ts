@@ -228,7 +228,7 @@ async function main() {
         // At the loads impersonation actually sees, too: the baseline and the plain exchange at 4 and 16 connections.
         for (const connections of lowerLoads) {
           (measured.stockAt[connections] ??= []).push(await load(baseline, tokensPerRun / rounds, baselineAuth, ccBody, connections));
-          (measured.plainAt[connections] ??= []).push(await exchanges(2 * roundSize, undefined, connections));
+          (measured.plainAt[connections] ??= []).push(await profiled(identity, `token-exchange-${connections}-connections`, () => exchanges(2 * roundSize, undefined, connections)));
         }
         say(`round ${round + 1} of ${rounds} measured`);
       }
