@@ -19,7 +19,7 @@ import {
 } from './lib/custom-claims.js';
 import { Sandbox } from './lib/sandbox/index.js';
 import type { MintedToken } from './lib/token-types.js';
-import { createRoleLookup, loadRoleFacts, scopeIdsOf } from './lib/role-facts.js';
+import { createRoleLookup, loadRoleFacts } from './lib/role-facts.js';
 import { installHashedSecretComparison } from './lib/client-secret.js';
 import { toClientMetadata } from './lib/clients.js';
 import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './lib/config.js';
@@ -35,7 +35,7 @@ import { replaceSigningKeys } from './lib/provider-internals.js';
 import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/queries/index.js';
 import { createWriter } from './lib/unit-of-work.js';
-import { createGetResourceServerInfo, loadApplicationRoleIds, loadResource, loadUserRoleIds } from './lib/resource-servers.js';
+import { createGetResourceServerInfo, createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './lib/resource-servers.js';
 
 const defaultAccessTokenTtl = 3600;
 
@@ -130,12 +130,12 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const applicationRoleIds = caches.create('applicationRoles', loadApplicationRoleIds(queries));
   const userRoleIds = caches.create('userRoles', loadUserRoleIds(queries));
   const roles = createRoleLookup(caches.create('roles', loadRoleFacts(queries)));
+  const held = createHeldPermissions({ applicationRoleIds, userRoleIds, roles });
   /** The Management API scopes an application holds now, or undefined once it is deleted. */
   const heldManagementScopes = async (clientId: string) => {
     if (!(await clients.get(clientId))) return undefined;
-    const held = scopeIdsOf(await roles((await applicationRoleIds.get(clientId)) ?? []));
-    const scopes = (await resources.get(managementApiIndicator))?.scopes ?? [];
-    return new Set(scopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name));
+    const managementApi = await resources.get(managementApiIndicator);
+    return new Set(managementApi ? permissionNames(managementApi.scopes, await held.ofApplication(clientId)) : []);
   };
   await caches.start();
 
@@ -224,9 +224,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
             enabled: true,
             getResourceServerInfo: resourceServerInfo = createGetResourceServerInfo({
               resources,
-              applicationRoleIds,
-              userRoleIds,
-              roles,
+              held,
               accessTokenAlg,
               managementApiTokenTtl: options.managementApiTokenTtl ?? 600,
               ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),

@@ -3,6 +3,7 @@ import type Provider from 'oidc-provider';
 
 import { ActorRefused } from '../lib/actor.js';
 import type { Queries } from '../lib/queries/index.js';
+import { permissionNames } from '../lib/resource-servers.js';
 import type { ScopeDocument } from '../lib/models.js';
 import type { SubjectTokenDocument } from '../lib/queries/subject-tokens.js';
 import { scopeIdsOf, type RoleLookup } from '../lib/role-facts.js';
@@ -138,8 +139,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
     // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
     const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
     const [roles, resourceScopes] = await Promise.all([deps.roles(roleIds), deps.resourceScopes(resource)]);
-    const held = scopeIdsOf(roles);
-    const grantable = new Set(resourceScopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name));
+    const grantable = new Set(permissionNames(resourceScopes, scopeIdsOf(roles)));
     const scope = [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)).join(' ');
 
     const token = new provider.AccessToken({

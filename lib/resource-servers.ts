@@ -27,11 +27,28 @@ export const loadUserRoleIds = (queries: Queries) => (userId: string) => queries
 type ResourceIndicators = NonNullable<NonNullable<Configuration['features']>['resourceIndicators']>;
 type GetResourceServerInfo = NonNullable<ResourceIndicators['getResourceServerInfo']>;
 
+/**
+ * The permission ids a subject holds through its roles, from the per-process caches: an
+ * application's (for `client_credentials`, and the Management API's own check) or a user's.
+ */
+export function createHeldPermissions({ applicationRoleIds, userRoleIds, roles }: {
+  applicationRoleIds: KeyedCache<string[]>; userRoleIds: KeyedCache<string[]>; roles: RoleLookup;
+}) {
+  const through = async (roleIds: string[] | undefined) => scopeIdsOf(await roles(roleIds ?? []));
+  return {
+    ofApplication: async (clientId: string) => through(await applicationRoleIds.get(clientId)),
+    ofUser: async (userId: string) => through(await userRoleIds.get(userId)),
+  };
+}
+
+export type HeldPermissions = ReturnType<typeof createHeldPermissions>;
+
+/** The names of a resource's permissions among `held` (ids), so that a same-named permission elsewhere grants nothing. */
+export const permissionNames = (scopes: ScopeDocument[], held: Set<string>) => scopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name);
+
 export interface ResourceServerDeps {
   resources: KeyedCache<CachedResource>;
-  applicationRoleIds: KeyedCache<string[]>;
-  userRoleIds: KeyedCache<string[]>;
-  roles: RoleLookup;
+  held: HeldPermissions;
   accessTokenAlg: AccessTokenAlg;
   /** Lifetime of a Management API token, in seconds. */
   managementApiTokenTtl: number;
@@ -50,19 +67,14 @@ function accountOf(ctx: KoaContextWithOIDC): string | undefined {
 }
 
 /**
- * The permission ids of `found` that this request's subject holds: for `client_credentials`, the
- * application through its roles; for every other grant, the user through its roles (and an
- * application's own roles count for nothing). No known subject holds nothing.
+ * The permission ids this request's subject holds: for `client_credentials`, the application's;
+ * for every other grant, the user's (an application's own roles count for nothing there). No
+ * known subject holds nothing.
  */
-export function createPermissionFilter(deps: Pick<ResourceServerDeps, 'applicationRoleIds' | 'userRoleIds' | 'roles'>) {
-  return async function heldPermissionIds(ctx: KoaContextWithOIDC, clientId: string): Promise<Set<string>> {
-    if (ctx.oidc.params?.grant_type === 'client_credentials') {
-      return scopeIdsOf(await deps.roles((await deps.applicationRoleIds.get(clientId)) ?? []));
-    }
-    const accountId = accountOf(ctx);
-    if (!accountId) return new Set();
-    return scopeIdsOf(await deps.roles((await deps.userRoleIds.get(accountId)) ?? []));
-  };
+async function heldBy(held: HeldPermissions, ctx: KoaContextWithOIDC, clientId: string): Promise<Set<string>> {
+  if (ctx.oidc.params?.grant_type === 'client_credentials') return held.ofApplication(clientId);
+  const accountId = accountOf(ctx);
+  return accountId ? held.ofUser(accountId) : new Set();
 }
 
 /**
@@ -74,8 +86,7 @@ export function createPermissionFilter(deps: Pick<ResourceServerDeps, 'applicati
  * applications: any other grant asking for it is refused as `invalid_target`.
  */
 export function createGetResourceServerInfo(deps: ResourceServerDeps): GetResourceServerInfo {
-  const { resources, accessTokenAlg, fallback } = deps;
-  const heldPermissionIds = createPermissionFilter(deps);
+  const { resources, held, accessTokenAlg, fallback } = deps;
   return async (ctx, indicator, client) => {
     const found = await resources.get(indicator);
     if (!found) {
@@ -86,9 +97,8 @@ export function createGetResourceServerInfo(deps: ResourceServerDeps): GetResour
     if (managementApi && ctx.oidc.params?.grant_type !== 'client_credentials') {
       throw new errors.InvalidTarget('the Management API is only for machine-to-machine applications (client_credentials)');
     }
-    const held = await heldPermissionIds(ctx, client.clientId);
     return {
-      scope: found.scopes.filter(({ _id }) => held.has(_id)).map(({ name }) => name).join(' '),
+      scope: permissionNames(found.scopes, await heldBy(held, ctx, client.clientId)).join(' '),
       audience: found.resource.indicator,
       accessTokenTTL: managementApi ? deps.managementApiTokenTtl : found.resource.accessTokenTtl,
       accessTokenFormat: 'jwt',
