@@ -188,7 +188,15 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const attempt = await counters.hit('failedPassword', lockKey);
       if (attempt.over) throw tooManyAttempts(attempt.retryAfter);
 
-      const matches = await hashFor(caller, async () => verifyPassword(password, user?.passwordHash ?? await unknownUserHash));
+      let matches: boolean;
+      try {
+        matches = await hashFor(caller, async () => verifyPassword(password, user?.passwordHash ?? await unknownUserHash));
+      } catch (error) {
+        // Refused before any password was checked (the server busy, or the address's hash budget
+        // spent): not a guess, so it does not count toward the account's lockout or the spraying budget.
+        await Promise.all([counters.refund('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
+        throw error;
+      }
       if (!user || !matches) throw attempt.last ? tooManyAttempts(attempt.retryAfter) : invalidCredentials();
       // The right password: the attempts of this window were not an attack on it.
       await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);

@@ -1,5 +1,6 @@
 import { createCounters } from '../../experience/counters.js';
 import { createHashGate } from '../../experience/hash-gate.js';
+import { sha256 } from '../../lib/ids.js';
 import { TestBrowser, startAuthorization } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
@@ -124,6 +125,22 @@ describe('sign-in experience hardening', () => {
       const other = await onSignInPage();
       await other.browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
       expect((await other.browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: 'not_flooding' }, password: strong })).status).toBe(200);
+    });
+
+    it('does not count toward an account\'s lockout a sign-in refused before hashing (its address\'s hash budget spent)', async () => {
+      const { id } = await server.create('/api/users', { username: 'budget_victim', password: strong });
+      const address = nextIp();
+      const { browser } = await onSignInPage(address);
+      await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
+      for (let attempt = 0; attempt < 30; attempt += 1) {
+        await browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: `spender_${attempt}` }, password: strong });
+      }
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        expect((await passwordAttempt(browser, { type: 'username', value: 'budget_victim' }, `guess ${attempt}`)).status).toBe(429);
+      }
+      const lockoutCounts = await server.database.db.collection<{ _id: string; count: number }>('attempt_counters')
+        .find({ _id: { $regex: `^failedPassword:${sha256(`account:${id}|${address}`)}:` } }).toArray();
+      expect(lockoutCounts.reduce((sum, { count }) => sum + count, 0)).toBe(0);
     });
 
     it('caps concurrent hashes in the process, in all and per client address, and refuses past a cap at once (429, Retry-After 1)', async () => {
