@@ -51,34 +51,36 @@ export interface Attempt {
   last: boolean;
 }
 
-/**
- * Milliseconds from `now` until the sliding count falls to `limit - 1`, so that one more attempt
- * fits: the previous window's count weighs less as the current window goes on, and once the
- * current window has ended it is the previous one.
- */
-function msUntilRoom(previous: number, current: number, elapsed: number, windowMs: number, limit: number): number {
-  const room = limit - 1;
-  if (current <= room && previous > 0) return Math.max(0, windowMs * (1 - (room - current) / previous) - elapsed);
-  return Math.max(0, windowMs + windowMs * (1 - room / Math.max(current, 1)) - elapsed);
-}
+/** How many buckets one window is cut into: a window is counted as the buckets it touches. */
+const bucketsPerWindow = 10;
 
 /**
- * Sliding-window counters in MongoDB, shared by every process: a window's count plus the previous
- * window's, weighted by how much of it the sliding window still covers, so that no burst fits
- * astride a boundary. An attempt is counted *before* the work it guards (one atomic upsert, the
- * counts read after it), so parallel attempts cannot all pass a check made before any counted.
+ * Sliding-window counters in MongoDB, shared by every process. Each window is cut into ten
+ * buckets, one document each, and an attempt counts while any part of its bucket lies within the
+ * last window: so every attempt of the last window counts (a burst astride a boundary included),
+ * and none counts more than a tenth of a window longer than it should. An attempt is counted
+ * *before* the work it guards (one atomic upsert, the counts read after it), so parallel attempts
+ * cannot all pass a check made before any counted.
  */
 export function createCounters(db: Db, { now = Date.now, limits = defaultLimits }: { now?: () => number; limits?: Limits } = {}) {
   const counters = db.collection<CounterDocument>('attempt_counters');
 
-  const windowsOf = (name: LimitName, key: string) => {
+  const bucketsOf = (name: LimitName, key: string) => {
     const { windowMs } = limits[name];
+    const bucketMs = Math.max(1, Math.ceil(windowMs / bucketsPerWindow));
     const at = now();
-    const start = Math.floor(at / windowMs) * windowMs;
+    const current = Math.floor(at / bucketMs) * bucketMs;
     // The key is hashed: it holds identifiers and addresses, which need not sit in clear here.
-    const id = (windowStart: number) => `${name}:${sha256(key)}:${windowStart}`;
-    // Kept for two windows: the next window still reads this one.
-    return { current: id(start), previous: id(start - windowMs), expiresAt: new Date(start + 2 * windowMs), elapsed: at - start, windowMs };
+    const prefix = `${name}:${sha256(key)}:`;
+    // Newest first: the current bucket and every earlier one that still reaches into the window.
+    const starts: number[] = [];
+    for (let start = current; start + bucketMs > at - windowMs; start -= bucketMs) starts.push(start);
+    return {
+      at, windowMs, bucketMs, starts,
+      id: (start: number) => `${prefix}${start}`,
+      // A bucket is read until its last attempt has left the window.
+      expiresAt: new Date(current + bucketMs + windowMs),
+    };
   };
 
   // Refusals this process already knows of, until they end: a flood past its limit is answered
@@ -95,38 +97,43 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
       if (known !== undefined && known > now()) {
         return { count: limits[name].limit + 1, over: true, last: true, retryAfter: Math.max(1, Math.ceil((known - now()) / 1000)) };
       }
-      const { current, previous, expiresAt, elapsed, windowMs } = windowsOf(name, key);
-      const increment = () => counters.updateOne({ _id: current }, { $inc: { count: 1 }, $setOnInsert: { expiresAt } }, { upsert: true });
+      const { at, windowMs, bucketMs, starts, id, expiresAt } = bucketsOf(name, key);
+      const increment = () => counters.updateOne({ _id: id(starts[0]!) }, { $inc: { count: 1 }, $setOnInsert: { expiresAt } }, { upsert: true });
       try {
         await increment();
       } catch (error) {
-        // Two first attempts raced to insert the window; the loser increments what the winner made.
+        // Two first attempts raced to insert the bucket; the loser increments what the winner made.
         if (!isDuplicateKeyError(error)) throw error;
         await increment();
       }
-      const found = await counters.find({ _id: { $in: [current, previous] } }).toArray();
-      const countOf = (id: string) => Math.max(0, found.find(({ _id }) => _id === id)?.count ?? 0);
-      const [before, count] = [countOf(previous), Math.max(1, countOf(current))];
+      const found = new Map((await counters.find({ _id: { $in: starts.map(id) } }).toArray()).map(({ _id, count }) => [_id, Math.max(0, count)]));
+      // This attempt is counted even if a refund raced it below zero.
+      const counts = starts.map((start, index) => Math.max(index === 0 ? 1 : 0, found.get(id(start)) ?? 0));
+      const count = counts.reduce((sum, value) => sum + value, 0);
       const { limit } = limits[name];
-      const sliding = before * (1 - elapsed / windowMs) + count;
-      const attempt = {
-        count, over: sliding > limit, last: sliding >= limit,
-        retryAfter: Math.max(1, Math.ceil(msUntilRoom(before, count, elapsed, windowMs, limit) / 1000)),
-      };
-      if (attempt.over) remember(`${name}:${key}`, now() + attempt.retryAfter * 1000);
+      // Until room for one more attempt: the oldest buckets leave the window one by one.
+      let left = count;
+      let until = at;
+      for (let index = starts.length - 1; index >= 0 && left > limit - 1; index -= 1) {
+        left -= counts[index]!;
+        until = starts[index]! + bucketMs + windowMs;
+      }
+      const attempt = { count, over: count > limit, last: count >= limit, retryAfter: Math.max(1, Math.ceil((until - at) / 1000)) };
+      if (attempt.over) remember(`${name}:${key}`, at + attempt.retryAfter * 1000);
       return attempt;
     },
 
     /** Takes back one counted attempt that turned out not to be what the limit is about (a right password). */
     async refund(name: LimitName, key: string): Promise<void> {
-      await counters.updateOne({ _id: windowsOf(name, key).current, count: { $gt: 0 } }, { $inc: { count: -1 } });
+      const { starts, id } = bucketsOf(name, key);
+      await counters.updateOne({ _id: id(starts[0]!), count: { $gt: 0 } }, { $inc: { count: -1 } });
     },
 
     /** Forgets every attempt of the sliding window (the owner proved who it is). */
     async clear(name: LimitName, key: string): Promise<void> {
-      const { current, previous } = windowsOf(name, key);
+      const { starts, id } = bucketsOf(name, key);
       refusedUntil.delete(`${name}:${key}`);
-      await counters.deleteMany({ _id: { $in: [current, previous] } });
+      await counters.deleteMany({ _id: { $in: starts.map(id) } });
     },
   };
 }

@@ -106,6 +106,23 @@ describe('sign-in experience hardening', () => {
       now = Date.UTC(2026, 10, 23, 10, 45, 30);
       expect((await counters.hit('failedPassword', 'sliding-key')).over).toBe(false);
     });
+
+    it('counts every attempt of a burst astride a window boundary, however the burst is split', async () => {
+      const minute = Date.UTC(2026, 10, 23, 11, 0);
+      for (const before of [1, 15, 29]) {
+        let now = minute - 2_000;
+        const counters = createCounters(server.database.db, { now: () => now });
+        const key = `astride-${before}`;
+        for (let attempt = 0; attempt < before; attempt += 1) expect((await counters.hit('passwordHash', key)).over).toBe(false);
+        now = minute + 8_000;
+        for (let attempt = before; attempt < 30; attempt += 1) expect((await counters.hit('passwordHash', key)).over).toBe(false);
+        const refused = await counters.hit('passwordHash', key);
+        expect(refused.over).toBe(true);
+        // Room again once the burst's first bucket has left the window: within a minute and a tenth.
+        expect(refused.retryAfter).toBeGreaterThan(0);
+        expect(refused.retryAfter).toBeLessThanOrEqual(66);
+      }
+    });
   });
 
   describe('password hashing cannot be flooded', () => {
