@@ -22,6 +22,7 @@ import type { MintedToken } from './lib/token-types.js';
 import { createRoleLookup, loadRoleFacts } from './lib/role-facts.js';
 import { installHashedSecretComparison } from './lib/client-secret.js';
 import { toClientMetadata } from './lib/clients.js';
+import { clientPolicies, extraClientMetadata } from './lib/client-policies.js';
 import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './lib/config.js';
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
 import { signInReports } from './hooks/provider-events.js';
@@ -201,12 +202,19 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
         claims: { ...standardClaims, ...host.claims },
         cookies: { ...host.cookies, keys: host.cookies?.keys ?? keyRing.cookieKeys },
-        // Tokens for our resources live as long as the resource says (`accessTokenTtl`).
+        // Tokens for our resources live as long as the resource says (`accessTokenTtl`); ID and
+        // refresh tokens as the application's `customClientMetadata` says.
         ttl: {
           AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
           ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
+          IdToken: (_ctx, _token, client) => clientPolicies.idTokenTtl(client),
+          RefreshToken: (ctx, token, client) => clientPolicies.refreshTokenTtl(ctx, token, client),
           ...host.ttl,
         },
+        extraClientMetadata: extraClientMetadata(host.extraClientMetadata),
+        rotateRefreshToken: host.rotateRefreshToken ?? clientPolicies.rotateRefreshToken,
+        issueRefreshToken: host.issueRefreshToken ?? clientPolicies.issueRefreshToken,
+        clientBasedCORS: host.clientBasedCORS ?? clientPolicies.clientBasedCORS,
         features: {
           ...features,
           ...(options.experience && {

@@ -161,7 +161,14 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     return { redirect: await service.submit(experience, clientOf(request), request.caller) };
   }
 
-  const renderSignIn = (request: PageRequest, error?: string) => views.signInPage(withError(request, error), { identifier: field(request, 'identifier') });
+  /** OIDC Core §3.1.2.1 `login_hint`: the identifier the application says the user will likely use. */
+  const loginHintOf = (request: PageRequest): string => {
+    const hint = request.details.params.login_hint;
+    return typeof hint === 'string' && hint.length <= 256 ? hint : '';
+  };
+  const renderSignIn = (request: PageRequest, error?: string) => views.signInPage(withError(request, error), {
+    identifier: request.form.has('identifier') ? field(request, 'identifier') : loginHintOf(request),
+  });
   const renderSignUp = (request: PageRequest, error?: string) => views.signUpPage(withError(request, error), { username: field(request, 'username'), email: field(request, 'email') });
   const codeFields = (request: PageRequest) => ({ email: field(request, 'email'), verificationId: field(request, 'verificationId') });
   /**

@@ -2,6 +2,7 @@ import type { ClientMetadata } from 'oidc-provider';
 
 import { tokenExchangeGrantType } from './token-types.js';
 import { hashedSecretsMetadata } from './client-secret.js';
+import { policyMetadataOf } from './client-policies.js';
 import type { ApplicationDocument, ApplicationSecretDocument, ApplicationType } from './models.js';
 
 /** How each application type authenticates and which grants it may use. */
@@ -60,5 +61,6 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
     redirect_uris: interactive ? oidc.redirectUris : [],
     post_logout_redirect_uris: interactive ? oidc.postLogoutRedirectUris : [],
     ...(oidc.logoUri && { logo_uri: oidc.logoUri }),
+    ...policyMetadataOf(application.customClientMetadata),
   };
 }
