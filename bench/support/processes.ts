@@ -1,4 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -62,6 +63,7 @@ export async function startServerChild(kind: 'identity' | 'baseline', env: Recor
     async profiled(name, work) {
       const folder = process.env.BENCH_PROFILE;
       if (!folder) return work();
+      mkdirSync(folder, { recursive: true });
       const reply = (key: string) => new Promise<void>((resolve) => {
         const listener = (message: Record<string, unknown>) => {
           if (!(key in message)) return;
