@@ -23,6 +23,8 @@ import { createRoleLookup, loadRoleFacts } from './lib/role-facts.js';
 import { installHashedSecretComparison } from './lib/client-secret.js';
 import { toClientMetadata } from './lib/clients.js';
 import { clientPolicies, extraClientMetadata } from './lib/client-policies.js';
+import { createOutboundPolicy } from './lib/outbound-addresses.js';
+import { createProviderFetch } from './lib/provider-fetch.js';
 import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './lib/config.js';
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
 import { signInReports } from './hooks/provider-events.js';
@@ -68,6 +70,11 @@ export interface IdentityOptions {
   cacheRefreshMs?: number;
   /** Webhook delivery; each setting defaults as its `HOOKS_*` counterpart does (see README). */
   hooks?: Partial<HookSettings>;
+  /**
+   * Private, loopback or reserved hosts and ranges the provider may still call (back-channel
+   * logout, an application's `jwksUri`); public addresses always may. As `OUTBOUND_ALLOWED_HOSTS`.
+   */
+  outboundAllowedHosts?: string[];
   /**
    * Announce PostSignIn when the provider finishes an interaction with a login (its
    * `interaction.ended` event). On by default; a host whose own sign-in code calls
@@ -215,6 +222,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         rotateRefreshToken: host.rotateRefreshToken ?? clientPolicies.rotateRefreshToken,
         issueRefreshToken: host.issueRefreshToken ?? clientPolicies.issueRefreshToken,
         clientBasedCORS: host.clientBasedCORS ?? clientPolicies.clientBasedCORS,
+        // What the provider fetches goes through the outbound policy webhooks use.
+        fetch: host.fetch ?? createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts)),
         features: {
           ...features,
           ...(options.experience && {
@@ -227,6 +236,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           // unless the host turned it on itself (and then it is said at startup).
           devInteractions: { ...features.devInteractions, enabled: features.devInteractions?.enabled === true },
           clientCredentials: { ...features.clientCredentials, enabled: true },
+          // OpenID Connect Back-Channel Logout 1.0, for applications with a `backchannelLogoutUri`.
+          backchannelLogout: { ...features.backchannelLogout, enabled: features.backchannelLogout?.enabled ?? true },
           resourceIndicators: {
             ...hostResourceIndicators,
             enabled: true,

@@ -88,6 +88,7 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       trustProxy: settings.trustProxy,
       customClaimsOnError: settings.customClaimsOnError,
       customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
+      outboundAllowedHosts: settings.outboundAllowedHosts,
       hooks: settings.hooks,
       experience: experienceOf(settings.experience),
     });

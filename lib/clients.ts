@@ -60,6 +60,10 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
     }),
     redirect_uris: interactive ? oidc.redirectUris : [],
     post_logout_redirect_uris: interactive ? oidc.postLogoutRedirectUris : [],
+    ...(interactive && oidc.backchannelLogoutUri && {
+      backchannel_logout_uri: oidc.backchannelLogoutUri,
+      backchannel_logout_session_required: oidc.backchannelLogoutSessionRequired ?? false,
+    }),
     ...(oidc.logoUri && { logo_uri: oidc.logoUri }),
     ...policyMetadataOf(application.customClientMetadata),
   };

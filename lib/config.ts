@@ -24,6 +24,8 @@ export interface Settings {
   managementApiTokenTtl: number;
   customClaimsOnError: 'omit' | 'refuse';
   customClaimsTimeoutMs: number;
+  /** Private or loopback hosts and ranges the provider may call (back-channel logout, jwksUri). */
+  outboundAllowedHosts: string[];
   hooks: HookSettings;
   experience: ExperienceSettings;
 }
@@ -71,6 +73,7 @@ interface Environment {
   CUSTOM_CLAIMS_ON_ERROR: 'omit' | 'refuse';
   CUSTOM_CLAIMS_TIMEOUT_MS: number;
   HOOKS_ALLOWED_HOSTS?: string;
+  OUTBOUND_ALLOWED_HOSTS?: string;
   HOOKS_DELIVERY: boolean;
   HOOKS_TIMEOUT_MS: number;
   HOOKS_RETRY_SCHEDULE: string;
@@ -121,6 +124,7 @@ const environmentSchema = {
     CUSTOM_CLAIMS_TIMEOUT_MS: { type: 'integer', minimum: 50, maximum: 10000, default: 1000 },
     // Host names, IP addresses or CIDR ranges, comma-separated.
     HOOKS_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
+    OUTBOUND_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
     HOOKS_DELIVERY: { type: 'boolean', default: defaultHookSettings.deliver },
     HOOKS_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 60000, default: defaultHookSettings.timeoutMs },
     HOOKS_RETRY_SCHEDULE: { type: 'string', pattern: '^\\d{1,6}(,\\d{1,6}){0,19}$', default: defaultRetrySchedule.join(',') },
@@ -189,6 +193,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const allowedHosts = e.HOOKS_ALLOWED_HOSTS?.split(',').map((entry) => entry.trim()) ?? [];
   const badEntry = allowListProblem(allowedHosts);
   if (badEntry) throw new ConfigError(`Invalid setting: HOOKS_ALLOWED_HOSTS: ${badEntry}`);
+  const outboundAllowedHosts = e.OUTBOUND_ALLOWED_HOSTS?.split(',').map((entry) => entry.trim()) ?? [];
+  const badOutbound = allowListProblem(outboundAllowedHosts);
+  if (badOutbound) throw new ConfigError(`Invalid setting: OUTBOUND_ALLOWED_HOSTS: ${badOutbound}`);
   const trustProxy = proxyTrustOf(e.TRUST_PROXY);
   return {
     port: e.PORT,
@@ -204,6 +211,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     managementApiTokenTtl: e.MANAGEMENT_API_TOKEN_TTL,
     customClaimsOnError: e.CUSTOM_CLAIMS_ON_ERROR,
     customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS,
+    outboundAllowedHosts,
     hooks: {
       allowedHosts,
       deliver: e.HOOKS_DELIVERY,
