@@ -7,7 +7,7 @@ describe('settings', () => {
   it('has defaults for everything', () => {
     expect(loadSettings({})).toEqual({
       port: 3001, baseUrl: undefined, mongodbUri: undefined, accessTokenAlg: 'ES256',
-      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: { hops: 0 }, subjectTokenTtl: 600, managementApiTokenTtl: 600, customClaimsOnError: 'omit', customClaimsTimeoutMs: 1000,
+      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: { hops: 0 }, subjectTokenTtl: 600, managementApiTokenTtl: 600, customClaimsOnError: 'omit', customClaimsTimeoutMs: 1000, outboundAllowedHosts: [],
       hooks: {
         allowedHosts: [], deliver: true, timeoutMs: 10000, retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
         disableAfter: 432000, keyOverlap: 86400, pollMs: 1000, concurrency: 16, retentionDays: 30,
@@ -49,6 +49,7 @@ describe('settings', () => {
     [{ BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'short' }, 'Invalid setting: BOOTSTRAP_CLIENT_SECRET must NOT have fewer than 16 characters'],
     [{ HOOKS_ALLOWED_HOSTS: '10.0.0.0/33' }, 'Invalid setting: HOOKS_ALLOWED_HOSTS: `10.0.0.0/33` has a bad prefix length'],
     [{ HOOKS_ALLOWED_HOSTS: 'intranet/8' }, 'Invalid setting: HOOKS_ALLOWED_HOSTS: `intranet/8` is neither a host name nor a CIDR range'],
+    [{ OUTBOUND_ALLOWED_HOSTS: '10.0.0.0/33' }, 'Invalid setting: OUTBOUND_ALLOWED_HOSTS: `10.0.0.0/33` has a bad prefix length'],
     [{ BRAND_COLOR: 'red' }, 'Invalid setting: BRAND_COLOR must match pattern "^#[0-9A-Fa-f]{6}$"'],
     [{ SMTP_URL: 'smtp://mail.acme.test' }, 'Invalid setting: EMAIL_FROM must be set together with SMTP_URL'],
     [{ TRUST_PROXY: 'proxy.internal' }, 'Invalid setting: TRUST_PROXY: `proxy.internal` is not an IP address or CIDR range'],
