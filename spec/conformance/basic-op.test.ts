@@ -102,6 +102,15 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
     return { config, tokens, claims: tokens.claims()!, signInShown, returned };
   }
 
+  /** A sign-in with state but no nonce: the tokens, and what it took to get them. */
+  async function signInWithoutNonce(page: Page) {
+    const config = await webClient();
+    const state = oauth.randomState();
+    const { returned } = await authorize(page, config, { state });
+    const tokens = await oauth.authorizationCodeGrant(config, returned, { expectedState: state });
+    return { config, state, returned, tokens };
+  }
+
   it('OpenID Connect Discovery §3 and §4.3: the configuration names its own issuer, the code flow, and RS256 among the ID token algorithms', async () => {
     const metadata = await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json() as Record<string, unknown>;
     expect(metadata.issuer).toBe(server.issuer);
@@ -145,10 +154,7 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
 
   it('OIDC Core §3.1.2.1: a code flow request without nonce succeeds', async () => {
     const { page, context } = await userAgent();
-    const config = await webClient();
-    const state = oauth.randomState();
-    const { returned } = await authorize(page, config, { state });
-    const tokens = await oauth.authorizationCodeGrant(config, returned, { expectedState: state });
+    const { tokens } = await signInWithoutNonce(page);
     expect(tokens.claims()).toMatchObject({ sub: ada.id });
     expect(tokens.claims()!.nonce).toBeUndefined();
     await context.close();
@@ -254,10 +260,7 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
 
   it('RFC 6749 §4.1.2 and §10.5: a code is used once; a second redemption is invalid_grant and revokes the tokens of the first', async () => {
     const { page, context } = await userAgent();
-    const config = await webClient();
-    const state = oauth.randomState();
-    const { returned } = await authorize(page, config, { state });
-    const tokens = await oauth.authorizationCodeGrant(config, returned, { expectedState: state });
+    const { config, state, returned, tokens } = await signInWithoutNonce(page);
     await expect(oauth.fetchUserInfo(config, tokens.access_token, ada.id)).resolves.toMatchObject({ sub: ada.id });
     await expect(oauth.authorizationCodeGrant(config, returned, { expectedState: state })).rejects.toMatchObject({ error: 'invalid_grant' });
     await expect(oauth.fetchUserInfo(config, tokens.access_token, ada.id)).rejects.toMatchObject({ status: 401 });
