@@ -1,16 +1,16 @@
 /** oidc-identity's public API. */
 export { createIdentity, type Identity, type IdentityOptions } from './identity.js';
-export { openDatabase, attachDatabase, ensureIndexes, type Database } from './lib/database.js';
-export { startEmbeddedMongo, type EmbeddedMongo } from './lib/embedded-mongo.js';
+export { openDatabase, attachDatabase, ensureIndexes, type Database } from './lib/store/database.js';
+export { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
 export { startStandaloneServer, providerPrefix, type StandaloneServer, type StandaloneOptions } from './standalone.js';
 export {
   loadSettings, ConfigError, accessTokenAlgs, defaultHookSettings, type Settings, type AccessTokenAlg, type HookSettings,
 } from './lib/config.js';
 export { hookEvents, interactionEvents, type InteractionReport } from './hooks/index.js';
-export { mountApp } from './lib/mount.js';
+export { mountApp } from './lib/http/mount.js';
 export { consoleLogger, silentLogger, type Logger } from './lib/logger.js';
 export { ApiError, type ApiErrorCode } from './lib/errors.js';
-export type { BootstrapCredentials } from './lib/bootstrap.js';
+export type { BootstrapCredentials } from './provider/bootstrap.js';
 export {
   smtpConnector, logConnector, defaultBranding, type EmailConnector, type EmailMessage, type Branding, type ExperienceOptions,
 } from './experience/index.js';

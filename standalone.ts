@@ -5,14 +5,14 @@ import Koa from 'koa';
 import type { MongoClientOptions } from 'mongodb';
 import Provider from 'oidc-provider';
 
-import type { BootstrapCredentials } from './lib/bootstrap.js';
+import type { BootstrapCredentials } from './provider/bootstrap.js';
 import type { ExperienceSettings, Settings } from './lib/config.js';
 import { smtpConnector, type ExperienceOptions } from './experience/index.js';
-import { openDatabase, type Database } from './lib/database.js';
-import { startEmbeddedMongo, type EmbeddedMongo } from './lib/embedded-mongo.js';
+import { openDatabase, type Database } from './lib/store/database.js';
+import { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
 import { createIdentity, type Identity } from './identity.js';
 import { consoleLogger, type Logger } from './lib/logger.js';
-import { mountApp } from './lib/mount.js';
+import { mountApp } from './lib/http/mount.js';
 import type { ManagementApi } from './management/router.js';
 
 export const providerPrefix = '/oidc';

@@ -14,7 +14,7 @@
  */
 import { join } from 'node:path';
 
-import { startEmbeddedMongo } from '../lib/embedded-mongo.js';
+import { startEmbeddedMongo } from '../lib/store/embedded-mongo.js';
 import { TestBrowser } from '../spec/support/browser.js';
 import { pinLoadGenerator, startServerChild, type ServerChild } from './support/processes.js';
 import { authorizationCode } from './support/sign-in.js';

@@ -13,10 +13,10 @@ import os from 'node:os';
 import autocannon from 'autocannon';
 import type { Db } from 'mongodb';
 
-import { openDatabase } from '../lib/database.js';
-import { startEmbeddedMongo } from '../lib/embedded-mongo.js';
+import { openDatabase } from '../lib/store/database.js';
+import { startEmbeddedMongo } from '../lib/store/embedded-mongo.js';
 import { generateSecret, sha256 } from '../lib/ids.js';
-import { accessTokenType, tokenExchangeGrantType } from '../lib/token-types.js';
+import { accessTokenType, tokenExchangeGrantType } from '../provider/token-types.js';
 import { TestBrowser } from '../spec/support/browser.js';
 import { pinLoadGenerator, pinning, startServerChild, type ServerChild } from './support/processes.js';
 import { authorizationCode } from './support/sign-in.js';

@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 
 import { loadSettings } from '../lib/config.js';
 import { silentLogger } from '../lib/logger.js';
-import { startEmbeddedMongo } from '../lib/embedded-mongo.js';
+import { startEmbeddedMongo } from '../lib/store/embedded-mongo.js';
 import { startStandaloneServer, type StandaloneServer } from '../standalone.js';
 
 const burstSize = Number(process.env.BENCH_BURST ?? 1000);

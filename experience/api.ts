@@ -2,8 +2,8 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded, type Schema } from '../lib/guard.js';
-import { jsonBody } from '../lib/json-body.js';
+import { guard, type Guarded, type Schema } from '../lib/http/guard.js';
+import { jsonBody } from '../lib/http/json-body.js';
 import { email } from '../management/schemas/users.js';
 import { interactionKinds, type InteractionEvent } from './events.js';
 import { maxPasswordLength } from './password-policy.js';

@@ -1,7 +1,7 @@
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
-import type { Queries } from '../lib/queries/index.js';
+import type { Queries } from '../lib/store/queries/index.js';
 
 type Grant = InstanceType<Provider['Grant']>;
 

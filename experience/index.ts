@@ -4,11 +4,11 @@ import Koa, { type Middleware } from 'koa';
 import type { Db } from 'mongodb';
 import type Provider from 'oidc-provider';
 
-import { useClientAddress } from '../lib/client-address.js';
+import { useClientAddress } from '../lib/http/client-address.js';
 import type { Logger } from '../lib/logger.js';
-import { mountApp } from '../lib/mount.js';
-import type { Queries } from '../lib/queries/index.js';
-import type { Writer } from '../lib/unit-of-work.js';
+import { mountApp } from '../lib/http/mount.js';
+import type { Queries } from '../lib/store/queries/index.js';
+import type { Writer } from '../lib/store/unit-of-work.js';
 import { apiErrors } from '../management/errors.js';
 import { experienceApi, experiencePrefix } from './api.js';
 import { createCodes } from './codes.js';

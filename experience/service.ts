@@ -1,14 +1,14 @@
 import type Provider from 'oidc-provider';
 
-import { addressKey } from '../lib/client-address.js';
+import { addressKey } from '../lib/http/client-address.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
-import { newUser, userToApi } from '../lib/models.js';
+import { newUser, userToApi } from '../lib/store/models.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
-import type { Queries } from '../lib/queries/index.js';
-import type { Origin, Writer } from '../lib/unit-of-work.js';
+import type { Queries } from '../lib/store/queries/index.js';
+import type { Origin, Writer } from '../lib/store/unit-of-work.js';
 import type { Codes } from './codes.js';
 import type { Counters } from './counters.js';
 import type { HashGate } from './hash-gate.js';

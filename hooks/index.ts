@@ -3,7 +3,7 @@ import type { ClientSession, Db } from 'mongodb';
 import type { HookSettings } from '../lib/config.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
-import type { Queries } from '../lib/queries/index.js';
+import type { Queries } from '../lib/store/queries/index.js';
 import { createOutboundPolicy, type OutboundPolicy } from '../lib/outbound-addresses.js';
 import { createOutbox, type InteractionReport, type Outbox } from './outbox.js';
 import { createHookQueries, type HookQueries } from './queries.js';

@@ -1,9 +1,9 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
-import { userToApi, type ApplicationDocument } from '../lib/models.js';
-import type { Queries } from '../lib/queries/index.js';
-import type { ChangeRecord, ChangeSink } from '../lib/unit-of-work.js';
+import { userToApi, type ApplicationDocument } from '../lib/store/models.js';
+import type { Queries } from '../lib/store/queries/index.js';
+import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
 import { changeEvents, interactionEvents, type InteractionEvent } from './catalog.js';
 import { hookCollections, type HookEventDocument } from './models.js';
 

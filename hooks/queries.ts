@@ -1,9 +1,9 @@
 import type { ClientSession, Db, Filter } from 'mongodb';
 
-import { createEntityQueries } from '../lib/entities.js';
+import { createEntityQueries } from '../lib/store/entities.js';
 import { generateId } from '../lib/ids.js';
-import { insertMissing } from '../lib/insert-each.js';
-import type { Page } from '../lib/pagination.js';
+import { insertMissing } from '../lib/store/insert-each.js';
+import type { Page } from '../lib/store/models.js';
 import {
   hookCollections, type AttemptDocument, type DeliveryDocument, type HookDocument, type HookEventDocument,
 } from './models.js';

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
-import { insertEach, throwingFailures } from '../lib/insert-each.js';
+import { insertEach, throwingFailures } from '../lib/store/insert-each.js';
 import type { Logger } from '../lib/logger.js';
 import { webhookRequest } from './message.js';
 import {

@@ -1,6 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv';
 
-import { proxyListProblem, type ProxyTrust } from './client-address.js';
+import { proxyListProblem, type ProxyTrust } from './http/client-address.js';
 import { allowListProblem } from './outbound-addresses.js';
 
 /** Signing algorithms we offer for access tokens. ES256 and EdDSA sign several times faster than RS256. */

@@ -1,12 +1,12 @@
 import type { ClientMetadata } from 'oidc-provider';
 
-import { toClientMetadata, isConfidential } from '../lib/clients.js';
-import { refusingDuplicates } from '../lib/entities.js';
+import { toClientMetadata, isConfidential } from '../provider/clients.js';
+import { refusingDuplicates } from '../lib/store/entities.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/guard.js';
+import { guard, type Guarded } from '../lib/http/guard.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
-import { withId, type ApplicationDocument, type ApplicationSecretDocument, type ApplicationType } from '../lib/models.js';
-import { pageOf } from '../lib/pagination.js';
+import { withId, type ApplicationDocument, type ApplicationSecretDocument, type ApplicationType } from '../lib/store/models.js';
+import { pageOf } from '../lib/http/pagination.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import {

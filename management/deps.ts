@@ -2,12 +2,12 @@ import type Router from '@koa/router';
 import type { ClientMetadata } from 'oidc-provider';
 
 import type { Hooks } from '../hooks/index.js';
-import type { CacheRegistry } from '../lib/cache.js';
-import type { Database } from '../lib/database.js';
-import type { KeyRing } from '../lib/oidc-keys.js';
-import type { Queries } from '../lib/queries/index.js';
-import type { Sandbox } from '../lib/sandbox/index.js';
-import type { Writer } from '../lib/unit-of-work.js';
+import type { CacheRegistry } from '../lib/store/cache.js';
+import type { Database } from '../lib/store/database.js';
+import type { KeyRing } from '../provider/oidc-keys.js';
+import type { Queries } from '../lib/store/queries/index.js';
+import type { Sandbox } from '../provider/sandbox/index.js';
+import type { Writer } from '../lib/store/unit-of-work.js';
 
 /** What the Management API's routes need, built once and passed in: no module-level state. */
 export interface ManagementDeps {

@@ -1,7 +1,7 @@
-import { guard, type Guarded } from '../lib/guard.js';
-import { withId } from '../lib/models.js';
-import { pageOf } from '../lib/pagination.js';
-import type { ImpersonationFilter } from '../lib/queries/impersonations.js';
+import { guard, type Guarded } from '../lib/http/guard.js';
+import { withId } from '../lib/store/models.js';
+import { pageOf } from '../lib/http/pagination.js';
+import type { ImpersonationFilter } from '../lib/store/queries/impersonations.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idSchema, paginationQuery, timestamp } from './schemas/common.js';
 

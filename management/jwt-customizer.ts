@@ -1,9 +1,9 @@
 import { Script } from 'node:vm';
 
-import { customizerCollection, customizerId, withoutReserved, type JwtCustomizer } from '../lib/custom-claims.js';
+import { customizerCollection, customizerId, withoutReserved, type JwtCustomizer } from '../provider/custom-claims.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/guard.js';
-import { SandboxError } from '../lib/sandbox/index.js';
+import { guard, type Guarded } from '../lib/http/guard.js';
+import { SandboxError } from '../provider/sandbox/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject } from './schemas/common.js';

@@ -1,9 +1,9 @@
 import type { ClientSession } from 'mongodb';
 
-import { containsPattern, type EntityDocument, type EntityQueries } from '../lib/entities.js';
-import { guard, type Guarded, type Schema } from '../lib/guard.js';
-import { pageOf } from '../lib/pagination.js';
-import type { Write } from '../lib/unit-of-work.js';
+import { containsPattern, type EntityDocument, type EntityQueries } from '../lib/store/entities.js';
+import { guard, type Guarded, type Schema } from '../lib/http/guard.js';
+import { pageOf } from '../lib/http/pagination.js';
+import type { Write } from '../lib/store/unit-of-work.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';

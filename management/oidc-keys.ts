@@ -1,7 +1,7 @@
 import { assertThat, ApiError } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/guard.js';
-import { keyTypes, type KeyFamily } from '../lib/keys.js';
-import { oidcKeyTypes, type OidcKeyType } from '../lib/oidc-keys.js';
+import { guard, type Guarded } from '../lib/http/guard.js';
+import { keyTypes, type KeyFamily } from '../provider/keys.js';
+import { oidcKeyTypes, type OidcKeyType } from '../provider/oidc-keys.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 

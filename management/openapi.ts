@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 
-import { successStatus, type GuardMiddleware, type GuardSchemas, type Schema } from '../lib/guard.js';
+import { successStatus, type GuardMiddleware, type GuardSchemas, type Schema } from '../lib/http/guard.js';
 
 const errorBody = {
   type: 'object',

@@ -1,7 +1,7 @@
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/guard.js';
+import { guard, type Guarded } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
-import { withId, type OrganizationDocument, type OrganizationRoleDocument, type OrganizationScopeDocument } from '../lib/models.js';
+import { withId, type OrganizationDocument, type OrganizationRoleDocument, type OrganizationScopeDocument } from '../lib/store/models.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { namedEntityRoutes } from './named-entities.js';
 import { originOf } from './origin.js';

@@ -1,14 +1,14 @@
 import type { ClientSession, Document } from 'mongodb';
 
-import { builtIn } from '../lib/bootstrap.js';
-import { createEntityQueries, type EntityDocument } from '../lib/entities.js';
+import { builtIn } from '../provider/bootstrap.js';
+import { createEntityQueries, type EntityDocument } from '../lib/store/entities.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
-import { guard, type Guarded, type Schema } from '../lib/guard.js';
-import type { Links } from '../lib/links.js';
-import { userToApi, withId, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/models.js';
+import { guard, type Guarded, type Schema } from '../lib/http/guard.js';
+import type { Links } from '../lib/store/links.js';
+import { userToApi, withId, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/store/models.js';
 import { assertAssignable } from './roles.js';
-import { pageOf } from '../lib/pagination.js';
-import type { Queries } from '../lib/queries/index.js';
+import { pageOf } from '../lib/http/pagination.js';
+import type { Queries } from '../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { applicationResponse } from './schemas/applications.js';

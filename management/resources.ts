@@ -1,9 +1,9 @@
-import { refusingDuplicates } from '../lib/entities.js';
+import { refusingDuplicates } from '../lib/store/entities.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/guard.js';
+import { guard, type Guarded } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
-import { withId, type ResourceDocument, type ScopeDocument } from '../lib/models.js';
-import { pageOf } from '../lib/pagination.js';
+import { withId, type ResourceDocument, type ScopeDocument } from '../lib/store/models.js';
+import { pageOf } from '../lib/http/pagination.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idParams, paginationQuery } from './schemas/common.js';

@@ -1,12 +1,12 @@
 import type { Filter } from 'mongodb';
 
-import { builtIn } from '../lib/bootstrap.js';
-import { containsPattern } from '../lib/entities.js';
+import { builtIn } from '../provider/bootstrap.js';
+import { containsPattern } from '../lib/store/entities.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/guard.js';
+import { guard, type Guarded } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
-import { withId, type RoleDocument, type ScopeDocument } from '../lib/models.js';
-import { pageOf } from '../lib/pagination.js';
+import { withId, type RoleDocument, type ScopeDocument } from '../lib/store/models.js';
+import { pageOf } from '../lib/http/pagination.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';

@@ -1,6 +1,6 @@
-import { impersonationScope, managementScope } from '../lib/bootstrap.js';
+import { impersonationScope, managementScope } from '../provider/bootstrap.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/guard.js';
+import { guard, type Guarded } from '../lib/http/guard.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject, idSchema } from './schemas/common.js';

@@ -1,13 +1,13 @@
 import type { Filter } from 'mongodb';
 
-import { containsPattern } from '../lib/entities.js';
+import { containsPattern } from '../lib/store/entities.js';
 import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/guard.js';
-import { newUser, userToApi, type UserDocument } from '../lib/models.js';
-import { pageOf } from '../lib/pagination.js';
+import { guard, type Guarded } from '../lib/http/guard.js';
+import { newUser, userToApi, type UserDocument } from '../lib/store/models.js';
+import { pageOf } from '../lib/http/pagination.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
-import type { Write } from '../lib/unit-of-work.js';
+import type { Write } from '../lib/store/unit-of-work.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';

@@ -16,7 +16,7 @@ import Provider from 'oidc-provider';
 
 import { loadSettings, type AccessTokenAlg } from '../../lib/config.js';
 import { silentLogger } from '../../lib/logger.js';
-import { mountApp } from '../../lib/mount.js';
+import { mountApp } from '../../lib/http/mount.js';
 import { startStandaloneServer } from '../../standalone.js';
 import { baselineClient, benchResource, type ChildStats } from './fixtures.js';
 

@@ -1,4 +1,4 @@
-import { applicationTypes, confidentialAuthMethods, type ApplicationType, type CustomClientMetadata, type OidcClientMetadata } from '../../lib/models.js';
+import { applicationTypes, confidentialAuthMethods, type ApplicationType, type CustomClientMetadata, type OidcClientMetadata } from '../../lib/store/models.js';
 import { absoluteUri, freeFormObject, timestamp } from './common.js';
 
 const uriList = { type: 'array', items: absoluteUri, maxItems: 50 } as const;

@@ -1,5 +1,5 @@
-import { paginationQuerySchema } from '../../lib/pagination.js';
-import type { Schema } from '../../lib/guard.js';
+import { paginationQuerySchema } from '../../lib/http/pagination.js';
+import type { Schema } from '../../lib/http/guard.js';
 
 /** Ids are ours (21 lower-case alphanumerics) or an operator's bootstrap id: letters, digits and `._~-`. */
 export const idSchema = { type: 'string', pattern: '^[A-Za-z0-9._~-]{1,128}$' } as const;

@@ -1,4 +1,4 @@
-import { roleTypes } from '../../lib/models.js';
+import { roleTypes } from '../../lib/store/models.js';
 import { idSchema, timestamp } from './common.js';
 
 export const idList = (maxItems = 100) => ({ type: 'array', items: idSchema, minItems: 1, maxItems, uniqueItems: true }) as const;

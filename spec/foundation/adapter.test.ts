@@ -1,7 +1,7 @@
 import type { AdapterPayload } from 'oidc-provider';
 
-import { composeAdapters, createAdapterFactory } from '../../lib/adapter.js';
-import { openDatabase, type Database } from '../../lib/database.js';
+import { composeAdapters, createAdapterFactory } from '../../provider/adapter.js';
+import { openDatabase, type Database } from '../../lib/store/database.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';
 
 describe('the oidc-provider adapter on MongoDB', () => {

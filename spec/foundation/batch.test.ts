@@ -1,4 +1,4 @@
-import { createBatch } from '../../lib/batch.js';
+import { createBatch } from '../../lib/store/batch.js';
 
 /** A run that the test finishes by hand, recording the keys of each command. */
 function controlledRun() {

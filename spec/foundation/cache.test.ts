@@ -1,5 +1,5 @@
-import { CacheRegistry } from '../../lib/cache.js';
-import { openDatabase, type Database } from '../../lib/database.js';
+import { CacheRegistry } from '../../lib/store/cache.js';
+import { openDatabase, type Database } from '../../lib/store/database.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';
 
 describe('per-process caches across processes', () => {

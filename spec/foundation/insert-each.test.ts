@@ -1,5 +1,5 @@
-import { openDatabase, type Database } from '../../lib/database.js';
-import { insertEach, insertMissing } from '../../lib/insert-each.js';
+import { openDatabase, type Database } from '../../lib/store/database.js';
+import { insertEach, insertMissing } from '../../lib/store/insert-each.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';
 
 /**

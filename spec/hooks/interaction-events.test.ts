@@ -6,9 +6,9 @@ import Koa from 'koa';
 import Provider from 'oidc-provider';
 
 import { createIdentity, type Identity } from '../../identity.js';
-import { openDatabase, type Database } from '../../lib/database.js';
+import { openDatabase, type Database } from '../../lib/store/database.js';
 import { silentLogger } from '../../lib/logger.js';
-import { mountApp } from '../../lib/mount.js';
+import { mountApp } from '../../lib/http/mount.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';
 import { deliveriesSettled } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';

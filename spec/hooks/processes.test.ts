@@ -1,4 +1,4 @@
-import { openDatabase, type Database } from '../../lib/database.js';
+import { openDatabase, type Database } from '../../lib/store/database.js';
 import { uniqueDbName, uriForDb } from '../support/env.js';
 import { hookTestEnv } from '../support/hooks.js';
 import { callApi, clientCredentials, spawnServer, type ServerProcess } from '../support/process.js';

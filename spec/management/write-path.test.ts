@@ -1,7 +1,7 @@
-import { createFindAccount } from '../../lib/accounts.js';
-import { openDatabase, type Database } from '../../lib/database.js';
-import { createQueries } from '../../lib/queries/index.js';
-import { createWriter } from '../../lib/unit-of-work.js';
+import { createFindAccount } from '../../provider/accounts.js';
+import { openDatabase, type Database } from '../../lib/store/database.js';
+import { createQueries } from '../../lib/store/queries/index.js';
+import { createWriter } from '../../lib/store/unit-of-work.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 

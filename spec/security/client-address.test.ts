@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 
-import { addressKey, createClientAddress } from '../../lib/client-address.js';
+import { addressKey, createClientAddress } from '../../lib/http/client-address.js';
 
 const request = (peer: string, forwardedFor?: string) =>
   ({ socket: { remoteAddress: peer }, headers: forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor } }) as unknown as IncomingMessage;

@@ -1,6 +1,6 @@
 import { decodeJwt } from 'jose';
 
-import { openDatabase, type Database } from '../../lib/database.js';
+import { openDatabase, type Database } from '../../lib/store/database.js';
 import { createIdentity } from '../../identity.js';
 import { TestBrowser, startAuthorization } from '../support/browser.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';

@@ -1,0 +1,178 @@
+import { errors, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+
+import { ActorRefused } from './actor.js';
+import type { Queries } from '../../lib/store/queries/index.js';
+import { permissionNames } from '../../provider/resource-servers.js';
+import type { ScopeDocument } from '../../lib/store/models.js';
+import type { SubjectTokenDocument } from '../../lib/store/queries/subject-tokens.js';
+import { scopeIdsOf, type RoleLookup } from '../../provider/role-facts.js';
+import { accessTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../../provider/token-types.js';
+
+/** RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token for its user. */
+export const grantType = tokenExchangeGrantType;
+export const parameters = ['scope', 'resource', 'audience', 'requested_token_type', 'subject_token', 'subject_token_type', 'actor_token', 'actor_token_type'];
+
+/** RFC 8693 §2.1 `requested_token_type`s we answer: our access tokens are JWTs, so both describe what we issue. */
+const issuableTypes = new Set([accessTokenType, jwtTokenType]);
+
+/** Scopes about the user's own identity, granted when asked for, beside the resource's permissions. */
+const identityScopes = new Set(['openid', 'profile', 'email', 'phone', 'address']);
+
+
+export interface TokenExchangeDeps {
+  queries: Queries;
+  resourceServerInfo(ctx: KoaContextWithOIDC, indicator: string, client: NonNullable<KoaContextWithOIDC['oidc']['client']>): Promise<ResourceServer>;
+  /** Verifies an actor token and returns who it names; throws when it is not acceptable. */
+  identifyActor(token: string): Promise<ActClaim>;
+  /** The permissions of an API resource we serve (from the resources cache). */
+  resourceScopes(indicator: string): Promise<ScopeDocument[]>;
+  /** Roles with their permissions (from the roles cache). */
+  roles: RoleLookup;
+  /** What this grant tells `extraTokenClaims` about each token it mints. */
+  minted: WeakMap<object, MintedToken>;
+}
+
+function single(value: unknown, name: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (Array.isArray(value)) throw new errors.InvalidTarget(`only one ${name} may be given`);
+  return value as string;
+}
+
+/**
+ * RFC 8693 §2.2.2: a subject or actor token that is invalid or unacceptable is `invalid_request`.
+ * The client reads one public description; the reason is kept for the audit.
+ */
+function refused(description: string, reason = description) {
+  const error = new errors.InvalidRequest(description);
+  error.error_detail = reason;
+  return error;
+}
+const subjectRefused = (reason?: string) => refused('the subject token is invalid, expired or already used', reason);
+const actorRefused = (reason: unknown) =>
+  refused('the actor token is not acceptable', reason instanceof ActorRefused ? reason.message : 'the actor token could not be verified');
+
+const reasonOf = (error: unknown) =>
+  // oidc-provider keeps the public description generic; the detail is for the audit.
+  (error as { error_detail?: string }).error_detail ?? (error as { error_description?: string }).error_description ?? (error as Error).message;
+
+/** What one exchange learnt, for its audit record should it fail. */
+interface Attempt {
+  subject?: SubjectTokenDocument | null;
+  /** The audit record that spent the subject token, once written. */
+  claimed?: string;
+}
+
+/**
+ * Two database round trips per exchange: read the subject token with its user and the user's
+ * role ids, and write the audit record that spends the token. Resources, roles and their
+ * permissions come from caches that changes clear.
+ */
+export function buildHandler(deps: TokenExchangeDeps) {
+  const { impersonations } = deps.queries;
+
+  /** Every attempt is audited, success or failure with its reason, before the client hears of it. */
+  return async function auditedTokenExchange(ctx: KoaContextWithOIDC) {
+    const params = ctx.oidc.params as Record<string, unknown>;
+    const audit = { clientId: ctx.oidc.client!.clientId, ...(typeof params.resource === 'string' && { resource: params.resource }) };
+    const attempt: Attempt = {};
+    try {
+      await tokenExchange(ctx, audit, attempt);
+    } catch (error) {
+      if (attempt.claimed) {
+        await impersonations.markFailed(attempt.claimed, reasonOf(error));
+      } else {
+        const { subject } = attempt;
+        await impersonations.record({
+          kind: 'exchange.failed',
+          ...audit,
+          reason: reasonOf(error),
+          ...(subject && { targetUserId: subject.userId, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId }),
+        });
+      }
+      throw error;
+    }
+  };
+
+  async function tokenExchange(ctx: KoaContextWithOIDC, audit: { clientId: string; resource?: string }, attempt: Attempt) {
+    const provider = ctx.oidc.provider as Provider;
+    const client = ctx.oidc.client!;
+    const params = ctx.oidc.params as Record<string, unknown>;
+
+    if (!params.subject_token) throw new errors.InvalidRequest('missing required parameter subject_token');
+    if (params.subject_token_type !== accessTokenType) throw new errors.InvalidRequest(`subject_token_type must be ${accessTokenType}`);
+    if (params.actor_token !== undefined && params.actor_token_type !== accessTokenType) {
+      throw new errors.InvalidRequest(`actor_token_type must be ${accessTokenType}`);
+    }
+    if (params.actor_token === undefined && params.actor_token_type !== undefined) {
+      throw new errors.InvalidRequest('actor_token_type given without actor_token');
+    }
+    const requestedType = params.requested_token_type ?? accessTokenType;
+    if (typeof requestedType !== 'string' || !issuableTypes.has(requestedType)) {
+      throw new errors.InvalidRequest(`requested_token_type ${String(requestedType)} is not supported; ask for ${accessTokenType} or ${jwtTokenType}`);
+    }
+    // RFC 8693 §2.1: `audience` names where the token is to be used, logically; here a name is an
+    // API resource's indicator, so it stands for `resource` (and must agree with one given too).
+    const audience = single(params.audience, 'audience');
+    const resource = single(params.resource, 'resource') ?? audience;
+    if (!resource) throw new errors.InvalidTarget('resource (or audience) is required: the token is bound to one API resource');
+    if (audience !== undefined && audience !== resource) throw new errors.InvalidTarget('audience and resource name different API resources');
+    const info = await deps.resourceServerInfo(ctx, resource, client);
+
+    // Everything that can fail without spending the subject token is checked first. Reading the
+    // subject token spends nothing, so it goes while the actor token's signature is checked.
+    const [actor, found] = await Promise.allSettled([
+      typeof params.actor_token === 'string' ? deps.identifyActor(params.actor_token) : undefined,
+      deps.queries.subjectTokenWithUser(params.subject_token as string),
+    ]);
+    if (found.status === 'rejected') throw found.reason;
+    const subject = attempt.subject = found.value?.subject;
+    if (actor.status === 'rejected') throw actorRefused(actor.reason);
+    const act: ActClaim | undefined = actor.value;
+    if (!subject || subject.expiresAt <= new Date()) throw subjectRefused();
+    const { user, roleIds } = found.value!;
+    if (!user || user.isSuspended) throw subjectRefused('the subject token\'s user no longer exists or is suspended');
+    // Acting as oneself is no impersonation, and would let a user launder its own token.
+    if (act?.sub === user._id) throw actorRefused(new ActorRefused('the actor is the subject token\'s own user'));
+
+    // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
+    // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
+    const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
+    const [roles, resourceScopes] = await Promise.all([deps.roles(roleIds), deps.resourceScopes(resource)]);
+    const grantable = new Set(permissionNames(resourceScopes, scopeIdsOf(roles)));
+    const scope = [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)).join(' ');
+
+    const token = new provider.AccessToken({
+      accountId: user._id,
+      client,
+      // No provider Grant stands behind this token: the spent subject token is its grant.
+      grantId: subject._id,
+      gty: grantType,
+      ...(scope && { scope }),
+      resourceServer: new provider.ResourceServer(resource, info),
+    });
+    // Chosen now, not at save, so that the audit record that spends the subject token names it.
+    token.jti = token.generateTokenId();
+
+    // Spend the subject token: the audit record of this exchange is the one write that decides.
+    attempt.claimed = await impersonations.claimExchange({
+      ...audit, targetUserId: user._id, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId,
+      tokenId: token.jti, ...(act && { actorUserId: act.sub }),
+    });
+    if (!attempt.claimed) throw subjectRefused();
+
+    deps.minted.set(token, { claims: { ...(act && { act }) }, facts: { type: grantType, subjectTokenContext: subject.context, user, roles } });
+    ctx.oidc.entity('AccessToken', token);
+    const value = await token.save();
+
+    // RFC 8693 §2.2.1; never a refresh token, never an ID token. `scope` always: RFC 6749 §5.1
+    // wants it whenever it differs from the request's, and an empty one is said too.
+    ctx.body = {
+      access_token: value,
+      issued_token_type: requestedType,
+      token_type: 'Bearer',
+      expires_in: token.expiration,
+      scope,
+    };
+  }
+}

@@ -1,0 +1,177 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Middleware } from 'koa';
+
+import { ApiError } from '../errors.js';
+
+/** JSON Schema, as ajv and OpenAPI 3.1 both read it. */
+export type Schema = Record<string, unknown>;
+
+export interface GuardSchemas {
+  params?: Schema;
+  query?: Schema;
+  body?: Schema;
+  /** A request without a body is taken as `{}` (every field of `body` is optional). */
+  bodyOptional?: boolean;
+  /** Shapes the response: fields the schema does not name are removed, so a stored secret cannot leak. */
+  response?: Schema;
+  /** The success status this route answers with. */
+  status?: number;
+  /** Answers without a token (documentation only: authentication is the router's business). */
+  public?: boolean;
+  /** Scopes any one of which the caller's token must carry; `all` unless given. */
+  scopes?: string[];
+}
+
+export interface GuardedValues {
+  params?: unknown;
+  query?: unknown;
+  body?: unknown;
+}
+
+/** What `guard` leaves on the context, typed by the route that declared it. */
+export interface Guarded<T extends GuardedValues> {
+  guard: { params: T['params']; query: T['query']; body: T['body'] };
+}
+
+export type GuardMiddleware = Middleware & { schemas: GuardSchemas };
+
+/** The status a route answers with when it succeeds: the declared one, else 204 for a delete and 200 otherwise. */
+export const successStatus = (schemas: GuardSchemas, method: string) => schemas.status ?? (method.toLowerCase() === 'delete' ? 204 : 200);
+
+/**
+ * Free-form objects (custom data, metadata) may not have keys that MongoDB would read as
+ * operators or paths, nor `__proto__`, and may not nest without end.
+ */
+const maxDepth = 16;
+function hasUnsafeKey(value: unknown, depth = 0): string | undefined {
+  if (depth > maxDepth) return 'nests too deeply';
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const problem = hasUnsafeKey(item, depth + 1);
+      if (problem) return problem;
+    }
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      // `__proto__` too: merged with a careless Object.assign it would replace a prototype.
+      if (key.startsWith('$') || key.includes('.') || key.includes('\0') || key === '__proto__') return `has a key that is not allowed (\`${key}\`)`;
+      const problem = hasUnsafeKey(item, depth + 1);
+      if (problem) return problem;
+    }
+  }
+  return undefined;
+}
+
+function addKeywords(ajv: Ajv): Ajv {
+  ajv.addKeyword({
+    keyword: 'x-safe-keys',
+    errors: true,
+    validate: function safeKeys(_enabled: boolean, data: unknown, _schema?: unknown, context?: { instancePath: string }) {
+      const problem = hasUnsafeKey(data);
+      if (problem) {
+        const error: ErrorObject = { keyword: 'x-safe-keys', message: problem, params: {}, instancePath: context?.instancePath ?? '', schemaPath: '' };
+        (safeKeys as ValidateFunction).errors = [error];
+        return false;
+      }
+      return true;
+    },
+  });
+  return ajv;
+}
+
+// Bodies are JSON and are taken as sent; path and query values are strings and are coerced.
+const bodyAjv = addKeywords(new Ajv({ allErrors: false, strict: false }));
+const stringAjv = addKeywords(new Ajv({ allErrors: false, strict: false, coerceTypes: 'array', useDefaults: true }));
+const responseAjv = new Ajv({ allErrors: false, strict: false, removeAdditional: true });
+
+/**
+ * A response schema names every field an answer may carry: objects that list their properties
+ * drop any other (ajv's `removeAdditional`), so a stored field never leaks by accident. Objects
+ * without a property list (custom data) are kept as they are.
+ */
+function closed(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const entries = Object.entries(schema).map(([key, value]) => [key, key === 'enum' || key === 'required' ? value : closed(value)]);
+  const result = Object.fromEntries(entries) as Record<string, unknown>;
+  if ('properties' in result && !('additionalProperties' in result)) result.additionalProperties = false;
+  return result;
+}
+
+/** The failing field as a dotted path (`body.oidcClientMetadata.redirectUris.0`) and a sentence about it. */
+function describe(where: string, error: ErrorObject): { field: string; message: string } {
+  const path = `${where}${error.instancePath.replaceAll('/', '.')}`;
+  switch (error.keyword) {
+    case 'additionalProperties': {
+      const { additionalProperty } = error.params as { additionalProperty: string };
+      return { field: `${path}.${additionalProperty}`, message: `${path} has an unknown field \`${additionalProperty}\`` };
+    }
+    case 'required': {
+      const field = `${path}.${(error.params as { missingProperty: string }).missingProperty}`;
+      return { field, message: `${field} is required` };
+    }
+    case 'enum': {
+      const allowed = (error.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ');
+      return { field: path, message: `${path} must be one of ${allowed}` };
+    }
+    default:
+      return { field: path, message: `${path} ${error.message ?? 'is invalid'}` };
+  }
+}
+
+function validator(ajv: Ajv, where: string, schema: Schema | undefined) {
+  if (!schema) return (value: unknown) => value;
+  const validate = ajv.compile(schema);
+  return (value: unknown) => {
+    if (!validate(value)) {
+      const { field, message } = describe(where, validate.errors![0]!);
+      throw new ApiError('guard.invalid_input', message, { field });
+    }
+    return value;
+  };
+}
+
+/** A NUL character in a path or a search is never meant, and MongoDB refuses it in a pattern: 400, not 500. */
+function rejectNul(where: string, values: Record<string, unknown>) {
+  for (const [name, value] of Object.entries(values)) {
+    if ((Array.isArray(value) ? value : [value]).some((item) => typeof item === 'string' && item.includes('\u0000'))) {
+      throw new ApiError('guard.invalid_input', `${where}.${name} must not contain a NUL character`, { field: `${where}.${name}` });
+    }
+  }
+}
+
+/**
+ * Validates a route's path parameters, query and body against schemas compiled once,
+ * when the route is declared, and leaves the values on `ctx.guard`. A request that fails
+ * is answered 400 with the field named, before the handler (and so any write) runs.
+ */
+export function guard<T extends GuardedValues = GuardedValues>(schemas: GuardSchemas): GuardMiddleware {
+  const checkParams = validator(stringAjv, 'params', schemas.params);
+  const checkQuery = validator(stringAjv, 'query', schemas.query);
+  const checkBody = validator(bodyAjv, 'body', schemas.body);
+  const shapeResponse = schemas.response ? responseAjv.compile(closed(schemas.response) as Schema) : undefined;
+
+  const scopes = schemas.public ? [] : schemas.scopes ?? ['all'];
+  const middleware: Middleware<object, Guarded<T> & { params?: Record<string, string>; request: { body?: unknown } }> = async (ctx, next) => {
+    // Least privilege: a token with a narrow scope (`impersonation`) opens only the routes that name it.
+    const held = (ctx.state as { auth?: { scopes: Set<string> } }).auth?.scopes;
+    if (scopes.length > 0 && !scopes.some((scope) => held?.has(scope))) {
+      throw new ApiError('auth.forbidden', `the access token lacks the required scope (${scopes.join(' or ')})`);
+    }
+    // Writes record it as the status of the request that made them (webhook payloads carry it).
+    (ctx.state as { successStatus?: number }).successStatus = successStatus(schemas, ctx.method);
+    rejectNul('params', ctx.params ?? {});
+    rejectNul('query', ctx.query);
+    ctx.guard = {
+      params: checkParams({ ...ctx.params }) as T['params'],
+      query: checkQuery({ ...ctx.query }) as T['query'],
+      body: checkBody(ctx.request.body ?? (schemas.bodyOptional ? {} : undefined)) as T['body'],
+    };
+    await next();
+    if (schemas.status && ctx.status === 200 && schemas.status !== 200) ctx.status = schemas.status;
+    // A response that does not fit its schema is our bug; the shaping still removes unknown fields.
+    if (shapeResponse && ctx.body !== undefined && !shapeResponse(ctx.body)) {
+      throw new ApiError('internal_error', `response of ${ctx.method} ${ctx.path} does not fit its schema: ${responseAjv.errorsText(shapeResponse.errors)}`);
+    }
+  };
+  return Object.assign(middleware as Middleware, { schemas });
+}

@@ -1,0 +1,99 @@
+import type { ClientSession, Db, Document, Filter, OptionalUnlessRequiredId, MatchKeysAndValues } from 'mongodb';
+
+import { ApiError, duplicateKeyIndex, isDuplicateKeyError, notFound } from '../errors.js';
+import type { Page } from './models.js';
+
+export interface EntityDocument {
+  _id: string;
+  createdAt: number;
+}
+
+/** Maps a unique index (by name, which is its field's) to the 422 that a duplicate gets. */
+export type ConflictTable = Record<string, () => ApiError>;
+
+export interface EntityOptions {
+  collection: string;
+  /** Singular, for messages: `role`, `organization`. */
+  label: string;
+  conflicts?: ConflictTable;
+}
+
+/**
+ * The queries every entity has: insert, find by id (or 404), list a page newest first, count,
+ * update, delete. A write that a unique index refuses becomes the 422 named in `conflicts`.
+ */
+/**
+ * Runs a write that a unique index may refuse, turning the refusal into the 422 the API promises:
+ * the one named for that index in a table, or the only one there is.
+ */
+export async function refusingDuplicates<R>(write: () => Promise<R>, conflicts: ConflictTable | (() => ApiError)): Promise<R> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    const conflict = typeof conflicts === 'function' ? conflicts : conflicts[duplicateKeyIndex(error) ?? ''];
+    throw conflict ? conflict() : error;
+  }
+}
+
+export function createEntityQueries<T extends EntityDocument & Document>(db: Db, { collection: name, label, conflicts = {} }: EntityOptions) {
+  const collection = db.collection<T>(name);
+  const byId = (id: string) => ({ _id: id }) as Filter<T>;
+
+  return {
+    collection,
+
+    async insert(document: T, session?: ClientSession): Promise<T> {
+      await refusingDuplicates(() => collection.insertOne(document as OptionalUnlessRequiredId<T>, { session }), conflicts);
+      return document;
+    },
+
+    findById: (id: string, session?: ClientSession) => collection.findOne(byId(id), { session }) as Promise<T | null>,
+
+    async findByIdOrThrow(id: string, session?: ClientSession): Promise<T> {
+      const found = (await collection.findOne(byId(id), { session })) as T | null;
+      if (!found) throw notFound(label, id);
+      return found;
+    },
+
+    /** All of `ids` that exist, in no particular order. */
+    findByIds: (ids: string[]) => (ids.length === 0 ? Promise.resolve([]) : collection.find({ _id: { $in: ids } } as Filter<T>).toArray() as Promise<T[]>),
+
+    /** Throws 404 naming the first of `ids` that does not exist. */
+    async assertAllExist(ids: string[]): Promise<T[]> {
+      const found = (await collection.find({ _id: { $in: ids } } as Filter<T>).toArray()) as T[];
+      const known = new Set(found.map(({ _id }) => _id));
+      const missing = ids.find((id) => !known.has(id));
+      if (missing !== undefined) throw notFound(label, missing);
+      return found;
+    },
+
+    find: (filter: Filter<T>, page: Page) =>
+      collection.find(filter).sort({ createdAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray() as Promise<T[]>,
+
+    count: (filter: Filter<T>) => collection.countDocuments(filter),
+
+    async update(id: string, set: Partial<Omit<T, '_id'>>, session?: ClientSession): Promise<T> {
+      const { matchedCount } = await refusingDuplicates(() =>
+        collection.updateOne(byId(id), { $set: set as MatchKeysAndValues<T> }, { session }), conflicts);
+      if (matchedCount === 0) throw notFound(label, id);
+      return (await collection.findOne(byId(id), { session })) as T;
+    },
+
+    /** Deletes and returns the document as it was; 404 when there was none. */
+    async delete(id: string, session?: ClientSession): Promise<T> {
+      const before = (await collection.findOne(byId(id), { session })) as T | null;
+      if (!before) throw notFound(label, id);
+      const { deletedCount } = await collection.deleteOne(byId(id), { session });
+      if (deletedCount === 0) throw notFound(label, id);
+      return before;
+    },
+  };
+}
+
+export type EntityQueries<T extends EntityDocument & Document> = ReturnType<typeof createEntityQueries<T>>;
+
+/** A case-insensitive substring match for a user-typed search (Logto's `%` wildcards are dropped). */
+export function containsPattern(search: string): RegExp {
+  return new RegExp(search.replaceAll('%', '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+}

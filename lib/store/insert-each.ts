@@ -1,0 +1,58 @@
+import { MongoBulkWriteError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
+
+import { isDuplicateKeyError } from '../errors.js';
+
+/** What became of one document: stored, refused because its unique key was taken, or another failure. */
+export type InsertOutcome = 'inserted' | 'duplicate' | Error;
+
+/**
+ * Inserts documents whose unique keys may be taken already, each succeeding or failing on its
+ * own, in one unordered command. MongoDB names each document that failed; an engine that
+ * refuses the whole command without naming them (the embedded one does) gets each document
+ * again on its own, so that a duplicate never costs the others their insert. A document that
+ * did go in the first time then reads as a duplicate: the caller's unique key decided either way.
+ */
+export async function insertEach<T extends Document>(collection: Collection<T>, documents: Array<OptionalUnlessRequiredId<T>>): Promise<InsertOutcome[]> {
+  const one = async (document: OptionalUnlessRequiredId<T>): Promise<InsertOutcome> => {
+    try {
+      await collection.insertOne(document);
+      return 'inserted';
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return 'duplicate';
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  };
+  if (documents.length === 1) return [await one(documents[0]!)];
+  try {
+    await collection.insertMany(documents, { ordered: false });
+    return documents.map(() => 'inserted');
+  } catch (error) {
+    // A write concern error leaves every document's fate unknown: the whole command failed.
+    if (!(error instanceof MongoBulkWriteError) || error.writeConcernError) throw error;
+    const writeErrors = [error.writeErrors].flat();
+    if (error.result.insertedCount + writeErrors.length !== documents.length) {
+      // In order, so that of two documents with one key the first wins, as in MongoDB's own answer.
+      const outcomes: InsertOutcome[] = [];
+      for (const document of documents) outcomes.push(await one(document));
+      return outcomes;
+    }
+    const failed = new Map(writeErrors.map((writeError) => [writeError.index, writeError]));
+    return documents.map((_, index) => {
+      const writeError = failed.get(index);
+      if (!writeError) return 'inserted';
+      return isDuplicateKeyError(writeError) ? 'duplicate' : new Error(writeError.errmsg ?? 'the document could not be inserted');
+    });
+  }
+}
+
+/** Throws the first failure other than a taken key; answers the outcomes otherwise. */
+export function throwingFailures(outcomes: InsertOutcome[]): Array<'inserted' | 'duplicate'> {
+  const failure = outcomes.find((outcome): outcome is Error => outcome instanceof Error);
+  if (failure) throw failure;
+  return outcomes as Array<'inserted' | 'duplicate'>;
+}
+
+/** Inserts each document unless its unique key is taken already; throws any other failure. */
+export async function insertMissing<T extends Document>(collection: Collection<T>, documents: Array<OptionalUnlessRequiredId<T>>): Promise<void> {
+  throwingFailures(await insertEach(collection, documents));
+}

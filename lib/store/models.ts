@@ -1,0 +1,176 @@
+/** The documents we store, and the shapes the Management API returns. Dates are epoch milliseconds, as in Logto. */
+
+import { emailKey } from '../identifiers.js';
+import { generateId } from '../ids.js';
+
+export const applicationTypes = ['Native', 'SPA', 'Traditional', 'MachineToMachine'] as const;
+export type ApplicationType = (typeof applicationTypes)[number];
+
+/** How a confidential application may authenticate at the token endpoint (never `client_secret_jwt`: we keep no secret to check its MAC with). */
+export const confidentialAuthMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
+export type ConfidentialAuthMethod = (typeof confidentialAuthMethods)[number];
+
+export interface OidcClientMetadata {
+  redirectUris: string[];
+  postLogoutRedirectUris: string[];
+  backchannelLogoutUri?: string;
+  backchannelLogoutSessionRequired?: boolean;
+  logoUri?: string;
+  /** Confidential applications only; `client_secret_basic` when unset. */
+  tokenEndpointAuthMethod?: ConfidentialAuthMethod;
+  /** Public keys for `private_key_jwt`. */
+  jwks?: { keys: Array<Record<string, unknown>> };
+  jwksUri?: string;
+}
+
+export interface CustomClientMetadata {
+  corsAllowedOrigins?: string[];
+  idTokenTtl?: number;
+  refreshTokenTtlInDays?: number;
+  alwaysIssueRefreshToken?: boolean;
+  rotateRefreshToken?: boolean;
+  /** May this application exchange subject tokens (RFC 8693)? Off unless an operator turns it on. */
+  allowTokenExchange?: boolean;
+}
+
+export interface ApplicationDocument {
+  _id: string;
+  name: string;
+  description: string | null;
+  type: ApplicationType;
+  oidcClientMetadata: OidcClientMetadata;
+  customClientMetadata: CustomClientMetadata;
+  customData: Record<string, unknown>;
+  isThirdParty: boolean;
+  createdAt: number;
+}
+
+export interface ApplicationSecretDocument {
+  _id: string;
+  applicationId: string;
+  name: string;
+  /** SHA-256 of the secret: secrets are 256 random bits, so a fast hash is enough and keeps token requests cheap. */
+  hash: string;
+  createdAt: number;
+  expiresAt: number | null;
+}
+
+export interface ResourceDocument {
+  _id: string;
+  name: string;
+  indicator: string;
+  isDefault: boolean;
+  accessTokenTtl: number;
+  createdAt: number;
+  /** The Management API's own resource: it cannot be changed or deleted through the API. */
+  isBuiltIn?: boolean;
+}
+
+export interface ScopeDocument {
+  _id: string;
+  resourceId: string;
+  name: string;
+  description: string | null;
+  createdAt: number;
+}
+
+export const roleTypes = ['User', 'MachineToMachine'] as const;
+export type RoleType = (typeof roleTypes)[number];
+
+export interface RoleDocument {
+  _id: string;
+  name: string;
+  description: string;
+  type: RoleType;
+  isDefault: boolean;
+  createdAt: number;
+}
+
+/** `_id` becomes `id` on the way out. */
+export function withId<T extends { _id: string }>({ _id, ...rest }: T): Omit<T, '_id'> & { id: string } {
+  return { id: _id, ...rest };
+}
+
+export interface UserDocument {
+  _id: string;
+  username: string | null;
+  primaryEmail: string | null;
+  /** The email lower-cased: the key of its case-insensitive unique index. */
+  emailKey: string | null;
+  primaryPhone: string | null;
+  name: string | null;
+  avatar: string | null;
+  customData: Record<string, unknown>;
+  /** OIDC standard profile claims (given name, locale, address, ...). */
+  profile: Record<string, unknown>;
+  /** Linked social identities, by connector target. */
+  identities: Record<string, unknown>;
+  passwordHash: string | null;
+  isSuspended: boolean;
+  createdAt: number;
+  updatedAt: number;
+  lastSignInAt: number | null;
+}
+
+export interface OrganizationDocument {
+  _id: string;
+  name: string;
+  description: string | null;
+  customData: Record<string, unknown>;
+  createdAt: number;
+}
+
+export interface OrganizationRoleDocument {
+  _id: string;
+  name: string;
+  description: string | null;
+  createdAt: number;
+}
+
+export interface OrganizationScopeDocument {
+  _id: string;
+  name: string;
+  description: string | null;
+  createdAt: number;
+}
+
+export interface OrganizationUserRoleDocument {
+  _id: string;
+  organizationId: string;
+  userId: string;
+  organizationRoleId: string;
+}
+
+/** What a new user is given; everything else starts empty. */
+export type NewUserFields = Partial<Pick<UserDocument,
+  'username' | 'primaryEmail' | 'primaryPhone' | 'name' | 'avatar' | 'customData' | 'profile' | 'passwordHash' | 'lastSignInAt'>>;
+
+/**
+ * A new user document, for every way one is made (the Management API, sign-up). The email's
+ * key is derived here, from the email, so that no caller can store one without the other.
+ */
+export function newUser(fields: NewUserFields, now = Date.now()): UserDocument {
+  const primaryEmail = fields.primaryEmail ?? null;
+  return {
+    _id: generateId(12),
+    username: null, primaryPhone: null, name: null, avatar: null, customData: {}, profile: {}, passwordHash: null, lastSignInAt: null,
+    ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)),
+    primaryEmail,
+    emailKey: primaryEmail === null ? null : emailKey(primaryEmail),
+    identities: {},
+    isSuspended: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+/** The user as the API shows it: never the password hash, never the email key. */
+export function userToApi({ _id, passwordHash, emailKey: _emailKey, ...rest }: UserDocument) {
+  return { id: _id, ...rest, hasPassword: passwordHash !== null };
+}
+
+/** One page of a list: how many to skip, and how many to answer. */
+export interface Page {
+  skip: number;
+  limit: number;
+}

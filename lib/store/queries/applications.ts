@@ -1,0 +1,69 @@
+import type { ClientSession, Db, Filter } from 'mongodb';
+
+import { notFound } from '../../errors.js';
+import { createLinks } from '../links.js';
+import type { ApplicationDocument, ApplicationSecretDocument, ApplicationType, Page } from '../models.js';
+
+export interface ApplicationFilter {
+  types?: ApplicationType[];
+  isThirdParty?: boolean;
+}
+
+export function createApplicationQueries(db: Db) {
+  const applications = db.collection<ApplicationDocument>('applications');
+  const secrets = db.collection<ApplicationSecretDocument>('application_secrets');
+  const applicationsRoles = createLinks(db, 'applications_roles');
+
+  const toFilter = ({ types, isThirdParty }: ApplicationFilter): Filter<ApplicationDocument> => ({
+    ...(types && { type: { $in: types } }),
+    ...(isThirdParty !== undefined && { isThirdParty }),
+  });
+
+  return {
+    async insert(application: ApplicationDocument, secret?: ApplicationSecretDocument, session?: ClientSession) {
+      await applications.insertOne(application, { session });
+      if (secret) await secrets.insertOne(secret, { session });
+      return application;
+    },
+
+    findById: (id: string, session?: ClientSession) => applications.findOne({ _id: id }, { session }),
+
+    async findByIdOrThrow(id: string) {
+      const application = await applications.findOne({ _id: id });
+      if (!application) throw notFound('application', id);
+      return application;
+    },
+
+    find: (filter: ApplicationFilter, page?: Page) => {
+      const cursor = applications.find(toFilter(filter)).sort({ createdAt: -1, _id: -1 });
+      return (page ? cursor.skip(page.skip).limit(page.limit) : cursor).toArray();
+    },
+
+    count: (filter: ApplicationFilter) => applications.countDocuments(toFilter(filter)),
+
+    async update(id: string, set: Partial<Omit<ApplicationDocument, '_id'>>, session?: ClientSession) {
+      const { matchedCount } = await applications.updateOne({ _id: id }, { $set: set }, { session });
+      if (matchedCount === 0) throw notFound('application', id);
+      return (await applications.findOne({ _id: id }, { session }))!;
+    },
+
+    /** Removes the application with its secrets and role assignments. */
+    async delete(id: string, session?: ClientSession) {
+      const { deletedCount } = await applications.deleteOne({ _id: id }, { session });
+      if (deletedCount === 0) throw notFound('application', id);
+      await secrets.deleteMany({ applicationId: id }, { session });
+      await applicationsRoles.removeAllOfLeft(id, session);
+    },
+
+    secrets: {
+      listFor: (applicationId: string) => secrets.find({ applicationId }).sort({ createdAt: 1, _id: 1 }).toArray(),
+      insert: (secret: ApplicationSecretDocument, session?: ClientSession) => secrets.insertOne(secret, { session }),
+      async delete(applicationId: string, name: string, session?: ClientSession) {
+        const { deletedCount } = await secrets.deleteOne({ applicationId, name }, { session });
+        return deletedCount === 1;
+      },
+    },
+  };
+}
+
+export type ApplicationQueries = ReturnType<typeof createApplicationQueries>;

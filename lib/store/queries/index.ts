@@ -1,0 +1,88 @@
+import type { ClientSession, Db } from 'mongodb';
+
+import { providerCollection, providerModels } from '../database.js';
+import { createBatch } from '../batch.js';
+import { createEntityQueries } from '../entities.js';
+import { ApiError } from '../../errors.js';
+import { sha256 } from '../../ids.js';
+import { createLinks } from '../links.js';
+import type {
+  OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, ScopeDocument, UserDocument,
+} from '../models.js';
+import { createApplicationQueries } from './applications.js';
+import { createImpersonationQueries } from './impersonations.js';
+import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
+import { createResourceQueries } from './resources.js';
+import { createSubjectTokenQueries, type SubjectTokenDocument } from './subject-tokens.js';
+
+const inUse = (code: ApiError['code'], what: string) => () => new ApiError(code, `${what} is already in use`);
+
+/** Every query factory, built once over one database and handed to whoever needs it. */
+export function createQueries(db: Db) {
+  const links = {
+    usersRoles: createLinks(db, 'users_roles'),
+    rolesUsers: createLinks(db, 'users_roles', { reversed: true }),
+    applicationsRoles: createLinks(db, 'applications_roles'),
+    rolesApplications: createLinks(db, 'applications_roles', { reversed: true }),
+    rolesScopes: createLinks(db, 'roles_scopes'),
+    organizationUsers: createLinks(db, 'organization_users'),
+    organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
+  };
+
+  type Joined = SubjectTokenDocument & { users: UserDocument[]; links: Array<{ roleId: string }> };
+  type WithUser = { subject: SubjectTokenDocument; user?: UserDocument; roleIds: string[] };
+  const subjectTokensWithUsers = createBatch(async (hashes: string[]): Promise<Array<WithUser | undefined>> => {
+    const found = await db.collection<SubjectTokenDocument>('subject_tokens').aggregate<Joined>([
+      { $match: { _id: { $in: [...new Set(hashes)] } } },
+      { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'users' } },
+      { $lookup: { from: 'users_roles', localField: 'userId', foreignField: 'userId', as: 'links' } },
+    ]).toArray();
+    const byHash = new Map(found.map(({ users: [user], links: held, ...subject }) =>
+      [subject._id, { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId) }]));
+    return hashes.map((hash) => byHash.get(hash));
+  });
+
+  return {
+    applications: createApplicationQueries(db),
+    resources: createResourceQueries(db),
+    users: createEntityQueries<UserDocument>(db, {
+      collection: 'users',
+      label: 'user',
+      conflicts: {
+        username: inUse('user.username_already_in_use', 'this username'),
+        emailKey: inUse('user.email_already_in_use', 'this email address'),
+        primaryPhone: inUse('user.phone_already_in_use', 'this phone number'),
+      },
+    }),
+    scopes: createEntityQueries<ScopeDocument>(db, { collection: 'scopes', label: 'scope' }),
+    roles: createEntityQueries<RoleDocument>(db, { collection: 'roles', label: 'role', conflicts: { name: inUse('role.name_in_use', 'this role name') } }),
+    organizations: createEntityQueries<OrganizationDocument>(db, { collection: 'organizations', label: 'organization' }),
+    organizationRoles: createEntityQueries<OrganizationRoleDocument>(db, {
+      collection: 'organization_roles', label: 'organization role',
+      conflicts: { name: inUse('organization_role.name_in_use', 'this organization role name') },
+    }),
+    organizationScopes: createEntityQueries<OrganizationScopeDocument>(db, {
+      collection: 'organization_scopes', label: 'organization permission',
+      conflicts: { name: inUse('organization_scope.name_in_use', 'this organization permission name') },
+    }),
+    organizationUserRoles: createOrganizationUserRoleQueries(db),
+    subjectTokens: createSubjectTokenQueries(db),
+    impersonations: createImpersonationQueries(db),
+    links,
+
+    /**
+     * A stored subject token with its user and the user's role ids, in one round trip: both
+     * lookups follow the token's `userId`; concurrent calls share one aggregate. The token comes
+     * back live or not (the caller checks); it is spent by the exchange's audit record, whose id
+     * is unique per token (`impersonations.claimExchange`), not here.
+     */
+    subjectTokenWithUser: (token: string) => subjectTokensWithUsers(sha256(token)),
+
+    /** Ends everything the provider keeps for an account: sessions, grants and tokens. */
+    async revokeAccount(accountId: string, session?: ClientSession) {
+      await Promise.all(providerModels.map((model) => db.collection(providerCollection(model)).deleteMany({ accountId }, { session })));
+    },
+  };
+}
+
+export type Queries = ReturnType<typeof createQueries>;

@@ -1,0 +1,77 @@
+import type { ClientSession, Db } from 'mongodb';
+
+import { notFound } from '../../errors.js';
+import { createLinks } from '../links.js';
+import type { Page, ResourceDocument, ScopeDocument } from '../models.js';
+
+export function createResourceQueries(db: Db) {
+  const resources = db.collection<ResourceDocument>('resources');
+  const scopes = db.collection<ScopeDocument>('scopes');
+  const rolesScopes = createLinks(db, 'roles_scopes');
+
+  async function findByIdOrThrow(id: string) {
+    const resource = await resources.findOne({ _id: id });
+    if (!resource) throw notFound('resource', id);
+    return resource;
+  }
+
+  return {
+    insert: async (resource: ResourceDocument, session?: ClientSession) => { await resources.insertOne(resource, { session }); return resource; },
+    findById: (id: string) => resources.findOne({ _id: id }),
+    findByIdOrThrow,
+    findByIndicator: (indicator: string) => resources.findOne({ indicator }),
+    findAll: () => resources.find({}).sort({ createdAt: -1, _id: -1 }).toArray(),
+    find: (page: Page) => resources.find({}).sort({ createdAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray(),
+    count: () => resources.countDocuments({}),
+
+    async update(id: string, set: Partial<Omit<ResourceDocument, '_id'>>, session?: ClientSession) {
+      const { matchedCount } = await resources.updateOne({ _id: id }, { $set: set }, { session });
+      if (matchedCount === 0) throw notFound('resource', id);
+      return (await resources.findOne({ _id: id }, { session }))!;
+    },
+
+    /** Removes the resource, its scopes, and every role's grant of those scopes; returns the resource as it was. */
+    async delete(id: string, session?: ClientSession) {
+      const before = await resources.findOne({ _id: id }, { session });
+      if (!before) throw notFound('resource', id);
+      const scopeIds = (await scopes.find({ resourceId: id }, { session }).toArray()).map(({ _id }) => _id);
+      await resources.deleteOne({ _id: id }, { session });
+      await scopes.deleteMany({ resourceId: id }, { session });
+      await rolesScopes.removeAllOfRights(scopeIds, session);
+      return before;
+    },
+
+    scopes: {
+      insert: async (scope: ScopeDocument, session?: ClientSession) => { await scopes.insertOne(scope, { session }); return scope; },
+      findForResource: (resourceId: string, page?: Page) => {
+        const cursor = scopes.find({ resourceId }).sort({ createdAt: -1, _id: -1 });
+        return (page ? cursor.skip(page.skip).limit(page.limit) : cursor).toArray();
+      },
+      findForResources: (resourceIds: string[]) => scopes.find({ resourceId: { $in: resourceIds } }).toArray(),
+      countForResource: (resourceId: string) => scopes.countDocuments({ resourceId }),
+
+      async findOneOrThrow(resourceId: string, scopeId: string) {
+        const scope = await scopes.findOne({ _id: scopeId, resourceId });
+        if (!scope) throw notFound('scope', scopeId);
+        return scope;
+      },
+
+      async update(resourceId: string, scopeId: string, set: Partial<Pick<ScopeDocument, 'name' | 'description'>>, session?: ClientSession) {
+        const { matchedCount } = await scopes.updateOne({ _id: scopeId, resourceId }, { $set: set }, { session });
+        if (matchedCount === 0) throw notFound('scope', scopeId);
+        return (await scopes.findOne({ _id: scopeId }, { session }))!;
+      },
+
+      /** Removes the scope and every role's grant of it; returns the scope as it was. */
+      async delete(resourceId: string, scopeId: string, session?: ClientSession) {
+        const before = await scopes.findOne({ _id: scopeId, resourceId }, { session });
+        if (!before) throw notFound('scope', scopeId);
+        await scopes.deleteOne({ _id: scopeId }, { session });
+        await rolesScopes.removeAllOfRight(scopeId, session);
+        return before;
+      },
+    },
+  };
+}
+
+export type ResourceQueries = ReturnType<typeof createResourceQueries>;

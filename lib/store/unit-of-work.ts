@@ -1,0 +1,81 @@
+import type { ClientSession } from 'mongodb';
+
+import type { Database } from './database.js';
+import { generateId } from '../ids.js';
+
+/** What caused a write: the Management API request, or a flow of the provider. */
+export interface Origin {
+  method?: string;
+  path?: string;
+  /** The matched route pattern, e.g. `/api/users/:userId`. */
+  route?: string;
+  params?: Record<string, string>;
+  /** The status the request answers with when it succeeds (the change commits only then). */
+  status?: number;
+  /** The client whose token made the request. */
+  clientId?: string;
+  ip?: string;
+  userAgent?: string;
+}
+
+/** One change to one entity, as the webhooks issue will announce it. Never holds a secret. */
+export interface Change {
+  entity: string;
+  /** What happened: `created`, `updated`, `deleted`, or a named part (`scopes.updated`). */
+  action: string;
+  id: string;
+  /** The entity after the change; before it, for a delete; the ids added and removed, for a relation. */
+  data: unknown;
+}
+
+export interface ChangeRecord extends Change {
+  _id: string;
+  origin: Origin;
+  createdAt: Date;
+}
+
+export interface Write {
+  /** Pass to every query of the unit, so that they share its transaction. */
+  session: ClientSession | undefined;
+  record(change: Change): void;
+}
+
+/**
+ * Where change records go besides `changes`, inside the same transaction: the webhooks outbox.
+ * `record` answers whether it queued anything, and `committed` is then called once the unit of
+ * work has committed.
+ */
+export interface ChangeSink {
+  record(records: ChangeRecord[], session: ClientSession | undefined): Promise<boolean>;
+  committed(): void;
+}
+
+export type Writer = <T>(origin: Origin, work: (write: Write) => Promise<T>) => Promise<T>;
+
+export const changesCollection = 'changes';
+
+/**
+ * The one write path. A unit of work runs in one transaction and records what it changed in
+ * the `changes` collection inside that same transaction, so a change and its record commit or
+ * roll back together (the transactional outbox that webhooks deliver from). On a server without
+ * transactions the records are written right after the work.
+ */
+export function createWriter(database: Database, sink?: ChangeSink): Writer {
+  return async (origin, work) => {
+    let announce = false;
+    const result = await database.transaction(async (session) => {
+      const changes: Change[] = [];
+      const value = await work({ session, record: (change) => { changes.push(change); } });
+      if (changes.length > 0) {
+        const createdAt = new Date();
+        const records = changes.map((change) => ({ _id: generateId(), ...change, origin, createdAt }));
+        await database.db.collection<ChangeRecord>(changesCollection).insertMany(records, { session });
+        // A retried transaction runs this again; the last run is the one that committed.
+        announce = (await sink?.record(records, session)) ?? false;
+      }
+      return value;
+    });
+    if (announce) sink!.committed();
+    return result;
+  };
+}

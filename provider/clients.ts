@@ -1,0 +1,70 @@
+import type { ClientMetadata } from 'oidc-provider';
+
+import { tokenExchangeGrantType } from './token-types.js';
+import { hashedSecretsMetadata } from './client-secret.js';
+import { policyMetadataOf } from './client-policies.js';
+import type { ApplicationDocument, ApplicationSecretDocument, ApplicationType } from '../lib/store/models.js';
+
+/** How each application type authenticates and which grants it may use. */
+const clientProfiles: Record<ApplicationType, Pick<ClientMetadata, 'token_endpoint_auth_method' | 'grant_types' | 'response_types' | 'application_type'>> = {
+  Traditional: {
+    token_endpoint_auth_method: 'client_secret_basic',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    application_type: 'web',
+  },
+  SPA: {
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    application_type: 'web',
+  },
+  Native: {
+    token_endpoint_auth_method: 'none',
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    application_type: 'native',
+  },
+  MachineToMachine: {
+    token_endpoint_auth_method: 'client_secret_basic',
+    grant_types: ['client_credentials'],
+    response_types: [],
+    application_type: 'web',
+  },
+};
+
+export const isConfidential = (type: ApplicationType) => clientProfiles[type].token_endpoint_auth_method !== 'none';
+
+/** The oidc-provider client an application stands for. */
+export function toClientMetadata(application: ApplicationDocument, secrets: ApplicationSecretDocument[]): ClientMetadata {
+  const profile = clientProfiles[application.type];
+  const { oidcClientMetadata: oidc } = application;
+  const interactive = application.type !== 'MachineToMachine';
+  // Until it has a redirect URI an interactive application cannot sign anyone in, and
+  // oidc-provider would refuse its metadata; Logto lets one be created first and configured after.
+  const signInReady = !interactive || oidc.redirectUris.length > 0;
+  // Token exchange (impersonation) only where the operator turned it on, and never for third parties.
+  const exchanges = application.customClientMetadata.allowTokenExchange === true && !application.isThirdParty;
+  const grantTypes = [...(signInReady ? profile.grant_types ?? [] : []), ...(exchanges ? [tokenExchangeGrantType] : [])];
+  return {
+    client_id: application._id,
+    client_name: application.name,
+    ...profile,
+    grant_types: grantTypes,
+    ...(!signInReady && { response_types: [] }),
+    ...(isConfidential(application.type) && {
+      client_secret: hashedSecretsMetadata(secrets),
+      ...(oidc.tokenEndpointAuthMethod && { token_endpoint_auth_method: oidc.tokenEndpointAuthMethod }),
+      ...(oidc.jwks && { jwks: oidc.jwks as unknown as ClientMetadata['jwks'] }),
+      ...(oidc.jwksUri && { jwks_uri: oidc.jwksUri }),
+    }),
+    redirect_uris: interactive ? oidc.redirectUris : [],
+    post_logout_redirect_uris: interactive ? oidc.postLogoutRedirectUris : [],
+    ...(interactive && oidc.backchannelLogoutUri && {
+      backchannel_logout_uri: oidc.backchannelLogoutUri,
+      backchannel_logout_session_required: oidc.backchannelLogoutSessionRequired ?? false,
+    }),
+    ...(oidc.logoUri && { logo_uri: oidc.logoUri }),
+    ...policyMetadataOf(application.customClientMetadata),
+  };
+}

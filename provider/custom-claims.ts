@@ -1,0 +1,104 @@
+import { errors, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Db } from 'mongodb';
+
+import type { KeyedCache } from '../lib/store/cache.js';
+import type { Logger } from '../lib/logger.js';
+import { userToApi } from '../lib/store/models.js';
+import type { Queries } from '../lib/store/queries/index.js';
+import type { RoleLookup } from './role-facts.js';
+import { SandboxError, type Sandbox } from './sandbox/index.js';
+import type { GrantFacts } from './token-types.js';
+
+/** The operator's function: returns claims to merge into an access token. */
+export type GetCustomJwtClaims = (input: CustomClaimsInput) => Promise<Record<string, unknown>> | Record<string, unknown>;
+
+export interface CustomClaimsInput {
+  token: Record<string, unknown>;
+  context: Record<string, unknown>;
+  environmentVariables: Record<string, string>;
+}
+
+/** A stored customizer, as `PUT /api/configs/jwt-customizer/access-token` keeps it. */
+export interface JwtCustomizer {
+  _id: 'jwt-customizer:access-token';
+  script: string;
+  environmentVariables: Record<string, string>;
+  updatedAt: number;
+}
+
+/** What happens when the customizer throws or times out: refuse the token, or issue it without custom claims. */
+export const customClaimsFailurePolicies = ['omit', 'refuse'] as const;
+export type CustomClaimsFailurePolicy = (typeof customClaimsFailurePolicies)[number];
+
+/**
+ * Claims a customizer may not set: they say who the token is for, for whom, what it allows, and
+ * how and when its user authenticated (OIDC Core §2, RFC 9068 §2.2), which a resource server
+ * trusts as the provider's own word.
+ */
+export const reservedClaims = new Set([
+  'iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'act', 'client_id', 'scope', 'cnf', 'gty',
+  'azp', 'acr', 'amr', 'auth_time', 'sid', 'typ',
+]);
+
+export const withoutReserved = (claims: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(claims).filter(([name]) => !reservedClaims.has(name)));
+
+export const customizerCollection = (db: Db) => db.collection<JwtCustomizer>('configs');
+export const customizerId = 'jwt-customizer:access-token' as const;
+
+
+export interface CustomClaimsDeps {
+  queries: Queries;
+  /** Roles from the roles cache, for grants that did not load the user's. */
+  roles: RoleLookup;
+  customizer: KeyedCache<JwtCustomizer>;
+  sandbox: Sandbox;
+  /** A function handed in by an embedding host: trusted code, run as it is. */
+  hostFunction?: GetCustomJwtClaims;
+  onError: CustomClaimsFailurePolicy;
+  /** Tokens for these audiences are never customized (the Management API's own). */
+  exemptAudiences: Set<string>;
+  logger: Logger;
+}
+
+type IssuedToken = { jti?: string; accountId?: string; clientId?: string; aud?: string | string[]; scope?: string; gty?: string; kind?: string };
+
+export function createCustomClaims(deps: CustomClaimsDeps) {
+  async function contextFor(ctx: KoaContextWithOIDC, token: IssuedToken, facts: GrantFacts | undefined) {
+    const grantType = facts?.type ?? (ctx.oidc?.params?.grant_type as string | undefined) ?? token.gty ?? 'unknown';
+    // The grant usually loaded the user already; only other grants make us read it.
+    const user = facts?.user ?? (token.accountId ? await deps.queries.users.findById(token.accountId) : null);
+    const roles = facts?.roles ?? (user ? await deps.roles(await deps.queries.links.usersRoles.rightsOf(user._id)) : []);
+    const client = ctx.oidc?.client;
+    return {
+      grant: { type: grantType, ...(facts?.subjectTokenContext && { subjectTokenContext: facts.subjectTokenContext }) },
+      ...(user && { user: { ...userToApi(user), roles: roles.map(({ id, name, type }) => ({ id, name, type })) } }),
+      ...(client && { application: { id: client.clientId, name: client.clientName ?? null } }),
+    };
+  }
+
+  return async function customClaimsFor(ctx: KoaContextWithOIDC, token: IssuedToken, facts?: GrantFacts): Promise<Record<string, unknown>> {
+    const audiences = Array.isArray(token.aud) ? token.aud : token.aud ? [token.aud] : [];
+    if (audiences.some((audience) => deps.exemptAudiences.has(audience))) return {};
+    const stored = deps.hostFunction ? undefined : await deps.customizer.get(customizerId);
+    if (!deps.hostFunction && !stored) return {};
+
+    const input: CustomClaimsInput = {
+      token: { jti: token.jti, sub: token.accountId ?? token.clientId, aud: token.aud, scope: token.scope, client_id: token.clientId },
+      context: await contextFor(ctx, token, facts),
+      environmentVariables: stored?.environmentVariables ?? {},
+    };
+    try {
+      const claims = deps.hostFunction ? await deps.hostFunction(input) : await deps.sandbox.run(stored!.script, input);
+      return withoutReserved(claims ?? {});
+    } catch (error) {
+      const reason = error instanceof SandboxError ? `${error.code}: ${error.message}` : (error as Error).message;
+      deps.logger.warn(`custom JWT claims failed (${reason}); ${deps.onError === 'refuse' ? 'token refused' : 'token issued without them'}`);
+      if (deps.onError === 'refuse') {
+        // The client learns that the claims failed; why is for the operator's log.
+        throw new errors.InvalidRequest('the access token could not be issued: its custom JWT claims failed');
+      }
+      return {};
+    }
+  };
+}

@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from 'mongodb';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
+
+import { isDuplicateKeyError } from '../lib/errors.js';
+
+/**
+ * One signing key per algorithm we offer, by key family (a JWK's `kty`); oidc-provider picks the
+ * first key whose `alg` a token asks for.
+ */
+export const keyTypes = [
+  { kty: 'EC', alg: 'ES256', options: {} },
+  { kty: 'OKP', alg: 'EdDSA', options: { crv: 'Ed25519' } },
+  { kty: 'RSA', alg: 'RS256', options: { modulusLength: 2048 } },
+] as const;
+
+export type KeyFamily = (typeof keyTypes)[number]['kty'];
+
+export interface StoredSecrets {
+  _id: 'signing' | 'cookies';
+  /** In the order they are used: for each algorithm the first signs, the others only verify. */
+  keys: JWK[] | string[];
+  createdAt: Date;
+  /** When each key was made, by its id (a signing key's `kid`, a cookie key's `cookieKeyId`); older documents have none. */
+  created?: Record<string, number>;
+  /** Bumped by every rotation and deletion: the condition of the next one. */
+  version?: number;
+}
+
+export async function generateSigningKey({ alg, options }: (typeof keyTypes)[number]): Promise<JWK> {
+  const { privateKey } = await generateKeyPair(alg, { ...options, extractable: true });
+  const jwk = await exportJWK(privateKey);
+  return { ...jwk, alg, use: 'sig', kid: await calculateJwkThumbprint(jwk) };
+}
+
+async function generateSigningKeys(): Promise<JWK[]> {
+  return Promise.all(keyTypes.map(generateSigningKey));
+}
+
+export const generateCookieKey = () => randomBytes(32).toString('base64url');
+
+/**
+ * Reads a secret set, creating it on first start. Two processes starting at once on an
+ * empty database both generate one, but only the first insert wins (unique `_id`), and
+ * the loser reads the winner's, so every process ends up with the same keys.
+ */
+async function loadOrCreate<T extends JWK[] | string[]>(db: Db, id: StoredSecrets['_id'], generate: () => Promise<T>): Promise<T> {
+  const collection = db.collection<StoredSecrets>('system');
+  const existing = await collection.findOne({ _id: id });
+  if (existing) return existing.keys as T;
+  const keys = await generate();
+  try {
+    await collection.insertOne({ _id: id, keys, createdAt: new Date() });
+    return keys;
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    const winner = await collection.findOne({ _id: id });
+    return winner!.keys as T;
+  }
+}
+
+export interface ProviderSecrets {
+  /** Private signing keys, as oidc-provider's `jwks` setting takes them. */
+  jwks: { keys: JWK[] };
+  /** Keys that sign the provider's cookies. */
+  cookieKeys: string[];
+}
+
+export async function loadProviderSecrets(db: Db): Promise<ProviderSecrets> {
+  const [signing, cookieKeys] = await Promise.all([
+    loadOrCreate(db, 'signing', generateSigningKeys),
+    loadOrCreate(db, 'cookies', async () => [generateCookieKey()]),
+  ]);
+  return { jwks: { keys: signing }, cookieKeys };
+}
+
+/** The public half of a key set: what the provider publishes and what our own verifier trusts. */
+export function publicJwks(keys: JWK[]): { keys: JWK[] } {
+  return {
+    keys: keys.map(({ kty, crv, x, y, n, e, alg, use, kid }) =>
+      Object.fromEntries(Object.entries({ kty, crv, x, y, n, e, alg, use, kid }).filter(([, value]) => value !== undefined))),
+  };
+}
