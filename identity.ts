@@ -10,18 +10,19 @@ import * as tokenExchange from './grants/token-exchange/index.js';
 import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './grants/token-exchange/actor.js';
 import { composeAdapters } from './provider/adapter.js';
-import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './provider/bootstrap.js';
+import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './management/bootstrap.js';
 import { CacheRegistry } from './lib/store/cache.js';
 import { formPostEndpoints } from './provider/form-post-endpoints.js';
 import { createClientAddress, noProxy, useClientAddress, type ProxyTrust } from './lib/http/client-address.js';
 import {
-  createCustomClaims, customizerCollection, type CustomClaimsFailurePolicy, type GetCustomJwtClaims, type JwtCustomizer,
+  createCustomClaims, createDryRun, type CustomClaimsFailurePolicy, type GetCustomJwtClaims,
 } from './provider/custom-claims.js';
 import { Sandbox } from './provider/sandbox/index.js';
 import type { MintedToken } from './provider/token-types.js';
 import { createRoleLookup, loadRoleFacts } from './provider/role-facts.js';
 import { installHashedSecretComparison } from './provider/client-secret.js';
 import { toClientMetadata } from './provider/clients.js';
+import { customizerCollection, type JwtCustomizer } from './lib/store/queries/jwt-customizer.js';
 import { clientPolicies, extraClientMetadata } from './provider/client-policies.js';
 import { createOutboundPolicy } from './lib/outbound-addresses.js';
 import { createProviderFetch } from './provider/fetch.js';
@@ -304,11 +305,12 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         queries,
         hooks,
         write,
-        sandbox: dryRuns,
+        dryRunCustomClaims: createDryRun(dryRuns),
         subjectTokenTtl: options.subjectTokenTtl ?? 600,
         caches,
         managementApiIndicator,
-        validateClientMetadata: (metadata) => provider.Client.validate(metadata),
+        // A placeholder secret: validation needs one for confidential clients, never sees a real one.
+        validateApplication: (application) => provider.Client.validate(toClientMetadata(application, [])),
         keyRing: keysManaged ? keyRing : undefined,
       }, {
         auth: { issuer, audience: managementApiIndicator, getKey, algorithms, acceptedScopes: [managementScope, impersonationScope], heldScopes: heldManagementScopes },

@@ -10,7 +10,7 @@ export { hookEvents, interactionEvents, type InteractionReport } from './hooks/i
 export { mountApp } from './lib/http/mount.js';
 export { consoleLogger, silentLogger, type Logger } from './lib/logger.js';
 export { ApiError, type ApiErrorCode } from './lib/errors.js';
-export type { BootstrapCredentials } from './provider/bootstrap.js';
+export type { BootstrapCredentials } from './management/bootstrap.js';
 export {
   smtpConnector, logConnector, defaultBranding, type EmailConnector, type EmailMessage, type Branding, type ExperienceOptions,
 } from './experience/index.js';

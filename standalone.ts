@@ -5,7 +5,7 @@ import Koa from 'koa';
 import type { MongoClientOptions } from 'mongodb';
 import Provider from 'oidc-provider';
 
-import type { BootstrapCredentials } from './provider/bootstrap.js';
+import type { BootstrapCredentials } from './management/bootstrap.js';
 import type { ExperienceSettings, Settings } from './lib/config.js';
 import { smtpConnector, type ExperienceOptions } from './experience/index.js';
 import { openDatabase, type Database } from './lib/store/database.js';

@@ -4,8 +4,8 @@ import type { ParameterizedContext } from 'koa';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Guarded, type Schema } from '../lib/http/guard.js';
 import { jsonBody } from '../lib/http/json-body.js';
-import { email } from '../management/schemas/users.js';
-import { interactionKinds, type InteractionEvent } from './events.js';
+import { email } from '../lib/identifiers.js';
+import { interactionKinds, type InteractionKind } from '../hooks/catalog.js';
 import { maxPasswordLength } from './password-policy.js';
 import type { Caller, ExperienceService, Identifier } from './service.js';
 import type { ExperienceDocument } from './state.js';
@@ -68,7 +68,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     });
 
   for (const path of ['/', '/interaction-event']) {
-    step<{ interactionEvent: InteractionEvent }>('put', path, object({ interactionEvent: event }),
+    step<{ interactionEvent: InteractionKind }>('put', path, object({ interactionEvent: event }),
       async (experience, { interactionEvent }) => { await service.start(experience, interactionEvent); });
   }
 
@@ -90,7 +90,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     },
   );
 
-  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; interactionEvent: InteractionEvent } }>>(
+  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; interactionEvent: InteractionKind } }>>(
     '/verification/verification-code',
     guard({ body: object({ identifier: identifier([{ type: 'email', value: email }]), interactionEvent: event }), ...verificationAnswer, public: true }),
     async (ctx) => {

@@ -5,7 +5,7 @@ import type { Db } from 'mongodb';
 import { ApiError } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
-import type { InteractionEvent } from './events.js';
+import type { InteractionKind } from '../hooks/catalog.js';
 
 /** A code lives ten minutes and allows five tries. */
 export const codeTtlMs = 10 * 60_000;
@@ -15,7 +15,7 @@ interface CodeDocument {
   /** The verification id the caller holds. */
   _id: string;
   interactionUid: string;
-  event: InteractionEvent;
+  event: InteractionKind;
   /** The address as typed, under the identifiers' normalization (`emailKey`). */
   email: string;
   codeHash: string;
@@ -41,7 +41,7 @@ export function createCodes(db: Db, now: () => number = Date.now) {
 
   return {
     /** Makes a code for `email`; answers the verification id and the code (to send, or not). */
-    async issue(interactionUid: string, event: InteractionEvent, email: string): Promise<{ verificationId: string; code: string }> {
+    async issue(interactionUid: string, event: InteractionKind, email: string): Promise<{ verificationId: string; code: string }> {
       const verificationId = generateId();
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
       const createdAt = new Date(now());
@@ -69,7 +69,7 @@ export function createCodes(db: Db, now: () => number = Date.now) {
      * Spends a verified code; answers its email. `undefined` when this interaction has no code of
      * that id; throws when it has one that is not verified for `event`.
      */
-    async spend(interactionUid: string, verificationId: string, event: InteractionEvent): Promise<string | undefined> {
+    async spend(interactionUid: string, verificationId: string, event: InteractionKind): Promise<string | undefined> {
       const found = await codes.findOne({ _id: verificationId, interactionUid });
       if (!found) return undefined;
       if (found.event !== event) throw invalidCode();

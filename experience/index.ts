@@ -9,7 +9,7 @@ import type { Logger } from '../lib/logger.js';
 import { mountApp } from '../lib/http/mount.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
-import { apiErrors } from '../management/errors.js';
+import { apiErrors } from '../lib/http/api-errors.js';
 import { experienceApi, experiencePrefix } from './api.js';
 import { createCodes } from './codes.js';
 import { createCounters, defaultLimits, type Limits } from './counters.js';

@@ -5,7 +5,7 @@ import type { ParameterizedContext } from 'koa';
 import type Provider from 'oidc-provider';
 
 import { ApiError } from '../lib/errors.js';
-import { email as emailSchema } from '../management/schemas/users.js';
+import { email as emailSchema } from '../lib/identifiers.js';
 import { callerOf, experienceCookie, experiencePrefix, usernamePattern } from './api.js';
 import { grantMissing, type MissingConsent } from './consent.js';
 import { assertPasswordAllowed } from './password-policy.js';

@@ -13,7 +13,7 @@ import type { Codes } from './codes.js';
 import type { Counters } from './counters.js';
 import type { HashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
-import type { InteractionEvent } from './events.js';
+import type { InteractionKind } from '../hooks/catalog.js';
 import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
 
@@ -49,7 +49,7 @@ export interface ExperienceServiceDeps {
 
 /** What the interaction result carries besides the login, for the events to name the flow. */
 export interface ExperienceResult {
-  identityEvent: InteractionEvent;
+  identityEvent: InteractionKind;
 }
 
 // One answer for an unknown identifier and a wrong password, so that neither tells an account exists.
@@ -85,7 +85,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
 
   const findUser = (identifier: Identifier) => users.findOne(identifierFilter(identifier));
 
-  function requireEvent(experience: ExperienceDocument, ...allowed: InteractionEvent[]): InteractionEvent {
+  function requireEvent(experience: ExperienceDocument, ...allowed: InteractionKind[]): InteractionKind {
     const { event } = experience;
     assertThat(event !== null && allowed.includes(event),
       new ApiError('session.invalid_event', `this step belongs to ${allowed.join(' or ')}; start that interaction first (PUT /api/experience)`));
@@ -116,7 +116,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     }
   }
 
-  const submitters: Record<InteractionEvent, (experience: ExperienceDocument, caller: Caller, clientId: string | undefined) => Promise<string>> = {
+  const submitters: Record<InteractionKind, (experience: ExperienceDocument, caller: Caller, clientId: string | undefined) => Promise<string>> = {
     async SignIn(experience) {
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify a password and identify first'));
       // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
@@ -167,7 +167,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /** Answers the experience as it now is. */
-    async start(experience: ExperienceDocument, event: InteractionEvent): Promise<ExperienceDocument> {
+    async start(experience: ExperienceDocument, event: InteractionKind): Promise<ExperienceDocument> {
       assertThat(experience.submittedAt === null, new ApiError('session.already_submitted', 'this interaction has been submitted'));
       await store.start(experience._id, event);
       return store.get(experience._id);

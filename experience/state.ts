@@ -3,7 +3,7 @@ import type { Db } from 'mongodb';
 import { isDuplicateKeyError } from '../lib/errors.js';
 
 import { generateSecret } from '../lib/ids.js';
-import type { InteractionEvent } from './events.js';
+import type { InteractionKind } from '../hooks/catalog.js';
 
 /** A verification made in an interaction (email codes live in `verification_codes`). */
 export type Verification =
@@ -24,7 +24,7 @@ export interface ExperienceDocument {
   _id: string;
   /** The form token of this interaction's pages. */
   csrf: string;
-  event: InteractionEvent | null;
+  event: InteractionKind | null;
   verifications: Record<string, Verification>;
   /** The user this interaction signs in, or resets the password of. */
   userId: string | null;
@@ -59,7 +59,7 @@ export function createExperienceStore(db: Db) {
     },
 
     /** Starts (or restarts) the interaction as `event`: what was verified for another event is forgotten. */
-    async start(uid: string, event: InteractionEvent): Promise<void> {
+    async start(uid: string, event: InteractionKind): Promise<void> {
       await experiences.updateOne({ _id: uid, submittedAt: null }, { $set: { event, verifications: {}, userId: null, profile: {} } });
     },
 

@@ -3,7 +3,11 @@
  * it keep working.
  */
 
-/** Interaction events, and the interaction each belongs to (Logto's `interactionEvent`). */
+/**
+ * The one table of interactions and their events: each interaction event, and the kind of
+ * interaction it belongs to (Logto's `interactionEvent`), which announces it when it ends with a
+ * sign-in.
+ */
 export const interactionEvents = {
   PostRegister: 'Register',
   PostSignIn: 'SignIn',
@@ -11,6 +15,17 @@ export const interactionEvents = {
 } as const;
 
 export type InteractionEvent = keyof typeof interactionEvents;
+export type InteractionKind = (typeof interactionEvents)[InteractionEvent];
+
+/** The kinds, in the order Logto's Experience API lists them. */
+export const interactionKinds = ['SignIn', 'Register', 'ForgotPassword'] as const satisfies readonly InteractionKind[];
+// Every kind is listed: a kind added to the table and not here fails to compile.
+const allKindsListed: Exclude<InteractionKind, (typeof interactionKinds)[number]> extends never ? true : never = true;
+void allKindsListed;
+
+/** The table read the other way: the event each kind announces. */
+export const announcedEvent = Object.fromEntries(Object.entries(interactionEvents).map(([event, kind]) => [kind, event])) as
+  { readonly [E in InteractionEvent as (typeof interactionEvents)[E]]: E };
 
 interface DataEventRule {
   event: string;

@@ -1,7 +1,7 @@
 import type Provider from 'oidc-provider';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 
-import { announcedEvent } from '../experience/events.js';
+import { announcedEvent } from './catalog.js';
 import type { Logger } from '../lib/logger.js';
 import type { InteractionReport } from './outbox.js';
 

@@ -1,11 +1,8 @@
-import type { ClientMetadata } from 'oidc-provider';
-
-import { toClientMetadata, isConfidential } from '../provider/clients.js';
 import { refusingDuplicates } from '../lib/store/entities.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/http/guard.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
-import { withId, type ApplicationDocument, type ApplicationSecretDocument, type ApplicationType } from '../lib/store/models.js';
+import { isConfidential, withId, type ApplicationDocument, type ApplicationSecretDocument, type ApplicationType } from '../lib/store/models.js';
 import { pageOf } from '../lib/http/pagination.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
@@ -32,8 +29,7 @@ async function checkClient(deps: ManagementDeps, application: ApplicationDocumen
   assertThat(isConfidential(application.type) || (!tokenEndpointAuthMethod && !jwks && !jwksUri),
     () => new ApiError('guard.invalid_input', 'body.oidcClientMetadata: only Traditional and MachineToMachine applications authenticate with a secret or a key', { field: 'body.oidcClientMetadata' }));
   try {
-    // A placeholder secret: validation needs one for confidential clients, never sees a real one.
-    await deps.validateClientMetadata(toClientMetadata(application, []) satisfies ClientMetadata);
+    await deps.validateApplication(application);
   } catch (error) {
     const detail = (error as { error_description?: string }).error_description ?? 'invalid client metadata';
     throw new ApiError('guard.invalid_input', `body.oidcClientMetadata: ${detail}`, { field: 'body.oidcClientMetadata' });

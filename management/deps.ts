@@ -1,13 +1,31 @@
 import type Router from '@koa/router';
-import type { ClientMetadata } from 'oidc-provider';
 
 import type { Hooks } from '../hooks/index.js';
 import type { CacheRegistry } from '../lib/store/cache.js';
 import type { Database } from '../lib/store/database.js';
-import type { KeyRing } from '../provider/oidc-keys.js';
+import type { ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
-import type { Sandbox } from '../provider/sandbox/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
+
+export type OidcKeyType = 'private-keys' | 'cookie-keys';
+export type SigningKeyFamily = 'EC' | 'OKP' | 'RSA';
+
+/** A key as the Management API shows it: never its material. */
+export interface OidcKeyView {
+  id: string;
+  createdAt: number;
+  signingKeyAlgorithm?: SigningKeyFamily;
+  alg?: string;
+  /** `current` signs; `previous` only verifies. */
+  status: 'current' | 'previous';
+}
+
+/** The provider's key ring as the key routes use it (`provider/oidc-keys.ts`). */
+export interface KeyRotation {
+  list: (type: OidcKeyType) => Promise<OidcKeyView[]>;
+  rotate: (type: OidcKeyType, family?: SigningKeyFamily) => Promise<OidcKeyView[]>;
+  remove: (type: OidcKeyType, id: string) => Promise<void>;
+}
 
 /** What the Management API's routes need, built once and passed in: no module-level state. */
 export interface ManagementDeps {
@@ -16,16 +34,23 @@ export interface ManagementDeps {
   /** The one write path: every mutation runs through it and records what it changed. */
   write: Writer;
   caches: Pick<CacheRegistry, 'changed'>;
-  /** oidc-provider's own check of client metadata, so that we never store a client it would refuse. */
-  validateClientMetadata(metadata: ClientMetadata): Promise<void>;
-  /** Where the JWT customizer's dry runs run: a sandbox apart from the one tokens use. */
-  sandbox: Sandbox;
+  /**
+   * oidc-provider's own check of the client an application stands for, so that we never store one
+   * it would refuse; rejects with the provider's `error_description`.
+   */
+  validateApplication(application: ApplicationDocument): Promise<void>;
+  /**
+   * The JWT customizer's dry run, in a sandbox apart from the one tokens use: the claims a script
+   * would add (reserved ones dropped), or why it failed.
+   */
+  dryRunCustomClaims(script: string, input: { token: Record<string, unknown>; context: Record<string, unknown>; environmentVariables: Record<string, string> }):
+    Promise<{ claims: Record<string, unknown> } | { failure: { code: string; message: string } }>;
   /** Lifetime of a subject token, in seconds. */
   subjectTokenTtl: number;
   /** Webhooks: the hooks API's queries, test sends and the worker's wake-up. */
   hooks: Hooks;
   /** The provider's signing and cookie keys, when they are ours to rotate (not a host's own). */
-  keyRing: KeyRing | undefined;
+  keyRing: KeyRotation | undefined;
   /** Indicator of the Management API itself. */
   managementApiIndicator: string;
 }

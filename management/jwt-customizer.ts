@@ -1,9 +1,8 @@
 import { Script } from 'node:vm';
 
-import { customizerCollection, customizerId, withoutReserved, type JwtCustomizer } from '../provider/custom-claims.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/http/guard.js';
-import { SandboxError } from '../provider/sandbox/index.js';
+import { customizerCollection, customizerId, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject } from './schemas/common.js';
@@ -81,12 +80,9 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { script: source, environmentVariables: variables = {}, token = {}, context = {} } = ctx.guard.body;
       assertCompiles(source);
-      try {
-        ctx.body = withoutReserved(await deps.sandbox.run(source, { token, context, environmentVariables: variables }));
-      } catch (error) {
-        if (!(error instanceof SandboxError)) throw error;
-        throw new ApiError('jwt_customizer.script_failed', `the script failed (${error.code}): ${error.message}`);
-      }
+      const outcome = await deps.dryRunCustomClaims(source, { token, context, environmentVariables: variables });
+      if ('failure' in outcome) throw new ApiError('jwt_customizer.script_failed', `the script failed (${outcome.failure.code}): ${outcome.failure.message}`);
+      ctx.body = outcome.claims;
     },
   );
 }

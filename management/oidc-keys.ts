@@ -1,9 +1,11 @@
 import { assertThat, ApiError } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/http/guard.js';
-import { keyTypes, type KeyFamily } from '../provider/keys.js';
-import { oidcKeyTypes, type OidcKeyType } from '../provider/oidc-keys.js';
-import type { ApiRouter, ManagementDeps } from './deps.js';
+import type { ApiRouter, ManagementDeps, OidcKeyType, SigningKeyFamily } from './deps.js';
 import { originOf } from './origin.js';
+
+/** Logto's two kinds of keys, and the families a signing key may be of (`OKP` is EdDSA's). */
+const oidcKeyTypes: OidcKeyType[] = ['private-keys', 'cookie-keys'];
+const signingKeyFamilies: SigningKeyFamily[] = ['EC', 'OKP', 'RSA'];
 
 const keyTypeParam = { type: 'object', properties: { keyType: { enum: oidcKeyTypes } }, required: ['keyType'] } as const;
 const keyResponse = {
@@ -11,7 +13,7 @@ const keyResponse = {
   items: {
     type: 'object',
     properties: {
-      id: { type: 'string' }, createdAt: { type: 'number' }, signingKeyAlgorithm: { enum: keyTypes.map(({ kty }) => kty) },
+      id: { type: 'string' }, createdAt: { type: 'number' }, signingKeyAlgorithm: { enum: signingKeyFamilies },
       alg: { type: 'string' }, status: { enum: ['current', 'previous'] },
     },
     required: ['id', 'createdAt', 'status'],
@@ -41,11 +43,11 @@ export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post<object, Guarded<{ params: { keyType: OidcKeyType }; body: { signingKeyAlgorithm?: KeyFamily } }>>(
+  router.post<object, Guarded<{ params: { keyType: OidcKeyType }; body: { signingKeyAlgorithm?: SigningKeyFamily } }>>(
     '/configs/oidc/:keyType/rotate',
     guard({
       params: keyTypeParam,
-      body: { type: 'object', properties: { signingKeyAlgorithm: { enum: keyTypes.map(({ kty }) => kty) } }, additionalProperties: false },
+      body: { type: 'object', properties: { signingKeyAlgorithm: { enum: signingKeyFamilies } }, additionalProperties: false },
       bodyOptional: true,
       response: keyResponse,
     }),

@@ -1,6 +1,6 @@
 import type { ClientSession, Document } from 'mongodb';
 
-import { builtIn } from '../provider/bootstrap.js';
+import { builtIn } from './bootstrap.js';
 import { createEntityQueries, type EntityDocument } from '../lib/store/entities.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard, type Guarded, type Schema } from '../lib/http/guard.js';

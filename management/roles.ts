@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 
-import { builtIn } from '../provider/bootstrap.js';
+import { builtIn } from './bootstrap.js';
 import { containsPattern } from '../lib/store/entities.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/http/guard.js';

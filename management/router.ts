@@ -9,7 +9,7 @@ import { jsonBody } from '../lib/http/json-body.js';
 import { mountApp } from '../lib/http/mount.js';
 import { applicationRoutes } from './applications.js';
 import type { ManagementDeps } from './deps.js';
-import { apiErrors, type ErrorLogger } from './errors.js';
+import { apiErrors, type ErrorLogger } from '../lib/http/api-errors.js';
 import { guard } from '../lib/http/guard.js';
 import { packageVersion } from '../lib/version.js';
 import { buildOpenApiDocument } from './openapi.js';

@@ -1,4 +1,4 @@
-import { impersonationScope, managementScope } from '../provider/bootstrap.js';
+import { impersonationScope, managementScope } from './bootstrap.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Guarded } from '../lib/http/guard.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';

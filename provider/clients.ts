@@ -3,37 +3,31 @@ import type { ClientMetadata } from 'oidc-provider';
 import { tokenExchangeGrantType } from './token-types.js';
 import { hashedSecretsMetadata } from './client-secret.js';
 import { policyMetadataOf } from './client-policies.js';
-import type { ApplicationDocument, ApplicationSecretDocument, ApplicationType } from '../lib/store/models.js';
+import { isConfidential, type ApplicationDocument, type ApplicationSecretDocument, type ApplicationType } from '../lib/store/models.js';
 
 /** How each application type authenticates and which grants it may use. */
-const clientProfiles: Record<ApplicationType, Pick<ClientMetadata, 'token_endpoint_auth_method' | 'grant_types' | 'response_types' | 'application_type'>> = {
+const clientProfiles: Record<ApplicationType, Pick<ClientMetadata, 'grant_types' | 'response_types' | 'application_type'>> = {
   Traditional: {
-    token_endpoint_auth_method: 'client_secret_basic',
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     application_type: 'web',
   },
   SPA: {
-    token_endpoint_auth_method: 'none',
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     application_type: 'web',
   },
   Native: {
-    token_endpoint_auth_method: 'none',
     grant_types: ['authorization_code', 'refresh_token'],
     response_types: ['code'],
     application_type: 'native',
   },
   MachineToMachine: {
-    token_endpoint_auth_method: 'client_secret_basic',
     grant_types: ['client_credentials'],
     response_types: [],
     application_type: 'web',
   },
 };
-
-export const isConfidential = (type: ApplicationType) => clientProfiles[type].token_endpoint_auth_method !== 'none';
 
 /** The oidc-provider client an application stands for. */
 export function toClientMetadata(application: ApplicationDocument, secrets: ApplicationSecretDocument[]): ClientMetadata {
@@ -50,6 +44,7 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
     client_id: application._id,
     client_name: application.name,
     ...profile,
+    token_endpoint_auth_method: isConfidential(application.type) ? 'client_secret_basic' : 'none',
     grant_types: grantTypes,
     ...(!signInReady && { response_types: [] }),
     ...(isConfidential(application.type) && {

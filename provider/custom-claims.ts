@@ -1,10 +1,10 @@
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
-import type { Db } from 'mongodb';
 
 import type { KeyedCache } from '../lib/store/cache.js';
 import type { Logger } from '../lib/logger.js';
 import { userToApi } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
+import { customizerId, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
 import type { RoleLookup } from './role-facts.js';
 import { SandboxError, type Sandbox } from './sandbox/index.js';
 import type { GrantFacts } from './token-types.js';
@@ -16,14 +16,6 @@ export interface CustomClaimsInput {
   token: Record<string, unknown>;
   context: Record<string, unknown>;
   environmentVariables: Record<string, string>;
-}
-
-/** A stored customizer, as `PUT /api/configs/jwt-customizer/access-token` keeps it. */
-export interface JwtCustomizer {
-  _id: 'jwt-customizer:access-token';
-  script: string;
-  environmentVariables: Record<string, string>;
-  updatedAt: number;
 }
 
 /** What happens when the customizer throws or times out: refuse the token, or issue it without custom claims. */
@@ -43,9 +35,20 @@ export const reservedClaims = new Set([
 export const withoutReserved = (claims: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(claims).filter(([name]) => !reservedClaims.has(name)));
 
-export const customizerCollection = (db: Db) => db.collection<JwtCustomizer>('configs');
-export const customizerId = 'jwt-customizer:access-token' as const;
-
+/**
+ * The JWT customizer's dry run (`POST /api/configs/jwt-customizer/test`): what a script would add,
+ * reserved claims dropped as for real tokens, or why it failed.
+ */
+export function createDryRun(sandbox: Sandbox) {
+  return async (script: string, input: CustomClaimsInput): Promise<{ claims: Record<string, unknown> } | { failure: { code: string; message: string } }> => {
+    try {
+      return { claims: withoutReserved(await sandbox.run(script, input)) };
+    } catch (error) {
+      if (!(error instanceof SandboxError)) throw error;
+      return { failure: { code: error.code, message: error.message } };
+    }
+  };
+}
 
 export interface CustomClaimsDeps {
   queries: Queries;

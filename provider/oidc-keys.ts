@@ -5,8 +5,8 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { sha256 } from '../lib/ids.js';
 import { generateCookieKey, generateSigningKey, keyTypes, publicJwks, type KeyFamily, type StoredSecrets } from './keys.js';
 
-export const oidcKeyTypes = ['private-keys', 'cookie-keys'] as const;
-export type OidcKeyType = (typeof oidcKeyTypes)[number];
+/** Logto's names for the provider's signing keys and its cookie keys. */
+export type OidcKeyType = 'private-keys' | 'cookie-keys';
 
 /** A key as the Management API shows it: never its material. */
 export interface OidcKeyInfo {

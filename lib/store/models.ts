@@ -6,6 +6,9 @@ import { generateId } from '../ids.js';
 export const applicationTypes = ['Native', 'SPA', 'Traditional', 'MachineToMachine'] as const;
 export type ApplicationType = (typeof applicationTypes)[number];
 
+/** Applications of these types hold secrets (or keys) and authenticate at the token endpoint; the others are public clients. */
+export const isConfidential = (type: ApplicationType) => type === 'Traditional' || type === 'MachineToMachine';
+
 /** How a confidential application may authenticate at the token endpoint (never `client_secret_jwt`: we keep no secret to check its MAC with). */
 export const confidentialAuthMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt'] as const;
 export type ConfidentialAuthMethod = (typeof confidentialAuthMethods)[number];

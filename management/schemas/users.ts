@@ -1,10 +1,11 @@
+import { email, username } from '../../lib/identifiers.js';
 import { absoluteUri, freeFormObject, timestamp } from './common.js';
+
+export { email, username };
 
 const nullable = <T extends Record<string, unknown>>(schema: T) => ({ ...schema, type: [schema.type as string, 'null'] });
 
-/** Logto's rules: a username starts with a letter or `_`; a phone number is digits only. */
-export const username = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z_][A-Za-z0-9_]*$' } as const;
-export const email = { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$' } as const;
+/** Logto's rule: a phone number is digits only. */
 export const phone = { type: 'string', minLength: 4, maxLength: 20, pattern: '^[0-9]+$' } as const;
 export const password = { type: 'string', minLength: 8, maxLength: 256 } as const;
 

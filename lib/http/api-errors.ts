@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 
-import { ApiError } from '../lib/errors.js';
+import { ApiError } from '../errors.js';
 
 export type ErrorLogger = (error: unknown, context: { method: string; path: string }) => void;
 
