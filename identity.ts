@@ -29,7 +29,10 @@ import { createProviderFetch } from './provider/fetch.js';
 import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './lib/config.js';
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
 import { signInReports } from './hooks/provider-events.js';
-import type { Database } from './lib/store/database.js';
+import { ensureIndexes, type Database } from './lib/store/database.js';
+import { experienceCollections } from './experience/collections.js';
+import { hookCollections } from './hooks/collections.js';
+import { providerCollections, revokeAccount } from './provider/collections.js';
 import { createExperience, defaultBranding, interactionUrl, logConnector, type ExperienceOptions } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views.js';
@@ -122,7 +125,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   if (!database.transactions) {
     logger.warn(`Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic, and webhook events are written right after the change they announce, so a crash between the two can lose an event.`);
   }
+  // Each part declares the collections it owns; the entities' are ensured when the database is opened.
+  await ensureIndexes(database.db, { ...providerCollections, ...hookCollections, ...(options.experience && experienceCollections) });
   const hooks = createHooks(database.db, queries, { ...defaultHookSettings, ...options.hooks }, logger);
+  const revoke = (userId: string, session?: ClientSession) => revokeAccount(database.db, userId, session);
 
   await ensureManagementApi(database.db, managementApiIndicator);
   const secrets: ProviderSecrets = await loadProviderSecrets(database.db);
@@ -290,7 +296,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       hooks.start();
       const write = createWriter(database, hooks.outbox);
       const experience = options.experience && createExperience({
-        db: database.db, provider, queries, write, logger, email: email!,
+        db: database.db, provider, queries, write, logger, email: email!, revokeAccount: revoke,
         branding: branding!,
         origin: new URL(baseUrl).origin,
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
@@ -306,6 +312,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         hooks,
         write,
         dryRunCustomClaims: createDryRun(dryRuns),
+        revokeAccount: revoke,
         subjectTokenTtl: options.subjectTokenTtl ?? 600,
         caches,
         managementApiIndicator,

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
 import Koa, { type Middleware } from 'koa';
-import type { Db } from 'mongodb';
+import type { ClientSession, Db } from 'mongodb';
 import type Provider from 'oidc-provider';
 
 import { useClientAddress } from '../lib/http/client-address.js';
@@ -42,6 +42,8 @@ export interface ExperienceDeps {
   db: Db;
   provider: Provider;
   queries: Queries;
+  /** Ends every session, grant and token the provider keeps for a user (a password reset). */
+  revokeAccount(userId: string, session?: ClientSession): Promise<void>;
   write: Writer;
   logger: Logger;
   email: EmailConnector;
@@ -75,7 +77,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
   const service = createExperienceService({
     provider, queries, write: deps.write, logger, email: deps.email, productName: branding.productName,
     store: createExperienceStore(db), codes: createCodes(db), counters: createCounters(db, { limits: { ...defaultLimits, ...deps.limits } }),
-    hashing: createHashGate(deps.maxConcurrentHashes),
+    hashing: createHashGate(deps.maxConcurrentHashes), revokeAccount: deps.revokeAccount,
   });
 
   const api = experienceApi(service, { origin: deps.origin, bodyLimit: deps.bodyLimit });

@@ -1,3 +1,4 @@
+import type { ClientSession } from 'mongodb';
 import type Provider from 'oidc-provider';
 
 import { addressKey } from '../lib/http/client-address.js';
@@ -45,6 +46,8 @@ export interface ExperienceServiceDeps {
   email: EmailConnector;
   productName: string;
   logger: Logger;
+  /** Ends every session, grant and token the provider keeps for a user. */
+  revokeAccount(userId: string, session?: ClientSession): Promise<void>;
 }
 
 /** What the interaction result carries besides the login, for the events to name the flow. */
@@ -148,7 +151,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash!, updatedAt: now, lastSignInAt: now }, session);
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated) });
         // Whoever held the old password may hold a session: every session, grant and token ends.
-        await queries.revokeAccount(userId, session);
+        await deps.revokeAccount(userId, session);
       });
       return userId;
     },

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { ClientSession } from 'mongodb';
 
 import type { Hooks } from '../hooks/index.js';
 import type { CacheRegistry } from '../lib/store/cache.js';
@@ -51,6 +52,8 @@ export interface ManagementDeps {
   hooks: Hooks;
   /** The provider's signing and cookie keys, when they are ours to rotate (not a host's own). */
   keyRing: KeyRotation | undefined;
+  /** Ends every session, grant and token the provider keeps for a user (suspension, deletion). */
+  revokeAccount(userId: string, session?: ClientSession): Promise<void>;
   /** Indicator of the Management API itself. */
   managementApiIndicator: string;
 }

@@ -147,7 +147,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       const { params: { userId }, body: { isSuspended } } = ctx.guard;
       ctx.body = userToApi(await updateUser(originOf(ctx), userId, 'suspension.updated', async (_current, session) => {
         // A suspended user keeps its data but loses every live session, grant and token.
-        if (isSuspended) await queries.revokeAccount(userId, session);
+        if (isSuspended) await deps.revokeAccount(userId, session);
         return { isSuspended };
       }));
     },
@@ -163,7 +163,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
         await queries.links.usersRoles.removeAllOfLeft(userId, session);
         await queries.links.organizationUsers.removeAllOfRight(userId, session);
         await queries.organizationUserRoles.removeAllOfUser(userId, session);
-        await queries.revokeAccount(userId, session);
+        await deps.revokeAccount(userId, session);
         record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
       });
       await deps.caches.changed('userRoles');

@@ -1,7 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { Adapter, AdapterConstructor, AdapterFactory, AdapterPayload } from 'oidc-provider';
 
-import { grantableModels, providerCollection } from '../lib/store/database.js';
+import { grantableModels, providerCollection } from './collections.js';
 
 /**
  * A stored provider model. The payload is kept as JSON text: it carries request

@@ -3,39 +3,20 @@ import { MongoClient, type ClientSession, type Db, type IndexDescription, type M
 import { ApiError } from '../errors.js';
 import { linkIndexes, linkTables, type LinkTable } from './links.js';
 
-/** oidc-provider models we persist, each in a collection of its own. */
-export const providerModels = [
-  'Session', 'AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'ClientCredentials',
-  'InitialAccessToken', 'RegistrationAccessToken', 'Interaction', 'ReplayDetection',
-  'PushedAuthorizationRequest', 'Grant', 'BackchannelAuthenticationRequest', 'PreAuthorizedCode',
-] as const;
+/** Each collection's indexes, as a part of the service declares the collections it owns. */
+export type CollectionIndexes = Record<string, IndexDescription[]>;
 
-/** Models that belong to a grant and are revoked with it (oidc-provider's `revokeByGrantId`). */
-export const grantableModels = new Set<string>([
-  'AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest',
-  'PreAuthorizedCode',
-]);
-
-export const providerCollection = (model: string) => `oidc_${model}`;
-
-const newestFirst: IndexDescription = { key: { createdAt: -1, _id: -1 }, name: 'createdAt' };
-const expiring: IndexDescription = { key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 };
-
-function providerModelIndexes(model: string): IndexDescription[] {
-  // By account, so that deleting or suspending a user can revoke its sessions, grants and tokens.
-  const indexes = [expiring, { key: { accountId: 1 }, name: 'accountId', partialFilterExpression: { accountId: { $type: 'string' } } }];
-  if (grantableModels.has(model)) indexes.push({ key: { grantId: 1 }, name: 'grantId' });
-  if (model === 'Session') indexes.push({ key: { uid: 1 }, name: 'uid', unique: true, partialFilterExpression: { uid: { $type: 'string' } } });
-  if (model === 'DeviceCode') indexes.push({ key: { userCode: 1 }, name: 'userCode', unique: true, partialFilterExpression: { userCode: { $type: 'string' } } });
-  return indexes;
-}
+/** Index shapes every part uses: newest first for lists, and expiry for documents with an end. */
+export const newestFirst: IndexDescription = { key: { createdAt: -1, _id: -1 }, name: 'createdAt' };
+export const expiring: IndexDescription = { key: { expiresAt: 1 }, name: 'expiresAt_ttl', expireAfterSeconds: 0 };
 
 /**
- * Every collection and its indexes. Listing endpoints sort by `createdAt`, so each
- * listed collection indexes it; uniqueness that the API promises is a unique index,
- * so that concurrent requests cannot both pass a check and both insert.
+ * The entities' collections and their indexes. Listing endpoints sort by `createdAt`, so each
+ * listed collection indexes it; uniqueness that the API promises is a unique index, so that
+ * concurrent requests cannot both pass a check and both insert. Each feature declares its own
+ * collections beside its code, and `createIdentity` ensures them all.
  */
-export const collectionIndexes: Record<string, IndexDescription[]> = {
+export const storeCollections: CollectionIndexes = {
   applications: [{ key: { createdAt: -1, _id: -1 }, name: 'createdAt' }, { key: { type: 1 }, name: 'type' }],
   application_secrets: [{ key: { applicationId: 1, name: 1 }, name: 'applicationId_name', unique: true }],
   resources: [
@@ -71,34 +52,9 @@ export const collectionIndexes: Record<string, IndexDescription[]> = {
     { key: { tokenId: 1 }, name: 'tokenId', partialFilterExpression: { tokenId: { $type: 'string' } } },
   ],
   ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),
-  hooks: [newestFirst, { key: { enabled: 1, events: 1 }, name: 'enabled_events' }],
-  // Replays read a time range.
-  hook_events: [
-    { key: { createdAt: 1, _id: 1 }, name: 'createdAt' },
-    // What workers look for: events whose deliveries are not made yet (a few at any time).
-    { key: { fanOutDue: 1 }, name: 'fanOutDue', partialFilterExpression: { fanOutDue: { $type: 'date' } } },
-    expiring,
-  ],
-  hook_deliveries: [
-    // What workers look for: pending deliveries by when they are due.
-    { key: { state: 1, nextAttemptAt: 1 }, name: 'due' },
-    { key: { hookId: 1, eventId: 1 }, name: 'hookId_eventId', unique: true },
-    { key: { hookId: 1, createdAt: -1 }, name: 'hookId_createdAt' },
-    expiring,
-  ],
-  hook_attempts: [
-    { key: { deliveryId: 1, startedAt: -1 }, name: 'deliveryId' },
-    { key: { hookId: 1, startedAt: -1 }, name: 'hookId_startedAt' },
-    expiring,
-  ],
-  // The sign-in experience: each interaction's progress, its email codes, and attempt counters.
-  experiences: [expiring],
-  verification_codes: [expiring],
-  attempt_counters: [expiring],
   system: [],
   configs: [],
   cache_generations: [],
-  ...Object.fromEntries(providerModels.map((model) => [providerCollection(model), providerModelIndexes(model)])),
 };
 
 export interface Database {
@@ -202,10 +158,13 @@ function isWriteConflict(error: unknown): boolean {
     || /write conflict/i.test(candidate.message ?? '');
 }
 
-/** Creates every collection's indexes. Idempotent: creating an index that exists is a no-op. */
-export async function ensureIndexes(db: Db): Promise<void> {
+/**
+ * Creates the indexes of the collections it is handed (by default the entities'). Idempotent:
+ * creating an index that exists is a no-op.
+ */
+export async function ensureIndexes(db: Db, collections: CollectionIndexes = storeCollections): Promise<void> {
   await Promise.all(
-    Object.entries(collectionIndexes)
+    Object.entries(collections)
       .filter(([, indexes]) => indexes.length > 0)
       .map(([name, indexes]) => db.collection(name).createIndexes(indexes)),
   );

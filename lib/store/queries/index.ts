@@ -1,6 +1,5 @@
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
 
-import { providerCollection, providerModels } from '../database.js';
 import { createBatch } from '../batch.js';
 import { createEntityQueries } from '../entities.js';
 import { ApiError } from '../../errors.js';
@@ -77,11 +76,6 @@ export function createQueries(db: Db) {
      * is unique per token (`impersonations.claimExchange`), not here.
      */
     subjectTokenWithUser: (token: string) => subjectTokensWithUsers(sha256(token)),
-
-    /** Ends everything the provider keeps for an account: sessions, grants and tokens. */
-    async revokeAccount(accountId: string, session?: ClientSession) {
-      await Promise.all(providerModels.map((model) => db.collection(providerCollection(model)).deleteMany({ accountId }, { session })));
-    },
   };
 }
 

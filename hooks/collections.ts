@@ -1,0 +1,25 @@
+import { expiring, newestFirst, type CollectionIndexes } from '../lib/store/database.js';
+
+/** The webhooks' collections and their indexes. */
+export const hookCollections: CollectionIndexes = {
+  hooks: [newestFirst, { key: { enabled: 1, events: 1 }, name: 'enabled_events' }],
+  // Replays read a time range.
+  hook_events: [
+    { key: { createdAt: 1, _id: 1 }, name: 'createdAt' },
+    // What workers look for: events whose deliveries are not made yet (a few at any time).
+    { key: { fanOutDue: 1 }, name: 'fanOutDue', partialFilterExpression: { fanOutDue: { $type: 'date' } } },
+    expiring,
+  ],
+  hook_deliveries: [
+    // What workers look for: pending deliveries by when they are due.
+    { key: { state: 1, nextAttemptAt: 1 }, name: 'due' },
+    { key: { hookId: 1, eventId: 1 }, name: 'hookId_eventId', unique: true },
+    { key: { hookId: 1, createdAt: -1 }, name: 'hookId_createdAt' },
+    expiring,
+  ],
+  hook_attempts: [
+    { key: { deliveryId: 1, startedAt: -1 }, name: 'deliveryId' },
+    { key: { hookId: 1, startedAt: -1 }, name: 'hookId_startedAt' },
+    expiring,
+  ],
+};
