@@ -5,11 +5,9 @@ import type { AdapterPayload, Configuration } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
 import { createManagementApi, managementPrefix, type ManagementApi } from './management/router.js';
-import { createFindAccount, standardClaims } from './provider/accounts.js';
 import * as tokenExchange from './grants/token-exchange/index.js';
 import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './grants/token-exchange/actor.js';
-import { composeAdapters } from './provider/adapter.js';
 import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './management/bootstrap.js';
 import { CacheRegistry } from './lib/store/cache.js';
 import { formPostEndpoints } from './provider/form-post-endpoints.js';
@@ -22,18 +20,18 @@ import type { MintedToken } from './provider/token-types.js';
 import { createRoleLookup, loadRoleFacts } from './provider/role-facts.js';
 import { installHashedSecretComparison } from './provider/client-secret.js';
 import { toClientMetadata } from './provider/clients.js';
+import { configureProvider } from './provider/configure.js';
 import { customizerCollection, type JwtCustomizer } from './lib/store/queries/jwt-customizer.js';
-import { clientPolicies, extraClientMetadata } from './provider/client-policies.js';
-import { createOutboundPolicy } from './lib/outbound-addresses.js';
-import { createProviderFetch } from './provider/fetch.js';
-import { defaultHookSettings, type AccessTokenAlg, type HookSettings } from './lib/config.js';
+import type { AccessTokenAlg } from './lib/config.js';
+import { resolveHookSettings, type HookSettings } from './hooks/settings.js';
+import { resolveBranding } from './experience/settings.js';
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
 import { signInReports } from './hooks/provider-events.js';
 import { ensureIndexes, type Database } from './lib/store/database.js';
 import { experienceCollections } from './experience/collections.js';
 import { hookCollections } from './hooks/collections.js';
 import { providerCollections, revokeAccount } from './provider/collections.js';
-import { createExperience, defaultBranding, interactionUrl, logConnector, type ExperienceOptions } from './experience/index.js';
+import { createExperience, interactionUrl, logConnector, type ExperienceOptions } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provider/keys.js';
@@ -42,9 +40,8 @@ import { replaceSigningKeys } from './provider/internals.js';
 import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/store/queries/index.js';
 import { createWriter } from './lib/store/unit-of-work.js';
-import { createGetResourceServerInfo, createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './provider/resource-servers.js';
+import { createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './provider/resource-servers.js';
 
-const defaultAccessTokenTtl = 3600;
 
 export interface IdentityOptions {
   database: Database;
@@ -119,6 +116,9 @@ export interface Identity {
  */
 export async function createIdentity(options: IdentityOptions): Promise<Identity> {
   const { database, issuer, baseUrl, logger } = options;
+  // Checked before anything is written, with the rules the environment's settings follow.
+  const hookSettings = resolveHookSettings(options.hooks);
+  const branding = options.experience && resolveBranding(options.experience.branding);
   const accessTokenAlg = options.accessTokenAlg ?? 'ES256';
   const managementApiIndicator = `${baseUrl.replace(/\/+$/, '')}${managementPrefix}`;
   const queries = createQueries(database.db);
@@ -127,7 +127,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   }
   // Each part declares the collections it owns; the entities' are ensured when the database is opened.
   await ensureIndexes(database.db, { ...providerCollections, ...hookCollections, ...(options.experience && experienceCollections) });
-  const hooks = createHooks(database.db, queries, { ...defaultHookSettings, ...options.hooks }, logger);
+  const hooks = createHooks(database.db, queries, hookSettings, logger);
   const revoke = (userId: string, session?: ClientSession) => revokeAccount(database.db, userId, session);
 
   await ensureManagementApi(database.db, managementApiIndicator);
@@ -168,14 +168,13 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   });
 
   const email = options.experience && (options.experience.email ?? logConnector(logger));
-  const branding = options.experience && { ...defaultBranding, ...options.experience.branding };
   if (email?.development) logger.warn(`Email: ${email.description}.`);
   else if (email) logger.info(`Email: ${email.description}.`);
 
   let configured: Configuration | undefined;
   /** Whether the provider's keys are ours (and so rotated through the Management API), not a host's own. */
   let keysManaged = true;
-  let resourceServerInfo: ReturnType<typeof createGetResourceServerInfo> | undefined;
+  let resourceServerInfo: ReturnType<typeof configureProvider>['getResourceServerInfo'] | undefined;
   // What a grant tells `extraTokenClaims` about a token it mints, through the token itself.
   const minted = new WeakMap<object, MintedToken>();
 
@@ -186,78 +185,26 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     reportInteractionEvent: (report, session) => hooks.reportInteraction(report, session),
 
     configure(host: Configuration = {}) {
-      const adapter = composeAdapters(database.db, (id) => clients.get(id), host.adapter);
-      const features = host.features ?? {};
-      const hostExtraClaims = host.extraTokenClaims;
-      const hostResourceIndicators = features.resourceIndicators;
-      keysManaged = !host.jwks && !host.cookies?.keys;
-      if (features.devInteractions?.enabled === true) {
+      if (host.features?.devInteractions?.enabled === true) {
         logger.warn('oidc-provider\'s development interactions (features.devInteractions) are on: anyone can sign in as any account id with any password. Never in production.');
       }
-      configured = {
-        ...host,
-        adapter,
-        // Our keys, from the ring that rotation changes; a host's own keys are the host's to rotate.
-        jwks: host.jwks ?? keyRing.jwks(),
-        // Discovery says only what works: `client_secret_jwt` needs the secret itself, which we
-        // do not keep (only its hash).
-        clientAuthMethods: host.clientAuthMethods ?? ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
-        findAccount: createFindAccount(queries, host.findAccount),
-        // The host's claims, then the customizer's, then ours (such as `act`), which nothing overrides.
+      keysManaged = !host.jwks && !host.cookies?.keys;
+      ({ configuration: configured, getResourceServerInfo: resourceServerInfo } = configureProvider(host, {
+        db: database.db, queries, clients, keyRing, resources, held, accessTokenAlg,
+        managementApiTokenTtl: options.managementApiTokenTtl ?? 600,
+        outboundAllowedHosts: options.outboundAllowedHosts ?? [],
         extraTokenClaims: async (ctx, token) => ({
-          ...(await hostExtraClaims?.(ctx, token)),
           ...(await customClaimsFor(ctx, token as Parameters<typeof customClaimsFor>[1], minted.get(token)?.facts)),
           ...minted.get(token)?.claims,
         }),
         ...(options.experience && {
-          interactions: { ...host.interactions, url: host.interactions?.url ?? ((_ctx, interaction) => interactionUrl(interaction.uid)) },
-          loadExistingGrant: createGrantLoader(queries, host.loadExistingGrant),
-        }),
-        // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
-        claims: { ...standardClaims, ...host.claims },
-        cookies: { ...host.cookies, keys: host.cookies?.keys ?? keyRing.cookieKeys },
-        // Tokens for our resources live as long as the resource says (`accessTokenTtl`); ID and
-        // refresh tokens as the application's `customClientMetadata` says.
-        ttl: {
-          AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
-          ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
-          IdToken: (_ctx, _token, client) => clientPolicies.idTokenTtl(client),
-          RefreshToken: (ctx, token, client) => clientPolicies.refreshTokenTtl(ctx, token, client),
-          ...host.ttl,
-        },
-        extraClientMetadata: extraClientMetadata(host.extraClientMetadata),
-        rotateRefreshToken: host.rotateRefreshToken ?? clientPolicies.rotateRefreshToken,
-        issueRefreshToken: host.issueRefreshToken ?? clientPolicies.issueRefreshToken,
-        clientBasedCORS: host.clientBasedCORS ?? clientPolicies.clientBasedCORS,
-        // What the provider fetches goes through the outbound policy webhooks use.
-        fetch: host.fetch ?? createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts)),
-        features: {
-          ...features,
-          ...(options.experience && {
-            rpInitiatedLogout: {
-              ...features.rpInitiatedLogout,
-              logoutSource: features.rpInitiatedLogout?.logoutSource ?? ((ctx, form) => { ctx.type = 'html'; ctx.body = signOutPage(branding!, form); }),
-            },
-          }),
-          // oidc-provider's development login signs in any account id with any password: off
-          // unless the host turned it on itself (and then it is said at startup).
-          devInteractions: { ...features.devInteractions, enabled: features.devInteractions?.enabled === true },
-          clientCredentials: { ...features.clientCredentials, enabled: true },
-          // OpenID Connect Back-Channel Logout 1.0, for applications with a `backchannelLogoutUri`.
-          backchannelLogout: { ...features.backchannelLogout, enabled: features.backchannelLogout?.enabled ?? true },
-          resourceIndicators: {
-            ...hostResourceIndicators,
-            enabled: true,
-            getResourceServerInfo: resourceServerInfo = createGetResourceServerInfo({
-              resources,
-              held,
-              accessTokenAlg,
-              managementApiTokenTtl: options.managementApiTokenTtl ?? 600,
-              ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),
-            }),
+          experience: {
+            interactionUrl: (uid: string) => interactionUrl(uid),
+            loadExistingGrant: (hostLoader) => createGrantLoader(queries, hostLoader),
+            logoutSource: (ctx, form) => { ctx.type = 'html'; ctx.body = signOutPage(branding!, form); },
           },
-        },
-      };
+        }),
+      }));
       return configured;
     },
 

@@ -3,9 +3,9 @@ export { createIdentity, type Identity, type IdentityOptions } from './identity.
 export { openDatabase, attachDatabase, ensureIndexes, type Database } from './lib/store/database.js';
 export { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
 export { startStandaloneServer, providerPrefix, type StandaloneServer, type StandaloneOptions } from './standalone.js';
-export {
-  loadSettings, ConfigError, accessTokenAlgs, defaultHookSettings, type Settings, type AccessTokenAlg, type HookSettings,
-} from './lib/config.js';
+export { loadSettings, type Settings } from './settings.js';
+export { ConfigError, accessTokenAlgs, type AccessTokenAlg } from './lib/config.js';
+export { defaultHookSettings, type HookSettings } from './hooks/settings.js';
 export { hookEvents, interactionEvents, type InteractionReport } from './hooks/index.js';
 export { mountApp } from './lib/http/mount.js';
 export { consoleLogger, silentLogger, type Logger } from './lib/logger.js';

@@ -1,5 +1,5 @@
 /** `npm start`: the standalone server, configured from the environment (see README, Settings). */
-import { ConfigError, loadSettings } from './lib/config.js';
+import { ConfigError, loadSettings } from './settings.js';
 import { consoleLogger } from './lib/logger.js';
 
 async function main() {

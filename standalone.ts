@@ -6,7 +6,8 @@ import type { MongoClientOptions } from 'mongodb';
 import Provider from 'oidc-provider';
 
 import type { BootstrapCredentials } from './management/bootstrap.js';
-import type { ExperienceSettings, Settings } from './lib/config.js';
+import type { ExperienceSettings } from './experience/settings.js';
+import type { Settings } from './settings.js';
 import { smtpConnector, type ExperienceOptions } from './experience/index.js';
 import { openDatabase, type Database } from './lib/store/database.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';

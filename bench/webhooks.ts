@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { pathToFileURL } from 'node:url';
 
-import { loadSettings } from '../lib/config.js';
+import { loadSettings } from '../settings.js';
 import { silentLogger } from '../lib/logger.js';
 import { startEmbeddedMongo } from '../lib/store/embedded-mongo.js';
 import { startStandaloneServer, type StandaloneServer } from '../standalone.js';

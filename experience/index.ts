@@ -26,7 +26,7 @@ export { logConnector, smtpConnector, type EmailConnector, type EmailMessage } f
 export type { Branding } from './views.js';
 export type { ExperienceResult } from './service.js';
 
-export const defaultBranding: Branding = { productName: 'oidc-identity', primaryColor: '#3451b2' };
+export { defaultBranding } from './settings.js';
 
 export interface ExperienceOptions {
   branding?: Partial<Branding>;

@@ -1,6 +1,6 @@
 import type { ClientSession, Db } from 'mongodb';
 
-import type { HookSettings } from '../lib/config.js';
+import type { HookSettings } from './settings.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { Queries } from '../lib/store/queries/index.js';

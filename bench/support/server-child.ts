@@ -14,7 +14,8 @@ import { exportJWK, generateKeyPair } from 'jose';
 import Koa from 'koa';
 import Provider from 'oidc-provider';
 
-import { loadSettings, type AccessTokenAlg } from '../../lib/config.js';
+import type { AccessTokenAlg } from '../../lib/config.js';
+import { loadSettings } from '../../settings.js';
 import { silentLogger } from '../../lib/logger.js';
 import { mountApp } from '../../lib/http/mount.js';
 import { startStandaloneServer } from '../../standalone.js';

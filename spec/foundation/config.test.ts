@@ -1,7 +1,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
-import { ConfigError, defaultHookSettings, loadSettings } from '../../lib/config.js';
+import { createIdentity } from '../../identity.js';
+import { defaultHookSettings } from '../../hooks/settings.js';
+import { silentLogger } from '../../lib/logger.js';
+import { openDatabase } from '../../lib/store/database.js';
+import { ConfigError, loadSettings } from '../../settings.js';
+import { testMongoUri, uniqueDbName } from '../support/env.js';
 
 describe('settings', () => {
   it('has defaults for everything', () => {
@@ -65,4 +70,24 @@ describe('settings', () => {
     const run = promisify(execFile)(process.execPath, ['dist/server.js'], { env: { ...process.env, PORT: 'eighty' } });
     await expect(run).rejects.toMatchObject({ code: 1, stderr: 'Invalid setting: PORT must be integer\n' });
   });
+
+  describe('an embedding host\'s options are checked with the same rules as the environment', () => {
+    it.each([
+      [{ experience: { branding: { primaryColor: 'red; } body { display: none' } } }, 'Invalid option: experience.branding.primaryColor must match pattern "^#[0-9A-Fa-f]{6}$"'],
+      [{ experience: { branding: { logoUrl: 'javascript:alert(1)' } } }, 'Invalid option: experience.branding.logoUrl must match pattern "^https?://[^\\s"\'<>]+$"'],
+      [{ experience: { branding: { productName: '' } } }, 'Invalid option: experience.branding.productName must NOT have fewer than 1 characters'],
+      [{ hooks: { timeoutMs: 5 } }, 'Invalid option: hooks.timeoutMs must be >= 100'],
+      [{ hooks: { retrySchedule: [] } }, 'Invalid option: hooks.retrySchedule must NOT have fewer than 1 items'],
+      [{ hooks: { allowedHosts: ['intranet/8'] } }, 'Invalid setting: hooks.allowedHosts: `intranet/8` is neither a host name nor a CIDR range'],
+    ])('createIdentity refuses %j with one line naming the option', async (options, message) => {
+      const database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('options') });
+      try {
+        await expect(createIdentity({ database, issuer: 'http://localhost:1/oidc', baseUrl: 'http://localhost:1', logger: silentLogger, ...options }))
+          .rejects.toThrow(new ConfigError(message));
+      } finally {
+        await database.close();
+      }
+    });
+  });
 });
+

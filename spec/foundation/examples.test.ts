@@ -3,7 +3,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 
 import { startEmbeddedExample } from '../../examples/embedded.js';
 import { startStandaloneExample } from '../../examples/standalone.js';
-import { loadSettings } from '../../lib/config.js';
+import { loadSettings } from '../../settings.js';
 import { silentLogger } from '../../lib/logger.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';
 

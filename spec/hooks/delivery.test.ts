@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 
-import { loadSettings } from '../../lib/config.js';
+import { loadSettings } from '../../settings.js';
 import { silentLogger } from '../../lib/logger.js';
 import { startStandaloneServer, type StandaloneServer } from '../../standalone.js';
 import { testMongoUri } from '../support/env.js';

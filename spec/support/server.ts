@@ -1,6 +1,6 @@
 import * as oauth from 'openid-client';
 
-import { loadSettings, type Settings } from '../../lib/config.js';
+import { loadSettings, type Settings } from '../../settings.js';
 import { consoleLogger, silentLogger } from '../../lib/logger.js';
 import { startStandaloneServer, type StandaloneServer } from '../../standalone.js';
 import { testMongoUri, uniqueDbName } from './env.js';

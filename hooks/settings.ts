@@ -1,0 +1,102 @@
+import { allowListProblem } from '../lib/outbound-addresses.js';
+import { ConfigError, checkOptions, type EnvironmentSpec } from '../lib/config.js';
+
+/** Webhook delivery settings (`HOOKS_*`, or `createIdentity({ hooks })`). */
+export interface HookSettings {
+  /** Hosts and address ranges that may be delivered to although private or loopback. */
+  allowedHosts: string[];
+  /** Whether this process runs a delivery worker. */
+  deliver: boolean;
+  timeoutMs: number;
+  /** Seconds to wait before each attempt; its length is the number of attempts. */
+  retrySchedule: number[];
+  /** An endpoint failing without a success for this long is disabled, in seconds. */
+  disableAfter: number;
+  /** How long a rotated-out signing key keeps signing, in seconds. */
+  keyOverlap: number;
+  pollMs: number;
+  concurrency: number;
+  retentionDays: number;
+}
+
+/** At once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours. */
+export const defaultRetrySchedule = [0, 5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/** What an embedding host gets for the settings it does not give; the same as the standalone server's defaults. */
+export const defaultHookSettings: HookSettings = {
+  allowedHosts: [],
+  deliver: true,
+  timeoutMs: 10_000,
+  retrySchedule: defaultRetrySchedule,
+  disableAfter: 5 * 24 * 60 * 60,
+  keyOverlap: 24 * 60 * 60,
+  pollMs: 1000,
+  concurrency: 16,
+  retentionDays: 30,
+};
+
+/** Each number's bounds, once: for the environment and for an embedding host's options alike. */
+const bounds = {
+  timeoutMs: { type: 'integer', minimum: 100, maximum: 60000 },
+  disableAfter: { type: 'integer', minimum: 1, maximum: 31536000 },
+  keyOverlap: { type: 'integer', minimum: 0, maximum: 2592000 },
+  pollMs: { type: 'integer', minimum: 20, maximum: 60000 },
+  concurrency: { type: 'integer', minimum: 1, maximum: 256 },
+  retentionDays: { type: 'integer', minimum: 1, maximum: 3650 },
+} as const;
+const retryDelay = { type: 'integer', minimum: 0, maximum: 999999 } as const;
+
+/** The `HOOKS_*` variables. */
+export const hookEnvironment = {
+  // Host names, IP addresses or CIDR ranges, comma-separated.
+  HOOKS_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
+  HOOKS_DELIVERY: { type: 'boolean', default: defaultHookSettings.deliver },
+  HOOKS_TIMEOUT_MS: { ...bounds.timeoutMs, default: defaultHookSettings.timeoutMs },
+  HOOKS_RETRY_SCHEDULE: { type: 'string', pattern: '^\\d{1,6}(,\\d{1,6}){0,19}$', default: defaultRetrySchedule.join(',') },
+  HOOKS_DISABLE_AFTER: { ...bounds.disableAfter, default: defaultHookSettings.disableAfter },
+  HOOKS_KEY_OVERLAP: { ...bounds.keyOverlap, default: defaultHookSettings.keyOverlap },
+  HOOKS_POLL_MS: { ...bounds.pollMs, default: defaultHookSettings.pollMs },
+  HOOKS_CONCURRENCY: { ...bounds.concurrency, default: defaultHookSettings.concurrency },
+  HOOKS_RETENTION_DAYS: { ...bounds.retentionDays, default: defaultHookSettings.retentionDays },
+} satisfies EnvironmentSpec;
+
+function checkAllowList(allowedHosts: string[], name: string) {
+  const problem = allowListProblem(allowedHosts);
+  if (problem) throw new ConfigError(`Invalid setting: ${name}: ${problem}`);
+}
+
+/** The settings the (validated, defaulted) environment gives. */
+export function hookSettingsFrom(e: Record<keyof typeof hookEnvironment, unknown>): HookSettings {
+  const allowedHosts = typeof e.HOOKS_ALLOWED_HOSTS === 'string' ? e.HOOKS_ALLOWED_HOSTS.split(',').map((entry) => entry.trim()) : [];
+  checkAllowList(allowedHosts, 'HOOKS_ALLOWED_HOSTS');
+  return {
+    allowedHosts,
+    deliver: e.HOOKS_DELIVERY as boolean,
+    timeoutMs: e.HOOKS_TIMEOUT_MS as number,
+    retrySchedule: String(e.HOOKS_RETRY_SCHEDULE).split(',').map(Number),
+    disableAfter: e.HOOKS_DISABLE_AFTER as number,
+    keyOverlap: e.HOOKS_KEY_OVERLAP as number,
+    pollMs: e.HOOKS_POLL_MS as number,
+    concurrency: e.HOOKS_CONCURRENCY as number,
+    retentionDays: e.HOOKS_RETENTION_DAYS as number,
+  };
+}
+
+const optionsSchema = {
+  type: 'object',
+  properties: {
+    allowedHosts: { type: 'array', items: { type: 'string' }, maxItems: 256 },
+    deliver: { type: 'boolean' },
+    retrySchedule: { type: 'array', items: retryDelay, minItems: 1, maxItems: 20 },
+    ...bounds,
+  },
+  additionalProperties: false,
+} as const;
+
+/** An embedding host's `hooks` options, checked with the environment's bounds, over the defaults. */
+export function resolveHookSettings(options: Partial<HookSettings> = {}): HookSettings {
+  const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as Partial<HookSettings>;
+  checkOptions(optionsSchema, given, 'hooks');
+  if (given.allowedHosts) checkAllowList(given.allowedHosts, 'hooks.allowedHosts');
+  return { ...defaultHookSettings, ...given };
+}

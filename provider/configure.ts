@@ -1,0 +1,102 @@
+import type { Db } from 'mongodb';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+
+import { createOutboundPolicy } from '../lib/outbound-addresses.js';
+import type { Queries } from '../lib/store/queries/index.js';
+import { createFindAccount, standardClaims } from './accounts.js';
+import { composeAdapters, type ClientFinder } from './adapter.js';
+import { clientPolicies, extraClientMetadata } from './client-policies.js';
+import { createProviderFetch } from './fetch.js';
+import type { KeyRing } from './oidc-keys.js';
+import { createGetResourceServerInfo, type ResourceServerDeps } from './resource-servers.js';
+
+const defaultAccessTokenTtl = 3600;
+
+type ExtraTokenClaims = NonNullable<Configuration['extraTokenClaims']>;
+type LogoutSource = NonNullable<NonNullable<NonNullable<Configuration['features']>['rpInitiatedLogout']>['logoutSource']>;
+
+export interface ProviderDeps extends Omit<ResourceServerDeps, 'fallback'> {
+  db: Db;
+  queries: Queries;
+  /** Our applications as oidc-provider clients (from the applications cache). */
+  clients: { get: ClientFinder };
+  keyRing: KeyRing;
+  /** Private or loopback hosts the provider may still call. */
+  outboundAllowedHosts: string[];
+  /** Our claims for a token (custom claims, `act`): they come after the host's, and nothing overrides them. */
+  extraTokenClaims: ExtraTokenClaims;
+  /** The sign-in experience, when it is on: where interactions go, first-party consent, the sign-out page. */
+  experience?: {
+    interactionUrl(uid: string): string;
+    loadExistingGrant(host: Configuration['loadExistingGrant']): NonNullable<Configuration['loadExistingGrant']>;
+    logoutSource: LogoutSource;
+  };
+}
+
+/**
+ * oidc-provider's configuration: the host's, with our storage, accounts, keys, claims, client
+ * policies and resource servers put in where the host has not set its own.
+ */
+export function configureProvider(host: Configuration, deps: ProviderDeps) {
+  const features = host.features ?? {};
+  const hostResourceIndicators = features.resourceIndicators;
+  const { experience } = deps;
+  const getResourceServerInfo = createGetResourceServerInfo({
+    resources: deps.resources,
+    held: deps.held,
+    accessTokenAlg: deps.accessTokenAlg,
+    managementApiTokenTtl: deps.managementApiTokenTtl,
+    ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),
+  });
+  const configuration: Configuration = {
+    ...host,
+    adapter: composeAdapters(deps.db, (id) => deps.clients.get(id), host.adapter),
+    // Our keys, from the ring that rotation changes; a host's own keys are the host's to rotate.
+    jwks: host.jwks ?? deps.keyRing.jwks(),
+    // Discovery says only what works: `client_secret_jwt` needs the secret itself, which we
+    // do not keep (only its hash).
+    clientAuthMethods: host.clientAuthMethods ?? ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    findAccount: createFindAccount(deps.queries, host.findAccount),
+    // The host's claims, then ours, which nothing overrides.
+    extraTokenClaims: async (ctx: KoaContextWithOIDC, token) => ({
+      ...(await host.extraTokenClaims?.(ctx, token)),
+      ...(await deps.extraTokenClaims(ctx, token)),
+    }),
+    ...(experience && {
+      interactions: { ...host.interactions, url: host.interactions?.url ?? ((_ctx, interaction) => experience.interactionUrl(interaction.uid)) },
+      loadExistingGrant: experience.loadExistingGrant(host.loadExistingGrant),
+    }),
+    // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
+    claims: { ...standardClaims, ...host.claims },
+    cookies: { ...host.cookies, keys: host.cookies?.keys ?? deps.keyRing.cookieKeys },
+    // Tokens for our resources live as long as the resource says (`accessTokenTtl`); ID and
+    // refresh tokens as the application's `customClientMetadata` says.
+    ttl: {
+      AccessToken: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
+      ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
+      IdToken: (_ctx, _token, client) => clientPolicies.idTokenTtl(client),
+      RefreshToken: (ctx, token, client) => clientPolicies.refreshTokenTtl(ctx, token, client),
+      ...host.ttl,
+    },
+    extraClientMetadata: extraClientMetadata(host.extraClientMetadata),
+    rotateRefreshToken: host.rotateRefreshToken ?? clientPolicies.rotateRefreshToken,
+    issueRefreshToken: host.issueRefreshToken ?? clientPolicies.issueRefreshToken,
+    clientBasedCORS: host.clientBasedCORS ?? clientPolicies.clientBasedCORS,
+    // What the provider fetches goes through the outbound policy webhooks use.
+    fetch: host.fetch ?? createProviderFetch(createOutboundPolicy(deps.outboundAllowedHosts)),
+    features: {
+      ...features,
+      ...(experience && {
+        rpInitiatedLogout: { ...features.rpInitiatedLogout, logoutSource: features.rpInitiatedLogout?.logoutSource ?? experience.logoutSource },
+      }),
+      // oidc-provider's development login signs in any account id with any password: off
+      // unless the host turned it on itself (and then it is said at startup).
+      devInteractions: { ...features.devInteractions, enabled: features.devInteractions?.enabled === true },
+      clientCredentials: { ...features.clientCredentials, enabled: true },
+      // OpenID Connect Back-Channel Logout 1.0, for applications with a `backchannelLogoutUri`.
+      backchannelLogout: { ...features.backchannelLogout, enabled: features.backchannelLogout?.enabled ?? true },
+      resourceIndicators: { ...hostResourceIndicators, enabled: true, getResourceServerInfo },
+    },
+  };
+  return { configuration, getResourceServerInfo };
+}

@@ -1,0 +1,81 @@
+/**
+ * The standalone server's settings, read from the environment: the core variables and each
+ * feature's own (`hooks/settings.ts`, `experience/settings.ts`), joined here. Every one is
+ * documented in the README.
+ */
+import { allowListProblem } from './lib/outbound-addresses.js';
+import {
+  ConfigError, coreEnvironment, coreEnvironmentDependencies, readEnvironment, type AccessTokenAlg,
+} from './lib/config.js';
+import { proxyListProblem, type ProxyTrust } from './lib/http/client-address.js';
+import { experienceEnvironment, experienceEnvironmentDependencies, experienceSettingsFrom, type ExperienceSettings } from './experience/settings.js';
+import { hookEnvironment, hookSettingsFrom, type HookSettings } from './hooks/settings.js';
+
+export { ConfigError };
+
+export interface Settings {
+  port: number;
+  /** Public URL of the server; by default `http://localhost:<the port it listens on>`. */
+  baseUrl: string | undefined;
+  mongodbUri: string | undefined;
+  accessTokenAlg: AccessTokenAlg;
+  bootstrapClientId: string | undefined;
+  bootstrapClientSecret: string | undefined;
+  apiBodyLimit: number;
+  cacheRefreshMs: number;
+  /** Which proxies may say who the client is (`X-Forwarded-*`). */
+  trustProxy: ProxyTrust;
+  subjectTokenTtl: number;
+  managementApiTokenTtl: number;
+  customClaimsOnError: 'omit' | 'refuse';
+  customClaimsTimeoutMs: number;
+  /** Private or loopback hosts and ranges the provider may call (back-channel logout, jwksUri). */
+  outboundAllowedHosts: string[];
+  hooks: HookSettings;
+  experience: ExperienceSettings;
+}
+
+/** `TRUST_PROXY`: `false`, `true` (one proxy), how many proxies, or which addresses. */
+function proxyTrustOf(value: string): ProxyTrust {
+  const trimmed = value.trim();
+  if (trimmed === 'false') return { hops: 0 };
+  if (trimmed === 'true') return { hops: 1 };
+  if (/^\d+$/.test(trimmed)) {
+    if (Number(trimmed) > 10) throw new ConfigError('Invalid setting: TRUST_PROXY counts at most 10 proxies');
+    return { hops: Number(trimmed) };
+  }
+  const proxies = trimmed.split(',').map((entry) => entry.trim());
+  const problem = proxyListProblem(proxies);
+  if (problem) throw new ConfigError(`Invalid setting: TRUST_PROXY: ${problem}`);
+  return { proxies };
+}
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const e = readEnvironment(
+    { ...coreEnvironment, ...hookEnvironment, ...experienceEnvironment },
+    env,
+    { ...coreEnvironmentDependencies, ...experienceEnvironmentDependencies },
+  ) as Record<keyof typeof coreEnvironment | keyof typeof hookEnvironment | keyof typeof experienceEnvironment, unknown>;
+  const outboundAllowedHosts = typeof e.OUTBOUND_ALLOWED_HOSTS === 'string' ? e.OUTBOUND_ALLOWED_HOSTS.split(',').map((entry) => entry.trim()) : [];
+  const badOutbound = allowListProblem(outboundAllowedHosts);
+  if (badOutbound) throw new ConfigError(`Invalid setting: OUTBOUND_ALLOWED_HOSTS: ${badOutbound}`);
+  const hooks = hookSettingsFrom(e);
+  return {
+    port: e.PORT as number,
+    baseUrl: (e.BASE_URL as string | undefined)?.replace(/\/+$/, ''),
+    mongodbUri: e.MONGODB_URI as string | undefined,
+    accessTokenAlg: e.ACCESS_TOKEN_ALG as AccessTokenAlg,
+    bootstrapClientId: e.BOOTSTRAP_CLIENT_ID as string | undefined,
+    bootstrapClientSecret: e.BOOTSTRAP_CLIENT_SECRET as string | undefined,
+    apiBodyLimit: e.API_BODY_LIMIT as number,
+    cacheRefreshMs: e.CACHE_REFRESH_MS as number,
+    trustProxy: proxyTrustOf(e.TRUST_PROXY as string),
+    subjectTokenTtl: e.SUBJECT_TOKEN_TTL as number,
+    managementApiTokenTtl: e.MANAGEMENT_API_TOKEN_TTL as number,
+    customClaimsOnError: e.CUSTOM_CLAIMS_ON_ERROR as 'omit' | 'refuse',
+    customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS as number,
+    outboundAllowedHosts,
+    hooks,
+    experience: experienceSettingsFrom(e),
+  };
+}
