@@ -6,7 +6,6 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
-import { newUser, userToApi } from '../lib/store/models.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Origin, Writer } from '../lib/store/unit-of-work.js';
@@ -17,14 +16,13 @@ import type { EmailConnector } from './email.js';
 import type { InteractionKind } from '../hooks/catalog.js';
 import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
+import { createAccountLookup, suspended, type Identifier } from './accounts.js';
+import { createIdentification } from './identify.js';
+import { createSubmitters } from './submit.js';
 
 type Interaction = InstanceType<Provider['Interaction']>;
 
-export type IdentifierType = 'username' | 'email';
-export interface Identifier {
-  type: IdentifierType;
-  value: string;
-}
+export type { Identifier, IdentifierType } from './accounts.js';
 
 /** Who is asking, for limits, audit and the events: the request's address, agent and route. */
 export interface Caller {
@@ -57,13 +55,11 @@ export interface ExperienceResult {
 
 // One answer for an unknown identifier and a wrong password, so that neither tells an account exists.
 const invalidCredentials = () => new ApiError('session.invalid_credentials', 'the identifier or the password is wrong');
-const suspended = () => new ApiError('user.suspended', 'this account is suspended');
 const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_attempts', 'too many attempts; try again later', { retryAfter });
 
 // Verifying against this when there is no account takes as long as a real check.
 const unknownUserHash = hashPassword('no account has this password');
 
-const identifierFilter = ({ type, value }: Identifier) => (type === 'email' ? { emailKey: emailKey(value) } : { username: value });
 const identifierKey = ({ type, value }: Identifier) => `${type}:${type === 'email' ? emailKey(value) : value}`;
 
 /**
@@ -73,7 +69,10 @@ const identifierKey = ({ type, value }: Identifier) => `${type}:${type === 'emai
  */
 export function createExperienceService(deps: ExperienceServiceDeps) {
   const { provider, queries, store, codes, counters } = deps;
-  const users = queries.users.collection;
+  const accounts = createAccountLookup(queries);
+  const { findUser } = accounts;
+  const identification = createIdentification({ store, codes, accounts });
+  const submitters = createSubmitters(deps, accounts);
 
   /**
    * Every password hash a caller without a Management API token asks for goes through here:
@@ -85,8 +84,6 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     if (budget.over) throw tooManyAttempts(budget.retryAfter);
     return deps.hashing(address, work);
   }
-
-  const findUser = (identifier: Identifier) => users.findOne(identifierFilter(identifier));
 
   function requireEvent(experience: ExperienceDocument, ...allowed: InteractionKind[]): InteractionKind {
     const { event } = experience;
@@ -107,55 +104,6 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     await interaction!.save(interaction!.exp - Math.floor(Date.now() / 1000));
     return interaction!.returnTo;
   }
-
-  async function assertUnused(profile: { username?: string | undefined; email?: string | undefined }) {
-    if (profile.username) {
-      assertThat(!(await findUser({ type: 'username', value: profile.username })), new ApiError('user.username_already_in_use', 'this username is already in use'));
-    }
-    if (profile.email) {
-      // Only someone who has just proved they own this address learns it has an account.
-      assertThat(!(await findUser({ type: 'email', value: profile.email })),
-        new ApiError('user.email_already_in_use', 'this email address already has an account; sign in, or reset its password'));
-    }
-  }
-
-  const submitters: Record<InteractionKind, (experience: ExperienceDocument, caller: Caller, clientId: string | undefined) => Promise<string>> = {
-    async SignIn(experience) {
-      assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify a password and identify first'));
-      // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
-      const { matchedCount } = await users.updateOne({ _id: experience.userId!, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
-      assertThat(matchedCount === 1, suspended);
-      return experience.userId!;
-    },
-
-    async Register(experience, caller, clientId) {
-      const { username, email, passwordHash } = experience.profile;
-      assertThat(username || email, new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }));
-      assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
-      await assertUnused({ username, email });
-      const now = Date.now();
-      const user = newUser({ username, primaryEmail: email, passwordHash, lastSignInAt: now }, now);
-      await deps.write(originOf(caller, clientId), async ({ session, record }) => {
-        await queries.users.insert(user, session);
-        record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
-      });
-      return user._id;
-    },
-
-    async ForgotPassword(experience, caller, clientId) {
-      assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
-      assertThat(experience.profile.passwordHash, new ApiError('session.missing_profile', 'a new password is needed', { missing: ['password'] }));
-      const userId = experience.userId!;
-      const now = Date.now();
-      await deps.write(originOf(caller, clientId), async ({ session, record }) => {
-        const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash!, updatedAt: now, lastSignInAt: now }, session);
-        record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated) });
-        // Whoever held the old password may hold a session: every session, grant and token ends.
-        await deps.revokeAccount(userId, session);
-      });
-      return userId;
-    },
-  };
 
   return {
     /**
@@ -254,32 +202,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     async identify(given: ExperienceDocument, verificationId: string): Promise<void> {
       const experience = await store.get(given._id);
       const event = requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
-      const stored = Object.hasOwn(experience.verifications, verificationId) ? experience.verifications[verificationId] : undefined;
-      const notFound = new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
-      if (event === 'SignIn' && stored?.type === 'password') {
-        await store.set(experience._id, { userId: stored.userId });
-        return;
-      }
-      if (event === 'Register' && stored?.type === 'newPasswordIdentity') {
-        await assertUnused({ username: stored.username });
-        await store.set(experience._id, { profile: { username: stored.username, passwordHash: stored.passwordHash } });
-        return;
-      }
-      // What is left is an email code, which sign-in does not take.
-      assertThat(event !== 'SignIn' && !stored, notFound);
-      const email = await codes.spend(experience._id, verificationId, event);
-      assertThat(email !== undefined, notFound);
-      if (event === 'Register') {
-        await assertUnused({ email });
-        await store.set(experience._id, { profile: { email: email! } });
-        return;
-      }
-      const user = await findUser({ type: 'email', value: email! });
-      // A reset code is only sent where an account is, so a verified one has its user.
-      assertThat(user, new ApiError('verification_code.invalid', 'the verification code is wrong or has expired'));
-      // As at sign-in: a suspended account is not signed in, and its password is not changed.
-      assertThat(!user!.isSuspended, suspended);
-      await store.set(experience._id, { userId: user!._id });
+      await identification(experience, event, verificationId);
     },
 
     /** Register: adds a username or a password to the account to create. */
@@ -287,7 +210,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const experience = await store.get(given._id);
       requireEvent(experience, 'Register');
       if (type === 'username') {
-        await assertUnused({ username: value });
+        await accounts.assertUnused({ username: value });
         await store.set(experience._id, { profile: { username: value } });
       } else {
         assertPasswordAllowed(value, [experience.profile.username, experience.profile.email]);
@@ -311,7 +234,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const event = requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
       assertThat(await store.claimSubmit(experience._id), new ApiError('session.already_submitted', 'this interaction has been submitted'));
       try {
-        const accountId = await submitters[event](experience, caller, clientId);
+        const accountId = await submitters[event](experience, originOf(caller, clientId));
         const result: ExperienceResult = { identityEvent: event };
         return await finish(experience._id, { login: { accountId, amr: ['pwd'] }, ...result });
       } catch (error) {

@@ -1,0 +1,33 @@
+import { ApiError, assertThat } from '../lib/errors.js';
+import { emailKey } from '../lib/identifiers.js';
+import type { Queries } from '../lib/store/queries/index.js';
+
+export type IdentifierType = 'username' | 'email';
+export interface Identifier {
+  type: IdentifierType;
+  value: string;
+}
+
+export const suspended = () => new ApiError('user.suspended', 'this account is suspended');
+
+const identifierFilter = ({ type, value }: Identifier) => (type === 'email' ? { emailKey: emailKey(value) } : { username: value });
+
+/** The accounts the sign-in experience looks up: by identifier, and whether a new one's identifiers are free. */
+export function createAccountLookup(queries: Queries) {
+  const findUser = (identifier: Identifier) => queries.users.collection.findOne(identifierFilter(identifier));
+
+  async function assertUnused(profile: { username?: string | undefined; email?: string | undefined }) {
+    if (profile.username) {
+      assertThat(!(await findUser({ type: 'username', value: profile.username })), new ApiError('user.username_already_in_use', 'this username is already in use'));
+    }
+    if (profile.email) {
+      // Only someone who has just proved they own this address learns it has an account.
+      assertThat(!(await findUser({ type: 'email', value: profile.email })),
+        new ApiError('user.email_already_in_use', 'this email address already has an account; sign in, or reset its password'));
+    }
+  }
+
+  return { findUser, assertUnused };
+}
+
+export type AccountLookup = ReturnType<typeof createAccountLookup>;

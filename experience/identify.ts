@@ -1,0 +1,78 @@
+import type { InteractionKind } from '../hooks/catalog.js';
+import { ApiError, assertThat } from '../lib/errors.js';
+import type { AccountLookup } from './accounts.js';
+import { suspended } from './accounts.js';
+import type { Codes } from './codes.js';
+import type { ExperienceDocument, ExperienceStore, Profile, Verification } from './state.js';
+
+/** What identifying establishes: the user to sign in (or reset), or the profile of the account to create. */
+type Identified = { userId: string } | { profile: Profile };
+
+type Rule<V> = (experience: ExperienceDocument, verification: V) => Promise<Identified>;
+
+/**
+ * Identification, as a table keyed by the interaction's kind and the verification's type: which
+ * verification identifies whom in which interaction. A pair not in the table identifies nobody.
+ */
+export function createIdentification({ store, codes, accounts }: { store: ExperienceStore; codes: Codes; accounts: AccountLookup }) {
+  /** An email code, spent: the address it proved. */
+  const spentCode = async (experience: ExperienceDocument, verificationId: string, event: InteractionKind) => {
+    const email = await codes.spend(experience._id, verificationId, event);
+    assertThat(email !== undefined, notFound);
+    return email!;
+  };
+
+  const rules: {
+    password: Partial<Record<InteractionKind, Rule<Extract<Verification, { type: 'password' }>>>>;
+    newPasswordIdentity: Partial<Record<InteractionKind, Rule<Extract<Verification, { type: 'newPasswordIdentity' }>>>>;
+    emailCode: Partial<Record<InteractionKind, Rule<string>>>;
+  } = {
+    password: {
+      SignIn: async (_experience, { userId }) => ({ userId }),
+    },
+    newPasswordIdentity: {
+      async Register(_experience, { username, passwordHash }) {
+        await accounts.assertUnused({ username });
+        return { profile: { username, passwordHash } };
+      },
+    },
+    emailCode: {
+      async Register(experience, verificationId) {
+        const email = await spentCode(experience, verificationId, 'Register');
+        await accounts.assertUnused({ email });
+        return { profile: { email } };
+      },
+      async ForgotPassword(experience, verificationId) {
+        const email = await spentCode(experience, verificationId, 'ForgotPassword');
+        const user = await accounts.findUser({ type: 'email', value: email });
+        // A reset code is only sent where an account is, so a verified one has its user.
+        assertThat(user, new ApiError('verification_code.invalid', 'the verification code is wrong or has expired'));
+        // As at sign-in: a suspended account is not signed in, and its password is not changed.
+        assertThat(!user!.isSuspended, suspended);
+        return { userId: user!._id };
+      },
+    },
+  };
+
+  return async function identify(experience: ExperienceDocument, event: InteractionKind, verificationId: string): Promise<void> {
+    const stored = Object.hasOwn(experience.verifications, verificationId) ? experience.verifications[verificationId] : undefined;
+    let identified: Identified;
+    if (stored?.type === 'password') {
+      const rule = rules.password[event];
+      assertThat(rule, notFound);
+      identified = await rule!(experience, stored);
+    } else if (stored?.type === 'newPasswordIdentity') {
+      const rule = rules.newPasswordIdentity[event];
+      assertThat(rule, notFound);
+      identified = await rule!(experience, stored);
+    } else {
+      // Not stored with the interaction: an email code (kept in `verification_codes`), if anything.
+      const rule = rules.emailCode[event];
+      assertThat(rule, notFound);
+      identified = await rule!(experience, verificationId);
+    }
+    await store.set(experience._id, identified);
+  };
+}
+
+const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');

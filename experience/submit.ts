@@ -1,0 +1,54 @@
+import type { InteractionKind } from '../hooks/catalog.js';
+import { ApiError, assertThat } from '../lib/errors.js';
+import { newUser, userToApi } from '../lib/store/models.js';
+import type { Origin } from '../lib/store/unit-of-work.js';
+import { suspended, type AccountLookup } from './accounts.js';
+import type { ExperienceServiceDeps } from './service.js';
+import type { ExperienceDocument } from './state.js';
+
+type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
+
+/**
+ * What submitting each kind of interaction does with what it established: sign the user in,
+ * create the account, or change the password. Each answers the user to hand to oidc-provider.
+ */
+export function createSubmitters(deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount'>, accounts: AccountLookup): Record<InteractionKind, Submitter> {
+  const { queries } = deps;
+  return {
+    async SignIn(experience) {
+      assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify a password and identify first'));
+      // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
+      const { matchedCount } = await queries.users.collection.updateOne({ _id: experience.userId!, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
+      assertThat(matchedCount === 1, suspended);
+      return experience.userId!;
+    },
+
+    async Register(experience, origin) {
+      const { username, email, passwordHash } = experience.profile;
+      assertThat(username || email, new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }));
+      assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
+      await accounts.assertUnused({ username, email });
+      const now = Date.now();
+      const user = newUser({ username, primaryEmail: email, passwordHash, lastSignInAt: now }, now);
+      await deps.write(origin, async ({ session, record }) => {
+        await queries.users.insert(user, session);
+        record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
+      });
+      return user._id;
+    },
+
+    async ForgotPassword(experience, origin) {
+      assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
+      assertThat(experience.profile.passwordHash, new ApiError('session.missing_profile', 'a new password is needed', { missing: ['password'] }));
+      const userId = experience.userId!;
+      const now = Date.now();
+      await deps.write(origin, async ({ session, record }) => {
+        const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash!, updatedAt: now, lastSignInAt: now }, session);
+        record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated) });
+        // Whoever held the old password may hold a session: every session, grant and token ends.
+        await deps.revokeAccount(userId, session);
+      });
+      return userId;
+    },
+  };
+}
