@@ -21,8 +21,9 @@ import { createRoleLookup, loadRoleFacts } from './provider/role-facts.js';
 import { installHashedSecretComparison } from './provider/client-secret.js';
 import { toClientMetadata } from './provider/clients.js';
 import { configureProvider } from './provider/configure.js';
+import { cachesStaleAfter } from './provider/stale-caches.js';
 import { customizerCollection, type JwtCustomizer } from './lib/store/queries/jwt-customizer.js';
-import type { AccessTokenAlg } from './lib/config.js';
+import { checkOptions, type AccessTokenAlg } from './lib/config.js';
 import { resolveHookSettings, type HookSettings } from './hooks/settings.js';
 import { resolveBranding } from './experience/settings.js';
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
@@ -76,6 +77,8 @@ export interface IdentityOptions {
    * logout, an application's `jwksUri`); public addresses always may. As `OUTBOUND_ALLOWED_HOSTS`.
    */
   outboundAllowedHosts?: string[];
+  /** How long the change log (`GET /api/changes`) keeps a record, in days (1 to 3650, default 90). As `CHANGES_RETENTION_DAYS`. */
+  changesRetentionDays?: number;
   /**
    * Announce PostSignIn when the provider finishes an interaction with a login (its
    * `interaction.ended` event). On by default; a host whose own sign-in code calls
@@ -119,6 +122,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   // Checked before anything is written, with the rules the environment's settings follow.
   const hookSettings = resolveHookSettings(options.hooks);
   const branding = options.experience && resolveBranding(options.experience.branding);
+  checkOptions({ type: 'integer', minimum: 1, maximum: 3650 }, options.changesRetentionDays ?? 90, 'changesRetentionDays');
   const accessTokenAlg = options.accessTokenAlg ?? 'ES256';
   const managementApiIndicator = `${baseUrl.replace(/\/+$/, '')}${managementPrefix}`;
   const queries = createQueries(database.db);
@@ -241,7 +245,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         signInReports(provider, (report) => hooks.reportInteraction(report), logger);
       }
       hooks.start();
-      const write = createWriter(database, hooks.outbox);
+      const write = createWriter(database, hooks.outbox, {
+        retentionDays: options.changesRetentionDays ?? 90,
+        afterCommit: async (changes) => { await Promise.all(cachesStaleAfter(changes).map((name) => caches.changed(name))); },
+      });
       const experience = options.experience && createExperience({
         db: database.db, provider, queries, write, logger, email: email!, revokeAccount: revoke,
         branding: branding!,
@@ -261,7 +268,6 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         dryRunCustomClaims: createDryRun(dryRuns),
         revokeAccount: revoke,
         subjectTokenTtl: options.subjectTokenTtl ?? 600,
-        caches,
         managementApiIndicator,
         // A placeholder secret: validation needs one for confidential clients, never sees a real one.
         validateApplication: (application) => provider.Client.validate(toClientMetadata(application, [])),

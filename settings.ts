@@ -31,6 +31,8 @@ export interface Settings {
   customClaimsTimeoutMs: number;
   /** Private or loopback hosts and ranges the provider may call (back-channel logout, jwksUri). */
   outboundAllowedHosts: string[];
+  /** How long the change log keeps a record, in days. */
+  changesRetentionDays: number;
   hooks: HookSettings;
   experience: ExperienceSettings;
 }
@@ -75,6 +77,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     customClaimsOnError: e.CUSTOM_CLAIMS_ON_ERROR as 'omit' | 'refuse',
     customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS as number,
     outboundAllowedHosts,
+    changesRetentionDays: e.CHANGES_RETENTION_DAYS as number,
     hooks,
     experience: experienceSettingsFrom(e),
   };

@@ -90,6 +90,7 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       customClaimsOnError: settings.customClaimsOnError,
       customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
       outboundAllowedHosts: settings.outboundAllowedHosts,
+      changesRetentionDays: settings.changesRetentionDays,
       hooks: settings.hooks,
       experience: experienceOf(settings.experience),
     });

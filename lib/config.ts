@@ -65,6 +65,7 @@ export const coreEnvironment = {
   MANAGEMENT_API_TOKEN_TTL: { type: 'integer', minimum: 30, maximum: 86400, default: 600 },
   CUSTOM_CLAIMS_ON_ERROR: { enum: ['omit', 'refuse'], default: 'omit' },
   CUSTOM_CLAIMS_TIMEOUT_MS: { type: 'integer', minimum: 50, maximum: 10000, default: 1000 },
+  CHANGES_RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 90 },
   // Host names, IP addresses or CIDR ranges, comma-separated.
   OUTBOUND_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
 } satisfies EnvironmentSpec;

@@ -37,7 +37,7 @@ async function checkClient(deps: ManagementDeps, application: ApplicationDocumen
 }
 
 export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
-  const { queries: { applications }, caches } = deps;
+  const { queries: { applications } } = deps;
 
   router.get<object, Guarded<{ query: { page?: number; page_size?: number; types?: ApplicationType[]; isThirdParty?: 'true' | 'false' } }>>(
     '/applications',
@@ -76,7 +76,6 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
         await applications.insert(application, secret?.document, session);
         record({ entity: 'Application', action: 'created', id: application._id, data: withId(application) });
       });
-      await caches.changed('applications');
       ctx.body = { ...withId(application), ...(secret && { secret: secret.value }) };
     },
   );
@@ -111,7 +110,6 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
         record({ entity: 'Application', action: 'updated', id, data: withId(after) });
         return after;
       });
-      await caches.changed('applications');
       ctx.body = withId(updated);
     },
   );
@@ -126,7 +124,6 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
         await applications.delete(id, session);
         record({ entity: 'Application', action: 'deleted', id, data: withId(before) });
       });
-      await caches.changed('applications');
       ctx.status = 204;
     },
   );
@@ -161,7 +158,6 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
         await applications.secrets.insert(document, session);
         record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [document.name], removed: [] } });
       }), () => new ApiError('application.secret_name_exists', `a secret named \`${body.name}\` exists already`));
-      await caches.changed('applications');
       ctx.body = { name: document.name, value, createdAt: document.createdAt, expiresAt: document.expiresAt };
     },
   );
@@ -176,7 +172,6 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
         assertThat(await applications.secrets.delete(id, name, session), notFound('application secret', name));
         record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [], removed: [name] } });
       });
-      await caches.changed('applications');
       ctx.status = 204;
     },
   );

@@ -2,7 +2,6 @@ import type Router from '@koa/router';
 import type { ClientSession } from 'mongodb';
 
 import type { Hooks } from '../hooks/index.js';
-import type { CacheRegistry } from '../lib/store/cache.js';
 import type { Database } from '../lib/store/database.js';
 import type { ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
@@ -34,7 +33,6 @@ export interface ManagementDeps {
   queries: Queries;
   /** The one write path: every mutation runs through it and records what it changed. */
   write: Writer;
-  caches: Pick<CacheRegistry, 'changed'>;
   /**
    * oidc-provider's own check of the client an application stands for, so that we never store one
    * it would refuse; rejects with the provider's `error_description`.

@@ -50,7 +50,6 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
         await collection.replaceOne({ _id: customizerId }, document, { upsert: true, session });
         record({ entity: 'JwtCustomizer', action: 'updated', id: 'access-token', data: { script: source, environmentVariableNames: Object.keys(variables) } });
       });
-      await deps.caches.changed('configs');
       ctx.body = { script: source, environmentVariables: variables };
     },
   );
@@ -61,7 +60,6 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
       assertThat(deletedCount === 1, () => notFound('jwt customizer', 'access-token'));
       record({ entity: 'JwtCustomizer', action: 'deleted', id: 'access-token', data: {} });
     });
-    await deps.caches.changed('configs');
     ctx.status = 204;
   });
 

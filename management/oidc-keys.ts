@@ -31,7 +31,6 @@ export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
   const changed = async (ctx: Parameters<typeof originOf>[0], keyType: OidcKeyType, action: string, data: Record<string, unknown>) => {
     // The change record names what changed, never key material; other processes pick it up from the generation.
     await deps.write(originOf(ctx), async ({ record }) => { record({ entity: 'OidcKey', action, id: keyType, data }); });
-    await deps.caches.changed('oidcKeys');
   };
 
   router.get<object, Guarded<{ params: { keyType: OidcKeyType } }>>(

@@ -60,8 +60,6 @@ interface Relation {
   checkAdded?: (owner: Doc, targets: Doc[]) => void;
   /** Further clean-up, inside the same unit of work, for targets just unlinked. */
   afterRemove?: (queries: Queries, ownerId: string, removed: string[], session: ClientSession | undefined) => Promise<unknown>;
-  /** Caches that the change makes stale. */
-  invalidates?: string[];
   /** Answers for a page of targets, when they show more than the target itself. */
   present?: (queries: Queries, ownerId: string, targets: Doc[]) => Promise<unknown[]>;
   /** The answer schema for one target, when `present` shapes it. */
@@ -82,27 +80,27 @@ const notBuiltIn = (role: Doc) =>
 export const relations: Relation[] = [
   {
     path: '/users/:userId/roles', ownerParam: 'userId', owner: sides.user, target: sides.role, bodyKey: 'roleIds', targetParam: 'roleId',
-    links: (q) => q.links.usersRoles, action: 'roles.updated', replace: true, invalidates: ['userRoles'],
+    links: (q) => q.links.usersRoles, action: 'roles.updated', replace: true,
     check: (_user, roles) => roleTypes('User', roles),
   },
   {
     path: '/roles/:id/users', ownerParam: 'id', owner: sides.role, target: sides.user, bodyKey: 'userIds', targetParam: 'userId',
-    links: (q) => q.links.rolesUsers, action: 'users.updated', invalidates: ['userRoles'],
+    links: (q) => q.links.rolesUsers, action: 'users.updated',
     check: (role) => roleTypes('User', [role]),
   },
   {
     path: '/applications/:id/roles', ownerParam: 'id', owner: sides.application, target: sides.role, bodyKey: 'roleIds', targetParam: 'roleId',
-    links: (q) => q.links.applicationsRoles, action: 'roles.updated', replace: true, invalidates: ['applicationRoles'],
+    links: (q) => q.links.applicationsRoles, action: 'roles.updated', replace: true,
     check: (application, roles) => { machineToMachine([application]); roleTypes('MachineToMachine', roles); },
   },
   {
     path: '/roles/:id/applications', ownerParam: 'id', owner: sides.role, target: sides.application, bodyKey: 'applicationIds', targetParam: 'applicationId',
-    links: (q) => q.links.rolesApplications, action: 'applications.updated', invalidates: ['applicationRoles'],
+    links: (q) => q.links.rolesApplications, action: 'applications.updated',
     check: (role, applications) => { roleTypes('MachineToMachine', [role]); machineToMachine(applications); },
   },
   {
     path: '/roles/:id/scopes', ownerParam: 'id', owner: sides.role, target: sides.scope, bodyKey: 'scopeIds', targetParam: 'scopeId',
-    links: (q) => q.links.rolesScopes, action: 'scopes.updated', invalidates: ['roles'],
+    links: (q) => q.links.rolesScopes, action: 'scopes.updated',
     check: (role) => notBuiltIn(role),
     checkAdded: (role, scopes) => assertAssignable((role as unknown as RoleDocument).type, scopes as unknown as ScopeDocument[]),
   },
@@ -149,7 +147,6 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
           record({ entity: relation.owner.entity, action: relation.action, id: ownerId, data: { [`added${changedKey}`]: added, [`removed${changedKey}`]: removed } });
         }
       });
-      await Promise.all((relation.invalidates ?? []).map((name) => deps.caches.changed(name)));
     };
 
     const checked = async (ownerId: string, targetIds: string[], adding: boolean) => {

@@ -22,7 +22,7 @@ const builtIn = (resource: ResourceDocument) => new ApiError('resource.built_in'
   `\`${resource.name}\` is built in and cannot be changed through the API`);
 
 export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
-  const { queries: { resources }, caches } = deps;
+  const { queries: { resources } } = deps;
   const indicatorTaken = (indicator: string) => () =>
     new ApiError('resource.indicator_exists', `a resource with indicator \`${indicator}\` exists already`);
   const scopeTaken = (name: string) => () => new ApiError('scope.name_exists', `this resource has a scope named \`${name}\` already`);
@@ -69,7 +69,6 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
         await resources.insert(resource, session);
         record({ entity: 'Resource', action: 'created', id: resource._id, data: withId(resource) });
       }), indicatorTaken(body.indicator));
-      await caches.changed('resources');
       ctx.body = { ...withId(resource), scopes: [] };
     },
   );
@@ -93,7 +92,6 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
         record({ entity: 'Resource', action: 'updated', id, data: withId(after) });
         return after;
       });
-      await caches.changed('resources');
       ctx.body = withId(updated);
     },
   );
@@ -108,7 +106,6 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
         const before = await resources.delete(id, session);
         record({ entity: 'Resource', action: 'deleted', id, data: withId(before) });
       });
-      await caches.changed('resources');
       ctx.status = 204;
     },
   );
@@ -141,7 +138,6 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
         await resources.scopes.insert(scope, session);
         record({ entity: 'Scope', action: 'created', id: scope._id, data: withId(scope) });
       }), scopeTaken(body.name));
-      await caches.changed('resources');
       ctx.body = withId(scope);
     },
   );
@@ -157,7 +153,6 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
         record({ entity: 'Scope', action: 'updated', id: scopeId, data: withId(after) });
         return after;
       }), scopeTaken(body.name ?? ''));
-      await caches.changed('resources');
       ctx.body = withId(updated);
     },
   );
@@ -172,7 +167,6 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
         const before = await resources.scopes.delete(resourceId, scopeId, session);
         record({ entity: 'Scope', action: 'deleted', id: scopeId, data: withId(before) });
       });
-      await caches.changed('resources');
       ctx.status = 204;
     },
   );

@@ -87,7 +87,6 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
         record({ entity: 'Role', action: 'updated', id, data: withId(updated) });
         return updated;
       }));
-      await deps.caches.changed('roles');
     },
   );
 
@@ -104,7 +103,6 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
         await links.rolesScopes.removeAllOfLeft(id, session);
         record({ entity: 'Role', action: 'deleted', id, data: withId(before) });
       });
-      await Promise.all(['applicationRoles', 'userRoles', 'roles'].map((name) => deps.caches.changed(name)));
       ctx.status = 204;
     },
   );

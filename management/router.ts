@@ -18,6 +18,7 @@ import { relationRoutes } from './relations.js';
 import { resourceRoutes } from './resources.js';
 import { hookRoutes } from './hooks.js';
 import { impersonationRoutes } from './impersonations.js';
+import { changeRoutes } from './changes.js';
 import { jwtCustomizerRoutes } from './jwt-customizer.js';
 import { oidcKeyRoutes } from './oidc-keys.js';
 import { roleRoutes } from './roles.js';
@@ -35,7 +36,7 @@ export interface ManagementApiOptions {
 }
 
 /** Each resource's routes, in the order they are mounted. */
-const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes, jwtCustomizerRoutes, oidcKeyRoutes, hookRoutes];
+const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes, changeRoutes, jwtCustomizerRoutes, oidcKeyRoutes, hookRoutes];
 
 export const managementPrefix = '/api';
 

@@ -166,7 +166,6 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
         await deps.revokeAccount(userId, session);
         record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
       });
-      await deps.caches.changed('userRoles');
       ctx.status = 204;
     },
   );

@@ -42,7 +42,8 @@ export const storeCollections: CollectionIndexes = {
     { key: { organizationRoleId: 1 }, name: 'organizationRoleId' },
     { key: { userId: 1 }, name: 'userId' },
   ],
-  changes: [{ key: { createdAt: 1, _id: 1 }, name: 'createdAt' }],
+  // The change log: read newest first, whole or by entity; kept for CHANGES_RETENTION_DAYS.
+  changes: [{ key: { createdAt: 1, _id: 1 }, name: 'createdAt' }, { key: { entity: 1, id: 1, createdAt: -1 }, name: 'entity_id' }, expiring],
   subject_tokens: [expiring, { key: { userId: 1 }, name: 'userId' }],
   impersonations: [
     newestFirst,

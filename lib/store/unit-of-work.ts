@@ -32,7 +32,12 @@ export interface ChangeRecord extends Change {
   _id: string;
   origin: Origin;
   createdAt: Date;
+  /** When the record leaves the log (a TTL index removes it). */
+  expiresAt: Date;
 }
+
+/** How long change records are kept by default, in days. */
+export const defaultChangeRetentionDays = 90;
 
 export interface Write {
   /** Pass to every query of the unit, so that they share its transaction. */
@@ -60,15 +65,26 @@ export const changesCollection = 'changes';
  * roll back together (the transactional outbox that webhooks deliver from). On a server without
  * transactions the records are written right after the work.
  */
-export function createWriter(database: Database, sink?: ChangeSink): Writer {
+export interface WriterOptions {
+  /** How long change records are kept, in days. */
+  retentionDays?: number;
+  /** Runs once the unit of work has committed, with what it changed (clearing what those changes make stale). */
+  afterCommit?(changes: Change[]): Promise<void>;
+}
+
+export function createWriter(database: Database, sink?: ChangeSink, { retentionDays = defaultChangeRetentionDays, afterCommit }: WriterOptions = {}): Writer {
   return async (origin, work) => {
     let announce = false;
+    let committed: Change[] = [];
     const result = await database.transaction(async (session) => {
       const changes: Change[] = [];
       const value = await work({ session, record: (change) => { changes.push(change); } });
+      // A retried transaction runs this again; the last run is the one that committed.
+      committed = changes;
       if (changes.length > 0) {
         const createdAt = new Date();
-        const records = changes.map((change) => ({ _id: generateId(), ...change, origin, createdAt }));
+        const expiresAt = new Date(createdAt.getTime() + retentionDays * 24 * 60 * 60 * 1000);
+        const records = changes.map((change) => ({ _id: generateId(), ...change, origin, createdAt, expiresAt }));
         await database.db.collection<ChangeRecord>(changesCollection).insertMany(records, { session });
         // A retried transaction runs this again; the last run is the one that committed.
         announce = (await sink?.record(records, session)) ?? false;
@@ -76,6 +92,7 @@ export function createWriter(database: Database, sink?: ChangeSink): Writer {
       return value;
     });
     if (announce) sink!.committed();
+    if (committed.length > 0) await afterCommit?.(committed);
     return result;
   };
 }

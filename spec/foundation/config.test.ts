@@ -12,7 +12,7 @@ describe('settings', () => {
   it('has defaults for everything', () => {
     expect(loadSettings({})).toEqual({
       port: 3001, baseUrl: undefined, mongodbUri: undefined, accessTokenAlg: 'ES256',
-      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: { hops: 0 }, subjectTokenTtl: 600, managementApiTokenTtl: 600, customClaimsOnError: 'omit', customClaimsTimeoutMs: 1000, outboundAllowedHosts: [],
+      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: { hops: 0 }, subjectTokenTtl: 600, managementApiTokenTtl: 600, customClaimsOnError: 'omit', customClaimsTimeoutMs: 1000, outboundAllowedHosts: [], changesRetentionDays: 90,
       hooks: {
         allowedHosts: [], deliver: true, timeoutMs: 10000, retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
         disableAfter: 432000, keyOverlap: 86400, pollMs: 1000, concurrency: 16, retentionDays: 30,

@@ -1,0 +1,37 @@
+/** The per-process caches of the provider's world, by the name `CacheRegistry` knows them under. */
+export type CacheName = 'applications' | 'resources' | 'roles' | 'userRoles' | 'applicationRoles' | 'configs' | 'oidcKeys';
+
+/**
+ * Which caches each change makes stale, keyed as changes are recorded (`Entity.action`). The write
+ * path clears them, here and (through the generation) in every other process, once the change has
+ * committed. A change not listed here leaves every cache as it is.
+ */
+export const staleCaches: Readonly<Record<string, readonly CacheName[]>> = {
+  'Application.created': ['applications'],
+  'Application.updated': ['applications'],
+  'Application.deleted': ['applications', 'applicationRoles'],
+  'Application.secrets.updated': ['applications'],
+  'Application.roles.updated': ['applicationRoles'],
+  'Resource.created': ['resources'],
+  'Resource.updated': ['resources'],
+  'Resource.deleted': ['resources'],
+  // A resource's permissions are cached with it.
+  'Scope.created': ['resources'],
+  'Scope.updated': ['resources'],
+  'Scope.deleted': ['resources'],
+  'Role.updated': ['roles'],
+  'Role.deleted': ['roles', 'userRoles', 'applicationRoles'],
+  'Role.scopes.updated': ['roles'],
+  'Role.users.updated': ['userRoles'],
+  'Role.applications.updated': ['applicationRoles'],
+  'User.deleted': ['userRoles'],
+  'User.roles.updated': ['userRoles'],
+  'JwtCustomizer.updated': ['configs'],
+  'JwtCustomizer.deleted': ['configs'],
+  'OidcKey.rotated': ['oidcKeys'],
+  'OidcKey.deleted': ['oidcKeys'],
+};
+
+/** The caches a unit of work's changes make stale, each once. */
+export const cachesStaleAfter = (changes: ReadonlyArray<{ entity: string; action: string }>): CacheName[] =>
+  [...new Set(changes.flatMap(({ entity, action }) => staleCaches[`${entity}.${action}`] ?? []))];
