@@ -14,6 +14,8 @@ import {
 import { idParams, idSchema, paginationQuery } from './schemas/common.js';
 
 type IdParams = { id: string };
+/** Read-merge-writes of one application that another write overtook are tried again this many times in all. */
+const maxPatchAttempts = 5;
 const listResponse = { type: 'array', items: applicationResponse };
 
 function newSecret(applicationId: string, name: string, expiresAt: number | null = null) {
@@ -93,24 +95,33 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ params: idParams('id'), body: applicationPatchSchema, response: applicationResponse }),
     async (ctx) => {
       const { params: { id }, body } = ctx.guard;
-      const current = await applications.findByIdOrThrow(id);
-      // Metadata objects merge field by field, as in Logto; custom data is replaced whole.
-      const next: ApplicationDocument = {
-        ...current,
-        ...(body.name !== undefined && { name: body.name }),
-        ...(body.description !== undefined && { description: body.description }),
-        oidcClientMetadata: { ...current.oidcClientMetadata, ...body.oidcClientMetadata },
-        customClientMetadata: { ...current.customClientMetadata, ...body.customClientMetadata },
-        ...(body.customData !== undefined && { customData: body.customData }),
-      };
-      await checkClient(deps, next);
-      const { _id, ...set } = next;
-      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-        const after = await applications.update(id, set, session);
-        record({ entity: 'Application', action: 'updated', id, data: withId(after) });
-        return after;
-      });
-      ctx.body = withId(updated);
+      // Read, merge, check, then write only if nothing changed meanwhile: two concurrent PATCHes
+      // both take effect (the second merges into the first's result) instead of the last erasing the first.
+      for (let attempt = 1; attempt <= maxPatchAttempts; attempt += 1) {
+        const current = await applications.findByIdOrThrow(id);
+        const { name, description, oidcClientMetadata, customClientMetadata, customData } = current;
+        // Metadata objects merge field by field, as in Logto; custom data is replaced whole.
+        const next: ApplicationDocument = {
+          ...current,
+          ...(body.name !== undefined && { name: body.name }),
+          ...(body.description !== undefined && { description: body.description }),
+          oidcClientMetadata: { ...oidcClientMetadata, ...body.oidcClientMetadata },
+          customClientMetadata: { ...customClientMetadata, ...body.customClientMetadata },
+          ...(body.customData !== undefined && { customData: body.customData }),
+        };
+        await checkClient(deps, next);
+        const { _id, ...set } = next;
+        const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+          const after = await applications.updateIfUnchanged(id, { name, description, oidcClientMetadata, customClientMetadata, customData }, set, session);
+          if (after) record({ entity: 'Application', action: 'updated', id, data: withId(after) });
+          return after;
+        });
+        if (updated) {
+          ctx.body = withId(updated);
+          return;
+        }
+      }
+      throw new ApiError('request.conflict', 'the application kept changing concurrently; retry the request');
     },
   );
 

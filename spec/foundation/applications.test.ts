@@ -78,6 +78,30 @@ describe('/api/applications', () => {
     });
   });
 
+  it('loses no update when PATCHes of one application run at once: each merges into what the others wrote', async () => {
+    const { body: created } = await server.api('POST', '/api/applications', {
+      body: { name: 'Raced', type: 'Traditional', oidcClientMetadata: { redirectUris: ['https://raced.example.com/cb'] } },
+    });
+    const patches = [
+      { customClientMetadata: { idTokenTtl: 600 } },
+      { customClientMetadata: { refreshTokenTtlInDays: 30 } },
+      { customClientMetadata: { alwaysIssueRefreshToken: true } },
+      { customClientMetadata: { rotateRefreshToken: false } },
+      { customClientMetadata: { corsAllowedOrigins: ['https://raced.example.com'] } },
+      { oidcClientMetadata: { postLogoutRedirectUris: ['https://raced.example.com/bye'] } },
+      { name: 'Raced and renamed' },
+      { description: 'changed by one of eight requests' },
+    ];
+    const answers = await Promise.all(patches.map((body) => server.api('PATCH', `/api/applications/${created.id}`, { body })));
+    expect(answers.map(({ status }) => status)).toEqual(patches.map(() => 200));
+    const { body: after } = await server.api('GET', `/api/applications/${created.id}`);
+    expect(after).toMatchObject({
+      name: 'Raced and renamed', description: 'changed by one of eight requests',
+      oidcClientMetadata: { redirectUris: ['https://raced.example.com/cb'], postLogoutRedirectUris: ['https://raced.example.com/bye'] },
+      customClientMetadata: { idTokenTtl: 600, refreshTokenTtlInDays: 30, alwaysIssueRefreshToken: true, rotateRefreshToken: false, corsAllowedOrigins: ['https://raced.example.com'] },
+    });
+  });
+
   it('deletes an application with its secrets; its credentials stop working at once', async () => {
     const { body: created } = await server.api('POST', '/api/applications', { body: { name: 'Doomed', type: 'MachineToMachine' } });
     await tokenFor(created.id, created.secret);

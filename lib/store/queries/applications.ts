@@ -47,6 +47,20 @@ export function createApplicationQueries(db: Db) {
       return (await applications.findOne({ _id: id }, { session }))!;
     },
 
+    /**
+     * Sets `set` only if the fields of `read` are still as they were read (one conditional write),
+     * so that a read-merge-write cannot overwrite a concurrent one. Answers the application after
+     * the change, or undefined when it changed meanwhile; 404 when it is gone.
+     */
+    async updateIfUnchanged(id: string, read: Partial<Omit<ApplicationDocument, '_id'>>, set: Partial<Omit<ApplicationDocument, '_id'>>, session?: ClientSession) {
+      const { matchedCount } = await applications.updateOne({ _id: id, ...read } as Filter<ApplicationDocument>, { $set: set }, { session });
+      if (matchedCount === 0) {
+        if (!(await applications.findOne({ _id: id }, { session }))) throw notFound('application', id);
+        return undefined;
+      }
+      return (await applications.findOne({ _id: id }, { session }))!;
+    },
+
     /** Removes the application with its secrets and role assignments. */
     async delete(id: string, session?: ClientSession) {
       const { deletedCount } = await applications.deleteOne({ _id: id }, { session });
