@@ -14,8 +14,8 @@ import {
 import { idParams, idSchema, paginationQuery } from './schemas/common.js';
 
 type IdParams = { id: string };
-/** Read-merge-writes of one application that another write overtook are tried again this many times in all. */
-const maxPatchAttempts = 5;
+/** Read-merge-writes of one application that another write overtook are tried again this many times in all (a PATCH is overtaken at most once by each concurrent one). */
+const maxPatchAttempts = 10;
 const listResponse = { type: 'array', items: applicationResponse };
 
 function newSecret(applicationId: string, name: string, expiresAt: number | null = null) {

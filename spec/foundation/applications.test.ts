@@ -92,6 +92,8 @@ describe('/api/applications', () => {
       { name: 'Raced and renamed' },
       { description: 'changed by one of eight requests' },
     ];
+    // Each PATCH is overtaken at most once by each of the other seven (each of them writes once),
+    // so within its ten tries every one of them lands.
     const answers = await Promise.all(patches.map((body) => server.api('PATCH', `/api/applications/${created.id}`, { body })));
     expect(answers.map(({ status }) => status)).toEqual(patches.map(() => 200));
     const { body: after } = await server.api('GET', `/api/applications/${created.id}`);
