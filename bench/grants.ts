@@ -66,7 +66,7 @@ const authorize = (browser: TestBrowser, clientId: string, extra: Record<string,
 
 async function prepare(name: Variant['name'], server: ServerChild): Promise<Variant> {
   const cc = await token(server, { grant_type: 'client_credentials', resource: `${server.url}/api`, scope: 'all' }, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET));
-  const bearer = cc.access_token!;
+  const bearer = cc.access_token;
   const app = await api(server, bearer, '/api/applications', { name: 'Web', type: 'Traditional', oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] } });
   const orders = await api(server, bearer, '/api/resources', { name: 'Orders', indicator: resource });
   const read = await api(server, bearer, `/api/resources/${orders.id}/scopes`, { name: 'read:orders' });
@@ -75,9 +75,9 @@ async function prepare(name: Variant['name'], server: ServerChild): Promise<Vari
   const user = await api(server, bearer, '/api/users', { username: 'bench_user', password });
   await api(server, bearer, `/api/users/${user.id}/roles`, { roleIds: [role.id] } as never);
   const browser = new TestBrowser(server.url, '198.51.100.1');
-  await authorize(browser, app.id!);
-  const consented = await authorize(browser, app.id!, { scope: 'openid offline_access read:orders write:orders', prompt: 'consent' });
-  const client = { id: app.id!, secret: app.secret! };
+  await authorize(browser, app.id);
+  const consented = await authorize(browser, app.id, { scope: 'openid offline_access read:orders write:orders', prompt: 'consent' });
+  const client = { id: app.id, secret: app.secret };
   const tokens = await token(server, { grant_type: 'authorization_code', code: consented.code, code_verifier: consented.verifier, redirect_uri: redirectUri, resource }, basic(client.id, client.secret));
   if (!tokens.refresh_token) throw new Error('no refresh token');
   return { name, server, client, browser, refreshToken: tokens.refresh_token };
@@ -106,7 +106,7 @@ async function grantFigures(variants: Variant[]) {
           const codes: Array<{ code: string; verifier: string }> = [];
           for (let i = 0; i < tokensPerRound; i += 1) codes.push(await authorize(variant.browser, variant.client.id));
           push(`authorization_code ${concurrency} ${variant.name}`, await cpuPer(variant.server, tokensPerRound, concurrency, (i) =>
-            token(variant.server, { grant_type: 'authorization_code', code: codes[i]!.code, code_verifier: codes[i]!.verifier, redirect_uri: redirectUri, resource }, auth)));
+            token(variant.server, { grant_type: 'authorization_code', code: codes[i].code, code_verifier: codes[i].verifier, redirect_uri: redirectUri, resource }, auth)));
         }
         if (grants.includes('refresh_token')) {
           push(`refresh_token ${concurrency} ${variant.name}`, await cpuPer(variant.server, tokensPerRound, concurrency, () =>
@@ -121,8 +121,8 @@ async function grantFigures(variants: Variant[]) {
   console.log('|---|---|---|---|---|');
   for (const grant of grants) {
     for (const concurrency of concurrencies) {
-      const before = median(results[`${grant} ${concurrency} before`]!);
-      const after = median(results[`${grant} ${concurrency} after`]!);
+      const before = median(results[`${grant} ${concurrency} before`]);
+      const after = median(results[`${grant} ${concurrency} after`]);
       console.log(`| ${grant} | ${concurrency} | ${before.toFixed(0)} | ${after.toFixed(0)} | ${(after / before).toFixed(2)}× |`);
     }
   }
@@ -199,7 +199,7 @@ async function main() {
     await startServerChild('identity', env('grants_after')),
   ];
   try {
-    const variants = [await prepare('before', servers[0]!), await prepare('after', servers[1]!)];
+    const variants = [await prepare('before', servers[0]), await prepare('after', servers[1])];
     console.log(`node ${process.version}, ${tokensPerRound} tokens a round, ${rounds} rounds, concurrency ${concurrencies.join(', ')}`);
     if (parts.includes('tokens')) await grantFigures(variants);
     if (!parts.includes('flood')) return;

@@ -185,7 +185,7 @@ async function main() {
         for (let done = 0; done < count; done += round) {
           const size = Math.min(round, count - done);
           const tokens = await seedSubjectTokens(database.db, size, target.id, app.id);
-          loads.push(await load(server, size, appAuth, (i) => exchangeBody(tokens[i]!, actorTokenValue), connections));
+          loads.push(await load(server, size, appAuth, (i) => exchangeBody(tokens[i], actorTokenValue), connections));
           await database.db.collection('subject_tokens').deleteMany({});
           await database.db.collection('impersonations').deleteMany({});
         }
@@ -234,7 +234,7 @@ async function main() {
       }
       const perToken = (l: Load) => l.cpuMicros / l.count / 1000;
       const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
-      const ratios = (variant: Load[]) => variant.map((l, round) => perToken(l) / perToken(measured.stock[round]!));
+      const ratios = (variant: Load[]) => variant.map((l, round) => perToken(l) / perToken(measured.stock[round]));
       const cpuRow = (variant: Load[]) => {
         const each = ratios(variant);
         return `${(perToken(combine(variant)) * 1000).toFixed(0)} ms (${median(each).toFixed(2)}×; rounds ${Math.min(...each).toFixed(2)}–${Math.max(...each).toFixed(2)})`;
@@ -245,9 +245,9 @@ async function main() {
       rows.push(['1. token exchange with an actor token (target ≤ 1.5×)', cpuRow(measured.acting)]);
       rows.push(['1. token exchange with custom claims (target ≤ 2×)', cpuRow(measured.customized)]);
       for (const connections of lowerLoads) {
-        const each = measured.plainAt[connections]!.map((l, round) => perToken(l) / perToken(measured.stockAt[connections]![round]!));
+        const each = measured.plainAt[connections].map((l, round) => perToken(l) / perToken(measured.stockAt[connections][round]));
         rows.push([`1. token exchange, no actor, ${connections} connections (target ≤ 1.5×)`,
-          `${(perToken(combine(measured.plainAt[connections]!)) * 1000).toFixed(0)} ms (${median(each).toFixed(2)}× the baseline at ${connections}, ${(perToken(combine(measured.stockAt[connections]!)) * 1000).toFixed(0)} ms; rounds ${Math.min(...each).toFixed(2)}–${Math.max(...each).toFixed(2)})`]);
+          `${(perToken(combine(measured.plainAt[connections])) * 1000).toFixed(0)} ms (${median(each).toFixed(2)}× the baseline at ${connections}, ${(perToken(combine(measured.stockAt[connections])) * 1000).toFixed(0)} ms; rounds ${Math.min(...each).toFixed(2)}–${Math.max(...each).toFixed(2)})`]);
       }
       const [stock, ours, plain, acting, customized] = [measured.stock, measured.ours, measured.plain, measured.acting, measured.customized].map(combine);
 

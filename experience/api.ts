@@ -56,7 +56,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     // provider's own interaction cookie: knowing an interaction's uid is not enough.
     const uid = ctx.cookies.get(experienceCookie, { signed: true });
     assertThat(uid, new ApiError('session.not_found', 'no sign-in is in progress in this browser; start from the application'));
-    Object.assign(ctx.state, await service.open(uid!));
+    Object.assign(ctx.state, await service.open(uid));
     await next();
   }, jsonBody(bodyLimit));
 

@@ -98,7 +98,7 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
         return { count: limits[name].limit + 1, over: true, last: true, retryAfter: Math.max(1, Math.ceil((known - now()) / 1000)) };
       }
       const { at, windowMs, bucketMs, starts, id, expiresAt } = bucketsOf(name, key);
-      const increment = () => counters.updateOne({ _id: id(starts[0]!) }, { $inc: { count: 1 }, $setOnInsert: { expiresAt } }, { upsert: true });
+      const increment = () => counters.updateOne({ _id: id(starts[0]) }, { $inc: { count: 1 }, $setOnInsert: { expiresAt } }, { upsert: true });
       try {
         await increment();
       } catch (error) {
@@ -115,8 +115,8 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
       let left = count;
       let until = at;
       for (let index = starts.length - 1; index >= 0 && left > limit - 1; index -= 1) {
-        left -= counts[index]!;
-        until = starts[index]! + bucketMs + windowMs;
+        left -= counts[index];
+        until = starts[index] + bucketMs + windowMs;
       }
       const attempt = { count, over: count > limit, last: count >= limit, retryAfter: Math.max(1, Math.ceil((until - at) / 1000)) };
       if (attempt.over) remember(`${name}:${key}`, at + attempt.retryAfter * 1000);
@@ -126,7 +126,7 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
     /** Takes back one counted attempt that turned out not to be what the limit is about (a right password). */
     async refund(name: LimitName, key: string): Promise<void> {
       const { starts, id } = bucketsOf(name, key);
-      await counters.updateOne({ _id: id(starts[0]!), count: { $gt: 0 } }, { $inc: { count: -1 } });
+      await counters.updateOne({ _id: id(starts[0]), count: { $gt: 0 } }, { $inc: { count: -1 } });
     },
 
     /** Forgets every attempt of the sliding window (the owner proved who it is). */

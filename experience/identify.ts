@@ -48,8 +48,8 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
         // A reset code is only sent where an account is, so a verified one has its user.
         assertThat(user, new ApiError('verification_code.invalid', 'the verification code is wrong or has expired'));
         // As at sign-in: a suspended account is not signed in, and its password is not changed.
-        assertThat(!user!.isSuspended, suspended);
-        return { userId: user!._id };
+        assertThat(!user.isSuspended, suspended);
+        return { userId: user._id };
       },
     },
   };
@@ -60,16 +60,16 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
     if (stored?.type === 'password') {
       const rule = rules.password[event];
       assertThat(rule, notFound);
-      identified = await rule!(experience, stored);
+      identified = await rule(experience, stored);
     } else if (stored?.type === 'newPasswordIdentity') {
       const rule = rules.newPasswordIdentity[event];
       assertThat(rule, notFound);
-      identified = await rule!(experience, stored);
+      identified = await rule(experience, stored);
     } else {
       // Not stored with the interaction: an email code (kept in `verification_codes`), if anything.
       const rule = rules.emailCode[event];
       assertThat(rule, notFound);
-      identified = await rule!(experience, verificationId);
+      identified = await rule(experience, verificationId);
     }
     await store.set(experience._id, identified);
   };

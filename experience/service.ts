@@ -100,9 +100,9 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   async function finish(uid: string, result: Record<string, unknown>): Promise<string> {
     const interaction = await provider.Interaction.find(uid);
     assertThat(interaction, new ApiError('session.not_found', 'this sign-in has expired; start again from the application'));
-    interaction!.result = { ...interaction!.lastSubmission, ...result };
-    await interaction!.save(interaction!.exp - Math.floor(Date.now() / 1000));
-    return interaction!.returnTo;
+    interaction.result = { ...interaction.lastSubmission, ...result };
+    await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
+    return interaction.returnTo;
   }
 
   return {
@@ -113,8 +113,8 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     async open(interactionOrUid: string | Interaction): Promise<{ experience: ExperienceDocument; clientId: string | undefined }> {
       const interaction = typeof interactionOrUid === 'string' ? await provider.Interaction.find(interactionOrUid) : interactionOrUid;
       assertThat(interaction, new ApiError('session.not_found', 'this sign-in has expired; start again from the application'));
-      const experience = await store.open(interaction!.uid, new Date(interaction!.exp * 1000));
-      return { experience, clientId: interaction!.params.client_id as string | undefined };
+      const experience = await store.open(interaction.uid, new Date(interaction.exp * 1000));
+      return { experience, clientId: interaction.params.client_id as string | undefined };
     },
 
     /** Answers the experience as it now is. */
@@ -223,7 +223,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const experience = await store.get(given._id);
       requireEvent(experience, 'ForgotPassword');
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
-      const user = await queries.users.findByIdOrThrow(experience.userId!);
+      const user = await queries.users.findByIdOrThrow(experience.userId);
       assertPasswordAllowed(password, [user.username, user.primaryEmail]);
       await store.set(experience._id, { profile: { passwordHash: await hashFor(caller, () => hashPassword(password)) } });
     },

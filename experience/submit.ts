@@ -18,7 +18,7 @@ export function createSubmitters(deps: Pick<ExperienceServiceDeps, 'queries' | '
     async SignIn(experience) {
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify a password and identify first'));
       // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
-      const { matchedCount } = await queries.users.collection.updateOne({ _id: experience.userId!, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
+      const { matchedCount } = await queries.users.collection.updateOne({ _id: experience.userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
       assertThat(matchedCount === 1, suspended);
       return experience.userId!;
     },
@@ -40,10 +40,10 @@ export function createSubmitters(deps: Pick<ExperienceServiceDeps, 'queries' | '
     async ForgotPassword(experience, origin) {
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
       assertThat(experience.profile.passwordHash, new ApiError('session.missing_profile', 'a new password is needed', { missing: ['password'] }));
-      const userId = experience.userId!;
+      const userId = experience.userId;
       const now = Date.now();
       await deps.write(origin, async ({ session, record }) => {
-        const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash!, updatedAt: now, lastSignInAt: now }, session);
+        const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash, updatedAt: now, lastSignInAt: now }, session);
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated) });
         // Whoever held the old password may hold a session: every session, grant and token ends.
         await deps.revokeAccount(userId, session);

@@ -22,7 +22,7 @@ export function webhookRequest(hook: HookDocument, eventId: string, payload: Rec
       'webhook-id': eventId,
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signatureHeader(keys, eventId, timestamp, body),
-      'logto-signature-sha-256': logtoSignature(keys[0]!, body),
+      'logto-signature-sha-256': logtoSignature(keys[0], body),
     },
   };
 }

@@ -24,7 +24,7 @@ export function samplePayload(event: string, now = new Date()): { id: string; pa
       },
     };
   }
-  const entity = event.split('.')[0]!;
+  const entity = event.split('.')[0];
   return {
     id,
     payload: {

@@ -20,7 +20,7 @@ const maxRetryAfterMs = 24 * 60 * 60 * 1000;
  */
 export function nextRetryDelay({ schedule, random = Math.random }: RetryPlan, attemptsMade: number, retryAfterMs: number | null = null): number | undefined {
   if (attemptsMade >= schedule.length) return undefined;
-  const base = schedule[attemptsMade]! * 1000;
+  const base = schedule[attemptsMade] * 1000;
   const spread = Math.round(base * (1 - jitter + 2 * jitter * random()));
   return Math.max(spread, Math.min(retryAfterMs ?? 0, maxRetryAfterMs));
 }

@@ -228,7 +228,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
       if (ok) succeeded.set(statusCode!, [...succeeded.get(statusCode!) ?? [], deliveryId]);
     }
     const now = new Date();
-    const lease = batch[0]!.leaseOwner;
+    const lease = batch[0].leaseOwner;
     await Promise.all([...succeeded].map(([lastStatus, ids]) => deliveries.updateMany(
       { _id: { $in: ids }, leaseOwner: lease },
       { $set: { state: 'succeeded', lastStatus, lastError: null, lastAttemptAt: now, leaseOwner: null, updatedAt: now }, $inc: { attempts: 1 } },

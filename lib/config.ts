@@ -39,14 +39,14 @@ export function readEnvironment(spec: EnvironmentSpec, env: NodeJS.ProcessEnv, d
     if (value !== undefined && value !== '') picked[key] = value;
   }
   const validate = ajv.compile({ type: 'object', properties: spec, dependencies });
-  if (!validate(picked)) throw new ConfigError(`Invalid setting: ${describe(validate.errors![0]!, '')}`);
+  if (!validate(picked)) throw new ConfigError(`Invalid setting: ${describe(validate.errors![0], '')}`);
   return picked;
 }
 
 /** Checks an embedding host's options against `schema`, without converting them; a bad one is a ConfigError naming it under `prefix`. */
 export function checkOptions(schema: Record<string, unknown>, options: unknown, prefix: string): void {
   const validate = strict.compile(schema);
-  if (!validate(options)) throw new ConfigError(`Invalid option: ${describe(validate.errors![0]!, prefix)}`);
+  if (!validate(options)) throw new ConfigError(`Invalid option: ${describe(validate.errors![0], prefix)}`);
 }
 
 /** The core variables: the server, its database, tokens and proxies. */

@@ -54,7 +54,7 @@ const familyOf = (address: string) => (isIP(address) === 6 ? 'ipv6' : 'ipv4');
 /** `host`, `1.2.3.4`, `1.2.3.0/24`, `::1`, `fd00::/8`; a TypeError names a malformed entry. */
 function parseEntry(entry: string, hosts: Set<string>, ranges: BlockList) {
   const [address, prefix, extra] = entry.split('/');
-  const version = isIP(address!);
+  const version = isIP(address);
   if (extra !== undefined || (prefix !== undefined && version === 0)) throw new TypeError(`\`${entry}\` is neither a host name nor a CIDR range`);
   if (version === 0) {
     if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.?$/.test(entry)) throw new TypeError(`\`${entry}\` is not a host name`);
@@ -63,7 +63,7 @@ function parseEntry(entry: string, hosts: Set<string>, ranges: BlockList) {
   }
   const bits = prefix === undefined ? (version === 4 ? 32 : 128) : Number(prefix);
   if (!/^\d{1,3}$/.test(prefix ?? '0') || bits > (version === 4 ? 32 : 128)) throw new TypeError(`\`${entry}\` has a bad prefix length`);
-  ranges.addSubnet(address!, bits, familyOf(address!));
+  ranges.addSubnet(address, bits, familyOf(address));
 }
 
 /**
@@ -98,7 +98,7 @@ export function createOutboundPolicy(allowList: string[] = []): OutboundPolicy {
         return (callback as (e: Error) => void)(refused as Error);
       }
       if (options.all) (callback as (e: null, a: LookupAddress[]) => void)(null, addresses);
-      else callback(null, addresses[0]!.address, addresses[0]!.family);
+      else callback(null, addresses[0].address, addresses[0].family);
     });
   };
 

@@ -81,7 +81,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
   /** The hooks as the API shows them, with their execution stats when asked for. */
   const present = async (found: HookDocument[], includeStats?: boolean) => {
     const stats = includeStats ? await hooks.queries.executionStats(found.map(({ _id }) => _id)) : undefined;
-    return found.map((hook) => ({ ...hookToApi(hook), ...(stats && { executionStats: stats.get(hook._id)! }) }));
+    return found.map((hook) => ({ ...hookToApi(hook), ...(stats && { executionStats: stats.get(hook._id) }) }));
   };
 
   router.get<object, Guarded<{ query: StatsQuery & { page?: number; page_size?: number } }>>(
@@ -187,7 +187,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ params: idParams('id'), body: hookTestSchema, bodyOptional: true, response: testReportResponse }),
     async (ctx) => {
       const hook = await hookQueries.findByIdOrThrow(ctx.guard.params.id);
-      const { id, payload } = samplePayload(ctx.guard.body.event ?? hook.events[0]!);
+      const { id, payload } = samplePayload(ctx.guard.body.event ?? hook.events[0]);
       const { ok, statusCode, durationMs, response, error } = await hooks.send(webhookRequest(hook, id, payload));
       ctx.body = { ok, statusCode, durationMs, response, error };
     },

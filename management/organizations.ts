@@ -53,7 +53,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     const scopes = new Map((await organizationScopes.findByIds([...new Set(grants.flat())])).map((scope) => [scope._id, scope]));
     return roles.map((role, index) => ({
       ...withId(role),
-      scopes: grants[index]!.flatMap((id) => (scopes.has(id) ? [{ id, name: scopes.get(id)!.name }] : [])),
+      scopes: grants[index].flatMap((id) => (scopes.has(id) ? [{ id, name: scopes.get(id)!.name }] : [])),
     }));
   }
 

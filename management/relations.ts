@@ -113,7 +113,7 @@ export const relations: Relation[] = [
       const roles = new Map((await q.organizationRoles.findByIds([...new Set(held.flat())])).map((role) => [role._id, role.name]));
       return users.map((user, index) => ({
         ...userToApi(user as unknown as UserDocument),
-        organizationRoles: held[index]!.flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : [])),
+        organizationRoles: held[index].flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id) }] : [])),
       }));
     },
     response: memberResponse(userResponse),
@@ -137,7 +137,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     const body = { type: 'object', properties: { [bodyKey]: idList() }, required: [bodyKey], additionalProperties: false };
     type Body = Record<string, string[]>;
     // Change records name the ids as `addedScopeIds` / `removedScopeIds`.
-    const changedKey = `${bodyKey[0]!.toUpperCase()}${bodyKey.slice(1)}`;
+    const changedKey = `${bodyKey[0].toUpperCase()}${bodyKey.slice(1)}`;
 
     const change = async (origin: ReturnType<typeof originOf>, ownerId: string, apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>) => {
       await deps.write(origin, async ({ session, record }) => {
@@ -161,7 +161,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       path,
       guard({ params: idParams(ownerParam), query: paginationQuery(), response: { type: 'array', items: relation.response ?? relation.target.response } }),
       async (ctx) => {
-        const ownerId = ctx.guard.params[ownerParam]!;
+        const ownerId = ctx.guard.params[ownerParam];
         await owners.findByIdOrThrow(ownerId);
         const filter = { _id: { $in: await links.rightsOf(ownerId) } };
         const [total, found] = await Promise.all([targets.count(filter), targets.find(filter, pageOf(ctx.guard.query))]);
@@ -174,8 +174,8 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       path,
       guard({ params: idParams(ownerParam), body, status: 201, response: { type: 'array', items: relation.response ?? relation.target.response } }),
       async (ctx) => {
-        const ownerId = ctx.guard.params[ownerParam]!;
-        const ids = ctx.guard.body[bodyKey]!;
+        const ownerId = ctx.guard.params[ownerParam];
+        const ids = ctx.guard.body[bodyKey];
         const linked = await checked(ownerId, ids, true);
         await change(originOf(ctx), ownerId, async (session) => ({ added: await links.add(ownerId, ids, session), removed: [] }));
         // The answer lists the targets the request named, now linked.
@@ -189,8 +189,8 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
         path,
         guard({ params: idParams(ownerParam), body: { ...body, properties: { [bodyKey]: { ...idList(), minItems: 0 } } }, status: 204 }),
         async (ctx) => {
-          const ownerId = ctx.guard.params[ownerParam]!;
-          const ids = ctx.guard.body[bodyKey]!;
+          const ownerId = ctx.guard.params[ownerParam];
+          const ids = ctx.guard.body[bodyKey];
           await checked(ownerId, ids, true);
           await change(originOf(ctx), ownerId, (session) => links.replace(ownerId, ids, session));
           ctx.status = 204;
@@ -203,10 +203,10 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       guard({ params: idParams(ownerParam, targetParam) }),
       async (ctx) => {
         const { [ownerParam]: ownerId, [targetParam]: targetId } = ctx.guard.params as Record<string, string>;
-        await checked(ownerId!, [targetId!], false);
-        await change(originOf(ctx), ownerId!, async (session) => {
-          assertThat(await links.remove(ownerId!, targetId!, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId!));
-          return { added: [], removed: [targetId!] };
+        await checked(ownerId, [targetId], false);
+        await change(originOf(ctx), ownerId, async (session) => {
+          assertThat(await links.remove(ownerId, targetId, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId));
+          return { added: [], removed: [targetId] };
         });
         ctx.status = 204;
       },

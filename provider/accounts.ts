@@ -39,7 +39,7 @@ export function userClaims(user: UserDocument): AccountClaims {
     ['phone_number', user.primaryPhone],
     ['phone_number_verified', user.primaryPhone === null ? undefined : true],
     ['updated_at', Math.floor(user.updatedAt / 1000)],
-    ...Object.entries(profile).flatMap(([key, value]): Array<[string, unknown]> => (profileClaims[key] ? [[profileClaims[key]!, value]] : [])),
+    ...Object.entries(profile).flatMap(([key, value]): Array<[string, unknown]> => (profileClaims[key] ? [[profileClaims[key], value]] : [])),
     ['address', address && defined(Object.entries(address).map(([key, value]) => [addressClaims[key] ?? key, value]))],
   ]) };
 }

@@ -60,7 +60,7 @@ async function main() {
     const server = await startStandaloneServer({ ...loadSettings({ ...process.env, PORT: '0' }) }, {
       // Command monitoring costs CPU of its own (the driver copies every command and reply), so
       // only the child that counts round trips has it.
-      logger: silentLogger, dbName: process.env.BENCH_DB!, mongoClientOptions: { monitorCommands: process.env.BENCH_COUNT_COMMANDS === '1' },
+      logger: silentLogger, dbName: process.env.BENCH_DB, mongoClientOptions: { monitorCommands: process.env.BENCH_COUNT_COMMANDS === '1' },
     });
     server.database.client.on('commandStarted', ({ commandName }) => { if (!upkeep.has(commandName)) commands += 1; });
     port = server.port;

@@ -62,7 +62,7 @@ export function bearerAuth({ issuer, audience, getKey, algorithms, acceptedScope
 
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(match[1]!, getKey, { issuer, audience, algorithms, typ: 'at+jwt', requiredClaims: ['exp'] }));
+      ({ payload } = await jwtVerify(match[1], getKey, { issuer, audience, algorithms, typ: 'at+jwt', requiredClaims: ['exp'] }));
     } catch (error) {
       throw invalidToken(describeVerifyError(error));
     }

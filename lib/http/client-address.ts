@@ -16,9 +16,9 @@ function blockListOf(proxies: string[]): BlockList {
   const list = new BlockList();
   for (const entry of proxies) {
     const [address, bits] = entry.split('/');
-    const family = isIP(address!) === 6 ? 'ipv6' : 'ipv4';
-    if (bits === undefined) list.addAddress(address!, family);
-    else list.addSubnet(address!, Number(bits), family);
+    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+    if (bits === undefined) list.addAddress(address, family);
+    else list.addSubnet(address, Number(bits), family);
   }
   return list;
 }
@@ -53,13 +53,13 @@ export function createClientAddress(trust: ProxyTrust): (req: IncomingMessage) =
     // From the nearest hop (our peer) outwards.
     const chain = [peer, ...forwarded.reverse()];
     if ('hops' in trust) {
-      const address = chain[Math.min(trust.hops, chain.length - 1)]!;
+      const address = chain[Math.min(trust.hops, chain.length - 1)];
       return isIP(address) ? address : peer;
     }
     let index = 0;
-    while (index < chain.length - 1 && isIP(chain[index]!) && isTrusted(chain[index]!)) index += 1;
+    while (index < chain.length - 1 && isIP(chain[index]) && isTrusted(chain[index])) index += 1;
     // A trusted proxy that passed on something that is not an address vouches for no one: it is the client.
-    return isIP(chain[index]!) ? chain[index]! : chain[index - 1]!;
+    return isIP(chain[index]) ? chain[index] : chain[index - 1];
   }
 
   return (req) => {

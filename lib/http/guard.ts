@@ -123,7 +123,7 @@ function validator(ajv: Ajv, where: string, schema: Schema | undefined) {
   const validate = ajv.compile(schema);
   return (value: unknown) => {
     if (!validate(value)) {
-      const { field, message } = describe(where, validate.errors![0]!);
+      const { field, message } = describe(where, validate.errors![0]);
       throw new ApiError('guard.invalid_input', message, { field });
     }
     return value;

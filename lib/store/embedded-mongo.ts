@@ -38,20 +38,20 @@ export async function startEmbeddedMongo({ timeoutMs = 30_000 } = {}): Promise<E
     }
     child.once('error', fail);
     child.once('exit', (code) => fail(new Error(`embedded MongoDB exited with code ${code}: ${output.slice(-500)}`)));
-    child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = /JONGODB_URI=(\S+)/.exec(output);
       if (match) {
         clearTimeout(timer);
         child.removeAllListeners('exit');
-        resolve(match[1]!);
+        resolve(match[1]);
       }
     });
   });
   // Keep draining its output so that a full pipe never blocks it.
-  child.stdout!.resume();
-  child.stderr!.resume();
+  child.stdout.resume();
+  child.stderr.resume();
   // A parent that dies must not leave the engine behind.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);

@@ -22,7 +22,7 @@ export async function insertEach<T extends Document>(collection: Collection<T>, 
       return error instanceof Error ? error : new Error(String(error));
     }
   };
-  if (documents.length === 1) return [await one(documents[0]!)];
+  if (documents.length === 1) return [await one(documents[0])];
   try {
     await collection.insertMany(documents, { ordered: false });
     return documents.map(() => 'inserted');

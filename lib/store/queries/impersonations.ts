@@ -47,7 +47,7 @@ export function createImpersonationQueries(db: Db) {
   /** Concurrent claims go as one unordered insert; each record succeeds or fails on its own. */
   const claims = createBatch(async (records: ImpersonationEvent[]): Promise<Array<string | undefined | Error>> =>
     (await insertEach(collection, records)).map((outcome, index) => {
-      if (outcome === 'inserted') return records[index]!._id;
+      if (outcome === 'inserted') return records[index]._id;
       return outcome === 'duplicate' ? undefined : outcome;
     }));
 
