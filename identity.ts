@@ -22,6 +22,7 @@ import { installHashedSecretComparison } from './provider/client-secret.js';
 import { toClientMetadata } from './provider/clients.js';
 import { configureProvider } from './provider/configure.js';
 import { cachesStaleAfter } from './provider/stale-caches.js';
+import type { ChangeKey } from './hooks/catalog.js';
 import { customizerCollection, type JwtCustomizer } from './lib/store/queries/jwt-customizer.js';
 import { checkOptions, type AccessTokenAlg } from './lib/config.js';
 import { resolveHookSettings, type HookSettings } from './hooks/settings.js';
@@ -245,7 +246,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         signInReports(provider, (report) => hooks.reportInteraction(report), logger);
       }
       hooks.start();
-      const write = createWriter(database, hooks.outbox, {
+      const write = createWriter<ChangeKey>(database, hooks.outbox, {
         retentionDays: options.changesRetentionDays ?? 90,
         afterCommit: async (changes) => { await Promise.all(cachesStaleAfter(changes).map((name) => caches.changed(name))); },
       });

@@ -9,6 +9,7 @@ import type { Logger } from '../lib/logger.js';
 import { mountApp } from '../lib/http/mount.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
+import type { ChangeKey } from '../hooks/catalog.js';
 import { apiErrors } from '../lib/http/api-errors.js';
 import { experienceApi, experiencePrefix } from './api.js';
 import { createCodes } from './codes.js';
@@ -44,7 +45,7 @@ export interface ExperienceDeps {
   queries: Queries;
   /** Ends every session, grant and token the provider keeps for a user (a password reset). */
   revokeAccount(userId: string, session?: ClientSession): Promise<void>;
-  write: Writer;
+  write: Writer<ChangeKey>;
   logger: Logger;
   email: EmailConnector;
   branding: Branding;

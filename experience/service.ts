@@ -13,7 +13,7 @@ import type { Codes } from './codes.js';
 import type { Counters } from './counters.js';
 import type { HashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
-import type { InteractionKind } from '../hooks/catalog.js';
+import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
 import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
 import { createAccountLookup, suspended, type Identifier } from './accounts.js';
@@ -35,7 +35,7 @@ export interface Caller {
 export interface ExperienceServiceDeps {
   provider: Provider;
   queries: Queries;
-  write: Writer;
+  write: Writer<ChangeKey>;
   store: ExperienceStore;
   codes: Codes;
   counters: Counters;

@@ -27,6 +27,40 @@ void allKindsListed;
 export const announcedEvent = Object.fromEntries(Object.entries(interactionEvents).map(([event, kind]) => [kind, event])) as
   { readonly [E in InteractionEvent as (typeof interactionEvents)[E]]: E };
 
+import type { ChangeNameOf } from '../lib/store/unit-of-work.js';
+
+/**
+ * Every change the service records, as `Entity.action`: the vocabulary of the write path. The
+ * Management API and the sign-in experience record only these (their writers are typed with
+ * it), and the tables keyed by change (the events below, the caches a change makes stale) can
+ * name no other.
+ */
+export const recordedChanges = [
+  'Application.created', 'Application.updated', 'Application.deleted', 'Application.secrets.updated', 'Application.roles.updated',
+  'Resource.created', 'Resource.updated', 'Resource.deleted',
+  'Scope.created', 'Scope.updated', 'Scope.deleted',
+  'Role.created', 'Role.updated', 'Role.deleted', 'Role.scopes.updated', 'Role.users.updated', 'Role.applications.updated',
+  'User.created', 'User.updated', 'User.deleted', 'User.suspension.updated', 'User.roles.updated',
+  'Organization.created', 'Organization.updated', 'Organization.deleted', 'Organization.membership.updated', 'Organization.membership.roles.updated',
+  'OrganizationRole.created', 'OrganizationRole.updated', 'OrganizationRole.deleted', 'OrganizationRole.scopes.updated',
+  'OrganizationScope.created', 'OrganizationScope.updated', 'OrganizationScope.deleted',
+  'Hook.created', 'Hook.updated', 'Hook.deleted', 'Hook.signing_key.rotated',
+  'Impersonation.subject_token.issued',
+  'JwtCustomizer.updated', 'JwtCustomizer.deleted',
+  'OidcKey.rotated', 'OidcKey.deleted',
+] as const;
+export type ChangeKey = (typeof recordedChanges)[number];
+
+const recorded = new Set<string>(recordedChanges);
+/**
+ * An entity and action named at run time (a table of relations), checked against the vocabulary
+ * once, when the table is read at start: a misspelt one stops the server from starting.
+ */
+export function recordedChange(entity: string, action: string): ChangeNameOf<ChangeKey> {
+  if (!recorded.has(`${entity}.${action}`)) throw new TypeError(`\`${entity}.${action}\` is not a recorded change (hooks/catalog.ts)`);
+  return { entity, action } as ChangeNameOf<ChangeKey>;
+}
+
 interface DataEventRule {
   event: string;
   /** For a change of a relation: the key under which the payload names the owner (`roleId`). */
@@ -39,7 +73,7 @@ interface DataEventRule {
  * route or flow (a sign-up creates a user, a password reset updates one), announces it; a
  * change without a row here (applications, resources, role assignments) announces nothing.
  */
-export const changeEvents: Record<string, DataEventRule> = {
+export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = {
   'User.created': { event: 'User.Created' },
   'User.deleted': { event: 'User.Deleted' },
   'User.updated': { event: 'User.Data.Updated' },

@@ -4,7 +4,7 @@ import { generateId } from '../lib/ids.js';
 import { userToApi, type ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
-import { changeEvents, interactionEvents, type InteractionEvent } from './catalog.js';
+import { changeEvents, interactionEvents, type ChangeKey, type InteractionEvent } from './catalog.js';
 import { hookCollections, type HookEventDocument } from './models.js';
 
 /** What sign-up, sign-in and password-reset code tells us about a finished interaction. */
@@ -37,7 +37,7 @@ export interface OutboxOptions {
 
 /** The data event a change announces, if any: Logto's data-hook body without `hookId`. */
 function dataEventOf(change: ChangeRecord): { event: string; payload: Record<string, unknown> } | undefined {
-  const rule = changeEvents[`${change.entity}.${change.action}`];
+  const rule = changeEvents[`${change.entity}.${change.action}` as ChangeKey];
   if (!rule) return undefined;
   const { origin } = change;
   const data = rule.ownerKey ? { [rule.ownerKey]: change.id, ...(change.data as object) } : change.data;

@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { ClientSession } from 'mongodb';
 
+import type { ChangeKey } from '../hooks/catalog.js';
 import type { Hooks } from '../hooks/index.js';
 import type { Database } from '../lib/store/database.js';
 import type { ApplicationDocument } from '../lib/store/models.js';
@@ -32,7 +33,7 @@ export interface ManagementDeps {
   database: Database;
   queries: Queries;
   /** The one write path: every mutation runs through it and records what it changed. */
-  write: Writer;
+  write: Writer<ChangeKey>;
   /**
    * oidc-provider's own check of the client an application stands for, so that we never store one
    * it would refuse; rejects with the provider's `error_description`.

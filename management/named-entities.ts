@@ -4,6 +4,7 @@ import { containsPattern, type EntityDocument, type EntityQueries } from '../lib
 import { guard, type Guarded, type Schema } from '../lib/http/guard.js';
 import { pageOf } from '../lib/http/pagination.js';
 import type { Write } from '../lib/store/unit-of-work.js';
+import type { ChangeKey } from '../hooks/catalog.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
@@ -16,8 +17,8 @@ type Named = EntityDocument & { name: string; description: string | null };
  */
 export interface NamedEntitySpec<T extends Named, Create> {
   path: string;
-  /** The entity name in change records. */
-  entity: string;
+  /** The entity name in change records (each has `created`, `updated` and `deleted` in the vocabulary). */
+  entity: 'Organization' | 'OrganizationRole' | 'OrganizationScope';
   queries: EntityQueries<T>;
   createSchema: Schema;
   patchSchema: Schema;
@@ -28,7 +29,7 @@ export interface NamedEntitySpec<T extends Named, Create> {
   /** Checks a create body against the database before anything is written (e.g. that referenced ids exist). */
   beforeCreate?(body: Create): Promise<void>;
   /** Further writes of a create, in its unit of work (e.g. the permissions it was created with). */
-  afterCreate?(document: T, body: Create, write: Write): Promise<void>;
+  afterCreate?(document: T, body: Create, write: Write<ChangeKey>): Promise<void>;
   /** Removes every reference to a deleted document, in its unit of work. */
   cascade(id: string, session: ClientSession | undefined): Promise<unknown>;
 }

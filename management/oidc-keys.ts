@@ -28,7 +28,7 @@ const keyResponse = {
 export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { keyRing } = deps;
   const managed = () => assertThat(keyRing, () => new ApiError('oidc.keys_managed_by_host', 'this deployment\'s host gives the provider its own keys; rotate them there'));
-  const changed = async (ctx: Parameters<typeof originOf>[0], keyType: OidcKeyType, action: string, data: Record<string, unknown>) => {
+  const changed = async (ctx: Parameters<typeof originOf>[0], keyType: OidcKeyType, action: 'rotated' | 'deleted', data: Record<string, unknown>) => {
     // The change record names what changed, never key material; other processes pick it up from the generation.
     await deps.write(originOf(ctx), async ({ record }) => { record({ entity: 'OidcKey', action, id: keyType, data }); });
   };

@@ -1,6 +1,7 @@
 import type { ClientSession, Document } from 'mongodb';
 
 import { builtIn } from './bootstrap.js';
+import { recordedChange } from '../hooks/catalog.js';
 import { createEntityQueries, type EntityDocument } from '../lib/store/entities.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard, type Guarded, type Schema } from '../lib/http/guard.js';
@@ -138,13 +139,14 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     type Body = Record<string, string[]>;
     // Change records name the ids as `addedScopeIds` / `removedScopeIds`.
     const changedKey = `${bodyKey[0].toUpperCase()}${bodyKey.slice(1)}`;
+    const recorded = recordedChange(relation.owner.entity, relation.action);
 
     const change = async (origin: ReturnType<typeof originOf>, ownerId: string, apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>) => {
       await deps.write(origin, async ({ session, record }) => {
         const { added, removed } = await apply(session);
         if (removed.length > 0) await relation.afterRemove?.(deps.queries, ownerId, removed, session);
         if (added.length + removed.length > 0) {
-          record({ entity: relation.owner.entity, action: relation.action, id: ownerId, data: { [`added${changedKey}`]: added, [`removed${changedKey}`]: removed } });
+          record({ ...recorded, id: ownerId, data: { [`added${changedKey}`]: added, [`removed${changedKey}`]: removed } });
         }
       });
     };

@@ -46,7 +46,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries: { users }, queries } = deps;
 
   /** Updates one user in a unit of work and records the change as `action`. */
-  const updateUser = (origin: ReturnType<typeof originOf>, userId: string, action: string, set: (current: UserDocument, session: Write['session']) => Promise<Partial<UserDocument>> | Partial<UserDocument>) =>
+  const updateUser = (origin: ReturnType<typeof originOf>, userId: string, action: 'updated' | 'suspension.updated', set: (current: UserDocument, session: Write['session']) => Promise<Partial<UserDocument>> | Partial<UserDocument>) =>
     deps.write(origin, async ({ session, record }) => {
       const current = await users.findByIdOrThrow(userId, session);
       const updated = await users.update(userId, { ...(await set(current, session)), updatedAt: Date.now() }, session);

@@ -1,3 +1,5 @@
+import type { ChangeKey } from '../hooks/catalog.js';
+
 /** The per-process caches of the provider's world, by the name `CacheRegistry` knows them under. */
 export type CacheName = 'applications' | 'resources' | 'roles' | 'userRoles' | 'applicationRoles' | 'configs' | 'oidcKeys';
 
@@ -6,7 +8,7 @@ export type CacheName = 'applications' | 'resources' | 'roles' | 'userRoles' | '
  * path clears them, here and (through the generation) in every other process, once the change has
  * committed. A change not listed here leaves every cache as it is.
  */
-export const staleCaches: Readonly<Record<string, readonly CacheName[]>> = {
+export const staleCaches: Readonly<Partial<Record<ChangeKey, readonly CacheName[]>>> = {
   'Application.created': ['applications'],
   'Application.updated': ['applications'],
   'Application.deleted': ['applications', 'applicationRoles'],
@@ -34,4 +36,4 @@ export const staleCaches: Readonly<Record<string, readonly CacheName[]>> = {
 
 /** The caches a unit of work's changes make stale, each once. */
 export const cachesStaleAfter = (changes: ReadonlyArray<{ entity: string; action: string }>): CacheName[] =>
-  [...new Set(changes.flatMap(({ entity, action }) => staleCaches[`${entity}.${action}`] ?? []))];
+  [...new Set(changes.flatMap(({ entity, action }) => staleCaches[`${entity}.${action}` as ChangeKey] ?? []))];

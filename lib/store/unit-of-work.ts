@@ -39,10 +39,20 @@ export interface ChangeRecord extends Change {
 /** How long change records are kept by default, in days. */
 export const defaultChangeRetentionDays = 90;
 
-export interface Write {
+/**
+ * A change whose `Entity.action` is one of the keys `K`: a part of the service that names the
+ * changes it records (its vocabulary) gets a misspelt one refused by the compiler.
+ */
+export type ChangeOf<K extends string> = string extends K ? Change
+  : K extends `${infer E}.${infer A}` ? { entity: E; action: A; id: string; data: unknown } : never;
+
+/** The entity and action a key names, one object type per key. */
+export type ChangeNameOf<K extends string> = K extends `${infer E}.${infer A}` ? { entity: E; action: A } : never;
+
+export interface Write<K extends string = string> {
   /** Pass to every query of the unit, so that they share its transaction. */
   session: ClientSession | undefined;
-  record(change: Change): void;
+  record(change: ChangeOf<K>): void;
 }
 
 /**
@@ -55,7 +65,7 @@ export interface ChangeSink {
   committed(): void;
 }
 
-export type Writer = <T>(origin: Origin, work: (write: Write) => Promise<T>) => Promise<T>;
+export type Writer<K extends string = string> = <T>(origin: Origin, work: (write: Write<K>) => Promise<T>) => Promise<T>;
 
 export const changesCollection = 'changes';
 
@@ -72,13 +82,13 @@ export interface WriterOptions {
   afterCommit?(changes: Change[]): Promise<void>;
 }
 
-export function createWriter(database: Database, sink?: ChangeSink, { retentionDays = defaultChangeRetentionDays, afterCommit }: WriterOptions = {}): Writer {
+export function createWriter<K extends string = string>(database: Database, sink?: ChangeSink, { retentionDays = defaultChangeRetentionDays, afterCommit }: WriterOptions = {}): Writer<K> {
   return async (origin, work) => {
     let announce = false;
     let committed: Change[] = [];
     const result = await database.transaction(async (session) => {
       const changes: Change[] = [];
-      const value = await work({ session, record: (change) => { changes.push(change); } });
+      const value = await work({ session, record: (change) => { changes.push(change as Change); } });
       // A retried transaction runs this again; the last run is the one that committed.
       committed = changes;
       if (changes.length > 0) {
