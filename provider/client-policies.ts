@@ -1,6 +1,6 @@
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 
-import type { CustomClientMetadata } from '../lib/store/models.js';
+import type { ApplicationDocument, CustomClientMetadata } from '../lib/store/models.js';
 
 /**
  * An application's `customClientMetadata` as oidc-provider's client sees it: the settings the
@@ -12,10 +12,17 @@ export const clientPolicyProperties = ['idTokenTtl', 'refreshTokenTtlInDays', 'r
 type PolicyMetadata = Pick<CustomClientMetadata, (typeof clientPolicyProperties)[number]>;
 
 /** Logto's defaults for the settings an application leaves out. */
-export const clientPolicyDefaults = { idTokenTtl: 3600, refreshTokenTtlInDays: 14, rotateRefreshToken: true, alwaysIssueRefreshToken: false };
+const clientPolicyDefaults = { idTokenTtl: 3600, refreshTokenTtlInDays: 14, rotateRefreshToken: true, alwaysIssueRefreshToken: false };
 
-export const policyMetadataOf = (custom: CustomClientMetadata): PolicyMetadata =>
-  Object.fromEntries(clientPolicyProperties.filter((key) => custom[key] !== undefined).map((key) => [key, custom[key]]));
+/**
+ * What an application's settings put in its client's metadata. A third-party application never
+ * gets refresh tokens it was not consented: the consent page asks for `offline_access`, so
+ * `alwaysIssueRefreshToken` is for first-party applications only.
+ */
+export const policyMetadataOf = ({ customClientMetadata: custom, isThirdParty }: Pick<ApplicationDocument, 'customClientMetadata' | 'isThirdParty'>): PolicyMetadata =>
+  Object.fromEntries(clientPolicyProperties
+    .filter((key) => custom[key] !== undefined && !(isThirdParty && key === 'alwaysIssueRefreshToken'))
+    .map((key) => [key, custom[key]]));
 
 type Client = NonNullable<KoaContextWithOIDC['oidc']['client']>;
 const metadataOf = (client: Client) => client.metadata() as PolicyMetadata;

@@ -60,6 +60,6 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
       backchannel_logout_session_required: oidc.backchannelLogoutSessionRequired ?? false,
     }),
     ...(oidc.logoUri && { logo_uri: oidc.logoUri }),
-    ...policyMetadataOf(application.customClientMetadata),
+    ...policyMetadataOf(application),
   };
 }

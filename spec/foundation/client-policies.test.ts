@@ -19,8 +19,8 @@ describe('customClientMetadata', () => {
   });
   afterAll(async () => { await server.close(); });
 
-  const application = (type: 'Traditional' | 'SPA', customClientMetadata: Record<string, unknown>) => server.create('/api/applications', {
-    name: `${type} app`, type, customClientMetadata,
+  const application = (type: 'Traditional' | 'SPA', customClientMetadata: Record<string, unknown>, isThirdParty = false) => server.create('/api/applications', {
+    name: `${type} app`, type, customClientMetadata, isThirdParty,
     oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
   }) as Promise<{ id: string; secret?: string }>;
 
@@ -60,6 +60,12 @@ describe('customClientMetadata', () => {
   it('alwaysIssueRefreshToken gives a refresh token without offline_access; otherwise offline_access is needed', async () => {
     expect((await tokensFor(await application('Traditional', { alwaysIssueRefreshToken: true }), 'openid')).tokens.refresh_token).toEqual(expect.any(String));
     expect((await tokensFor(await application('Traditional', {}), 'openid')).tokens.refresh_token).toBeUndefined();
+  });
+
+  it('never gives a third-party application a refresh token the user did not consent to (offline_access), whatever alwaysIssueRefreshToken says', async () => {
+    const partner = await application('Traditional', { alwaysIssueRefreshToken: true }, true);
+    // The consent page is answered for `openid` only: no offline access was granted.
+    expect((await tokensFor(partner, 'openid')).tokens.refresh_token).toBeUndefined();
   });
 
   it('rotateRefreshToken: false keeps a confidential client\'s refresh token; a public client\'s rotates whatever it says (RFC 9700 §4.14.2)', async () => {
