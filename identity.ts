@@ -24,7 +24,7 @@ import { configureProvider } from './provider/configure.js';
 import { cachesStaleAfter } from './provider/stale-caches.js';
 import type { ChangeKey } from './hooks/catalog.js';
 import { customizerCollection, type JwtCustomizer } from './lib/store/queries/jwt-customizer.js';
-import { checkOptions, type AccessTokenAlg } from './lib/config.js';
+import { changeRetentionRule, checkOptions, type AccessTokenAlg } from './lib/config.js';
 import { resolveHookSettings, type HookSettings } from './hooks/settings.js';
 import { resolveBranding } from './experience/settings.js';
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
@@ -41,7 +41,7 @@ import { createKeyRing } from './provider/oidc-keys.js';
 import { replaceSigningKeys } from './provider/internals.js';
 import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/store/queries/index.js';
-import { createWriter } from './lib/store/unit-of-work.js';
+import { createWriter, defaultChangeRetentionDays } from './lib/store/unit-of-work.js';
 import { createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './provider/resource-servers.js';
 
 
@@ -123,7 +123,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   // Checked before anything is written, with the rules the environment's settings follow.
   const hookSettings = resolveHookSettings(options.hooks);
   const branding = options.experience && resolveBranding(options.experience.branding);
-  checkOptions({ type: 'integer', minimum: 1, maximum: 3650 }, options.changesRetentionDays ?? 90, 'changesRetentionDays');
+  const changesRetentionDays = options.changesRetentionDays ?? defaultChangeRetentionDays;
+  checkOptions(changeRetentionRule, changesRetentionDays, 'changesRetentionDays');
   const accessTokenAlg = options.accessTokenAlg ?? 'ES256';
   const managementApiIndicator = `${baseUrl.replace(/\/+$/, '')}${managementPrefix}`;
   const queries = createQueries(database.db);
@@ -247,7 +248,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       }
       hooks.start();
       const write = createWriter<ChangeKey>(database, hooks.outbox, {
-        retentionDays: options.changesRetentionDays ?? 90,
+        retentionDays: changesRetentionDays,
         afterCommit: async (changes) => { await Promise.all(cachesStaleAfter(changes).map((name) => caches.changed(name))); },
       });
       const experience = options.experience && createExperience({

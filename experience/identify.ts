@@ -5,6 +5,8 @@ import { suspended } from './accounts.js';
 import type { Codes } from './codes.js';
 import type { ExperienceDocument, ExperienceStore, Profile, Verification } from './state.js';
 
+const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
+
 /** What identifying establishes: the user to sign in (or reset), or the profile of the account to create. */
 type Identified = { userId: string } | { profile: Profile };
 
@@ -75,4 +77,3 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
   };
 }
 
-const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');

@@ -1,5 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 
+import { defaultChangeRetentionDays } from './store/unit-of-work.js';
+
 /** Signing algorithms we offer for access tokens. ES256 and EdDSA sign several times faster than RS256. */
 export const accessTokenAlgs = ['ES256', 'EdDSA', 'RS256'] as const;
 export type AccessTokenAlg = (typeof accessTokenAlgs)[number];
@@ -49,6 +51,9 @@ export function checkOptions(schema: Record<string, unknown>, options: unknown, 
   if (!validate(options)) throw new ConfigError(`Invalid option: ${describe(validate.errors![0], prefix)}`);
 }
 
+/** How long the change log may keep a record, in days: for the environment and an embedding host alike. */
+export const changeRetentionRule = { type: 'integer', minimum: 1, maximum: 3650 } as const;
+
 /** The core variables: the server, its database, tokens and proxies. */
 export const coreEnvironment = {
   PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
@@ -65,7 +70,7 @@ export const coreEnvironment = {
   MANAGEMENT_API_TOKEN_TTL: { type: 'integer', minimum: 30, maximum: 86400, default: 600 },
   CUSTOM_CLAIMS_ON_ERROR: { enum: ['omit', 'refuse'], default: 'omit' },
   CUSTOM_CLAIMS_TIMEOUT_MS: { type: 'integer', minimum: 50, maximum: 10000, default: 1000 },
-  CHANGES_RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 3650, default: 90 },
+  CHANGES_RETENTION_DAYS: { ...changeRetentionRule, default: defaultChangeRetentionDays },
   // Host names, IP addresses or CIDR ranges, comma-separated.
   OUTBOUND_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
 } satisfies EnvironmentSpec;

@@ -1,8 +1,6 @@
 import { email, username } from '../../lib/identifiers.js';
 import { absoluteUri, freeFormObject, timestamp } from './common.js';
 
-export { email, username };
-
 const nullable = <T extends Record<string, unknown>>(schema: T) => ({ ...schema, type: [schema.type as string, 'null'] });
 
 /** Logto's rule: a phone number is digits only. */

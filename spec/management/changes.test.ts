@@ -1,3 +1,5 @@
+import * as oauth from 'openid-client';
+
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const day = 24 * 60 * 60 * 1000;
@@ -48,5 +50,15 @@ describe('the change log', () => {
     expect(bad).toMatchObject({ status: 400, body: { code: 'guard.invalid_input', data: { field: 'query.since' } } });
     expect((await server.api('GET', '/api/changes?entity=Us%24er')).status).toBe(400);
     expect((await server.api('GET', '/api/changes', { token: null })).status).toBe(401);
+    // A backend that may only issue subject tokens reads no change log.
+    const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'Impersonation only', type: 'MachineToMachine' } });
+    const impersonation = (await server.api('GET', '/api/resources/management-api/scopes')).body.find(({ name }: { name: string }) => name === 'impersonation');
+    await server.api('POST', `/api/roles/${role.id}/scopes`, { body: { scopeIds: [impersonation.id] } });
+    const backend = await server.create('/api/applications', { name: 'Integrator backend', type: 'MachineToMachine' });
+    await server.api('POST', `/api/applications/${backend.id}/roles`, { body: { roleIds: [role.id] } });
+    const config = await server.discover(backend.id, backend.secret);
+    const { access_token: token, scope } = await oauth.clientCredentialsGrant(config, { resource: server.identity.managementApiIndicator, scope: 'all impersonation' });
+    expect(scope).toBe('impersonation');
+    expect(await server.api('GET', '/api/changes', { token })).toMatchObject({ status: 403, body: { code: 'auth.forbidden' } });
   });
 });

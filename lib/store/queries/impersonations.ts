@@ -4,6 +4,7 @@ import { createBatch } from '../batch.js';
 import { insertEach } from '../insert-each.js';
 import { generateId } from '../../ids.js';
 import type { Page } from '../models.js';
+import { createdWithin } from './time-range.js';
 
 /** One line of the impersonation audit: who acted as whom, when, why, and how it ended. */
 export interface ImpersonationEvent {
@@ -40,9 +41,7 @@ export function createImpersonationQueries(db: Db) {
     ...(targetUserId && { targetUserId }),
     ...(actorUserId && { actorUserId }),
     ...(clientId && { $or: [{ clientId }, { issuerClientId: clientId }] }),
-    ...((since !== undefined || until !== undefined) && {
-      createdAt: { ...(since !== undefined && { $gte: since }), ...(until !== undefined && { $lte: until }) },
-    }),
+    ...createdWithin(since, until, (at) => at),
   });
   /** Concurrent claims go as one unordered insert; each record succeeds or fails on its own. */
   const claims = createBatch(async (records: ImpersonationEvent[]): Promise<Array<string | undefined | Error>> =>

@@ -10,6 +10,7 @@ import type {
 } from '../models.js';
 import { createApplicationQueries } from './applications.js';
 import { createImpersonationQueries } from './impersonations.js';
+import { createChangeQueries } from './changes.js';
 import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
 import { createResourceQueries } from './resources.js';
 import { createSubjectTokenQueries, type SubjectTokenDocument } from './subject-tokens.js';
@@ -67,6 +68,7 @@ export function createQueries(db: Db) {
     organizationUserRoles: createOrganizationUserRoleQueries(db),
     subjectTokens: createSubjectTokenQueries(db),
     impersonations: createImpersonationQueries(db),
+    changes: createChangeQueries(db),
     links,
 
     /**
