@@ -2,12 +2,12 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded, type Schema } from '../lib/http/guard.js';
+import { guard, type Admitted, type TypedSchema } from '../lib/http/guard.js';
 import { jsonBody } from '../lib/http/json-body.js';
 import { email } from '../lib/identifiers.js';
-import { interactionKinds, type InteractionKind } from '../hooks/catalog.js';
+import { interactionKinds } from '../hooks/catalog.js';
 import { maxPasswordLength } from './password-policy.js';
-import type { Caller, ExperienceService, Identifier } from './service.js';
+import type { Caller, ExperienceService } from './service.js';
 import type { ExperienceDocument } from './state.js';
 
 export const experiencePrefix = '/api/experience';
@@ -31,14 +31,17 @@ export const callerOf = (ctx: Pick<ParameterizedContext, 'ip' | 'method' | 'path
 
 // Usernames as Logto allows them: a letter or underscore first, then letters, digits and underscores.
 export const usernamePattern = '^[A-Za-z_][A-Za-z0-9_]{0,127}$';
-const password = { type: 'string', minLength: 1, maxLength: maxPasswordLength };
-const event = { enum: interactionKinds };
-const verificationId = { type: 'string', minLength: 1, maxLength: 64 };
-const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({ type: 'object', properties, required, additionalProperties: false });
-const identifier = (types: Array<{ type: string; value: Schema }>): Schema => ({
-  oneOf: types.map(({ type, value }) => object({ type: { const: type }, value })),
-});
-const username = { type: 'string', pattern: usernamePattern };
+const password = { type: 'string', minLength: 1, maxLength: maxPasswordLength } as const;
+const event = { enum: interactionKinds } as const;
+const verificationId = { type: 'string', minLength: 1, maxLength: 64 } as const;
+/** An object with exactly these fields, each required. */
+const object = <const P extends Record<string, TypedSchema>>(properties: P) =>
+  ({ type: 'object', properties, required: Object.keys(properties) as Array<keyof P & string>, additionalProperties: false }) as const;
+type IdentifierSchema<T extends string, V extends TypedSchema> = ReturnType<typeof object<{ type: { readonly const: T }; value: V }>>;
+/** `{type, value}`, one of the given identifier types, each with its value's schema. */
+const identifier = <const T extends ReadonlyArray<{ type: string; value: TypedSchema }>>(types: T) =>
+  ({ oneOf: types.map(({ type, value }) => object({ type: { const: type }, value })) }) as { readonly oneOf: { [K in keyof T]: IdentifierSchema<T[K]['type'], T[K]['value']> } };
+const username = { type: 'string', pattern: usernamePattern } as const;
 const verificationAnswer = { response: object({ verificationId }) };
 
 /**
@@ -61,18 +64,19 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
   }, jsonBody(bodyLimit));
 
   /** A step that answers 204: its body, checked against `body`, goes to `run` with this interaction. */
-  const step = <B>(method: 'put' | 'post', path: string, body: Schema, run: (experience: ExperienceDocument, given: B, caller: Caller) => Promise<void>) =>
-    router[method]<ExperienceState, Guarded<{ body: B }>>(path, guard({ body, status: 204, public: true }), async (ctx) => {
-      await run(ctx.state.experience, ctx.guard.body, callerOf(ctx));
+  const step = <const S extends TypedSchema>(method: 'put' | 'post', path: string, body: S, run: (experience: ExperienceDocument, given: Admitted<S>, caller: Caller) => Promise<void>) =>
+    router[method](path, guard({ body: body as TypedSchema, status: 204, public: true }), async (ctx) => {
+      // The guard checked the body against `body`, which is what Admitted<S> says of it.
+      await run(ctx.state.experience, ctx.guard.body as Admitted<S>, callerOf(ctx));
       ctx.status = 204;
     });
 
   for (const path of ['/', '/interaction-event']) {
-    step<{ interactionEvent: InteractionKind }>('put', path, object({ interactionEvent: event }),
+    step('put', path, object({ interactionEvent: event }),
       async (experience, { interactionEvent }) => { await service.start(experience, interactionEvent); });
   }
 
-  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; password: string } }>>(
+  router.post(
     '/verification/password',
     guard({ body: object({ identifier: identifier([{ type: 'username', value: username }, { type: 'email', value: email }]), password }), ...verificationAnswer, public: true }),
     async (ctx) => {
@@ -81,7 +85,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     },
   );
 
-  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; password: string } }>>(
+  router.post(
     '/verification/new-password-identity',
     guard({ body: object({ identifier: identifier([{ type: 'username', value: username }]), password }), ...verificationAnswer, public: true }),
     async (ctx) => {
@@ -90,7 +94,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     },
   );
 
-  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; interactionEvent: InteractionKind } }>>(
+  router.post(
     '/verification/verification-code',
     guard({ body: object({ identifier: identifier([{ type: 'email', value: email }]), interactionEvent: event }), ...verificationAnswer, public: true }),
     async (ctx) => {
@@ -101,7 +105,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     },
   );
 
-  router.post<ExperienceState, Guarded<{ body: { identifier: Identifier; verificationId: string; code: string } }>>(
+  router.post(
     '/verification/verification-code/verify',
     guard({ body: object({ identifier: identifier([{ type: 'email', value: email }]), verificationId, code: { type: 'string', maxLength: 16 } }), ...verificationAnswer, public: true }),
     async (ctx) => {
@@ -110,15 +114,15 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     },
   );
 
-  step<{ verificationId: string }>('post', '/identification', object({ verificationId }),
+  step('post', '/identification', object({ verificationId }),
     (experience, { verificationId: id }) => service.identify(experience, id));
-  step<{ type: 'username' | 'password'; value: string }>('post', '/profile',
-    { oneOf: [object({ type: { const: 'username' }, value: username }), object({ type: { const: 'password' }, value: password })] },
+  step('post', '/profile',
+    { oneOf: [object({ type: { const: 'username' }, value: username }), object({ type: { const: 'password' }, value: password })] } as const,
     (experience, { type, value }, caller) => service.addProfile(experience, type, value, caller));
-  step<{ password: string }>('put', '/profile/password', object({ password }),
+  step('put', '/profile/password', object({ password }),
     (experience, given, caller) => service.resetPassword(experience, given.password, caller));
 
-  router.post<ExperienceState>(
+  router.post(
     '/submit',
     guard({ response: object({ redirectTo: { type: 'string' } }), public: true }),
     async (ctx) => {

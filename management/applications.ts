@@ -1,19 +1,17 @@
 import { refusingDuplicates } from '../lib/store/entities.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
-import { isConfidential, withId, type ApplicationDocument, type ApplicationSecretDocument, type ApplicationType } from '../lib/store/models.js';
+import { isConfidential, withId, type ApplicationDocument, type ApplicationSecretDocument } from '../lib/store/models.js';
 import { pageOf } from '../lib/http/pagination.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import {
   applicationCreateSchema, applicationListQuery, applicationPatchSchema, applicationResponse,
   secretCreateSchema, secretResponse, secretWithValueResponse,
-  type ApplicationCreate, type ApplicationPatch, type SecretCreate,
 } from './schemas/applications.js';
 import { idParams, idSchema, paginationQuery } from './schemas/common.js';
 
-type IdParams = { id: string };
 /** Read-merge-writes of one application that another write overtook are tried again this many times in all (a PATCH is overtaken at most once by each concurrent one). */
 const maxPatchAttempts = 10;
 const listResponse = { type: 'array', items: applicationResponse };
@@ -41,7 +39,7 @@ async function checkClient(deps: ManagementDeps, application: ApplicationDocumen
 export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries: { applications } } = deps;
 
-  router.get<object, Guarded<{ query: { page?: number; page_size?: number; types?: ApplicationType[]; isThirdParty?: 'true' | 'false' } }>>(
+  router.get(
     '/applications',
     guard({ query: paginationQuery(applicationListQuery), response: listResponse }),
     async (ctx) => {
@@ -54,7 +52,7 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
   );
 
   // Logto answers a create here with 200, not 201; clients written for it expect that.
-  router.post<object, Guarded<{ body: ApplicationCreate }>>(
+  router.post(
     '/applications',
     guard({ body: applicationCreateSchema, response: applicationResponse, status: 200 }),
     async (ctx) => {
@@ -82,7 +80,7 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.get<object, Guarded<{ params: IdParams }>>(
+  router.get(
     '/applications/:id',
     guard({ params: idParams('id'), response: applicationResponse }),
     async (ctx) => {
@@ -90,7 +88,7 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.patch<object, Guarded<{ params: IdParams; body: ApplicationPatch }>>(
+  router.patch(
     '/applications/:id',
     guard({ params: idParams('id'), body: applicationPatchSchema, response: applicationResponse }),
     async (ctx) => {
@@ -125,7 +123,7 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete<object, Guarded<{ params: IdParams }>>(
+  router.delete(
     '/applications/:id',
     guard({ params: idParams('id') }),
     async (ctx) => {
@@ -146,7 +144,7 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     return application;
   }
 
-  router.get<object, Guarded<{ params: IdParams }>>(
+  router.get(
     '/applications/:id/secrets',
     guard({ params: idParams('id'), response: { type: 'array', items: secretResponse } }),
     async (ctx) => {
@@ -156,7 +154,7 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
   );
 
   // Rotation: add a new secret, move the client over, then delete the old one by name.
-  router.post<object, Guarded<{ params: IdParams; body: SecretCreate }>>(
+  router.post(
     '/applications/:id/secrets',
     guard({ params: idParams('id'), body: secretCreateSchema, response: secretWithValueResponse, status: 201 }),
     async (ctx) => {
@@ -173,7 +171,7 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete<object, Guarded<{ params: IdParams & { name: string } }>>(
+  router.delete(
     '/applications/:id/secrets/:name',
     guard({ params: { type: 'object', properties: { id: idSchema, name: { type: 'string', minLength: 1, maxLength: 256 } }, required: ['id', 'name'] } }),
     async (ctx) => {

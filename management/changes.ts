@@ -1,6 +1,5 @@
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import { pageOf } from '../lib/http/pagination.js';
-import type { ChangeFilter } from '../lib/store/queries/changes.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idSchema, paginationQuery, timestamp } from './schemas/common.js';
 
@@ -25,7 +24,7 @@ const changeResponse = {
  */
 export function changeRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { changes } = deps.queries;
-  router.get<object, Guarded<{ query: ChangeFilter & { page?: number; page_size?: number } }>>(
+  router.get(
     '/changes',
     guard({
       query: paginationQuery({

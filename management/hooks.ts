@@ -8,7 +8,7 @@ import { samplePayload } from '../hooks/sample.js';
 import { generateSigningKey } from '../hooks/signing.js';
 import { webhookRequest } from '../hooks/message.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { AddressRefusedError } from '../lib/outbound-addresses.js';
 import { pageOf } from '../lib/http/pagination.js';
@@ -17,11 +17,9 @@ import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
 import {
   deliveryListQuery, deliveryResponse, hookCreateSchema, hookPatchSchema, hookResponse, hookStatsQuery, hookTestSchema, replayResponse,
-  replaySchema, testReportResponse, type HookConfig, type HookCreate, type HookPatch, type ReplayBody,
+  replaySchema, testReportResponse, type HookConfig,
 } from './schemas/hooks.js';
 
-type IdParams = { id: string };
-type StatsQuery = { includeExecutionStats?: boolean };
 
 /** Headers that the signature or the transport own: a hook's own headers may not set them. */
 // Ours to set, and the hop-by-hop headers (RFC 9110 §7.6.1, §7.8, §10.1.1; `Proxy-*`), which would
@@ -84,7 +82,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     return found.map((hook) => ({ ...hookToApi(hook), ...(stats && { executionStats: stats.get(hook._id) }) }));
   };
 
-  router.get<object, Guarded<{ query: StatsQuery & { page?: number; page_size?: number } }>>(
+  router.get(
     '/hooks',
     guard({ query: paginationQuery(hookStatsQuery), response: { type: 'array', items: hookResponse } }),
     async (ctx) => {
@@ -94,7 +92,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post<object, Guarded<{ body: HookCreate }>>(
+  router.post(
     '/hooks',
     guard({ body: hookCreateSchema, response: hookResponse, status: 201 }),
     async (ctx) => {
@@ -115,7 +113,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.get<object, Guarded<{ params: IdParams; query: StatsQuery }>>(
+  router.get(
     '/hooks/:id',
     guard({ params: idParams('id'), query: { type: 'object', properties: hookStatsQuery, additionalProperties: false }, response: hookResponse }),
     async (ctx) => {
@@ -123,7 +121,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.patch<object, Guarded<{ params: IdParams; body: HookPatch }>>(
+  router.patch(
     '/hooks/:id',
     guard({ params: idParams('id'), body: hookPatchSchema, response: hookResponse }),
     async (ctx) => {
@@ -143,7 +141,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete<object, Guarded<{ params: IdParams }>>(
+  router.delete(
     '/hooks/:id',
     guard({ params: idParams('id') }),
     async (ctx) => {
@@ -159,7 +157,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   // Rotation: the new key signs from now on; the old one keeps signing beside it for the overlap
   // (HOOKS_KEY_OVERLAP), so that receivers can switch keys without dropping a message.
-  router.patch<object, Guarded<{ params: IdParams }>>(
+  router.patch(
     '/hooks/:id/signing-key',
     guard({ params: idParams('id'), response: hookResponse }),
     async (ctx) => {
@@ -182,7 +180,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post<object, Guarded<{ params: IdParams; body: { event?: string } }>>(
+  router.post(
     '/hooks/:id/test',
     guard({ params: idParams('id'), body: hookTestSchema, bodyOptional: true, response: testReportResponse }),
     async (ctx) => {
@@ -193,7 +191,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.get<object, Guarded<{ params: IdParams; query: { page?: number; page_size?: number; state?: DeliveryDocument['state']; event?: string; since?: number; until?: number } }>>(
+  router.get(
     '/hooks/:id/deliveries',
     guard({ params: idParams('id'), query: paginationQuery(deliveryListQuery), response: { type: 'array', items: deliveryResponse } }),
     async (ctx) => {
@@ -214,7 +212,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post<object, Guarded<{ params: IdParams & { deliveryId: string } }>>(
+  router.post(
     '/hooks/:id/deliveries/:deliveryId/redeliver',
     guard({ params: idParams('id', 'deliveryId'), response: deliveryResponse, status: 202 }),
     async (ctx) => {
@@ -232,7 +230,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   // Backfill: every stored event of the range that the hook subscribes to (or `events`, among
   // them) is delivered to it again, or for the first time if it came before the hook.
-  router.post<object, Guarded<{ params: IdParams; body: ReplayBody }>>(
+  router.post(
     '/hooks/:id/replay',
     guard({ params: idParams('id'), body: replaySchema, response: replayResponse, status: 202 }),
     async (ctx) => {

@@ -1,7 +1,6 @@
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import { withId } from '../lib/store/models.js';
 import { pageOf } from '../lib/http/pagination.js';
-import type { ImpersonationFilter } from '../lib/store/queries/impersonations.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idSchema, paginationQuery, timestamp } from './schemas/common.js';
 
@@ -27,7 +26,7 @@ const eventResponse = {
 /** The impersonation audit: who acted as whom, when and why; newest first. */
 export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { impersonations } = deps.queries;
-  router.get<object, Guarded<{ query: ImpersonationFilter & { page?: number; page_size?: number } }>>(
+  router.get(
     '/impersonations',
     guard({
       query: paginationQuery({

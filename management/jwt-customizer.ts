@@ -1,7 +1,7 @@
 import { Script } from 'node:vm';
 
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import { customizerCollection, customizerId, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
@@ -17,8 +17,6 @@ const customizerResponse = {
   properties: { script: { type: 'string' }, environmentVariables: { type: 'object', additionalProperties: true } },
   required: ['script', 'environmentVariables'],
 };
-
-type Customizer = { script: string; environmentVariables?: Record<string, string> };
 
 /** Compiles without running, so that a script with a syntax error is refused when it is stored. */
 function assertCompiles(source: string) {
@@ -39,7 +37,7 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
     ctx.body = { script: stored.script, environmentVariables: stored.environmentVariables };
   });
 
-  router.put<object, Guarded<{ body: Customizer }>>(
+  router.put(
     path,
     guard({ body: { type: 'object', properties: { script, environmentVariables }, required: ['script'], additionalProperties: false }, response: customizerResponse }),
     async (ctx) => {
@@ -64,7 +62,7 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
   });
 
   // Dry run: the script against a sample token and context, in a sandbox like the tokens' own but apart from it.
-  router.post<object, Guarded<{ body: Customizer & { tokenType?: string; token?: Record<string, unknown>; context?: Record<string, unknown> } }>>(
+  router.post(
     '/configs/jwt-customizer/test',
     guard({
       body: {

@@ -1,7 +1,7 @@
 import type { ClientSession } from 'mongodb';
 
 import { containsPattern, type EntityDocument, type EntityQueries } from '../lib/store/entities.js';
-import { guard, type Guarded, type Schema } from '../lib/http/guard.js';
+import { guard, type Admitted, type Schema, type TypedSchema } from '../lib/http/guard.js';
 import { pageOf } from '../lib/http/pagination.js';
 import type { Write } from '../lib/store/unit-of-work.js';
 import type { ChangeKey } from '../hooks/catalog.js';
@@ -15,30 +15,33 @@ type Named = EntityDocument & { name: string; description: string | null };
  * The CRUD that organizations, organization roles and organization permissions share, as
  * Logto's schema router gives it: list (search by name with `q`), create (201), read, update, delete.
  */
-export interface NamedEntitySpec<T extends Named, Create> {
+export interface NamedEntitySpec<T extends Named, CreateSchema extends TypedSchema, PatchSchema extends TypedSchema> {
   path: string;
   /** The entity name in change records (each has `created`, `updated` and `deleted` in the vocabulary). */
   entity: 'Organization' | 'OrganizationRole' | 'OrganizationScope';
   queries: EntityQueries<T>;
-  createSchema: Schema;
-  patchSchema: Schema;
+  createSchema: CreateSchema;
+  /** What it admits must be a part of the document: checked here, where the spec is written. */
+  patchSchema: Admitted<PatchSchema> extends Partial<Omit<T, '_id'>> ? PatchSchema : never;
   response: Schema;
-  build(body: Create): T;
+  build(body: Admitted<CreateSchema>): T;
   /** Answers for a page of documents (e.g. with their permissions attached). */
   present(documents: T[]): Promise<unknown[]>;
   /** Checks a create body against the database before anything is written (e.g. that referenced ids exist). */
-  beforeCreate?(body: Create): Promise<void>;
+  beforeCreate?(body: Admitted<CreateSchema>): Promise<void>;
   /** Further writes of a create, in its unit of work (e.g. the permissions it was created with). */
-  afterCreate?(document: T, body: Create, write: Write<ChangeKey>): Promise<void>;
+  afterCreate?(document: T, body: Admitted<CreateSchema>, write: Write<ChangeKey>): Promise<void>;
   /** Removes every reference to a deleted document, in its unit of work. */
   cascade(id: string, session: ClientSession | undefined): Promise<unknown>;
 }
 
-export function namedEntityRoutes<T extends Named, Create>(router: ApiRouter, deps: ManagementDeps, spec: NamedEntitySpec<T, Create>) {
+export function namedEntityRoutes<T extends Named, const C extends TypedSchema, const P extends TypedSchema>(
+  router: ApiRouter, deps: ManagementDeps, spec: NamedEntitySpec<T, C, P>,
+) {
   const { path, entity, queries } = spec;
   const one = async (document: T) => (await spec.present([document]))[0];
 
-  router.get<object, Guarded<{ query: { page?: number; page_size?: number; q?: string } }>>(
+  router.get(
     path,
     guard({ query: paginationQuery({ q: { type: 'string', maxLength: 256 } }), response: { type: 'array', items: spec.response } }),
     async (ctx) => {
@@ -50,7 +53,7 @@ export function namedEntityRoutes<T extends Named, Create>(router: ApiRouter, de
     },
   );
 
-  router.post<object, Guarded<{ body: Create }>>(
+  router.post(
     path,
     guard({ body: spec.createSchema, response: spec.response, status: 201 }),
     async (ctx) => {
@@ -65,7 +68,7 @@ export function namedEntityRoutes<T extends Named, Create>(router: ApiRouter, de
     },
   );
 
-  router.get<object, Guarded<{ params: { id: string } }>>(
+  router.get(
     `${path}/:id`,
     guard({ params: idParams('id'), response: spec.response }),
     async (ctx) => {
@@ -73,13 +76,14 @@ export function namedEntityRoutes<T extends Named, Create>(router: ApiRouter, de
     },
   );
 
-  router.patch<object, Guarded<{ params: { id: string }; body: Partial<T> }>>(
+  router.patch(
     `${path}/:id`,
     guard({ params: idParams('id'), body: spec.patchSchema, response: spec.response }),
     async (ctx) => {
       const { params: { id }, body } = ctx.guard;
       const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-        const after = await queries.update(id, body, session);
+        // The spec's patch schema admits only parts of the document (its type says so).
+        const after = await queries.update(id, body as Partial<Omit<T, '_id'>>, session);
         record({ entity, action: 'updated', id, data: await one(after) });
         return after;
       });
@@ -87,7 +91,7 @@ export function namedEntityRoutes<T extends Named, Create>(router: ApiRouter, de
     },
   );
 
-  router.delete<object, Guarded<{ params: { id: string } }>>(
+  router.delete(
     `${path}/:id`,
     guard({ params: idParams('id') }),
     async (ctx) => {

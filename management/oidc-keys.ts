@@ -1,5 +1,5 @@
 import { assertThat, ApiError } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import type { ApiRouter, ManagementDeps, OidcKeyType, SigningKeyFamily } from './deps.js';
 import { originOf } from './origin.js';
 
@@ -33,7 +33,7 @@ export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
     await deps.write(originOf(ctx), async ({ record }) => { record({ entity: 'OidcKey', action, id: keyType, data }); });
   };
 
-  router.get<object, Guarded<{ params: { keyType: OidcKeyType } }>>(
+  router.get(
     '/configs/oidc/:keyType',
     guard({ params: keyTypeParam, response: keyResponse }),
     async (ctx) => {
@@ -42,7 +42,7 @@ export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post<object, Guarded<{ params: { keyType: OidcKeyType }; body: { signingKeyAlgorithm?: SigningKeyFamily } }>>(
+  router.post(
     '/configs/oidc/:keyType/rotate',
     guard({
       params: keyTypeParam,
@@ -61,7 +61,7 @@ export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete<object, Guarded<{ params: { keyType: OidcKeyType; keyId: string } }>>(
+  router.delete(
     '/configs/oidc/:keyType/:keyId',
     guard({ params: { ...keyTypeParam, properties: { ...keyTypeParam.properties, keyId: { type: 'string', minLength: 1, maxLength: 128 } }, required: ['keyType', 'keyId'] } }),
     async (ctx) => {

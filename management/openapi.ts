@@ -16,7 +16,7 @@ const errorResponses = {
   422: 'The request conflicts with existing data.',
 };
 
-const isGuard = (middleware: unknown): middleware is GuardMiddleware =>
+const isGuard = (middleware: unknown): middleware is Pick<GuardMiddleware, 'schemas'> =>
   typeof middleware === 'function' && 'schemas' in middleware;
 
 function parameters(where: 'path' | 'query', schema: Schema | undefined) {
@@ -51,7 +51,7 @@ function operation(method: string, schemas: GuardSchemas, tag: string) {
 export function buildOpenApiDocument(router: Router, { serverUrl, version }: { serverUrl: string; version: string }) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const layer of router.stack) {
-    const guardMiddleware = layer.stack.find(isGuard);
+    const guardMiddleware = (layer.stack as unknown[]).find(isGuard);
     if (!guardMiddleware || typeof layer.path !== 'string') continue;
     const path = layer.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     const tag = path.split('/')[2] ?? 'api';

@@ -1,7 +1,7 @@
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
-import { withId, type OrganizationDocument, type OrganizationRoleDocument, type OrganizationScopeDocument } from '../lib/store/models.js';
+import { withId, type OrganizationRoleDocument } from '../lib/store/models.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { namedEntityRoutes } from './named-entities.js';
 import { originOf } from './origin.js';
@@ -9,18 +9,14 @@ import { idParams } from './schemas/common.js';
 import {
   namedCreateSchema, namedPatchSchema, organizationCreateSchema, organizationPatchSchema, organizationResponse,
   organizationRoleCreateSchema, organizationRoleResponse, organizationScopeResponse,
-  type NamedCreate, type OrganizationCreate, type OrganizationRoleCreate,
 } from './schemas/organizations.js';
 import { idList } from './schemas/roles.js';
-
-type MemberParams = { id: string; userId: string };
-type MemberRoleBody = { organizationRoleIds: string[] };
 
 export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;
   const { organizations, organizationRoles, organizationScopes, organizationUserRoles, links } = queries;
 
-  namedEntityRoutes<OrganizationDocument, OrganizationCreate>(router, deps, {
+  namedEntityRoutes(router, deps, {
     path: '/organizations',
     entity: 'Organization',
     queries: organizations,
@@ -35,7 +31,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     ]),
   });
 
-  namedEntityRoutes<OrganizationScopeDocument, NamedCreate>(router, deps, {
+  namedEntityRoutes(router, deps, {
     path: '/organization-scopes',
     entity: 'OrganizationScope',
     queries: organizationScopes,
@@ -57,7 +53,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     }));
   }
 
-  namedEntityRoutes<OrganizationRoleDocument, OrganizationRoleCreate>(router, deps, {
+  namedEntityRoutes(router, deps, {
     path: '/organization-roles',
     entity: 'OrganizationRole',
     queries: organizationRoles,
@@ -84,7 +80,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const memberRoles = '/organizations/:id/users/:userId/roles';
   const memberRoleBody = (minItems: number) => ({
     type: 'object', properties: { organizationRoleIds: { ...idList(), minItems } }, required: ['organizationRoleIds'], additionalProperties: false,
-  });
+  } as const);
 
   async function member(organizationId: string, userId: string) {
     await organizations.findByIdOrThrow(organizationId);
@@ -103,7 +99,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     });
   }
 
-  router.get<object, Guarded<{ params: MemberParams }>>(
+  router.get(
     memberRoles,
     guard({ params: idParams('id', 'userId'), response: { type: 'array', items: organizationRoleResponse } }),
     async (ctx) => {
@@ -113,7 +109,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post<object, Guarded<{ params: MemberParams; body: MemberRoleBody }>>(
+  router.post(
     memberRoles,
     guard({ params: idParams('id', 'userId'), body: memberRoleBody(1), status: 201, response: { type: 'array', items: organizationRoleResponse } }),
     async (ctx) => {
@@ -126,7 +122,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.put<object, Guarded<{ params: MemberParams; body: MemberRoleBody }>>(
+  router.put(
     memberRoles,
     guard({ params: idParams('id', 'userId'), body: memberRoleBody(0), status: 204 }),
     async (ctx) => {
@@ -138,7 +134,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete<object, Guarded<{ params: MemberParams & { organizationRoleId: string } }>>(
+  router.delete(
     `${memberRoles}/:organizationRoleId`,
     guard({ params: idParams('id', 'userId', 'organizationRoleId') }),
     async (ctx) => {

@@ -13,7 +13,7 @@ export function originOf(ctx: RouteContext): Origin {
     ...(typeof ctx._matchedRoute === 'string' && { route: ctx._matchedRoute }),
     params: { ...ctx.params },
     // The status the route's guard declares for success: the change commits only if the request succeeds.
-    status: (ctx.state as { successStatus?: number }).successStatus ?? 200,
+    status: ctx.state.successStatus ?? 200,
     ...(ctx.state.auth?.clientId && { clientId: ctx.state.auth.clientId }),
     ip: ctx.ip,
     ...(userAgent && { userAgent }),

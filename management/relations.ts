@@ -4,7 +4,7 @@ import { builtIn } from './bootstrap.js';
 import { recordedChange } from '../hooks/catalog.js';
 import { createEntityQueries, type EntityDocument } from '../lib/store/entities.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
-import { guard, type Guarded, type Schema } from '../lib/http/guard.js';
+import { guard, type Schema } from '../lib/http/guard.js';
 import type { Links } from '../lib/store/links.js';
 import { userToApi, withId, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/store/models.js';
 import { assertAssignable } from './roles.js';
@@ -135,8 +135,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     const owners = createEntityQueries<Doc>(db, { collection: relation.owner.collection, label: relation.owner.label });
     const targets = createEntityQueries<Doc>(db, { collection: relation.target.collection, label: relation.target.label });
     const links = relation.links(deps.queries);
-    const body = { type: 'object', properties: { [bodyKey]: idList() }, required: [bodyKey], additionalProperties: false };
-    type Body = Record<string, string[]>;
+    const body = { type: 'object', properties: { [bodyKey]: idList() }, required: [bodyKey], additionalProperties: false } as const;
     // Change records name the ids as `addedScopeIds` / `removedScopeIds`.
     const changedKey = `${bodyKey[0].toUpperCase()}${bodyKey.slice(1)}`;
     const recorded = recordedChange(relation.owner.entity, relation.action);
@@ -159,7 +158,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       return found;
     };
 
-    router.get<object, Guarded<{ params: Record<string, string>; query: { page?: number; page_size?: number } }>>(
+    router.get(
       path,
       guard({ params: idParams(ownerParam), query: paginationQuery(), response: { type: 'array', items: relation.response ?? relation.target.response } }),
       async (ctx) => {
@@ -172,7 +171,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       },
     );
 
-    router.post<object, Guarded<{ params: Record<string, string>; body: Body }>>(
+    router.post(
       path,
       guard({ params: idParams(ownerParam), body, status: 201, response: { type: 'array', items: relation.response ?? relation.target.response } }),
       async (ctx) => {
@@ -187,9 +186,9 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     );
 
     if (relation.replace) {
-      router.put<object, Guarded<{ params: Record<string, string>; body: Body }>>(
+      router.put(
         path,
-        guard({ params: idParams(ownerParam), body: { ...body, properties: { [bodyKey]: { ...idList(), minItems: 0 } } }, status: 204 }),
+        guard({ params: idParams(ownerParam), body: { ...body, properties: { [bodyKey]: { ...idList(), minItems: 0 } } } as const, status: 204 }),
         async (ctx) => {
           const ownerId = ctx.guard.params[ownerParam];
           const ids = ctx.guard.body[bodyKey];
@@ -200,11 +199,11 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       );
     }
 
-    router.delete<object, Guarded<{ params: Record<string, string> }>>(
+    router.delete(
       `${path}/:${targetParam}`,
       guard({ params: idParams(ownerParam, targetParam) }),
       async (ctx) => {
-        const { [ownerParam]: ownerId, [targetParam]: targetId } = ctx.guard.params as Record<string, string>;
+        const { [ownerParam]: ownerId, [targetParam]: targetId } = ctx.guard.params;
         await checked(ownerId, [targetId], false);
         await change(originOf(ctx), ownerId, async (session) => {
           assertThat(await links.remove(ownerId, targetId, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId));

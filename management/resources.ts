@@ -1,6 +1,6 @@
 import { refusingDuplicates } from '../lib/store/entities.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type ResourceDocument, type ScopeDocument } from '../lib/store/models.js';
 import { pageOf } from '../lib/http/pagination.js';
@@ -9,12 +9,7 @@ import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idParams, paginationQuery } from './schemas/common.js';
 import {
   resourceCreateSchema, resourcePatchSchema, resourceResponse, scopeCreateSchema, scopePatchSchema, scopeResponse,
-  type ResourceCreate, type ResourcePatch, type ScopeCreate, type ScopePatch,
 } from './schemas/resources.js';
-
-type Pagination = { page?: number; page_size?: number };
-type ResourceParams = { resourceId: string };
-type ScopeParams = ResourceParams & { scopeId: string };
 
 const defaultAccessTokenTtl = 3600;
 
@@ -33,7 +28,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     return resource;
   }
 
-  router.get<object, Guarded<{ query: Pagination & { includeScopes?: 'true' | 'false' } }>>(
+  router.get(
     '/resources',
     guard({ query: paginationQuery({ includeScopes: { enum: ['true', 'false'] } }), response: { type: 'array', items: resourceResponse } }),
     async (ctx) => {
@@ -52,7 +47,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post<object, Guarded<{ body: ResourceCreate }>>(
+  router.post(
     '/resources',
     guard({ body: resourceCreateSchema, response: resourceResponse, status: 201 }),
     async (ctx) => {
@@ -73,7 +68,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.get<object, Guarded<{ params: { id: string } }>>(
+  router.get(
     '/resources/:id',
     guard({ params: idParams('id'), response: resourceResponse }),
     async (ctx) => {
@@ -81,7 +76,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.patch<object, Guarded<{ params: { id: string }; body: ResourcePatch }>>(
+  router.patch(
     '/resources/:id',
     guard({ params: idParams('id'), body: resourcePatchSchema, response: resourceResponse }),
     async (ctx) => {
@@ -96,7 +91,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete<object, Guarded<{ params: { id: string } }>>(
+  router.delete(
     '/resources/:id',
     guard({ params: idParams('id') }),
     async (ctx) => {
@@ -110,7 +105,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.get<object, Guarded<{ params: ResourceParams; query: Pagination }>>(
+  router.get(
     '/resources/:resourceId/scopes',
     guard({ params: idParams('resourceId'), query: paginationQuery(), response: { type: 'array', items: scopeResponse } }),
     async (ctx) => {
@@ -125,7 +120,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post<object, Guarded<{ params: ResourceParams; body: ScopeCreate }>>(
+  router.post(
     '/resources/:resourceId/scopes',
     guard({ params: idParams('resourceId'), body: scopeCreateSchema, response: scopeResponse, status: 201 }),
     async (ctx) => {
@@ -142,7 +137,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.patch<object, Guarded<{ params: ScopeParams; body: ScopePatch }>>(
+  router.patch(
     '/resources/:resourceId/scopes/:scopeId',
     guard({ params: idParams('resourceId', 'scopeId'), body: scopePatchSchema, response: scopeResponse }),
     async (ctx) => {
@@ -157,7 +152,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete<object, Guarded<{ params: ScopeParams }>>(
+  router.delete(
     '/resources/:resourceId/scopes/:scopeId',
     guard({ params: idParams('resourceId', 'scopeId') }),
     async (ctx) => {

@@ -3,17 +3,15 @@ import type { Filter } from 'mongodb';
 import { builtIn } from './bootstrap.js';
 import { containsPattern } from '../lib/store/entities.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type RoleDocument, type ScopeDocument } from '../lib/store/models.js';
 import { pageOf } from '../lib/http/pagination.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
-import { roleCreateSchema, roleListQuery, rolePatchSchema, roleResponse, type RoleCreate, type RolePatch } from './schemas/roles.js';
+import { roleCreateSchema, roleListQuery, rolePatchSchema, roleResponse } from './schemas/roles.js';
 
-type IdParams = { id: string };
-type ListQuery = { page?: number; page_size?: number; type?: RoleDocument['type']; search?: string };
 
 /**
  * The Management API is for machine-to-machine applications: its permissions cannot be given to a
@@ -29,7 +27,7 @@ const builtInRole = () => new ApiError('role.built_in', 'the Management API acce
 export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries: { roles, links }, queries } = deps;
 
-  router.get<object, Guarded<{ query: ListQuery }>>(
+  router.get(
     '/roles',
     guard({ query: paginationQuery(roleListQuery), response: { type: 'array', items: roleResponse } }),
     async (ctx) => {
@@ -42,7 +40,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
   );
 
   // Logto answers a create here with 200. With `scopeIds`, the role is created with those permissions.
-  router.post<object, Guarded<{ body: RoleCreate }>>(
+  router.post(
     '/roles',
     guard({ body: roleCreateSchema, response: roleResponse, status: 200 }),
     async (ctx) => {
@@ -68,7 +66,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.get<object, Guarded<{ params: IdParams }>>(
+  router.get(
     '/roles/:id',
     guard({ params: idParams('id'), response: roleResponse }),
     async (ctx) => {
@@ -76,7 +74,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.patch<object, Guarded<{ params: IdParams; body: RolePatch }>>(
+  router.patch(
     '/roles/:id',
     guard({ params: idParams('id'), body: rolePatchSchema, response: roleResponse }),
     async (ctx) => {
@@ -90,7 +88,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete<object, Guarded<{ params: IdParams }>>(
+  router.delete(
     '/roles/:id',
     guard({ params: idParams('id') }),
     async (ctx) => {

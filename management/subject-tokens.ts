@@ -1,6 +1,6 @@
 import { impersonationScope, managementScope } from './bootstrap.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject, idSchema } from './schemas/common.js';
@@ -12,7 +12,7 @@ const body = {
   properties: { userId: idSchema, context: { ...freeFormObject, maxProperties: 64 } },
   required: ['userId'],
   additionalProperties: false,
-};
+} as const;
 
 /**
  * Subject tokens for impersonation. The integrator's backend, having checked that its support
@@ -23,7 +23,7 @@ const body = {
 export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;
 
-  router.post<object, Guarded<{ body: { userId: string; context?: Record<string, unknown> } }>>(
+  router.post(
     '/subject-tokens',
     guard({
       body,

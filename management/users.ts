@@ -3,7 +3,7 @@ import type { Filter } from 'mongodb';
 import { containsPattern } from '../lib/store/entities.js';
 import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Guarded } from '../lib/http/guard.js';
+import { guard, type Admitted } from '../lib/http/guard.js';
 import { newUser, userToApi, type UserDocument } from '../lib/store/models.js';
 import { pageOf } from '../lib/http/pagination.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
@@ -13,11 +13,11 @@ import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
 import {
   customDataBody, passwordBody, profileBody, suspensionBody, userCreateSchema, userListQuery, userPatchSchema, userResponse,
-  type UserCreate, type UserEditable,
+  type UserEditable,
 } from './schemas/users.js';
 
-type UserParams = { userId: string };
-type ListQuery = { page?: number; page_size?: number; search?: string } & Partial<Record<`search.${'username' | 'primaryEmail' | 'primaryPhone' | 'name'}`, string>>;
+const listQuery = paginationQuery(userListQuery);
+type ListQuery = Admitted<typeof listQuery>;
 
 const searchable = ['username', 'primaryEmail', 'primaryPhone', 'name'] as const;
 
@@ -54,9 +54,9 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       return updated;
     });
 
-  router.get<object, Guarded<{ query: ListQuery }>>(
+  router.get(
     '/users',
-    guard({ query: paginationQuery(userListQuery), response: { type: 'array', items: userResponse } }),
+    guard({ query: listQuery, response: { type: 'array', items: userResponse } }),
     async (ctx) => {
       const filter = searchFilter(ctx.guard.query);
       const [total, found] = await Promise.all([users.count(filter), users.find(filter, pageOf(ctx.guard.query))]);
@@ -66,7 +66,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
   );
 
   // Logto answers a create here with 200.
-  router.post<object, Guarded<{ body: UserCreate }>>(
+  router.post(
     '/users',
     guard({ body: userCreateSchema, response: userResponse, status: 200 }),
     async (ctx) => {
@@ -80,7 +80,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.get<object, Guarded<{ params: UserParams }>>(
+  router.get(
     '/users/:userId',
     guard({ params: idParams('userId'), response: userResponse }),
     async (ctx) => {
@@ -88,7 +88,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.patch<object, Guarded<{ params: UserParams; body: UserEditable }>>(
+  router.patch(
     '/users/:userId',
     guard({ params: idParams('userId'), body: userPatchSchema, response: userResponse }),
     async (ctx) => {
@@ -108,18 +108,18 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     { path: '/users/:userId/profile', field: 'profile', body: profileBody },
   ] as const;
   for (const { path, field, body } of mergedFields) {
-    router.patch<object, Guarded<{ params: UserParams; body: Record<typeof field, Record<string, unknown>> }>>(
+    router.patch(
       path,
       guard({ params: idParams('userId'), body, response: { type: 'object', additionalProperties: true } }),
       async (ctx) => {
         const updated = await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated',
-          (current) => ({ [field]: { ...current[field], ...ctx.guard.body[field] } }));
+          (current) => ({ [field]: { ...current[field], ...(ctx.guard.body as Record<typeof field, object>)[field] } }));
         ctx.body = updated[field];
       },
     );
   }
 
-  router.patch<object, Guarded<{ params: UserParams; body: { password: string } }>>(
+  router.patch(
     '/users/:userId/password',
     guard({ params: idParams('userId'), body: passwordBody, response: userResponse }),
     async (ctx) => {
@@ -128,7 +128,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post<object, Guarded<{ params: UserParams; body: { password: string } }>>(
+  router.post(
     '/users/:userId/password/verify',
     guard({ params: idParams('userId'), body: { ...passwordBody, properties: { password: { type: 'string', minLength: 1, maxLength: 256 } } } }),
     async (ctx) => {
@@ -140,7 +140,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.patch<object, Guarded<{ params: UserParams; body: { isSuspended: boolean } }>>(
+  router.patch(
     '/users/:userId/is-suspended',
     guard({ params: idParams('userId'), body: suspensionBody, response: userResponse }),
     async (ctx) => {
@@ -153,7 +153,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete<object, Guarded<{ params: UserParams }>>(
+  router.delete(
     '/users/:userId',
     guard({ params: idParams('userId') }),
     async (ctx) => {

@@ -10,12 +10,6 @@ export interface ApiAuth {
   scopes: Set<string>;
 }
 
-declare module 'koa' {
-  interface DefaultState {
-    auth?: ApiAuth;
-  }
-}
-
 export interface BearerAuthOptions {
   issuer: string;
   audience: string;

@@ -1,15 +1,22 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Middleware } from 'koa';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
+import type { DefaultState, Middleware } from 'koa';
 
 import { ApiError } from '../errors.js';
 
 /** JSON Schema, as ajv and OpenAPI 3.1 both read it. */
 export type Schema = Record<string, unknown>;
 
+/** A schema written `as const`, from which the type of the values it admits is read. */
+export type TypedSchema = Exclude<JSONSchema, boolean>;
+
+/** What a schema admits, as a type: a route's values are typed by the schema that checks them, never by a hand-kept interface. */
+export type Admitted<S> = S extends TypedSchema ? FromSchema<S> : undefined;
+
 export interface GuardSchemas {
-  params?: Schema;
-  query?: Schema;
-  body?: Schema;
+  params?: TypedSchema;
+  query?: TypedSchema;
+  body?: TypedSchema;
   /** A request without a body is taken as `{}` (every field of `body` is optional). */
   bodyOptional?: boolean;
   /** Shapes the response: fields the schema does not name are removed, so a stored secret cannot leak. */
@@ -22,18 +29,12 @@ export interface GuardSchemas {
   scopes?: string[];
 }
 
-export interface GuardedValues {
-  params?: unknown;
-  query?: unknown;
-  body?: unknown;
+/** What `guard` leaves on the context: the checked values, typed by the schemas that checked them. */
+export interface Guarded<S extends GuardSchemas> {
+  guard: { params: Admitted<S['params']>; query: Admitted<S['query']>; body: Admitted<S['body']> };
 }
 
-/** What `guard` leaves on the context, typed by the route that declared it. */
-export interface Guarded<T extends GuardedValues> {
-  guard: { params: T['params']; query: T['query']; body: T['body'] };
-}
-
-export type GuardMiddleware = Middleware & { schemas: GuardSchemas };
+export type GuardMiddleware<S extends GuardSchemas = GuardSchemas> = Middleware<DefaultState, Guarded<S>> & { schemas: GuardSchemas };
 
 /** The status a route answers with when it succeeds: the declared one, else 204 for a delete and 200 otherwise. */
 export const successStatus = (schemas: GuardSchemas, method: string) => schemas.status ?? (method.toLowerCase() === 'delete' ? 204 : 200);
@@ -118,7 +119,7 @@ function describe(where: string, error: ErrorObject): { field: string; message: 
   }
 }
 
-function validator(ajv: Ajv, where: string, schema: Schema | undefined) {
+function validator(ajv: Ajv, where: string, schema: TypedSchema | undefined) {
   if (!schema) return (value: unknown) => value;
   const validate = ajv.compile(schema);
   return (value: unknown) => {
@@ -144,27 +145,28 @@ function rejectNul(where: string, values: Record<string, unknown>) {
  * when the route is declared, and leaves the values on `ctx.guard`. A request that fails
  * is answered 400 with the field named, before the handler (and so any write) runs.
  */
-export function guard<T extends GuardedValues = GuardedValues>(schemas: GuardSchemas): GuardMiddleware {
+export function guard<const S extends GuardSchemas>(schemas: S): GuardMiddleware<S> {
   const checkParams = validator(stringAjv, 'params', schemas.params);
   const checkQuery = validator(stringAjv, 'query', schemas.query);
   const checkBody = validator(bodyAjv, 'body', schemas.body);
   const shapeResponse = schemas.response ? responseAjv.compile(closed(schemas.response) as Schema) : undefined;
 
   const scopes = schemas.public ? [] : schemas.scopes ?? ['all'];
-  const middleware: Middleware<object, Guarded<T> & { params?: Record<string, string>; request: { body?: unknown } }> = async (ctx, next) => {
+  const middleware: Middleware<DefaultState, Guarded<S> & { params?: Record<string, string> }> = async (ctx, next) => {
     // Least privilege: a token with a narrow scope (`impersonation`) opens only the routes that name it.
-    const held = (ctx.state as { auth?: { scopes: Set<string> } }).auth?.scopes;
+    const held = ctx.state.auth?.scopes;
     if (scopes.length > 0 && !scopes.some((scope) => held?.has(scope))) {
       throw new ApiError('auth.forbidden', `the access token lacks the required scope (${scopes.join(' or ')})`);
     }
     // Writes record it as the status of the request that made them (webhook payloads carry it).
-    (ctx.state as { successStatus?: number }).successStatus = successStatus(schemas, ctx.method);
+    ctx.state.successStatus = successStatus(schemas, ctx.method);
     rejectNul('params', ctx.params ?? {});
     rejectNul('query', ctx.query);
+    // The casts are what the validators just proved.
     ctx.guard = {
-      params: checkParams({ ...ctx.params }) as T['params'],
-      query: checkQuery({ ...ctx.query }) as T['query'],
-      body: checkBody(ctx.request.body ?? (schemas.bodyOptional ? {} : undefined)) as T['body'],
+      params: checkParams({ ...ctx.params }) as Admitted<S['params']>,
+      query: checkQuery({ ...ctx.query }) as Admitted<S['query']>,
+      body: checkBody(ctx.request.body ?? (schemas.bodyOptional ? {} : undefined)) as Admitted<S['body']>,
     };
     await next();
     if (schemas.status && ctx.status === 200 && schemas.status !== 200) ctx.status = schemas.status;
@@ -173,5 +175,5 @@ export function guard<T extends GuardedValues = GuardedValues>(schemas: GuardSch
       throw new ApiError('internal_error', `response of ${ctx.method} ${ctx.path} does not fit its schema: ${responseAjv.errorsText(shapeResponse.errors)}`);
     }
   };
-  return Object.assign(middleware as Middleware, { schemas });
+  return Object.assign(middleware as Middleware<DefaultState, Guarded<S>>, { schemas });
 }

@@ -2,13 +2,6 @@ import type { Middleware } from 'koa';
 
 import { ApiError } from '../errors.js';
 
-declare module 'koa' {
-  interface Request {
-    /** The parsed JSON body; `undefined` when the request had none. */
-    body?: unknown;
-  }
-}
-
 const methodsWithBody = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 async function readLimited(ctx: Parameters<Middleware>[0], limit: number): Promise<string> {

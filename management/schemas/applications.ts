@@ -1,4 +1,4 @@
-import { applicationTypes, confidentialAuthMethods, type ApplicationType, type CustomClientMetadata, type OidcClientMetadata } from '../../lib/store/models.js';
+import { applicationTypes, confidentialAuthMethods } from '../../lib/store/models.js';
 import { absoluteUri, freeFormObject, timestamp } from './common.js';
 
 const uriList = { type: 'array', items: absoluteUri, maxItems: 50 } as const;
@@ -52,25 +52,14 @@ export const applicationCreateSchema = {
   properties: { ...editable, type: { enum: applicationTypes }, isThirdParty: { type: 'boolean' } },
   required: ['name', 'type'],
   additionalProperties: false,
-};
+} as const;
 
 export const applicationPatchSchema = {
   type: 'object',
   properties: editable,
   additionalProperties: false,
-};
+} as const;
 
-export interface ApplicationCreate {
-  name: string;
-  type: ApplicationType;
-  description?: string | null;
-  oidcClientMetadata?: Partial<OidcClientMetadata>;
-  customClientMetadata?: CustomClientMetadata;
-  customData?: Record<string, unknown>;
-  isThirdParty?: boolean;
-}
-
-export type ApplicationPatch = Partial<Omit<ApplicationCreate, 'type' | 'isThirdParty'>>;
 
 export const applicationResponse = {
   type: 'object',
@@ -88,7 +77,7 @@ export const applicationResponse = {
     secret: { type: 'string' },
   },
   required: ['id', 'name', 'type', 'oidcClientMetadata', 'customClientMetadata', 'isThirdParty', 'createdAt'],
-};
+} as const;
 
 export const applicationListQuery = {
   types: { type: 'array', items: { enum: applicationTypes }, maxItems: applicationTypes.length },
@@ -103,12 +92,8 @@ export const secretCreateSchema = {
   },
   required: ['name'],
   additionalProperties: false,
-};
+} as const;
 
-export interface SecretCreate {
-  name: string;
-  expiresAt?: number | null;
-}
 
 const secretFields = {
   name: { type: 'string' },
@@ -116,9 +101,9 @@ const secretFields = {
   expiresAt: { type: ['number', 'null'] },
 } as const;
 
-export const secretResponse = { type: 'object', properties: secretFields, required: ['name', 'createdAt', 'expiresAt'] };
+export const secretResponse = { type: 'object', properties: secretFields, required: ['name', 'createdAt', 'expiresAt'] } as const;
 export const secretWithValueResponse = {
   type: 'object',
   properties: { ...secretFields, value: { type: 'string' } },
   required: ['name', 'createdAt', 'expiresAt', 'value'],
-};
+} as const;

@@ -1,20 +1,22 @@
 import { paginationQuerySchema } from '../../lib/http/pagination.js';
-import type { Schema } from '../../lib/http/guard.js';
+import type { TypedSchema } from '../../lib/http/guard.js';
 
 /** Ids are ours (21 lower-case alphanumerics) or an operator's bootstrap id: letters, digits and `._~-`. */
 export const idSchema = { type: 'string', pattern: '^[A-Za-z0-9._~-]{1,128}$' } as const;
 
-export const idParams = (...names: string[]): Schema => ({
+/** Path parameters that are ids, each required. */
+export const idParams = <const N extends readonly string[]>(...names: N) => ({
   type: 'object',
-  properties: Object.fromEntries(names.map((name) => [name, idSchema])),
+  properties: Object.fromEntries(names.map((name) => [name, idSchema])) as { [K in N[number]]: typeof idSchema },
   required: names,
-});
+} as const);
 
-export const paginationQuery = (extra: Record<string, Schema> = {}): Schema => ({
+/** A page of a list (`page`, `page_size`) and the list's own filters; nothing else. */
+export const paginationQuery = <const E extends Record<string, TypedSchema> = Record<never, never>>(extra?: E) => ({
   type: 'object',
-  properties: { ...paginationQuerySchema, ...extra },
+  properties: { ...paginationQuerySchema, ...(extra as E) },
   additionalProperties: false,
-});
+} as const);
 
 /** A free-form JSON object kept as given (custom data, metadata): size-bounded by the body limit, keys checked. */
 export const freeFormObject = { type: 'object', 'x-safe-keys': true } as const;

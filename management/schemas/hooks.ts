@@ -1,3 +1,5 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
 import { hookEvents } from '../../hooks/catalog.js';
 import { deliveryStates } from '../../hooks/models.js';
 import { timestamp } from './common.js';
@@ -30,25 +32,15 @@ export const hookCreateSchema = {
   properties: { name, events: eventList, config, enabled: { type: 'boolean' } },
   required: ['name', 'events', 'config'],
   additionalProperties: false,
-};
+} as const;
 
 export const hookPatchSchema = {
   type: 'object',
   properties: { name, events: eventList, config, enabled: { type: 'boolean' } },
   additionalProperties: false,
-};
+} as const;
 
-export interface HookConfig {
-  url: string;
-  headers?: Record<string, string>;
-}
-export interface HookCreate {
-  name: string;
-  events: string[];
-  config: HookConfig;
-  enabled?: boolean;
-}
-export type HookPatch = Partial<HookCreate>;
+export type HookConfig = FromSchema<typeof config>;
 
 export const hookResponse = {
   type: 'object',
@@ -74,7 +66,7 @@ export const hookResponse = {
     updatedAt: timestamp,
   },
   required: ['id', 'name', 'events', 'config', 'enabled', 'disabledReason', 'createdAt', 'updatedAt'],
-};
+} as const;
 
 export const hookStatsQuery = {
   includeExecutionStats: { type: 'boolean' },
@@ -84,7 +76,7 @@ export const hookTestSchema = {
   type: 'object',
   properties: { event: eventName },
   additionalProperties: false,
-};
+} as const;
 
 export const testReportResponse = {
   type: 'object',
@@ -96,7 +88,7 @@ export const testReportResponse = {
     error: { type: ['string', 'null'] },
   },
   required: ['ok', 'statusCode', 'durationMs', 'response', 'error'],
-};
+} as const;
 
 export const deliveryListQuery = {
   state: { enum: deliveryStates },
@@ -117,7 +109,7 @@ const attemptResponse = {
     error: { type: ['string', 'null'] },
   },
   required: ['id', 'startedAt', 'durationMs', 'ok', 'statusCode', 'response', 'error'],
-};
+} as const;
 
 export const deliveryResponse = {
   type: 'object',
@@ -137,7 +129,7 @@ export const deliveryResponse = {
     updatedAt: timestamp,
   },
   required: ['id', 'hookId', 'eventId', 'event', 'state', 'attemptCount', 'nextAttemptAt', 'lastStatus', 'lastError', 'createdAt', 'updatedAt'],
-};
+} as const;
 
 export const replaySchema = {
   type: 'object',
@@ -148,16 +140,11 @@ export const replaySchema = {
   },
   required: ['since'],
   additionalProperties: false,
-};
+} as const;
 
-export interface ReplayBody {
-  since: number;
-  until?: number;
-  events?: string[];
-}
 
 export const replayResponse = {
   type: 'object',
   properties: { events: { type: 'integer' }, queued: { type: 'integer' } },
   required: ['events', 'queued'],
-};
+} as const;

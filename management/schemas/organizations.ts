@@ -1,3 +1,4 @@
+import type { TypedSchema } from '../../lib/http/guard.js';
 import { freeFormObject, timestamp } from './common.js';
 import { idList } from './roles.js';
 
@@ -9,17 +10,12 @@ export const organizationCreateSchema = {
   properties: { name, description, customData: freeFormObject },
   required: ['name'],
   additionalProperties: false,
-};
+} as const;
 export const organizationPatchSchema = {
   type: 'object',
   properties: { name, description, customData: freeFormObject },
   additionalProperties: false,
-};
-export interface OrganizationCreate {
-  name: string;
-  description?: string | null;
-  customData?: Record<string, unknown>;
-}
+} as const;
 
 export const organizationResponse = {
   type: 'object',
@@ -28,31 +24,24 @@ export const organizationResponse = {
     customData: { type: 'object', additionalProperties: true }, createdAt: timestamp,
   },
   required: ['id', 'name', 'description', 'customData', 'createdAt'],
-};
+} as const;
 
 /** Organization permissions and roles share one shape: a unique name and a description. */
-export const namedCreateSchema = (extra: Record<string, unknown> = {}) => ({
+export const namedCreateSchema = <const E extends Record<string, TypedSchema> = Record<never, never>>(extra?: E) => ({
   type: 'object',
-  properties: { name, description, ...extra },
+  properties: { name, description, ...(extra as E) },
   required: ['name'],
   additionalProperties: false,
-});
-export const namedPatchSchema = { type: 'object', properties: { name, description }, additionalProperties: false };
-export interface NamedCreate {
-  name: string;
-  description?: string | null;
-}
+} as const);
+export const namedPatchSchema = { type: 'object', properties: { name, description }, additionalProperties: false } as const;
 
 export const organizationScopeResponse = {
   type: 'object',
   properties: { id: { type: 'string' }, name: { type: 'string' }, description: { type: ['string', 'null'] }, createdAt: timestamp },
   required: ['id', 'name', 'description', 'createdAt'],
-};
+} as const;
 
 export const organizationRoleCreateSchema = namedCreateSchema({ organizationScopeIds: idList() });
-export interface OrganizationRoleCreate extends NamedCreate {
-  organizationScopeIds?: string[];
-}
 
 export const organizationRoleResponse = {
   type: 'object',
@@ -61,7 +50,7 @@ export const organizationRoleResponse = {
     scopes: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] } },
   },
   required: ['id', 'name', 'description', 'createdAt', 'scopes'],
-};
+} as const;
 
 export const memberResponse = (userResponse: Record<string, unknown>) => ({
   type: 'object',

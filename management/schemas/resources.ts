@@ -11,21 +11,15 @@ export const resourceCreateSchema = {
   properties: { ...resourceFields, indicator: absoluteUri },
   required: ['name', 'indicator'],
   additionalProperties: false,
-};
+} as const;
 
 export const resourcePatchSchema = {
   type: 'object',
   properties: resourceFields,
   additionalProperties: false,
-};
+} as const;
 
-export interface ResourceCreate {
-  name: string;
-  indicator: string;
-  accessTokenTtl?: number;
-}
 
-export type ResourcePatch = Partial<Omit<ResourceCreate, 'indicator'>>;
 
 const scopeResponseProperties = {
   id: { type: 'string' },
@@ -35,7 +29,7 @@ const scopeResponseProperties = {
   createdAt: timestamp,
 } as const;
 
-export const scopeResponse = { type: 'object', properties: scopeResponseProperties, required: ['id', 'resourceId', 'name', 'createdAt'] };
+export const scopeResponse = { type: 'object', properties: scopeResponseProperties, required: ['id', 'resourceId', 'name', 'createdAt'] } as const;
 
 export const resourceResponse = {
   type: 'object',
@@ -49,7 +43,7 @@ export const resourceResponse = {
     scopes: { type: 'array', items: scopeResponse },
   },
   required: ['id', 'name', 'indicator', 'isDefault', 'accessTokenTtl'],
-};
+} as const;
 
 /** RFC 6749 §3.3: a scope token is printable ASCII without space, quote or backslash. */
 const scopeName = { type: 'string', minLength: 1, maxLength: 256, pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$' } as const;
@@ -60,16 +54,11 @@ export const scopeCreateSchema = {
   properties: { name: scopeName, description: scopeDescription },
   required: ['name'],
   additionalProperties: false,
-};
+} as const;
 
 export const scopePatchSchema = {
   type: 'object',
   properties: { name: scopeName, description: scopeDescription },
   additionalProperties: false,
-};
+} as const;
 
-export interface ScopeCreate {
-  name: string;
-  description?: string | null;
-}
-export type ScopePatch = Partial<ScopeCreate>;

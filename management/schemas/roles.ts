@@ -14,18 +14,10 @@ export const roleCreateSchema = {
   properties: { ...roleFields, type: { enum: roleTypes }, scopeIds: idList() },
   required: ['name'],
   additionalProperties: false,
-};
+} as const;
 
-export const rolePatchSchema = { type: 'object', properties: roleFields, additionalProperties: false };
+export const rolePatchSchema = { type: 'object', properties: roleFields, additionalProperties: false } as const;
 
-export interface RoleCreate {
-  name: string;
-  description?: string;
-  type?: (typeof roleTypes)[number];
-  isDefault?: boolean;
-  scopeIds?: string[];
-}
-export type RolePatch = Partial<Pick<RoleCreate, 'name' | 'description' | 'isDefault'>>;
 
 export const roleResponse = {
   type: 'object',
@@ -38,7 +30,7 @@ export const roleResponse = {
     createdAt: timestamp,
   },
   required: ['id', 'name', 'description', 'type', 'isDefault'],
-};
+} as const;
 
 export const roleListQuery = {
   type: { enum: roleTypes },

@@ -1,7 +1,10 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
 import { email, username } from '../../lib/identifiers.js';
 import { absoluteUri, freeFormObject, timestamp } from './common.js';
 
-const nullable = <T extends Record<string, unknown>>(schema: T) => ({ ...schema, type: [schema.type as string, 'null'] });
+/** The schema, admitting `null` too. */
+const nullable = <const T extends { type: string }>(schema: T) => ({ ...schema, type: [schema.type, 'null'] }) as Omit<T, 'type'> & { readonly type: readonly [T['type'], 'null'] };
 
 /** Logto's rule: a phone number is digits only. */
 export const phone = { type: 'string', minLength: 4, maxLength: 20, pattern: '^[0-9]+$' } as const;
@@ -37,33 +40,22 @@ const editable = {
   avatar: nullable(absoluteUri),
   customData: freeFormObject,
   profile: profileSchema,
-};
+} as const;
 
 export const userCreateSchema = {
   type: 'object',
   properties: { ...editable, password },
   additionalProperties: false,
-};
+} as const;
 
-export const userPatchSchema = { type: 'object', properties: editable, additionalProperties: false };
+export const userPatchSchema = { type: 'object', properties: editable, additionalProperties: false } as const;
 
-export interface UserEditable {
-  username?: string | null;
-  primaryEmail?: string | null;
-  primaryPhone?: string | null;
-  name?: string | null;
-  avatar?: string | null;
-  customData?: Record<string, unknown>;
-  profile?: Record<string, unknown>;
-}
-export interface UserCreate extends UserEditable {
-  password?: string;
-}
+export type UserEditable = FromSchema<typeof userPatchSchema>;
 
-export const customDataBody = { type: 'object', properties: { customData: freeFormObject }, required: ['customData'], additionalProperties: false };
-export const profileBody = { type: 'object', properties: { profile: profileSchema }, required: ['profile'], additionalProperties: false };
-export const passwordBody = { type: 'object', properties: { password }, required: ['password'], additionalProperties: false };
-export const suspensionBody = { type: 'object', properties: { isSuspended: { type: 'boolean' } }, required: ['isSuspended'], additionalProperties: false };
+export const customDataBody = { type: 'object', properties: { customData: freeFormObject }, required: ['customData'], additionalProperties: false } as const;
+export const profileBody = { type: 'object', properties: { profile: profileSchema }, required: ['profile'], additionalProperties: false } as const;
+export const passwordBody = { type: 'object', properties: { password }, required: ['password'], additionalProperties: false } as const;
+export const suspensionBody = { type: 'object', properties: { isSuspended: { type: 'boolean' } }, required: ['isSuspended'], additionalProperties: false } as const;
 
 export const userListQuery = {
   search: { type: 'string', maxLength: 256 },
@@ -93,4 +85,4 @@ export const userResponse = {
     lastSignInAt: { type: ['number', 'null'] },
   },
   required: ['id', 'username', 'primaryEmail', 'primaryPhone', 'name', 'avatar', 'customData', 'profile', 'identities', 'isSuspended', 'hasPassword', 'createdAt', 'updatedAt', 'lastSignInAt'],
-};
+} as const;
