@@ -27,8 +27,8 @@ export interface NamedEntitySpec<T extends Named, CreateSchema extends TypedSche
   build(body: Admitted<CreateSchema>): T;
   /** Answers for a page of documents (e.g. with their permissions attached). */
   present(documents: T[]): Promise<unknown[]>;
-  /** Checks a create body against the database before anything is written (e.g. that referenced ids exist). */
-  beforeCreate?(body: Admitted<CreateSchema>): Promise<void>;
+  /** Checks a create body against the database in the create's unit of work, before it writes (e.g. that referenced ids exist). */
+  beforeCreate?(body: Admitted<CreateSchema>, session: ClientSession | undefined): Promise<void>;
   /** Further writes of a create, in its unit of work (e.g. the permissions it was created with). */
   afterCreate?(document: T, body: Admitted<CreateSchema>, write: Write<ChangeKey>): Promise<void>;
   /** Removes every reference to a deleted document, in its unit of work. */
@@ -57,9 +57,9 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
     path,
     guard({ body: spec.createSchema, response: spec.response, status: 201 }),
     async (ctx) => {
-      await spec.beforeCreate?.(ctx.guard.body);
       const document = spec.build(ctx.guard.body);
       await deps.write(originOf(ctx), async (write) => {
+        await spec.beforeCreate?.(ctx.guard.body, write.session);
         await queries.insert(document, write.session);
         write.record({ entity, action: 'created', id: document._id, data: await one(document) });
         await spec.afterCreate?.(document, ctx.guard.body, write);

@@ -1,3 +1,5 @@
+import type { ClientSession } from 'mongodb';
+
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
@@ -62,8 +64,8 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     response: organizationRoleResponse,
     build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, createdAt: Date.now() }),
     present: presentRoles,
-    async beforeCreate({ organizationScopeIds = [] }) {
-      await organizationScopes.assertAllExist(organizationScopeIds);
+    async beforeCreate({ organizationScopeIds = [] }, session) {
+      await organizationScopes.assertAllExist(organizationScopeIds, session);
     },
     async afterCreate(role, { organizationScopeIds = [] }, { session, record }) {
       if (organizationScopeIds.length === 0) return;
@@ -82,16 +84,18 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     type: 'object', properties: { organizationRoleIds: { ...idList(), minItems } }, required: ['organizationRoleIds'], additionalProperties: false,
   } as const);
 
-  async function member(organizationId: string, userId: string) {
-    await organizations.findByIdOrThrow(organizationId);
-    await queries.users.findByIdOrThrow(userId);
-    assertThat(await links.organizationUsers.has(organizationId, userId),
+  async function member(organizationId: string, userId: string, session?: ClientSession) {
+    await organizations.findByIdOrThrow(organizationId, session);
+    await queries.users.findByIdOrThrow(userId, session);
+    assertThat(await links.organizationUsers.has(organizationId, userId, session),
       () => new ApiError('organization.require_membership', 'the user is not a member of this organization'));
   }
 
+  /** Checks the membership and runs `apply` in one unit of work, which records what it changed. */
   async function changeMemberRoles(ctx: Parameters<typeof originOf>[0], organizationId: string, userId: string,
-    apply: (session: Parameters<typeof organizationUserRoles.add>[3]) => Promise<{ added: string[]; removed: string[] }>) {
+    apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>) {
     await deps.write(originOf(ctx), async ({ session, record }) => {
+      await member(organizationId, userId, session);
       const { added, removed } = await apply(session);
       if (added.length + removed.length > 0) {
         record({ entity: 'Organization', action: 'membership.roles.updated', id: organizationId, data: { userId, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed } });
@@ -114,9 +118,11 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ params: idParams('id', 'userId'), body: memberRoleBody(1), status: 201, response: { type: 'array', items: organizationRoleResponse } }),
     async (ctx) => {
       const { params: { id, userId }, body: { organizationRoleIds } } = ctx.guard;
-      await member(id, userId);
-      const roles = await organizationRoles.assertAllExist(organizationRoleIds);
-      await changeMemberRoles(ctx, id, userId, async (session) => ({ added: await organizationUserRoles.add(id, userId, organizationRoleIds, session), removed: [] }));
+      let roles: OrganizationRoleDocument[] = [];
+      await changeMemberRoles(ctx, id, userId, async (session) => {
+        roles = await organizationRoles.assertAllExist(organizationRoleIds, session);
+        return { added: await organizationUserRoles.add(id, userId, organizationRoleIds, session), removed: [] };
+      });
       ctx.body = await presentRoles(roles);
       ctx.status = 201;
     },
@@ -127,9 +133,10 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ params: idParams('id', 'userId'), body: memberRoleBody(0), status: 204 }),
     async (ctx) => {
       const { params: { id, userId }, body: { organizationRoleIds } } = ctx.guard;
-      await member(id, userId);
-      await organizationRoles.assertAllExist(organizationRoleIds);
-      await changeMemberRoles(ctx, id, userId, (session) => organizationUserRoles.replace(id, userId, organizationRoleIds, session));
+      await changeMemberRoles(ctx, id, userId, async (session) => {
+        await organizationRoles.assertAllExist(organizationRoleIds, session);
+        return organizationUserRoles.replace(id, userId, organizationRoleIds, session);
+      });
       ctx.status = 204;
     },
   );
@@ -139,7 +146,6 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ params: idParams('id', 'userId', 'organizationRoleId') }),
     async (ctx) => {
       const { id, userId, organizationRoleId } = ctx.guard.params;
-      await member(id, userId);
       await changeMemberRoles(ctx, id, userId, async (session) => {
         assertThat(await organizationUserRoles.remove(id, userId, organizationRoleId, session), () => notFound('member\'s organization role', organizationRoleId));
         return { added: [], removed: [organizationRoleId] };

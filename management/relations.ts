@@ -150,9 +150,10 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       });
     };
 
-    const checked = async (ownerId: string, targetIds: string[], adding: boolean) => {
-      const owner = await owners.findByIdOrThrow(ownerId);
-      const found = await targets.assertAllExist(targetIds);
+    /** The owner and the named targets, checked in the unit of work that then links or unlinks them. */
+    const checked = async (ownerId: string, targetIds: string[], adding: boolean, session: ClientSession | undefined) => {
+      const owner = await owners.findByIdOrThrow(ownerId, session);
+      const found = await targets.assertAllExist(targetIds, session);
       relation.check?.(owner, found);
       if (adding) relation.checkAdded?.(owner, found);
       return found;
@@ -177,8 +178,11 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       async (ctx) => {
         const ownerId = ctx.guard.params[ownerParam];
         const ids = ctx.guard.body[bodyKey];
-        const linked = await checked(ownerId, ids, true);
-        await change(originOf(ctx), ownerId, async (session) => ({ added: await links.add(ownerId, ids, session), removed: [] }));
+        let linked: Doc[] = [];
+        await change(originOf(ctx), ownerId, async (session) => {
+          linked = await checked(ownerId, ids, true, session);
+          return { added: await links.add(ownerId, ids, session), removed: [] };
+        });
         // The answer lists the targets the request named, now linked.
         ctx.body = relation.present ? await relation.present(deps.queries, ownerId, linked) : linked.map(relation.target.toApi);
         ctx.status = 201;
@@ -192,8 +196,10 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
         async (ctx) => {
           const ownerId = ctx.guard.params[ownerParam];
           const ids = ctx.guard.body[bodyKey];
-          await checked(ownerId, ids, true);
-          await change(originOf(ctx), ownerId, (session) => links.replace(ownerId, ids, session));
+          await change(originOf(ctx), ownerId, async (session) => {
+            await checked(ownerId, ids, true, session);
+            return links.replace(ownerId, ids, session);
+          });
           ctx.status = 204;
         },
       );
@@ -204,8 +210,8 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       guard({ params: idParams(ownerParam, targetParam) }),
       async (ctx) => {
         const { [ownerParam]: ownerId, [targetParam]: targetId } = ctx.guard.params;
-        await checked(ownerId, [targetId], false);
         await change(originOf(ctx), ownerId, async (session) => {
+          await checked(ownerId, [targetId], false, session);
           assertThat(await links.remove(ownerId, targetId, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId));
           return { added: [], removed: [targetId] };
         });

@@ -45,7 +45,6 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ body: roleCreateSchema, response: roleResponse, status: 200 }),
     async (ctx) => {
       const { scopeIds = [], ...body } = ctx.guard.body;
-      if (scopeIds.length > 0) assertAssignable(body.type ?? 'User', await queries.scopes.assertAllExist(scopeIds));
       const role: RoleDocument = {
         _id: generateId(),
         name: body.name,
@@ -55,6 +54,8 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
         createdAt: Date.now(),
       };
       await deps.write(originOf(ctx), async ({ session, record }) => {
+        // Checked in the unit of work that links them, so that the check and the links are read and written together.
+        if (scopeIds.length > 0) assertAssignable(role.type, await queries.scopes.assertAllExist(scopeIds, session));
         await roles.insert(role, session);
         record({ entity: 'Role', action: 'created', id: role._id, data: withId(role) });
         if (scopeIds.length > 0) {

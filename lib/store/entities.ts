@@ -57,11 +57,12 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
     },
 
     /** All of `ids` that exist, in no particular order. */
-    findByIds: (ids: string[]) => (ids.length === 0 ? Promise.resolve([]) : collection.find({ _id: { $in: ids } } as Filter<T>).toArray() as Promise<T[]>),
+    findByIds: (ids: string[], session?: ClientSession) =>
+      (ids.length === 0 ? Promise.resolve([]) : collection.find({ _id: { $in: ids } } as Filter<T>, { session }).toArray() as Promise<T[]>),
 
     /** Throws 404 naming the first of `ids` that does not exist. */
-    async assertAllExist(ids: string[]): Promise<T[]> {
-      const found = (await collection.find({ _id: { $in: ids } } as Filter<T>).toArray()) as T[];
+    async assertAllExist(ids: string[], session?: ClientSession): Promise<T[]> {
+      const found = (await collection.find({ _id: { $in: ids } } as Filter<T>, { session }).toArray()) as T[];
       const known = new Set(found.map(({ _id }) => _id));
       const missing = ids.find((id) => !known.has(id));
       if (missing !== undefined) throw notFound(label, missing);

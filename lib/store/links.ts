@@ -34,7 +34,7 @@ export interface Links {
   rightsOf(left: string, session?: ClientSession): Promise<string[]>;
   rightsOfMany(lefts: string[]): Promise<string[]>;
   leftsOf(right: string, session?: ClientSession): Promise<string[]>;
-  has(left: string, right: string): Promise<boolean>;
+  has(left: string, right: string, session?: ClientSession): Promise<boolean>;
   removeAllOfLeft(left: string, session?: ClientSession): Promise<void>;
   removeAllOfRight(right: string, session?: ClientSession): Promise<void>;
   removeAllOfRights(rights: string[], session?: ClientSession): Promise<void>;
@@ -95,8 +95,8 @@ export function createLinks(db: Db, table: LinkTable, { reversed = false } = {})
       return (await collection.find({ [rightField]: right }, { session }).toArray()).map((link) => link[leftField]!);
     },
 
-    async has(left, right) {
-      return (await collection.countDocuments({ _id: idOf(left, right) }, { limit: 1 })) === 1;
+    async has(left, right, session) {
+      return (await collection.countDocuments({ _id: idOf(left, right) }, { limit: 1, session })) === 1;
     },
 
     async removeAllOfLeft(left, session) {
