@@ -25,6 +25,7 @@ import { cachesStaleAfter } from './provider/stale-caches.js';
 import type { ChangeKey } from './hooks/catalog.js';
 import { customizerCollection, type JwtCustomizer } from './lib/store/queries/jwt-customizer.js';
 import { changeRetentionRule, checkOptions, type AccessTokenAlg } from './lib/config.js';
+import type { Clock } from './lib/clock.js';
 import { resolveHookSettings, type HookSettings } from './hooks/settings.js';
 import { resolveBranding } from './experience/settings.js';
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
@@ -73,6 +74,11 @@ export interface IdentityOptions {
   cacheRefreshMs?: number;
   /** Webhook delivery; each setting defaults as its `HOOKS_*` counterpart does (see README). */
   hooks?: Partial<HookSettings>;
+  /**
+   * The time the webhook worker reads (due deliveries, leases, retry delays, disabling): the
+   * system clock by default. A test may give one it moves forward instead of waiting.
+   */
+  clock?: Clock;
   /**
    * Private, loopback or reserved hosts and ranges the provider may still call (back-channel
    * logout, an application's `jwksUri`); public addresses always may. As `OUTBOUND_ALLOWED_HOSTS`.
@@ -133,7 +139,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   }
   // Each part declares the collections it owns; the entities' are ensured when the database is opened.
   await ensureIndexes(database.db, { ...providerCollections, ...hookCollections, ...(options.experience && experienceCollections) });
-  const hooks = createHooks(database.db, queries, hookSettings, logger);
+  const hooks = createHooks(database.db, queries, hookSettings, logger, options.clock);
   const revoke = (userId: string, session?: ClientSession) => revokeAccount(database.db, userId, session);
 
   await ensureManagementApi(database.db, managementApiIndicator);

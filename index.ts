@@ -9,6 +9,7 @@ export { defaultHookSettings, type HookSettings } from './hooks/settings.js';
 export { hookEvents, interactionEvents, type InteractionReport } from './hooks/index.js';
 export { mountApp } from './lib/http/mount.js';
 export { consoleLogger, silentLogger, type Logger } from './lib/logger.js';
+export { systemClock, type Clock } from './lib/clock.js';
 export { ApiError, type ApiErrorCode } from './lib/errors.js';
 export type { BootstrapCredentials } from './management/bootstrap.js';
 export {

@@ -13,6 +13,7 @@ import { openDatabase, type Database } from './lib/store/database.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
 import { createIdentity, type Identity } from './identity.js';
 import { consoleLogger, type Logger } from './lib/logger.js';
+import type { Clock } from './lib/clock.js';
 import { mountApp } from './lib/http/mount.js';
 import type { ManagementApi } from './management/router.js';
 
@@ -39,6 +40,8 @@ export interface StandaloneOptions {
   dbName?: string;
   /** Passed to the MongoDB driver (the benchmarks count round trips with `monitorCommands`). */
   mongoClientOptions?: MongoClientOptions;
+  /** The webhook worker's clock (`IdentityOptions.clock`); the system's by default. */
+  clock?: Clock;
 }
 
 /** Without SMTP settings, `createIdentity` falls back to the development connector (and says so). */
@@ -60,7 +63,7 @@ function listen(server: Server, port: number): Promise<number> {
  * The standalone server: oidc-provider under `/oidc`, the Management API under `/api`, on one
  * port. Without `mongodbUri` it starts the embedded in-memory engine and stops it on close.
  */
-export async function startStandaloneServer(settings: Settings, { logger = consoleLogger, dbName, mongoClientOptions }: StandaloneOptions = {}): Promise<StandaloneServer> {
+export async function startStandaloneServer(settings: Settings, { logger = consoleLogger, dbName, mongoClientOptions, clock }: StandaloneOptions = {}): Promise<StandaloneServer> {
   let embedded: EmbeddedMongo | undefined;
   let uri = settings.mongodbUri;
   if (!uri) {
@@ -93,6 +96,7 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
       changesRetentionDays: settings.changesRetentionDays,
       hooks: settings.hooks,
       experience: experienceOf(settings.experience),
+      ...(clock && { clock }),
     });
     // `configure` turns oidc-provider's development login off; our sign-in pages replace it.
     const provider = new Provider(issuer, identity.configure());

@@ -1,6 +1,7 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import type { HookSettings } from './settings.js';
+import { systemClock, type Clock } from '../lib/clock.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { Queries } from '../lib/store/queries/index.js';
@@ -22,6 +23,8 @@ export interface Hooks {
   policy: OutboundPolicy;
   keyOverlapMs: number;
   retentionMs: number;
+  /** The time the worker reads: what schedules deliveries and key overlaps reads it too. */
+  clock: Clock;
   /** Tells this process's worker that events were recorded or deliveries queued. */
   wake(): void;
   /** Starts the delivery worker (unless `deliver` is off). */
@@ -33,14 +36,14 @@ export interface Hooks {
 const second = 1000;
 const day = 24 * 60 * 60 * second;
 
-export function createHooks(db: Db, queries: Queries, settings: HookSettings, logger: Logger): Hooks {
+export function createHooks(db: Db, queries: Queries, settings: HookSettings, logger: Logger, clock: Clock = systemClock): Hooks {
   const retentionMs = settings.retentionDays * day;
   const policy = createOutboundPolicy(settings.allowedHosts);
   const send = createSender({ policy, timeoutMs: settings.timeoutMs });
   // This process's worker, which fans out the events this process records (when it delivers at all).
   const owner = generateId();
   const worker = createDeliveryWorker({
-    db, send, logger, retentionMs, owner,
+    db, send, logger, retentionMs, owner, clock,
     retry: { schedule: settings.retrySchedule },
     timeoutMs: settings.timeoutMs,
     pollMs: settings.pollMs,
@@ -57,6 +60,7 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
     policy,
     keyOverlapMs: settings.keyOverlap * second,
     retentionMs,
+    clock,
     wake: () => worker.wake(),
     start() {
       if (!settings.deliver || started) return;

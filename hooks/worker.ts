@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 
+import { systemClock, type Clock } from '../lib/clock.js';
 import { generateId } from '../lib/ids.js';
 import { insertEach, throwingFailures } from '../lib/store/insert-each.js';
 import type { Logger } from '../lib/logger.js';
@@ -26,6 +27,8 @@ export interface WorkerOptions {
   logger: Logger;
   /** This worker's id, as the outbox of its process names it on the events it records. */
   owner?: string;
+  /** What is due, leases, retry delays and disabling read this clock (the system's by default). */
+  clock?: Clock;
 }
 
 export interface DeliveryWorker {
@@ -50,7 +53,8 @@ interface Taken {
  * dies, the delivery is due again when the lease ends and another worker takes it over.
  */
 export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
-  const { db, send, retry, timeoutMs, pollMs, concurrency, disableAfterMs, retentionMs, logger } = options;
+  const { db, send, retry, timeoutMs, pollMs, concurrency, disableAfterMs, retentionMs, logger, clock = systemClock } = options;
+  const at = (msFromNow: number) => new Date(clock.now().getTime() + msFromNow);
   const deliveries = db.collection<DeliveryDocument>(hookCollections.deliveries);
   const attempts = db.collection<AttemptDocument>(hookCollections.attempts);
   const hooks = db.collection<HookDocument>(hookCollections.hooks);
@@ -74,10 +78,11 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   let woken = false;
   let interrupt: () => void = () => {};
 
-  const pause = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    interrupt = () => { clearTimeout(timer); resolve(); };
-  });
+  const pause = (ms: number) => {
+    const { done, cancel } = clock.wait(ms);
+    interrupt = cancel;
+    return done;
+  };
 
   /**
    * Takes up to `limit` due deliveries under a fresh lease token: one update over the candidates
@@ -85,7 +90,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
    * delivery only one matches), then a read of those that carry the token.
    */
   async function claim(limit: number): Promise<Array<DeliveryDocument & { leaseOwner: string }>> {
-    const now = new Date();
+    const now = clock.now();
     const due = await deliveries.find({ state: 'pending', nextAttemptAt: { $lte: now } }).sort({ nextAttemptAt: 1 }).limit(limit).toArray();
     if (due.length === 0) return [];
     const lease = `${owner}.${generateId(8)}`;
@@ -113,11 +118,11 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   async function fanOut(free: number): Promise<Taken | undefined> {
     const due = await events.find({
       fanOutDue: { $type: 'date' },
-      $or: [{ fanOutBy: owner }, { fanOutDue: { $lte: new Date(Date.now() - handOverMs) } }],
+      $or: [{ fanOutBy: owner }, { fanOutDue: { $lte: at(-handOverMs) } }],
     }).sort({ fanOutDue: 1 }).limit(fanOutBatch).toArray();
     if (due.length === 0) return undefined;
     const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(due.map(({ event }) => event))] } }).toArray();
-    const now = new Date();
+    const now = clock.now();
     // As many as this worker has room for are made already taken by it (under a lease, as
     // `claim` would take them), so that they go out now without being looked for again.
     const lease = `${owner}.${generateId(8)}`;
@@ -143,7 +148,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   async function settle(delivery: DeliveryDocument, state: DeliveryState, set: Partial<DeliveryDocument>) {
     await deliveries.updateOne(
       { _id: delivery._id, leaseOwner: delivery.leaseOwner },
-      { $set: { ...set, state, leaseOwner: null, updatedAt: new Date() } },
+      { $set: { ...set, state, leaseOwner: null, updatedAt: clock.now() } },
     );
   }
 
@@ -167,11 +172,11 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
 
   /** Sends one delivery; answers its attempt record, having settled it unless it succeeded. */
   async function attempt(delivery: DeliveryDocument, hook: HookDocument | undefined, event: HookEventDocument | undefined): Promise<AttemptDocument | undefined> {
-    if (!event && Date.now() - delivery.createdAt.getTime() < unseenEventGraceMs) {
+    if (!event && clock.now().getTime() - delivery.createdAt.getTime() < unseenEventGraceMs) {
       // The event is written before its delivery (in the same transaction, or just before it), so it
       // exists; a read outside the transaction can still miss it while a commit spreads across
       // shards. Look again shortly instead of skipping a delivery that is due.
-      await settle(delivery, 'pending', { nextAttemptAt: new Date(Date.now() + pollMs) });
+      await settle(delivery, 'pending', { nextAttemptAt: at(pollMs) });
       return undefined;
     }
     // The hook as it is now decides: one that no longer subscribes to the event gets no more of it,
@@ -185,9 +190,9 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
       return undefined;
     }
 
-    const startedAt = new Date();
+    const startedAt = clock.now();
     const result = await send(webhookRequest(hook!, event!._id, event!.payload, startedAt));
-    const now = new Date();
+    const now = clock.now();
     const record: AttemptDocument = {
       _id: generateId(), deliveryId: delivery._id, hookId: hook!._id, eventId: event!._id, event: delivery.event, startedAt,
       durationMs: result.durationMs, ok: result.ok, statusCode: result.statusCode, response: result.response, error: result.error, worker: owner,
@@ -227,7 +232,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     for (const { ok, statusCode, deliveryId } of made) {
       if (ok) succeeded.set(statusCode!, [...succeeded.get(statusCode!) ?? [], deliveryId]);
     }
-    const now = new Date();
+    const now = clock.now();
     const lease = batch[0].leaseOwner;
     await Promise.all([...succeeded].map(([lastStatus, ids]) => deliveries.updateMany(
       { _id: { $in: ids }, leaseOwner: lease },

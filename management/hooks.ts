@@ -165,7 +165,8 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       const signingKey = generateSigningKey();
       const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
         const hook = await hookQueries.findByIdOrThrow(id, session);
-        const now = new Date();
+        // The worker's clock, which decides when the old key stops signing.
+        const now = hooks.clock.now();
         const until = new Date(now.getTime() + hooks.keyOverlapMs);
         const kept = hook.signingKeys
           .filter(({ expiresAt }) => expiresAt === null || expiresAt > now)
@@ -220,7 +221,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       const hook = await hookQueries.findByIdOrThrow(id);
       assertThat(hook.enabled, () => new ApiError('hook.disabled', 'the hook is disabled; enable it first'));
       assertThat(await hooks.queries.deliveries.findOne(id, deliveryId), () => notFound('delivery', deliveryId));
-      assertThat(await hooks.queries.deliveries.requeue(id, deliveryId),
+      assertThat(await hooks.queries.deliveries.requeue(id, deliveryId, hooks.clock.now()),
         () => new ApiError('hook.delivery_in_progress', 'the delivery is being attempted now; try again when it has finished'));
       hooks.wake();
       ctx.body = deliveryToApi((await hooks.queries.deliveries.findOne(id, deliveryId))!);
@@ -242,7 +243,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       const filter: Filter<HookEventDocument> = { createdAt: { $gte: new Date(since), $lte: new Date(until) }, event: { $in: wanted } };
       const count = await hooks.queries.events.count(filter);
       assertThat(count <= maxReplay, () => new ApiError('hook.replay_too_large', `the range holds ${count} events; replay at most ${maxReplay} at once`));
-      const queued = count === 0 ? 0 : await hooks.queries.queueFor(id, await hooks.queries.events.ids(filter), hooks.retentionMs);
+      const queued = count === 0 ? 0 : await hooks.queries.queueFor(id, await hooks.queries.events.ids(filter), hooks.retentionMs, hooks.clock.now());
       if (queued > 0) hooks.wake();
       ctx.body = { events: count, queued };
       ctx.status = 202;

@@ -1,6 +1,8 @@
 import type { Db } from 'mongodb';
 
 import { dataEvents } from '../../hooks/catalog.js';
+import type { DeliveryDocument } from '../../hooks/models.js';
+import type { TestClock } from './clock.js';
 import type { Receiver, Received } from './receiver.js';
 import type { TestServer } from './server.js';
 
@@ -12,14 +14,28 @@ export const hookTestEnv = {
   HOOKS_TIMEOUT_MS: '2000',
 };
 
-/** Waits until every event has its deliveries made and none of them is pending (each has succeeded, failed or been skipped). */
-export async function deliveriesSettled(db: Db, timeoutMs = 30_000) {
+/**
+ * Moves the clock to the time of the earliest delivery that waits for its next attempt (none
+ * under way), so that a retry schedule runs without its pauses.
+ */
+export async function fastForward(db: Db, clock: TestClock) {
+  const [next] = await db.collection<DeliveryDocument>('hook_deliveries').find({ state: 'pending', leaseOwner: null }).sort({ nextAttemptAt: 1 }).limit(1).toArray();
+  const ahead = next ? next.nextAttemptAt.getTime() - clock.now().getTime() : 0;
+  if (ahead > 0) clock.advance(ahead);
+}
+
+/**
+ * Waits until every event has its deliveries made and none of them is pending (each has
+ * succeeded, failed or been skipped); with a test clock, moves it to each retry's time.
+ */
+export async function deliveriesSettled(db: Db, timeoutMs = 30_000, clock?: TestClock) {
   const deadline = Date.now() + timeoutMs;
   // Events first: a worker makes an event's deliveries before it marks the event done.
   const busy = async () => await db.collection('hook_events').countDocuments({ fanOutDue: { $type: 'date' } }) > 0
     || await db.collection('hook_deliveries').countDocuments({ state: 'pending' }) > 0;
   while (await busy()) {
     if (Date.now() > deadline) throw new Error(`deliveries still pending after ${timeoutMs} ms`);
+    if (clock) await fastForward(db, clock);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

@@ -1,3 +1,4 @@
+import type { Clock } from '../../lib/clock.js';
 import * as oauth from 'openid-client';
 
 import { loadSettings, type Settings } from '../../settings.js';
@@ -24,7 +25,7 @@ export interface ApiResponse {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- test assertions read arbitrary JSON
 }
 
-export async function startTestServer(label: string, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(label: string, env: Record<string, string> = {}, { clock }: { clock?: Clock } = {}): Promise<TestServer> {
   const admin = { clientId: `admin-${label}`.replace(/[^A-Za-z0-9._~-]/g, '-'), clientSecret: 'test-bootstrap-secret-0123456789' };
   const settings: Settings = {
     ...loadSettings({ PORT: '0', ...env }),
@@ -32,7 +33,7 @@ export async function startTestServer(label: string, env: Record<string, string>
     bootstrapClientId: admin.clientId,
     bootstrapClientSecret: admin.clientSecret,
   };
-  const server = await startStandaloneServer(settings, { logger: process.env.TEST_LOG ? consoleLogger : silentLogger, dbName: uniqueDbName(label) });
+  const server = await startStandaloneServer(settings, { logger: process.env.TEST_LOG ? consoleLogger : silentLogger, dbName: uniqueDbName(label), ...(clock && { clock }) });
   const local = `http://localhost:${server.port}`;
 
   async function discover(clientId: string, clientSecret?: string) {
