@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import compose from 'koa-compose';
 import { createLocalJWKSet } from 'jose';
 import type { ClientSession } from 'mongodb';
 import type { AdapterPayload, Configuration } from 'oidc-provider';
@@ -8,13 +9,18 @@ import { createManagementApi, managementPrefix, type ManagementApi } from './man
 import * as tokenExchange from './grants/token-exchange/index.js';
 import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './grants/token-exchange/actor.js';
-import { bootstrap, ensureManagementApi, impersonationScope, managementScope, type BootstrapCredentials, type BootstrapResult } from './management/bootstrap.js';
+import {
+  bootstrap,
+  ensureManagementApi,
+  impersonationScope,
+  managementScope,
+  type BootstrapCredentials,
+  type BootstrapResult,
+} from './management/bootstrap.js';
 import { CacheRegistry } from './lib/store/cache.js';
 import { formPostEndpoints } from './provider/form-post-endpoints.js';
 import { createClientAddress, noProxy, useClientAddress, type ProxyTrust } from './lib/http/client-address.js';
-import {
-  createCustomClaims, createDryRun, type CustomClaimsFailurePolicy, type GetCustomJwtClaims,
-} from './provider/custom-claims.js';
+import { createCustomClaims, createDryRun, type CustomClaimsFailurePolicy, type GetCustomJwtClaims } from './provider/custom-claims.js';
 import { Sandbox } from './provider/sandbox/index.js';
 import type { MintedToken } from './provider/token-types.js';
 import { createRoleLookup, loadRoleFacts } from './provider/role-facts.js';
@@ -44,7 +50,6 @@ import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/store/queries/index.js';
 import { createWriter, defaultChangeRetentionDays } from './lib/store/unit-of-work.js';
 import { createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './provider/resource-servers.js';
-
 
 export interface IdentityOptions {
   database: Database;
@@ -135,7 +140,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const managementApiIndicator = `${baseUrl.replace(/\/+$/, '')}${managementPrefix}`;
   const queries = createQueries(database.db);
   if (!database.transactions) {
-    logger.warn(`Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic, and webhook events are written right after the change they announce, so a crash between the two can lose an event.`);
+    logger.warn(
+      `Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic, and webhook events are written right after the change they announce, so a crash between the two can lose an event.`,
+    );
   }
   // Each part declares the collections it owns; the entities' are ensured when the database is opened.
   await ensureIndexes(database.db, { ...providerCollections, ...hookCollections, ...(options.experience && experienceCollections) });
@@ -169,11 +176,17 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
   // Dry runs get a sandbox of their own: nothing a script under test does can delay a token.
   const dryRuns = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
-  const customizer = caches.create<JwtCustomizer>('configs',
+  const customizer = caches.create<JwtCustomizer>(
+    'configs',
     async (id) => (await customizerCollection(database.db).findOne({ _id: id as JwtCustomizer['_id'] })) ?? undefined,
-    { keepMisses: true });
+    { keepMisses: true },
+  );
   const customClaimsFor = createCustomClaims({
-    queries, customizer, sandbox, logger, roles,
+    queries,
+    customizer,
+    sandbox,
+    logger,
+    roles,
     ...(options.getCustomJwtClaims && { hostFunction: options.getCustomJwtClaims }),
     onError: options.customClaimsOnError ?? 'omit',
     exemptAudiences: new Set([managementApiIndicator]),
@@ -198,11 +211,19 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
 
     configure(host: Configuration = {}) {
       if (host.features?.devInteractions?.enabled === true) {
-        logger.warn('oidc-provider\'s development interactions (features.devInteractions) are on: anyone can sign in as any account id with any password. Never in production.');
+        logger.warn(
+          "oidc-provider's development interactions (features.devInteractions) are on: anyone can sign in as any account id with any password. Never in production.",
+        );
       }
       keysManaged = !host.jwks && !host.cookies?.keys;
       ({ configuration: configured, getResourceServerInfo: resourceServerInfo } = configureProvider(host, {
-        db: database.db, queries, clients, keyRing, resources, held, accessTokenAlg,
+        db: database.db,
+        queries,
+        clients,
+        keyRing,
+        resources,
+        held,
+        accessTokenAlg,
         managementApiTokenTtl: options.managementApiTokenTtl ?? 600,
         outboundAllowedHosts: options.outboundAllowedHosts ?? [],
         extraTokenClaims: async (ctx, token) => ({
@@ -213,7 +234,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           experience: {
             interactionUrl: (uid: string) => interactionUrl(uid),
             loadExistingGrant: (hostLoader) => createGrantLoader(queries, hostLoader),
-            logoutSource: (ctx, form) => { ctx.type = 'html'; ctx.body = signOutPage(branding!, form); },
+            logoutSource: (ctx, form) => {
+              ctx.type = 'html';
+              ctx.body = signOutPage(branding!, form);
+            },
           },
         }),
       }));
@@ -237,59 +261,85 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           // Koa's cookie signer (the provider is a Koa application) reads its keys per request.
           provider.keys = keyRing.cookieKeys;
         });
-        caches.watch('oidcKeys', () => { keyRing.reload().catch((error: unknown) => logger.error('The rotated keys could not be loaded', error)); });
+        caches.watch('oidcKeys', () => {
+          keyRing.reload().catch((error: unknown) => logger.error('The rotated keys could not be loaded', error));
+        });
       }
       const getKey = keysManaged ? keyRing.getKey : createLocalJWKSet(publicJwks(keys));
       const algorithms = [...new Set(keys.map(({ alg }) => alg).filter((alg): alg is string => typeof alg === 'string'))];
-      provider.registerGrantType(tokenExchange.grantType, tokenExchange.buildHandler({
-        queries,
-        resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
-        identifyActor: createActorIdentifier(provider, getKey, queries),
-        resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
-        roles,
-        minted,
-      }), tokenExchange.parameters);
+      provider.registerGrantType(
+        tokenExchange.grantType,
+        tokenExchange.buildHandler({
+          queries,
+          resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
+          identifyActor: createActorIdentifier(provider, getKey, queries),
+          resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
+          roles,
+          minted,
+        }),
+        tokenExchange.parameters,
+      );
       if (options.signInEventsFromProvider ?? true) {
         signInReports(provider, (report) => hooks.reportInteraction(report), logger);
       }
       hooks.start();
       const write = createWriter<ChangeKey>(database, hooks.outbox, {
         retentionDays: changesRetentionDays,
-        afterCommit: async (changes) => { await Promise.all(cachesStaleAfter(changes).map((name) => caches.changed(name))); },
+        afterCommit: async (changes) => {
+          await Promise.all(cachesStaleAfter(changes).map((name) => caches.changed(name)));
+        },
       });
-      const experience = options.experience && createExperience({
-        db: database.db, provider, queries, write, logger, email: email!, revokeAccount: revoke,
-        branding: branding!,
-        origin: new URL(baseUrl).origin,
-        bodyLimit: options.apiBodyLimit ?? 100 * 1024,
-        proxy: provider.proxy,
-        clientAddress,
-        cookieKeys: (configured.cookies?.keys ?? keyRing.cookieKeys) as Koa['keys'],
-        ...(options.experience.limits && { limits: options.experience.limits }),
-        ...(options.experience.maxConcurrentHashes && { maxConcurrentHashes: options.experience.maxConcurrentHashes }),
-      });
-      const managementApi = createManagementApi({
-        database,
-        queries,
-        hooks,
-        write,
-        dryRunCustomClaims: createDryRun(dryRuns),
-        revokeAccount: revoke,
-        subjectTokenTtl: options.subjectTokenTtl ?? 600,
-        managementApiIndicator,
-        // A placeholder secret: validation needs one for confidential clients, never sees a real one.
-        validateApplication: (application) => provider.Client.validate(toClientMetadata(application, [])),
-        keyRing: keysManaged ? keyRing : undefined,
-      }, {
-        auth: { issuer, audience: managementApiIndicator, getKey, algorithms, acceptedScopes: [managementScope, impersonationScope], heldScopes: heldManagementScopes },
-        bodyLimit: options.apiBodyLimit ?? 100 * 1024,
-        log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
-        proxy: provider.proxy,
-        clientAddress,
-      });
+      const experience =
+        options.experience &&
+        createExperience({
+          db: database.db,
+          provider,
+          queries,
+          write,
+          logger,
+          email: email!,
+          revokeAccount: revoke,
+          branding: branding!,
+          origin: new URL(baseUrl).origin,
+          bodyLimit: options.apiBodyLimit ?? 100 * 1024,
+          proxy: provider.proxy,
+          clientAddress,
+          cookieKeys: (configured.cookies?.keys ?? keyRing.cookieKeys) as Koa['keys'],
+          ...(options.experience.limits && { limits: options.experience.limits }),
+          ...(options.experience.maxConcurrentHashes && { maxConcurrentHashes: options.experience.maxConcurrentHashes }),
+        });
+      const managementApi = createManagementApi(
+        {
+          database,
+          queries,
+          hooks,
+          write,
+          dryRunCustomClaims: createDryRun(dryRuns),
+          revokeAccount: revoke,
+          subjectTokenTtl: options.subjectTokenTtl ?? 600,
+          managementApiIndicator,
+          // A placeholder secret: validation needs one for confidential clients, never sees a real one.
+          validateApplication: (application) => provider.Client.validate(toClientMetadata(application, [])),
+          keyRing: keysManaged ? keyRing : undefined,
+        },
+        {
+          auth: {
+            issuer,
+            audience: managementApiIndicator,
+            getKey,
+            algorithms,
+            acceptedScopes: [managementScope, impersonationScope],
+            heldScopes: heldManagementScopes,
+          },
+          bodyLimit: options.apiBodyLimit ?? 100 * 1024,
+          log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
+          proxy: provider.proxy,
+          clientAddress,
+        },
+      );
       // The experience's routes come first: `/api/experience` is not the Management API's, which would ask for a token.
       if (!experience) return managementApi;
-      return { ...managementApi, middleware: (ctx, next) => experience.middleware(ctx, () => managementApi.middleware(ctx, next)) };
+      return { ...managementApi, middleware: compose([experience.middleware, managementApi.middleware]) };
     },
 
     async bootstrap(credentials) {

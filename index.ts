@@ -13,5 +13,11 @@ export { systemClock, type Clock } from './lib/clock.js';
 export { ApiError, type ApiErrorCode } from './lib/errors.js';
 export type { BootstrapCredentials } from './management/bootstrap.js';
 export {
-  smtpConnector, logConnector, defaultBranding, type EmailConnector, type EmailMessage, type Branding, type ExperienceOptions,
+  smtpConnector,
+  logConnector,
+  defaultBranding,
+  type EmailConnector,
+  type EmailMessage,
+  type Branding,
+  type ExperienceOptions,
 } from './experience/index.js';

@@ -34,10 +34,13 @@ async function main() {
     if (closing) return;
     closing = true;
     consoleLogger.info(`${signal} received, closing`);
-    server.close().then(() => process.exit(0), (error: unknown) => {
-      consoleLogger.error('close failed', error);
-      process.exit(1);
-    });
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        consoleLogger.error('close failed', error);
+        process.exit(1);
+      },
+    );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

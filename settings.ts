@@ -4,9 +4,7 @@
  * documented in the README.
  */
 import { allowListProblem } from './lib/outbound-addresses.js';
-import {
-  ConfigError, coreEnvironment, coreEnvironmentDependencies, readEnvironment, type AccessTokenAlg,
-} from './lib/config.js';
+import { ConfigError, coreEnvironment, coreEnvironmentDependencies, readEnvironment, type AccessTokenAlg } from './lib/config.js';
 import { proxyListProblem, type ProxyTrust } from './lib/http/client-address.js';
 import { experienceEnvironment, experienceEnvironmentDependencies, experienceSettingsFrom, type ExperienceSettings } from './experience/settings.js';
 import { hookEnvironment, hookSettingsFrom, type HookSettings } from './hooks/settings.js';
@@ -53,11 +51,10 @@ function proxyTrustOf(value: string): ProxyTrust {
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
-  const e = readEnvironment(
-    { ...coreEnvironment, ...hookEnvironment, ...experienceEnvironment },
-    env,
-    { ...coreEnvironmentDependencies, ...experienceEnvironmentDependencies },
-  ) as Record<keyof typeof coreEnvironment | keyof typeof hookEnvironment | keyof typeof experienceEnvironment, unknown>;
+  const e = readEnvironment({ ...coreEnvironment, ...hookEnvironment, ...experienceEnvironment }, env, {
+    ...coreEnvironmentDependencies,
+    ...experienceEnvironmentDependencies,
+  }) as Record<keyof typeof coreEnvironment | keyof typeof hookEnvironment | keyof typeof experienceEnvironment, unknown>;
   const outboundAllowedHosts = typeof e.OUTBOUND_ALLOWED_HOSTS === 'string' ? e.OUTBOUND_ALLOWED_HOSTS.split(',').map((entry) => entry.trim()) : [];
   const badOutbound = allowListProblem(outboundAllowedHosts);
   if (badOutbound) throw new ConfigError(`Invalid setting: OUTBOUND_ALLOWED_HOSTS: ${badOutbound}`);

@@ -63,7 +63,10 @@ function listen(server: Server, port: number): Promise<number> {
  * The standalone server: oidc-provider under `/oidc`, the Management API under `/api`, on one
  * port. Without `mongodbUri` it starts the embedded in-memory engine and stops it on close.
  */
-export async function startStandaloneServer(settings: Settings, { logger = consoleLogger, dbName, mongoClientOptions, clock }: StandaloneOptions = {}): Promise<StandaloneServer> {
+export async function startStandaloneServer(
+  settings: Settings,
+  { logger = consoleLogger, dbName, mongoClientOptions, clock }: StandaloneOptions = {},
+): Promise<StandaloneServer> {
   let embedded: EmbeddedMongo | undefined;
   let uri = settings.mongodbUri;
   if (!uri) {
@@ -73,7 +76,10 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
   }
 
   // Listen first, so that port 0 (any free port) is known before the issuer is.
-  let handler: ReturnType<Koa['callback']> = async (_req, res) => { res.statusCode = 503; res.end(); };
+  let handler: ReturnType<Koa['callback']> = async (_req, res) => {
+    res.statusCode = 503;
+    res.end();
+  };
   const server = createServer((req, res) => handler(req, res));
   let database: Database | undefined;
   try {
@@ -83,7 +89,10 @@ export async function startStandaloneServer(settings: Settings, { logger = conso
 
     database = await openDatabase(uri, { ...(dbName !== undefined && { dbName }), ...(mongoClientOptions && { clientOptions: mongoClientOptions }) });
     const identity = await createIdentity({
-      database, issuer, baseUrl, logger,
+      database,
+      issuer,
+      baseUrl,
+      logger,
       accessTokenAlg: settings.accessTokenAlg,
       apiBodyLimit: settings.apiBodyLimit,
       cacheRefreshMs: settings.cacheRefreshMs,

@@ -44,7 +44,9 @@ interface Variant {
 
 async function api(server: ServerChild, token: string, path: string, body: unknown) {
   const response = await fetch(`${server.url}${path}`, {
-    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
   });
   if (!response.ok) throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
   return response.json() as Promise<Record<string, string>>;
@@ -52,22 +54,37 @@ async function api(server: ServerChild, token: string, path: string, body: unkno
 
 async function token(server: ServerChild, body: Record<string, string>, authorization: string) {
   const response = await fetch(`${server.url}/oidc/token`, {
-    method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body),
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(body),
   });
-  const answer = await response.json() as Record<string, string>;
+  const answer = (await response.json()) as Record<string, string>;
   if (!response.ok) throw new Error(`token: ${response.status} ${JSON.stringify(answer)}`);
   return answer;
 }
 
 /** One authorization request in a signed-in browser: a code and its verifier. */
-const authorize = (browser: TestBrowser, clientId: string, extra: Record<string, string> = {}) => authorizationCode(browser, {
-  clientId, redirectUri, username: 'bench_user', password, params: { scope: 'openid read:orders write:orders', resource, ...extra },
-});
+const authorize = (browser: TestBrowser, clientId: string, extra: Record<string, string> = {}) =>
+  authorizationCode(browser, {
+    clientId,
+    redirectUri,
+    username: 'bench_user',
+    password,
+    params: { scope: 'openid read:orders write:orders', resource, ...extra },
+  });
 
 async function prepare(name: Variant['name'], server: ServerChild): Promise<Variant> {
-  const cc = await token(server, { grant_type: 'client_credentials', resource: `${server.url}/api`, scope: 'all' }, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET));
+  const cc = await token(
+    server,
+    { grant_type: 'client_credentials', resource: `${server.url}/api`, scope: 'all' },
+    basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET),
+  );
   const bearer = cc.access_token;
-  const app = await api(server, bearer, '/api/applications', { name: 'Web', type: 'Traditional', oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] } });
+  const app = await api(server, bearer, '/api/applications', {
+    name: 'Web',
+    type: 'Traditional',
+    oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+  });
   const orders = await api(server, bearer, '/api/resources', { name: 'Orders', indicator: resource });
   const read = await api(server, bearer, `/api/resources/${orders.id}/scopes`, { name: 'read:orders' });
   await api(server, bearer, `/api/resources/${orders.id}/scopes`, { name: 'write:orders' });
@@ -78,7 +95,11 @@ async function prepare(name: Variant['name'], server: ServerChild): Promise<Vari
   await authorize(browser, app.id);
   const consented = await authorize(browser, app.id, { scope: 'openid offline_access read:orders write:orders', prompt: 'consent' });
   const client = { id: app.id, secret: app.secret };
-  const tokens = await token(server, { grant_type: 'authorization_code', code: consented.code, code_verifier: consented.verifier, redirect_uri: redirectUri, resource }, basic(client.id, client.secret));
+  const tokens = await token(
+    server,
+    { grant_type: 'authorization_code', code: consented.code, code_verifier: consented.verifier, redirect_uri: redirectUri, resource },
+    basic(client.id, client.secret),
+  );
   if (!tokens.refresh_token) throw new Error('no refresh token');
   return { name, server, client, browser, refreshToken: tokens.refresh_token };
 }
@@ -87,16 +108,20 @@ async function prepare(name: Variant['name'], server: ServerChild): Promise<Vari
 async function cpuPer(server: ServerChild, count: number, concurrency: number, request: (index: number) => Promise<unknown>) {
   const before = await server.stats();
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) await request(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) await request(next++);
+    }),
+  );
   const after = await server.stats();
   return (after.cpuMicros - before.cpuMicros) / count;
 }
 
 async function grantFigures(variants: Variant[]) {
   const results: Record<string, number[]> = {};
-  const push = (key: string, value: number) => { (results[key] ??= []).push(value); };
+  const push = (key: string, value: number) => {
+    (results[key] ??= []).push(value);
+  };
   for (let round = 0; round < rounds; round += 1) {
     for (const concurrency of concurrencies) {
       // Alternate which variant goes first.
@@ -105,12 +130,24 @@ async function grantFigures(variants: Variant[]) {
         if (grants.includes('authorization_code')) {
           const codes: Array<{ code: string; verifier: string }> = [];
           for (let i = 0; i < tokensPerRound; i += 1) codes.push(await authorize(variant.browser, variant.client.id));
-          push(`authorization_code ${concurrency} ${variant.name}`, await cpuPer(variant.server, tokensPerRound, concurrency, (i) =>
-            token(variant.server, { grant_type: 'authorization_code', code: codes[i].code, code_verifier: codes[i].verifier, redirect_uri: redirectUri, resource }, auth)));
+          push(
+            `authorization_code ${concurrency} ${variant.name}`,
+            await cpuPer(variant.server, tokensPerRound, concurrency, (i) =>
+              token(
+                variant.server,
+                { grant_type: 'authorization_code', code: codes[i].code, code_verifier: codes[i].verifier, redirect_uri: redirectUri, resource },
+                auth,
+              ),
+            ),
+          );
         }
         if (grants.includes('refresh_token')) {
-          push(`refresh_token ${concurrency} ${variant.name}`, await cpuPer(variant.server, tokensPerRound, concurrency, () =>
-            token(variant.server, { grant_type: 'refresh_token', refresh_token: variant.refreshToken, resource }, auth)));
+          push(
+            `refresh_token ${concurrency} ${variant.name}`,
+            await cpuPer(variant.server, tokensPerRound, concurrency, () =>
+              token(variant.server, { grant_type: 'refresh_token', refresh_token: variant.refreshToken, resource }, auth),
+            ),
+          );
         }
       }
     }
@@ -158,22 +195,28 @@ async function floodFigures(variant: Variant) {
   const quiet = await latencies(signInsPerPhase);
   let flooding = true;
   const statuses = new Map<number | string, number>();
-  const flooders = await Promise.all(Array.from({ length: 12 }, async (_, index) => {
-    const browser = new TestBrowser(server.url, '203.0.113.66');
-    await authorizePage(browser, client.id);
-    await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
-    // Wrapped, so that the set-up's Promise.all does not wait for the loop itself.
-    return {
-      done: (async () => {
-        let n = 0;
-        while (flooding) {
-          const answer = await browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: `flood_${index}_${n += 1}` }, password })
-            .catch((error: Error) => ({ status: `${error.message}: ${(error.cause as Error | undefined)?.message}` }));
-          statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-        }
-      })(),
-    };
-  }));
+  const flooders = await Promise.all(
+    Array.from({ length: 12 }, async (_, index) => {
+      const browser = new TestBrowser(server.url, '203.0.113.66');
+      await authorizePage(browser, client.id);
+      await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
+      // Wrapped, so that the set-up's Promise.all does not wait for the loop itself.
+      return {
+        done: (async () => {
+          let n = 0;
+          while (flooding) {
+            const answer = await browser
+              .json('POST', '/api/experience/verification/new-password-identity', {
+                identifier: { type: 'username', value: `flood_${index}_${(n += 1)}` },
+                password,
+              })
+              .catch((error: Error) => ({ status: `${error.message}: ${(error.cause as Error | undefined)?.message}` }));
+            statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+          }
+        })(),
+      };
+    }),
+  );
   await new Promise((resolve) => setTimeout(resolve, 500));
   const loaded = await latencies(signInsPerPhase);
   flooding = false;
@@ -183,7 +226,14 @@ async function floodFigures(variant: Variant) {
 
 async function authorizePage(browser: TestBrowser, clientId: string) {
   const url = new URL(`${browser.base}/oidc/auth`);
-  url.search = new URLSearchParams({ client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: redirectUri, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }).toString();
+  url.search = new URLSearchParams({
+    client_id: clientId,
+    response_type: 'code',
+    scope: 'openid',
+    redirect_uri: redirectUri,
+    code_challenge: 'x'.repeat(43),
+    code_challenge_method: 'S256',
+  }).toString();
   const { url: at } = await browser.follow(url, redirectUri);
   return at.pathname.startsWith('/interaction/');
 }
@@ -203,12 +253,14 @@ async function main() {
     console.log(`node ${process.version}, ${tokensPerRound} tokens a round, ${rounds} rounds, concurrency ${concurrencies.join(', ')}`);
     if (parts.includes('tokens')) await grantFigures(variants);
     if (!parts.includes('flood')) return;
-    console.log('\nB. A legitimate sign-in\'s password check (ms) while 12 connections flood sign-ups from another address');
+    console.log("\nB. A legitimate sign-in's password check (ms) while 12 connections flood sign-ups from another address");
     console.log('| server | alone p50 | alone p95 | flooded p50 | flooded p95 | sign-ins refused while flooded | flood answers |');
     console.log('|---|---|---|---|---|---|---|');
     for (const variant of variants) {
       const { quiet, loaded, statuses } = await floodFigures(variant);
-      console.log(`| ${variant.name} | ${quiet.p50.toFixed(0)} | ${quiet.p95.toFixed(0)} | ${loaded.p50.toFixed(0)} | ${loaded.p95.toFixed(0)} | ${loaded.refused}/${signInsPerPhase} | ${JSON.stringify(statuses)} |`);
+      console.log(
+        `| ${variant.name} | ${quiet.p50.toFixed(0)} | ${quiet.p95.toFixed(0)} | ${loaded.p50.toFixed(0)} | ${loaded.p95.toFixed(0)} | ${loaded.refused}/${signInsPerPhase} | ${JSON.stringify(statuses)} |`,
+      );
     }
   } finally {
     await Promise.all(servers.map((server) => server.stop()));

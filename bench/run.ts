@@ -59,22 +59,36 @@ async function load(server: ServerChild, amount: number, authorization: string, 
   let next = 0;
   const before = await server.stats();
   const result = await autocannon({
-    url: server.url, connections: Math.min(connections, amount), amount, timeout: 60,
-    requests: [{
-      method: 'POST', path: '/oidc/token',
-      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
-      setupRequest: (request) => ({ ...request, body: body(next++) }),
-    }],
+    url: server.url,
+    connections: Math.min(connections, amount),
+    amount,
+    timeout: 60,
+    requests: [
+      {
+        method: 'POST',
+        path: '/oidc/token',
+        headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+        setupRequest: (request) => ({ ...request, body: body(next++) }),
+      },
+    ],
   });
   const after = await server.stats();
   if (result.non2xx > 0 || result.errors > 0) {
     // One more, by hand, to say what the answers were.
-    const sample = await fetch(`${server.url}/oidc/token`, { method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: body(0) });
+    const sample = await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+      body: body(0),
+    });
     throw new Error(`${server.kind}: ${result.non2xx} answers were not 2xx, ${result.errors} errors; one of them: ${sample.status} ${await sample.text()}`);
   }
   return {
-    count: amount, cpuMicros: after.cpuMicros - before.cpuMicros, commands: after.commands - before.commands,
-    p50: result.latency.p50, p99: result.latency.p99, rps: result.requests.average,
+    count: amount,
+    cpuMicros: after.cpuMicros - before.cpuMicros,
+    commands: after.commands - before.commands,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    rps: result.requests.average,
   };
 }
 
@@ -90,18 +104,21 @@ const combine = (loads: Load[]): Load => ({
 
 async function api(server: ServerChild, token: string, method: string, path: string, body?: unknown) {
   const response = await fetch(`${server.url}${path}`, {
-    method, headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
-  return response.status === 204 ? undefined : response.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- set-up reads arbitrary JSON
+  return response.status === 204 ? undefined : (response.json() as Promise<any>); // eslint-disable-line @typescript-eslint/no-explicit-any -- set-up reads arbitrary JSON
 }
 
 async function tokenRequest(server: ServerChild, authorization: string, params: Record<string, string>) {
   const response = await fetch(`${server.url}/oidc/token`, {
-    method: 'POST', headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params),
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(params),
   });
-  const body = await response.json() as { access_token?: string };
+  const body = (await response.json()) as { access_token?: string };
   if (!body.access_token) throw new Error(`token request failed: ${JSON.stringify(body)}`);
   return body.access_token;
 }
@@ -110,16 +127,28 @@ async function tokenRequest(server: ServerChild, authorization: string, params: 
 async function seedSubjectTokens(db: Db, count: number, userId: string, clientId: string) {
   const now = Date.now();
   const tokens = Array.from({ length: count }, () => generateSecret());
-  await db.collection('subject_tokens').insertMany(tokens.map((token) => ({
-    _id: sha256(token) as never, userId, context: { ticket: 'BENCH-1', reason: 'benchmark' }, clientId, createdAt: new Date(now), expiresAt: new Date(now + 600_000),
-  })));
+  await db.collection('subject_tokens').insertMany(
+    tokens.map((token) => ({
+      _id: sha256(token) as never,
+      userId,
+      context: { ticket: 'BENCH-1', reason: 'benchmark' },
+      clientId,
+      createdAt: new Date(now),
+      expiresAt: new Date(now + 600_000),
+    })),
+  );
   return tokens;
 }
 
-const exchangeBody = (token: string, actorToken?: string) => new URLSearchParams({
-  grant_type: tokenExchangeGrantType, subject_token: token, subject_token_type: accessTokenType, resource: benchResource, scope: 'read:data',
-  ...(actorToken && { actor_token: actorToken, actor_token_type: accessTokenType }),
-}).toString();
+const exchangeBody = (token: string, actorToken?: string) =>
+  new URLSearchParams({
+    grant_type: tokenExchangeGrantType,
+    subject_token: token,
+    subject_token_type: accessTokenType,
+    resource: benchResource,
+    scope: 'read:data',
+    ...(actorToken && { actor_token: actorToken, actor_token_type: accessTokenType }),
+  }).toString();
 
 async function main() {
   pinLoadGenerator();
@@ -135,7 +164,15 @@ async function main() {
   try {
     // The same signing algorithm on both sides; no webhook worker or cache polling during the token figures.
     // One deployment: every identity server has the same public URL, so each accepts the others' tokens.
-    const env = { ACCESS_TOKEN_ALG: 'ES256', MONGODB_URI: uri, BENCH_DB: dbName, BASE_URL: baseUrl, HOOKS_DELIVERY: 'false', CACHE_REFRESH_MS: '600000', ...admin };
+    const env = {
+      ACCESS_TOKEN_ALG: 'ES256',
+      MONGODB_URI: uri,
+      BENCH_DB: dbName,
+      BASE_URL: baseUrl,
+      HOOKS_DELIVERY: 'false',
+      CACHE_REFRESH_MS: '600000',
+      ...admin,
+    };
     if (parts.has('tokens')) {
       const baseline = await startServerChild('baseline', env);
       const identity = await startServerChild('identity', env);
@@ -144,7 +181,9 @@ async function main() {
       // the target and actor users, a first-party application allowed to exchange, and a
       // machine-to-machine application with the same permission.
       const adminToken = await tokenRequest(identity, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
-        grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
+        grant_type: 'client_credentials',
+        resource: `${baseUrl}/api`,
+        scope: 'all',
       });
       const resource = await api(identity, adminToken, 'POST', '/api/resources', { name: 'Bench API', indicator: benchResource });
       const scope = await api(identity, adminToken, 'POST', `/api/resources/${resource.id}/scopes`, { name: 'read:data' });
@@ -154,7 +193,9 @@ async function main() {
       const actor = await api(identity, adminToken, 'POST', '/api/users', { username: 'actor', password: actorPassword });
       for (const user of [target, actor]) await api(identity, adminToken, 'POST', `/api/users/${user.id}/roles`, { roleIds: [role.id] });
       const app = await api(identity, adminToken, 'POST', '/api/applications', {
-        name: 'support console', type: 'Traditional', customClientMetadata: { allowTokenExchange: true },
+        name: 'support console',
+        type: 'Traditional',
+        customClientMetadata: { allowTokenExchange: true },
         oidcClientMetadata: { redirectUris: ['http://localhost/callback'], postLogoutRedirectUris: [] },
       });
       const machine = await api(identity, adminToken, 'POST', '/api/applications', { name: 'machine', type: 'MachineToMachine' });
@@ -163,10 +204,18 @@ async function main() {
       // The support engineer's own access token, from signing in to the console (an exchanged
       // token cannot act): a JWT for the bench resource.
       const signedIn = await authorizationCode(new TestBrowser(identity.url), {
-        clientId: app.id, redirectUri: 'http://localhost/callback', username: 'actor', password: actorPassword, params: { resource: benchResource, scope: 'openid read:data' },
+        clientId: app.id,
+        redirectUri: 'http://localhost/callback',
+        username: 'actor',
+        password: actorPassword,
+        params: { resource: benchResource, scope: 'openid read:data' },
       });
       const actorToken = await tokenRequest(identity, appAuth, {
-        grant_type: 'authorization_code', code: signedIn.code, code_verifier: signedIn.verifier, redirect_uri: 'http://localhost/callback', resource: benchResource,
+        grant_type: 'authorization_code',
+        code: signedIn.code,
+        code_verifier: signedIn.verifier,
+        redirect_uri: 'http://localhost/callback',
+        resource: benchResource,
       });
       say('set up; warming both servers');
 
@@ -192,7 +241,8 @@ async function main() {
         return combine(loads);
       };
       const customizer = {
-        on: () => api(identity, adminToken, 'PUT', '/api/configs/jwt-customizer/access-token', { script: customClaimsScript, environmentVariables: { TIER: 'gold' } }),
+        on: () =>
+          api(identity, adminToken, 'PUT', '/api/configs/jwt-customizer/access-token', { script: customClaimsScript, environmentVariables: { TIER: 'gold' } }),
         off: () => api(identity, adminToken, 'DELETE', '/api/configs/jwt-customizer/access-token'),
       };
 
@@ -212,8 +262,13 @@ async function main() {
        * otherwise land on whichever variant ran at a slow moment. The first round is profiled.
        */
       const measured = {
-        stock: [] as Load[], ours: [] as Load[], plain: [] as Load[], acting: [] as Load[], customized: [] as Load[],
-        stockAt: {} as Record<number, Load[]>, plainAt: {} as Record<number, Load[]>,
+        stock: [] as Load[],
+        ours: [] as Load[],
+        plain: [] as Load[],
+        acting: [] as Load[],
+        customized: [] as Load[],
+        stockAt: {} as Record<number, Load[]>,
+        plainAt: {} as Record<number, Load[]>,
       };
       for (let round = 0; round < rounds; round += 1) {
         const profiled = <T>(server: ServerChild, name: string, work: () => Promise<T>) => (round === 0 ? server.profiled(name, work) : work());
@@ -228,7 +283,9 @@ async function main() {
         // At the loads impersonation actually sees, too: the baseline and the plain exchange at 4 and 16 connections.
         for (const connections of lowerLoads) {
           (measured.stockAt[connections] ??= []).push(await load(baseline, tokensPerRun / rounds, baselineAuth, ccBody, connections));
-          (measured.plainAt[connections] ??= []).push(await profiled(identity, `token-exchange-${connections}-connections`, () => exchanges(2 * roundSize, undefined, connections)));
+          (measured.plainAt[connections] ??= []).push(
+            await profiled(identity, `token-exchange-${connections}-connections`, () => exchanges(2 * roundSize, undefined, connections)),
+          );
         }
         say(`round ${round + 1} of ${rounds} measured`);
       }
@@ -239,15 +296,20 @@ async function main() {
         const each = ratios(variant);
         return `${(perToken(combine(variant)) * 1000).toFixed(0)} ms (${median(each).toFixed(2)}×; rounds ${Math.min(...each).toFixed(2)}–${Math.max(...each).toFixed(2)})`;
       };
-      rows.push(['1. server CPU per 1,000 tokens: stock oidc-provider client_credentials (baseline)', `${(perToken(combine(measured.stock)) * 1000).toFixed(0)} ms`]);
+      rows.push([
+        '1. server CPU per 1,000 tokens: stock oidc-provider client_credentials (baseline)',
+        `${(perToken(combine(measured.stock)) * 1000).toFixed(0)} ms`,
+      ]);
       rows.push(['1. our client_credentials', cpuRow(measured.ours)]);
       rows.push(['1. token exchange, no actor (target ≤ 1.5×)', cpuRow(measured.plain)]);
       rows.push(['1. token exchange with an actor token (target ≤ 1.5×)', cpuRow(measured.acting)]);
       rows.push(['1. token exchange with custom claims (target ≤ 2×)', cpuRow(measured.customized)]);
       for (const connections of lowerLoads) {
         const each = measured.plainAt[connections].map((l, round) => perToken(l) / perToken(measured.stockAt[connections][round]));
-        rows.push([`1. token exchange, no actor, ${connections} connections (target ≤ 1.5×)`,
-          `${(perToken(combine(measured.plainAt[connections])) * 1000).toFixed(0)} ms (${median(each).toFixed(2)}× the baseline at ${connections}, ${(perToken(combine(measured.stockAt[connections])) * 1000).toFixed(0)} ms; rounds ${Math.min(...each).toFixed(2)}–${Math.max(...each).toFixed(2)})`]);
+        rows.push([
+          `1. token exchange, no actor, ${connections} connections (target ≤ 1.5×)`,
+          `${(perToken(combine(measured.plainAt[connections])) * 1000).toFixed(0)} ms (${median(each).toFixed(2)}× the baseline at ${connections}, ${(perToken(combine(measured.stockAt[connections])) * 1000).toFixed(0)} ms; rounds ${Math.min(...each).toFixed(2)}–${Math.max(...each).toFixed(2)})`,
+        ]);
       }
       const [stock, ours, plain, acting, customized] = [measured.stock, measured.ours, measured.plain, measured.acting, measured.customized].map(combine);
 
@@ -259,7 +321,9 @@ async function main() {
         for (const token of tokens) {
           const started = performance.now();
           const response = await fetch(`${identity.url}/oidc/token`, {
-            method: 'POST', headers: { authorization: appAuth, 'content-type': 'application/x-www-form-urlencoded' }, body: exchangeBody(token),
+            method: 'POST',
+            headers: { authorization: appAuth, 'content-type': 'application/x-www-form-urlencoded' },
+            body: exchangeBody(token),
           });
           await response.arrayBuffer();
           times.push(performance.now() - started);
@@ -274,14 +338,21 @@ async function main() {
       for (let block = 0; block < 6; block += 1) {
         await customizer.on();
         await sequential(5);
-        withScript.push(...await sequential(50));
+        withScript.push(...(await sequential(50)));
         await customizer.off();
-        withoutScript.push(...await sequential(50));
+        withoutScript.push(...(await sequential(50)));
       }
-      const percentileOf = (values: number[], p: number) => [...values].sort((x, y) => x - y)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
-      for (const [p, label] of [[50, 'p50 (target ≤ 2 ms)'], [99, 'p99']] as const) {
+      const percentileOf = (values: number[], p: number) =>
+        [...values].sort((x, y) => x - y)[Math.min(values.length - 1, Math.ceil((p / 100) * values.length) - 1)]!;
+      for (const [p, label] of [
+        [50, 'p50 (target ≤ 2 ms)'],
+        [99, 'p99'],
+      ] as const) {
         const [a, b] = [percentileOf(withScript, p), percentileOf(withoutScript, p)];
-        rows.push([`3. custom claims: added latency per token, ${label}`, `${(a - b).toFixed(2)} ms (${a.toFixed(2)} vs ${b.toFixed(2)} ms, 300 exchanges each)`]);
+        rows.push([
+          `3. custom claims: added latency per token, ${label}`,
+          `${(a - b).toFixed(2)} ms (${a.toFixed(2)} vs ${b.toFixed(2)} ms, 300 exchanges each)`,
+        ]);
       }
       say('custom-claims latency measured');
 
@@ -301,8 +372,10 @@ async function main() {
       const trips = (l: Load) => (l.commands / l.count).toFixed(2);
       say('round trips counted');
       rows.push(['2. database round trips per token exchange, one at a time (target ≤ 3)', trips(countedAlone)]);
-      rows.push(['2. database round trips per token exchange under load (50 connections; concurrent exchanges share commands)',
-        `${trips(countedPlain)} (with an actor ${trips(countedActing)}, with custom claims ${trips(countedCustom)})`]);
+      rows.push([
+        '2. database round trips per token exchange under load (50 connections; concurrent exchanges share commands)',
+        `${trips(countedPlain)} (with an actor ${trips(countedActing)}, with custom claims ${trips(countedCustom)})`,
+      ]);
 
       // 5. Memory: RSS and live heap before and after many exchanges.
       // Read at the start, halfway and at the end: a leak grows with the count, noise does not.
@@ -318,7 +391,13 @@ async function main() {
       say('memory measured');
 
       // 6. Throughput, the secondary figure, labelled with the database.
-      for (const [name, l] of [['stock client_credentials', stock], ['our client_credentials', ours], ['token exchange', plain], ['token exchange with an actor', acting], ['token exchange with custom claims', customized]] as const) {
+      for (const [name, l] of [
+        ['stock client_credentials', stock],
+        ['our client_credentials', ours],
+        ['token exchange', plain],
+        ['token exchange with an actor', acting],
+        ['token exchange with custom claims', customized],
+      ] as const) {
         rows.push([`6. ${name} (${engine}, 50 connections)`, `${l.rps.toFixed(0)} req/s, p50 ${l.p50.toFixed(0)} ms, p99 ${l.p99.toFixed(0)} ms`]);
       }
       await Promise.all([baseline.stop(), identity.stop()]);
@@ -343,9 +422,12 @@ async function main() {
         const count = costs.reduce((sum, { count: n }) => sum + n, 0);
         return { cpu: costs.reduce((sum, { cpu }) => sum + cpu, 0) / count, busy: costs.reduce((sum, { busy }) => sum + busy, 0) / count };
       };
-      const adminOf = (server: ServerChild) => tokenRequest(server, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
-        grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all',
-      });
+      const adminOf = (server: ServerChild) =>
+        tokenRequest(server, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
+          grant_type: 'client_credentials',
+          resource: `${baseUrl}/api`,
+          scope: 'all',
+        });
       const hook = { name: 'bench', events: ['Role.Created'], config: { url: receiver.url } };
 
       // Recording: a process that only records (delivery is another process's work), without and with a hook.
@@ -384,12 +466,21 @@ async function main() {
       await delivering.stop();
       await receiver.close();
 
-      const change = (a: number, b: number) => `${(((b / a) - 1) * 100).toFixed(0)}%`;
+      const change = (a: number, b: number) => `${((b / a - 1) * 100).toFixed(0)}%`;
       // Both: process CPU counts every thread, including background work per second that a slower
       // phase accumulates more of; the main thread's busy time is what a write itself costs.
-      rows.push(['4. recording: main-thread busy time per Management API write, no hook subscribed / one hook (target ≤ +15%)', `${off.busy.toFixed(2)} ms / ${on.busy.toFixed(2)} ms (${change(off.busy, on.busy)})`]);
-      rows.push(['4. recording: process CPU per Management API write, no hook / one hook', `${off.cpu.toFixed(2)} ms / ${on.cpu.toFixed(2)} ms (${change(off.cpu, on.cpu)})`]);
-      rows.push(['4. recording and delivering in one process: process CPU per write with its event delivered to one hook', `${delivered.cpu.toFixed(2)} ms (${change(off.cpu, delivered.cpu)} over no hook)`]);
+      rows.push([
+        '4. recording: main-thread busy time per Management API write, no hook subscribed / one hook (target ≤ +15%)',
+        `${off.busy.toFixed(2)} ms / ${on.busy.toFixed(2)} ms (${change(off.busy, on.busy)})`,
+      ]);
+      rows.push([
+        '4. recording: process CPU per Management API write, no hook / one hook',
+        `${off.cpu.toFixed(2)} ms / ${on.cpu.toFixed(2)} ms (${change(off.cpu, on.cpu)})`,
+      ]);
+      rows.push([
+        '4. recording and delivering in one process: process CPU per write with its event delivered to one hook',
+        `${delivered.cpu.toFixed(2)} ms (${change(off.cpu, delivered.cpu)} over no hook)`,
+      ]);
       for (const [name, value] of await webhookFigures(uri)) rows.push([`4. ${name}`, value]);
       say('webhooks measured');
     }
@@ -398,9 +489,11 @@ async function main() {
     await embedded?.stop();
   }
 
-  console.log(`\nOn ${engine}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; `
-    + `${pinning ? 'server pinned to core 0, load generator to core 1' : 'no CPU pinning (taskset not available)'}; `
-    + `${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+  console.log(
+    `\nOn ${engine}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}; ` +
+      `${pinning ? 'server pinned to core 0, load generator to core 1' : 'no CPU pinning (taskset not available)'}; ` +
+      `${((performance.now() - started) / 1000).toFixed(0)} s\n`,
+  );
   console.log('| figure | value |\n|---|---|');
   for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
 }

@@ -59,12 +59,15 @@ async function token(server: StandaloneServer) {
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
-const post = (server: StandaloneServer, bearer: string, path: string, body: unknown) => fetch(`${server.url}${path}`, {
-  method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-}).then(async (response) => {
-  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
-  return response.json() as Promise<{ id: string }>;
-});
+const post = (server: StandaloneServer, bearer: string, path: string, body: unknown) =>
+  fetch(`${server.url}${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then(async (response) => {
+    if (!response.ok) throw new Error(`${path} answered ${response.status}: ${await response.text()}`);
+    return response.json() as Promise<{ id: string }>;
+  });
 
 async function waitFor(predicate: () => boolean, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
@@ -86,9 +89,11 @@ export async function webhookFigures(uri: string): Promise<Array<[string, string
     await post(writer, bearer, '/api/hooks', { name: 'bench', events: ['Role.Created'], config: { url: receiver.url } });
     let next = 0;
     const writing = performance.now();
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < burstSize) await post(writer, bearer, '/api/roles', { name: `backlog ${next++}` });
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < burstSize) await post(writer, bearer, '/api/roles', { name: `backlog ${next++}` });
+      }),
+    );
     console.error(`wrote a backlog of ${burstSize} events in ${((performance.now() - writing) / 1000).toFixed(1)} s; delivering`);
     const started = performance.now();
     const deliverer = await start(uri, dbName, {});
@@ -136,7 +141,9 @@ async function main() {
   try {
     const rows = await webhookFigures(process.env.MONGODB_URI ?? embedded!.uri);
     const engine = embedded ? 'embedded jongodb engine' : 'MongoDB at MONGODB_URI';
-    console.log(`Webhook delivery on ${engine}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`);
+    console.log(
+      `Webhook delivery on ${engine}; ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'CPU'}, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}`,
+    );
     console.log('| figure | value |\n|---|---|');
     for (const [name, value] of rows) console.log(`| ${name} | ${value} |`);
   } finally {

@@ -17,13 +17,15 @@ import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMon
 /** The host's configuration, as it was before oidc-identity. */
 function hostConfiguration(): Configuration {
   return {
-    clients: [{
-      client_id: 'host-service',
-      client_secret: 'host-service-secret',
-      grant_types: ['client_credentials'],
-      redirect_uris: [],
-      response_types: [],
-    }],
+    clients: [
+      {
+        client_id: 'host-service',
+        client_secret: 'host-service-secret',
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+      },
+    ],
     async findAccount(_ctx, id) {
       return { accountId: id, claims: async () => ({ sub: id }) };
     },
@@ -53,20 +55,24 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
   const app = new Koa();
   // Koa composes its middleware when callback() is called, so the server asks for it once all is mounted.
   let handle: ReturnType<Koa['callback']> | undefined;
-  const server = createServer((req, res) => { if (handle) void handle(req, res); else res.writeHead(503).end(); });
+  const server = createServer((req, res) => {
+    if (handle) void handle(req, res);
+    else res.writeHead(503).end();
+  });
   await new Promise<void>((resolve) => server.listen(port, resolve));
   const baseUrl = `http://localhost:${(server.address() as AddressInfo).port}`;
   const issuer = `${baseUrl}/oidc`;
 
   const database = await openDatabase(mongodbUri, dbName === undefined ? {} : { dbName });
   const identity = await createIdentity({
-    database, issuer, baseUrl, logger,
+    database,
+    issuer,
+    baseUrl,
+    logger,
     // The host's own custom claims, as a function: trusted code, so it runs as it is.
     getCustomJwtClaims: ({ context }) => {
       const grant = context.grant as { type?: string; subjectTokenContext?: Record<string, unknown> } | undefined;
-      return grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange'
-        ? { impersonation_context: grant.subjectTokenContext ?? {} }
-        : {};
+      return grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange' ? { impersonation_context: grant.subjectTokenContext ?? {} } : {};
     },
   });
 
@@ -89,7 +95,10 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
     issuer,
     managementApiIndicator: identity.managementApiIndicator,
     async close() {
-      await new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); });
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
       await identity.close();
       await database.close();
     },
@@ -104,7 +113,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     bootstrap: { clientId: 'embedded-admin', clientSecret: 'embedded-admin-secret-change-me' },
   });
   consoleLogger.info(`host with oidc-identity on ${example.baseUrl} (issuer ${example.issuer})`);
-  const stop = () => { void example.close().then(() => embedded?.stop()).then(() => process.exit(0)); };
+  const stop = () => {
+    void example
+      .close()
+      .then(() => embedded?.stop())
+      .then(() => process.exit(0));
+  };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }

@@ -34,12 +34,14 @@ export async function impersonate(options: ImpersonationFlowOptions) {
     headers: { authorization: `Bearer ${options.actorAccessToken}`, 'content-type': 'application/json' },
     body: JSON.stringify({ userId: options.userId, reason: options.reason, ticketId: options.ticketId }),
   });
-  const answer = await response.json() as { subjectToken?: string; expiresIn?: number; error?: string };
+  const answer = (await response.json()) as { subjectToken?: string; expiresIn?: number; error?: string };
   if (!response.ok || !answer.subjectToken) throw new Error(`impersonation refused: ${answer.error ?? response.status}`);
 
   // Step 3.
   const config = await oauth.discovery(
-    new URL(options.issuer), options.clientId, options.clientSecret,
+    new URL(options.issuer),
+    options.clientId,
+    options.clientSecret,
     options.clientSecret ? oauth.ClientSecretBasic(options.clientSecret) : oauth.None(),
     { execute: options.issuer.startsWith('http:') ? [oauth.allowInsecureRequests] : [] },
   );

@@ -50,14 +50,17 @@ export async function startIntegratorBackend(options: IntegratorBackendOptions) 
       },
       body: new URLSearchParams({ grant_type: 'client_credentials', resource: options.managementApi, scope: 'impersonation' }),
     });
-    const body = await response.json() as { access_token?: string };
-    if (!body.access_token) throw new Error('the identity service refused this backend\'s credentials');
+    const body = (await response.json()) as { access_token?: string };
+    if (!body.access_token) throw new Error("the identity service refused this backend's credentials");
     return body.access_token;
   }
 
   const app = new Koa();
   app.use(async (ctx) => {
-    if (ctx.method !== 'POST' || ctx.path !== '/impersonate') { ctx.status = 404; return; }
+    if (ctx.method !== 'POST' || ctx.path !== '/impersonate') {
+      ctx.status = 404;
+      return;
+    }
     const bearer = /^Bearer (.+)$/.exec(ctx.get('authorization'))?.[1];
     let actor: string | undefined;
     let scopes: string[] = [];
@@ -87,7 +90,7 @@ export async function startIntegratorBackend(options: IntegratorBackendOptions) 
       headers: { authorization: `Bearer ${await managementToken()}`, 'content-type': 'application/json' },
       body: JSON.stringify({ userId, context: { ticketId, reason, actor } }),
     });
-    const { subjectToken, expiresIn, code, message } = await response.json() as Record<string, unknown>;
+    const { subjectToken, expiresIn, code, message } = (await response.json()) as Record<string, unknown>;
     ctx.status = response.status;
     ctx.body = response.ok ? { subjectToken, expiresIn } : { error: code, message };
   });
@@ -96,6 +99,10 @@ export async function startIntegratorBackend(options: IntegratorBackendOptions) 
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, resolve));
   return {
     url: `http://localhost:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

@@ -75,18 +75,24 @@ export async function startRelyingParty({ identityUrl, clientId, clientSecret, p
       }
       const { claims, profile } = visit.tokens;
       const name = String(profile.username ?? profile.email ?? claims.sub);
-      res.end(page(`<p>Signed in as <strong id="who">${escape(name)}</strong>.</p>
+      res.end(
+        page(`<p>Signed in as <strong id="who">${escape(name)}</strong>.</p>
 <p>ID token claims:</p><pre id="claims">${escape(JSON.stringify(claims, null, 2))}</pre>
 <p>From the userinfo endpoint:</p><pre id="profile">${escape(JSON.stringify(profile, null, 2))}</pre>
-<p><a class="button" href="/logout">Sign out</a></p>`));
+<p><a class="button" href="/logout">Sign out</a></p>`),
+      );
     },
 
     async '/login'(_req, res, visit) {
       const pending = { verifier: oauth.randomPKCECodeVerifier(), state: oauth.randomState(), nonce: oauth.randomNonce() };
       visit.pending = pending;
       const target = oauth.buildAuthorizationUrl(config, {
-        redirect_uri: `${url}/callback`, scope: 'openid profile email', state: pending.state, nonce: pending.nonce,
-        code_challenge: await oauth.calculatePKCECodeChallenge(pending.verifier), code_challenge_method: 'S256',
+        redirect_uri: `${url}/callback`,
+        scope: 'openid profile email',
+        state: pending.state,
+        nonce: pending.nonce,
+        code_challenge: await oauth.calculatePKCECodeChallenge(pending.verifier),
+        code_challenge_method: 'S256',
       });
       res.writeHead(302, { location: target.href }).end();
     },
@@ -99,7 +105,10 @@ export async function startRelyingParty({ identityUrl, clientId, clientSecret, p
       }
       delete visit.pending;
       const tokens = await oauth.authorizationCodeGrant(config, new URL(req.url!, url), {
-        pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true,
+        pkceCodeVerifier: pending.verifier,
+        expectedState: pending.state,
+        expectedNonce: pending.nonce,
+        idTokenExpected: true,
       });
       const claims = { ...tokens.claims()! };
       // The profile claims come from userinfo, for the subject the ID token named.
@@ -111,9 +120,7 @@ export async function startRelyingParty({ identityUrl, clientId, clientSecret, p
     async '/logout'(_req, res, visit) {
       const idToken = visit.tokens?.idToken;
       delete visit.tokens;
-      const target = idToken
-        ? oauth.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: `${url}/` }).href
-        : '/';
+      const target = idToken ? oauth.buildEndSessionUrl(config, { id_token_hint: idToken, post_logout_redirect_uri: `${url}/` }).href : '/';
       res.writeHead(302, { location: target }).end();
     },
   };
@@ -132,8 +139,13 @@ export async function startRelyingParty({ identityUrl, clientId, clientSecret, p
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   url = `http://localhost:${(server.address() as AddressInfo).port}`;
   return {
-    url, server,
-    close: () => new Promise<void>((resolve) => { server.close(() => resolve()); server.closeAllConnections(); }),
+    url,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -145,17 +157,20 @@ async function registerApplication(identityUrl: string, managementId: string, ma
     body: new URLSearchParams({ grant_type: 'client_credentials', resource: `${identityUrl}/api`, scope: 'all' }),
   });
   if (!tokenResponse.ok) throw new Error(`the Management API credentials were refused (${tokenResponse.status})`);
-  const { access_token: token } = await tokenResponse.json() as { access_token: string };
+  const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
   const call = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${identityUrl}/api${path}`, {
-      method, headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     if (!response.ok) throw new Error(`${method} /api${path} answered ${response.status}: ${await response.text()}`);
     return response.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the Management API's JSON
   };
   const name = 'Example web app';
-  const existing = (await call('GET', '/applications?types=Traditional&page_size=100') as Array<{ id: string; name: string }>).find((application) => application.name === name);
+  const existing = ((await call('GET', '/applications?types=Traditional&page_size=100')) as Array<{ id: string; name: string }>).find(
+    (application) => application.name === name,
+  );
   const application = existing
     ? await call('PATCH', `/applications/${existing.id}`, { oidcClientMetadata: relyingPartyUris(url) })
     : await call('POST', '/applications', { name, type: 'Traditional', oidcClientMetadata: relyingPartyUris(url) });
@@ -168,11 +183,12 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const identityUrl = (process.env.IDENTITY_URL ?? 'http://localhost:3001').replace(/\/+$/, '');
   const port = Number(process.env.RP_PORT ?? 3002);
   const { CLIENT_ID, CLIENT_SECRET, MANAGEMENT_CLIENT_ID, MANAGEMENT_CLIENT_SECRET } = process.env;
-  const credentials = CLIENT_ID && CLIENT_SECRET
-    ? { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET }
-    : MANAGEMENT_CLIENT_ID && MANAGEMENT_CLIENT_SECRET
-      ? await registerApplication(identityUrl, MANAGEMENT_CLIENT_ID, MANAGEMENT_CLIENT_SECRET, `http://localhost:${port}`)
-      : undefined;
+  const credentials =
+    CLIENT_ID && CLIENT_SECRET
+      ? { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET }
+      : MANAGEMENT_CLIENT_ID && MANAGEMENT_CLIENT_SECRET
+        ? await registerApplication(identityUrl, MANAGEMENT_CLIENT_ID, MANAGEMENT_CLIENT_SECRET, `http://localhost:${port}`)
+        : undefined;
   if (!credentials) {
     console.error('Set MANAGEMENT_CLIENT_ID and MANAGEMENT_CLIENT_SECRET (printed by `npm start`), or CLIENT_ID and CLIENT_SECRET.');
     process.exit(1);

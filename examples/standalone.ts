@@ -17,6 +17,10 @@ export async function startStandaloneExample(settings: Settings = loadSettings()
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const server = await startStandaloneExample();
-  process.once('SIGTERM', () => { void server.close().then(() => process.exit(0)); });
-  process.once('SIGINT', () => { void server.close().then(() => process.exit(0)); });
+  process.once('SIGTERM', () => {
+    void server.close().then(() => process.exit(0));
+  });
+  process.once('SIGINT', () => {
+    void server.close().then(() => process.exit(0));
+  });
 }

@@ -18,12 +18,17 @@ export function createAccountLookup(queries: Queries) {
 
   async function assertUnused(profile: { username?: string | undefined; email?: string | undefined }) {
     if (profile.username) {
-      assertThat(!(await findUser({ type: 'username', value: profile.username })), new ApiError('user.username_already_in_use', 'this username is already in use'));
+      assertThat(
+        !(await findUser({ type: 'username', value: profile.username })),
+        new ApiError('user.username_already_in_use', 'this username is already in use'),
+      );
     }
     if (profile.email) {
       // Only someone who has just proved they own this address learns it has an account.
-      assertThat(!(await findUser({ type: 'email', value: profile.email })),
-        new ApiError('user.email_already_in_use', 'this email address already has an account; sign in, or reset its password'));
+      assertThat(
+        !(await findUser({ type: 'email', value: profile.email })),
+        new ApiError('user.email_already_in_use', 'this email address already has an account; sign in, or reset its password'),
+      );
     }
   }
 

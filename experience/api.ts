@@ -40,7 +40,9 @@ const object = <const P extends Record<string, TypedSchema>>(properties: P) =>
 type IdentifierSchema<T extends string, V extends TypedSchema> = ReturnType<typeof object<{ type: { readonly const: T }; value: V }>>;
 /** `{type, value}`, one of the given identifier types, each with its value's schema. */
 const identifier = <const T extends ReadonlyArray<{ type: string; value: TypedSchema }>>(types: T) =>
-  ({ oneOf: types.map(({ type, value }) => object({ type: { const: type }, value })) }) as { readonly oneOf: { [K in keyof T]: IdentifierSchema<T[K]['type'], T[K]['value']> } };
+  ({ oneOf: types.map(({ type, value }) => object({ type: { const: type }, value })) }) as {
+    readonly oneOf: { [K in keyof T]: IdentifierSchema<T[K]['type'], T[K]['value']> };
+  };
 const username = { type: 'string', pattern: usernamePattern } as const;
 const verificationAnswer = { response: object({ verificationId }) };
 
@@ -64,7 +66,12 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
   }, jsonBody(bodyLimit));
 
   /** A step that answers 204: its body, checked against `body`, goes to `run` with this interaction. */
-  const step = <const S extends TypedSchema>(method: 'put' | 'post', path: string, body: S, run: (experience: ExperienceDocument, given: Admitted<S>, caller: Caller) => Promise<void>) =>
+  const step = <const S extends TypedSchema>(
+    method: 'put' | 'post',
+    path: string,
+    body: S,
+    run: (experience: ExperienceDocument, given: Admitted<S>, caller: Caller) => Promise<void>,
+  ) =>
     router[method](path, guard({ body: body as TypedSchema, status: 204, public: true }), async (ctx) => {
       // The guard checked the body against `body`, which is what Admitted<S> says of it.
       await run(ctx.state.experience, ctx.guard.body as Admitted<S>, callerOf(ctx));
@@ -72,13 +79,24 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     });
 
   for (const path of ['/', '/interaction-event']) {
-    step('put', path, object({ interactionEvent: event }),
-      async (experience, { interactionEvent }) => { await service.start(experience, interactionEvent); });
+    step('put', path, object({ interactionEvent: event }), async (experience, { interactionEvent }) => {
+      await service.start(experience, interactionEvent);
+    });
   }
 
   router.post(
     '/verification/password',
-    guard({ body: object({ identifier: identifier([{ type: 'username', value: username }, { type: 'email', value: email }]), password }), ...verificationAnswer, public: true }),
+    guard({
+      body: object({
+        identifier: identifier([
+          { type: 'username', value: username },
+          { type: 'email', value: email },
+        ]),
+        password,
+      }),
+      ...verificationAnswer,
+      public: true,
+    }),
     async (ctx) => {
       const { identifier: given, password: secret } = ctx.guard.body;
       ctx.body = { verificationId: await service.verifyPassword(ctx.state.experience, given, secret, callerOf(ctx)) };
@@ -99,36 +117,39 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     guard({ body: object({ identifier: identifier([{ type: 'email', value: email }]), interactionEvent: event }), ...verificationAnswer, public: true }),
     async (ctx) => {
       const { experience } = ctx.state;
-      assertThat(ctx.guard.body.interactionEvent === experience.event,
-        new ApiError('session.invalid_event', 'interactionEvent must be the interaction\'s own', { field: 'body.interactionEvent' }));
+      assertThat(
+        ctx.guard.body.interactionEvent === experience.event,
+        new ApiError('session.invalid_event', "interactionEvent must be the interaction's own", { field: 'body.interactionEvent' }),
+      );
       ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier.value, callerOf(ctx)) };
     },
   );
 
   router.post(
     '/verification/verification-code/verify',
-    guard({ body: object({ identifier: identifier([{ type: 'email', value: email }]), verificationId, code: { type: 'string', maxLength: 16 } }), ...verificationAnswer, public: true }),
+    guard({
+      body: object({ identifier: identifier([{ type: 'email', value: email }]), verificationId, code: { type: 'string', maxLength: 16 } }),
+      ...verificationAnswer,
+      public: true,
+    }),
     async (ctx) => {
       const { identifier: given, verificationId: id, code } = ctx.guard.body;
       ctx.body = { verificationId: await service.verifyCode(ctx.state.experience, id, given.value, code) };
     },
   );
 
-  step('post', '/identification', object({ verificationId }),
-    (experience, { verificationId: id }) => service.identify(experience, id));
-  step('post', '/profile',
+  step('post', '/identification', object({ verificationId }), (experience, { verificationId: id }) => service.identify(experience, id));
+  step(
+    'post',
+    '/profile',
     { oneOf: [object({ type: { const: 'username' }, value: username }), object({ type: { const: 'password' }, value: password })] } as const,
-    (experience, { type, value }, caller) => service.addProfile(experience, type, value, caller));
-  step('put', '/profile/password', object({ password }),
-    (experience, given, caller) => service.resetPassword(experience, given.password, caller));
-
-  router.post(
-    '/submit',
-    guard({ response: object({ redirectTo: { type: 'string' } }), public: true }),
-    async (ctx) => {
-      ctx.body = { redirectTo: await service.submit(ctx.state.experience, ctx.state.clientId, callerOf(ctx)) };
-    },
+    (experience, { type, value }, caller) => service.addProfile(experience, type, value, caller),
   );
+  step('put', '/profile/password', object({ password }), (experience, given, caller) => service.resetPassword(experience, given.password, caller));
+
+  router.post('/submit', guard({ response: object({ redirectTo: { type: 'string' } }), public: true }), async (ctx) => {
+    ctx.body = { redirectTo: await service.submit(ctx.state.experience, ctx.state.clientId, callerOf(ctx)) };
+  });
 
   return router;
 }

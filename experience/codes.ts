@@ -46,15 +46,29 @@ export function createCodes(db: Db, now: () => number = Date.now) {
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
       const createdAt = new Date(now());
       await codes.insertOne({
-        _id: verificationId, interactionUid, event, email: emailKey(email), codeHash: hashCode(verificationId, code).toString('base64url'),
-        attempts: 0, state: 'pending', createdAt, expiresAt: new Date(createdAt.getTime() + codeTtlMs),
+        _id: verificationId,
+        interactionUid,
+        event,
+        email: emailKey(email),
+        codeHash: hashCode(verificationId, code).toString('base64url'),
+        attempts: 0,
+        state: 'pending',
+        createdAt,
+        expiresAt: new Date(createdAt.getTime() + codeTtlMs),
       });
       return { verificationId, code };
     },
 
     async verify(interactionUid: string, verificationId: string, email: string, code: string): Promise<void> {
       const counted = await codes.updateOne(
-        { _id: verificationId, interactionUid, email: emailKey(email), state: 'pending', attempts: { $lt: maxCodeAttempts }, expiresAt: { $gt: new Date(now()) } },
+        {
+          _id: verificationId,
+          interactionUid,
+          email: emailKey(email),
+          state: 'pending',
+          attempts: { $lt: maxCodeAttempts },
+          expiresAt: { $gt: new Date(now()) },
+        },
         { $inc: { attempts: 1 } },
       );
       if (counted.matchedCount === 0) throw invalidCode();

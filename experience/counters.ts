@@ -76,7 +76,10 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
     const starts: number[] = [];
     for (let start = current; start + bucketMs > at - windowMs; start -= bucketMs) starts.push(start);
     return {
-      at, windowMs, bucketMs, starts,
+      at,
+      windowMs,
+      bucketMs,
+      starts,
       id: (start: number) => `${prefix}${start}`,
       // A bucket is read until its last attempt has left the window.
       expiresAt: new Date(current + bucketMs + windowMs),

@@ -76,4 +76,3 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
     await store.set(experience._id, identified);
   };
 }
-

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
 import Koa, { type Middleware } from 'koa';
+import compose from 'koa-compose';
 import type { ClientSession, Db } from 'mongodb';
 import type Provider from 'oidc-provider';
 
@@ -76,9 +77,17 @@ export const interactionUrl = (uid: string) => `${pagesPrefix}/${uid}`;
 export function createExperience(deps: ExperienceDeps): Experience {
   const { db, provider, queries, logger, branding } = deps;
   const service = createExperienceService({
-    provider, queries, write: deps.write, logger, email: deps.email, productName: branding.productName,
-    store: createExperienceStore(db), codes: createCodes(db), counters: createCounters(db, { limits: { ...defaultLimits, ...deps.limits } }),
-    hashing: createHashGate(deps.maxConcurrentHashes), revokeAccount: deps.revokeAccount,
+    provider,
+    queries,
+    write: deps.write,
+    logger,
+    email: deps.email,
+    productName: branding.productName,
+    store: createExperienceStore(db),
+    codes: createCodes(db),
+    counters: createCounters(db, { limits: { ...defaultLimits, ...deps.limits } }),
+    hashing: createHashGate(deps.maxConcurrentHashes),
+    revokeAccount: deps.revokeAccount,
   });
 
   const api = experienceApi(service, { origin: deps.origin, bodyLimit: deps.bodyLimit });
@@ -113,6 +122,6 @@ export function createExperience(deps: ExperienceDeps): Experience {
 
   return {
     service,
-    middleware: (ctx, next) => serveStylesheet(ctx, () => serveApi(ctx, () => servePages(ctx, next))),
+    middleware: compose([serveStylesheet, serveApi, servePages]),
   };
 }

@@ -60,7 +60,11 @@ const sameSecret = (given: string, expected: string) => {
 const sentence = (message: string) => `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
 
 const originOf = (url: string | undefined) => {
-  try { return url ? new URL(url).origin : undefined; } catch { return undefined; }
+  try {
+    return url ? new URL(url).origin : undefined;
+  } catch {
+    return undefined;
+  }
 };
 
 export interface PagesOptions {
@@ -79,10 +83,17 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   function securityHeaders(ctx: ParameterizedContext, details?: Details) {
     // A form's redirects are checked against form-action too, up to the application's redirect URI.
     const redirectOrigin = originOf(details?.params.redirect_uri as string | undefined);
-    ctx.set('Content-Security-Policy', [
-      "default-src 'none'", "style-src 'self'", `img-src 'self'${logoOrigin ? ` ${logoOrigin}` : ''}`,
-      `form-action 'self'${redirectOrigin ? ` ${redirectOrigin}` : ''}`, "frame-ancestors 'none'", "base-uri 'none'",
-    ].join('; '));
+    ctx.set(
+      'Content-Security-Policy',
+      [
+        "default-src 'none'",
+        "style-src 'self'",
+        `img-src 'self'${logoOrigin ? ` ${logoOrigin}` : ''}`,
+        `form-action 'self'${redirectOrigin ? ` ${redirectOrigin}` : ''}`,
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+      ].join('; '),
+    );
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.set('Cache-Control', 'no-store');
@@ -110,7 +121,10 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       // The client comes from the provider's cache of our applications, not from another query.
       const client = details.prompt.name === 'consent' ? await provider.Client.find(clientId) : undefined;
       const request: PageRequest = {
-        details, experience, form: new URLSearchParams(), caller: callerOf(ctx),
+        details,
+        experience,
+        form: new URLSearchParams(),
+        caller: callerOf(ctx),
         page: { branding, base, csrf: experience.csrf },
         applicationName: client?.clientName ?? clientId,
       };
@@ -125,7 +139,12 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         } else {
           // The JSON API finds this interaction by this cookie, for a UI of the integrator's own.
           ctx.cookies.set(experienceCookie, details.uid, {
-            path: experiencePrefix, httpOnly: true, sameSite: 'lax', secure: ctx.secure, overwrite: true, signed: true,
+            path: experiencePrefix,
+            httpOnly: true,
+            sameSite: 'lax',
+            secure: ctx.secure,
+            overwrite: true,
+            signed: true,
             expires: new Date(details.exp * 1000),
           });
           result = { html: render(request) };
@@ -166,63 +185,83 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     const hint = request.details.params.login_hint;
     return typeof hint === 'string' && hint.length <= 256 ? hint : '';
   };
-  const renderSignIn = (request: PageRequest, error?: string) => views.signInPage(withError(request, error), {
-    identifier: request.form.has('identifier') ? field(request, 'identifier') : loginHintOf(request),
-  });
-  const renderSignUp = (request: PageRequest, error?: string) => views.signUpPage(withError(request, error), { username: field(request, 'username'), email: field(request, 'email') });
+  const renderSignIn = (request: PageRequest, error?: string) =>
+    views.signInPage(withError(request, error), {
+      identifier: request.form.has('identifier') ? field(request, 'identifier') : loginHintOf(request),
+    });
+  const renderSignUp = (request: PageRequest, error?: string) =>
+    views.signUpPage(withError(request, error), { username: field(request, 'username'), email: field(request, 'email') });
   const codeFields = (request: PageRequest) => ({ email: field(request, 'email'), verificationId: field(request, 'verificationId') });
   /**
    * The code step of sign-up and reset, on the page `render` draws: check the emailed code,
    * identify by it, do what else the flow needs (`then`), and submit.
    */
-  const codeStep = (path: string, render: (context: views.FormContext, fields: { email: string; verificationId: string }) => string, then?: (request: PageRequest) => Promise<void>) =>
-    router.post(path, route(
-      (request, error) => render(withError(request, error), codeFields(request)),
-      async (request) => {
-        const { email, verificationId } = codeFields(request);
-        await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
-        await service.identify(request.experience, verificationId);
-        await then?.(request);
-        return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
-      },
-    ));
+  const codeStep = (
+    path: string,
+    render: (context: views.FormContext, fields: { email: string; verificationId: string }) => string,
+    then?: (request: PageRequest) => Promise<void>,
+  ) =>
+    router.post(
+      path,
+      route(
+        (request, error) => render(withError(request, error), codeFields(request)),
+        async (request) => {
+          const { email, verificationId } = codeFields(request);
+          await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
+          await service.identify(request.experience, verificationId);
+          await then?.(request);
+          return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
+        },
+      ),
+    );
 
-  router.get('/:uid', route((request, error) => {
-    const { prompt } = request.details;
-    if (prompt.name === 'consent') return renderConsent(request, error);
-    return renderSignIn(request, error);
-  }));
+  router.get(
+    '/:uid',
+    route((request, error) => {
+      const { prompt } = request.details;
+      if (prompt.name === 'consent') return renderConsent(request, error);
+      return renderSignIn(request, error);
+    }),
+  );
   router.post('/:uid/sign-in', route(renderSignIn, signIn));
 
   router.get('/:uid/sign-up', route(renderSignUp));
-  router.post('/:uid/sign-up', route(renderSignUp, async (request) => {
-    const username = field(request, 'username');
-    const email = field(request, 'email');
-    const password = request.form.get('password') ?? '';
-    if (!username && !email) throw new ApiError('session.missing_profile', 'enter a username, an email address, or both');
-    if (username && !usernameFormat.test(username)) throw new ApiError('guard.invalid_input', 'a username has letters, digits and underscores, and does not start with a digit');
-    if (email && !validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
-    assertPasswordAllowed(password, [username, email]);
-    const experience = await service.start(request.experience, 'Register');
-    if (username) await service.identify(experience, await service.newPasswordIdentity(experience, username, password, request.caller));
-    else await service.addProfile(experience, 'password', password, request.caller);
-    if (!email) return { redirect: await service.submit(experience, clientOf(request), request.caller) };
-    const verificationId = await service.sendCode(experience, email, request.caller);
-    return { html: views.signUpCodePage(request.page, { email, verificationId }) };
-  }));
+  router.post(
+    '/:uid/sign-up',
+    route(renderSignUp, async (request) => {
+      const username = field(request, 'username');
+      const email = field(request, 'email');
+      const password = request.form.get('password') ?? '';
+      if (!username && !email) throw new ApiError('session.missing_profile', 'enter a username, an email address, or both');
+      if (username && !usernameFormat.test(username))
+        throw new ApiError('guard.invalid_input', 'a username has letters, digits and underscores, and does not start with a digit');
+      if (email && !validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
+      assertPasswordAllowed(password, [username, email]);
+      const experience = await service.start(request.experience, 'Register');
+      if (username) await service.identify(experience, await service.newPasswordIdentity(experience, username, password, request.caller));
+      else await service.addProfile(experience, 'password', password, request.caller);
+      if (!email) return { redirect: await service.submit(experience, clientOf(request), request.caller) };
+      const verificationId = await service.sendCode(experience, email, request.caller);
+      return { html: views.signUpCodePage(request.page, { email, verificationId }) };
+    }),
+  );
   codeStep('/:uid/sign-up/code', views.signUpCodePage);
 
   const renderForgot = (request: PageRequest, error?: string) => views.forgotPasswordPage(withError(request, error), { email: field(request, 'email') });
   router.get('/:uid/forgot-password', route(renderForgot));
-  router.post('/:uid/forgot-password', route(renderForgot, async (request) => {
-    const email = field(request, 'email');
-    if (!validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
-    const experience = await service.start(request.experience, 'ForgotPassword');
-    const verificationId = await service.sendCode(experience, email, request.caller);
-    return { html: views.resetPasswordPage(request.page, { email, verificationId }) };
-  }));
-  codeStep('/:uid/forgot-password/reset', views.resetPasswordPage,
-    (request) => service.resetPassword(request.experience, request.form.get('password') ?? '', request.caller));
+  router.post(
+    '/:uid/forgot-password',
+    route(renderForgot, async (request) => {
+      const email = field(request, 'email');
+      if (!validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
+      const experience = await service.start(request.experience, 'ForgotPassword');
+      const verificationId = await service.sendCode(experience, email, request.caller);
+      return { html: views.resetPasswordPage(request.page, { email, verificationId }) };
+    }),
+  );
+  codeStep('/:uid/forgot-password/reset', views.resetPasswordPage, (request) =>
+    service.resetPassword(request.experience, request.form.get('password') ?? '', request.caller),
+  );
 
   function renderConsent(request: PageRequest, error?: string): string {
     const missing = request.details.prompt.details as MissingConsent;
@@ -232,18 +271,25 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       resources: Object.entries(missing.missingResourceScopes ?? {}).map(([indicator, scopes]) => ({ indicator, scopes })),
     });
   }
-  router.post('/:uid/consent', route(renderConsent, async (request) => {
-    const { details } = request;
-    if (details.prompt.name !== 'consent') throw new ApiError('session.invalid_event', 'there is nothing to consent to');
-    if (request.form.get('decision') !== 'allow') return { redirect: await service.abort(request.experience) };
-    // The grant the prompt was about, or a new one if it has expired since.
-    const grant = (details.grantId && await provider.Grant.find(details.grantId))
-      || new provider.Grant({ accountId: details.session!.accountId, clientId: clientOf(request) });
-    grantMissing(grant, details.prompt.details as MissingConsent);
-    return { redirect: await service.finish(details.uid, { consent: { grantId: await grant.save() } }) };
-  }));
+  router.post(
+    '/:uid/consent',
+    route(renderConsent, async (request) => {
+      const { details } = request;
+      if (details.prompt.name !== 'consent') throw new ApiError('session.invalid_event', 'there is nothing to consent to');
+      if (request.form.get('decision') !== 'allow') return { redirect: await service.abort(request.experience) };
+      // The grant the prompt was about, or a new one if it has expired since.
+      const grant =
+        (details.grantId && (await provider.Grant.find(details.grantId))) ||
+        new provider.Grant({ accountId: details.session!.accountId, clientId: clientOf(request) });
+      grantMissing(grant, details.prompt.details as MissingConsent);
+      return { redirect: await service.finish(details.uid, { consent: { grantId: await grant.save() } }) };
+    }),
+  );
 
-  router.post('/:uid/abort', route(renderSignIn, async (request) => ({ redirect: await service.abort(request.experience) })));
+  router.post(
+    '/:uid/abort',
+    route(renderSignIn, async (request) => ({ redirect: await service.abort(request.experience) })),
+  );
 
   return router;
 }

@@ -17,7 +17,10 @@ function identifierForms(identifiers: Array<string | null | undefined>): string[
 const rules: Array<{ fails: (password: string, identifiers: string[]) => boolean; reason: string }> = [
   { fails: (password) => [...password].length < minPasswordLength, reason: `the password must have at least ${minPasswordLength} characters` },
   { fails: (password) => password.length > maxPasswordLength, reason: `the password must have at most ${maxPasswordLength} characters` },
-  { fails: (password, identifiers) => identifiers.some((identifier) => password.toLowerCase().includes(identifier)), reason: 'the password must not contain your username or email' },
+  {
+    fails: (password, identifiers) => identifiers.some((identifier) => password.toLowerCase().includes(identifier)),
+    reason: 'the password must not contain your username or email',
+  },
   { fails: (password) => commonPasswords.has(password.toLowerCase()), reason: 'this password is too common; choose another' },
 ];
 

@@ -87,13 +87,19 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
 
   function requireEvent(experience: ExperienceDocument, ...allowed: InteractionKind[]): InteractionKind {
     const { event } = experience;
-    assertThat(event !== null && allowed.includes(event),
-      new ApiError('session.invalid_event', `this step belongs to ${allowed.join(' or ')}; start that interaction first (PUT /api/experience)`));
+    assertThat(
+      event !== null && allowed.includes(event),
+      new ApiError('session.invalid_event', `this step belongs to ${allowed.join(' or ')}; start that interaction first (PUT /api/experience)`),
+    );
     return event!;
   }
 
   const originOf = (caller: Caller, clientId: string | undefined): Origin => ({
-    method: caller.method, path: caller.path, ip: caller.ip, ...(caller.userAgent && { userAgent: caller.userAgent }), ...(clientId && { clientId }),
+    method: caller.method,
+    path: caller.path,
+    ip: caller.ip,
+    ...(caller.userAgent && { userAgent: caller.userAgent }),
+    ...(clientId && { clientId }),
   });
 
   /** Hands oidc-provider the interaction's result, as `interactionResult` does; answers where the browser goes next. */
@@ -141,7 +147,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
 
       let matches: boolean;
       try {
-        matches = await hashFor(caller, async () => verifyPassword(password, user?.passwordHash ?? await unknownUserHash));
+        matches = await hashFor(caller, async () => verifyPassword(password, user?.passwordHash ?? (await unknownUserHash)));
       } catch (error) {
         // Refused before any password was checked (the server busy, or the address's hash budget
         // spent): not a guess, so it does not count toward the account's lockout or the spraying budget.
@@ -183,11 +189,13 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       if (to) {
         // Not awaited: an answer that waited for the mail server only when an account exists would
         // tell, by its time, that it exists. A failed send is logged; the person asks again.
-        deps.email.send({
-          to,
-          subject: `${code} is your ${deps.productName} verification code`,
-          text: `Your ${deps.productName} verification code is ${code}.\n\nIt expires in 10 minutes. If you did not ask for it, ignore this email.`,
-        }).catch((error: unknown) => deps.logger.error(`A verification code could not be sent to ${to}`, error));
+        deps.email
+          .send({
+            to,
+            subject: `${code} is your ${deps.productName} verification code`,
+            text: `Your ${deps.productName} verification code is ${code}.\n\nIt expires in 10 minutes. If you did not ask for it, ignore this email.`,
+          })
+          .catch((error: unknown) => deps.logger.error(`A verification code could not be sent to ${to}`, error));
       }
       return verificationId;
     },

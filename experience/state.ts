@@ -42,7 +42,16 @@ export function createExperienceStore(db: Db) {
     async open(uid: string, expiresAt: Date): Promise<ExperienceDocument> {
       const existing = await experiences.findOne({ _id: uid });
       if (existing) return existing;
-      const fresh: ExperienceDocument = { _id: uid, csrf: generateSecret(), event: null, verifications: {}, userId: null, profile: {}, submittedAt: null, expiresAt };
+      const fresh: ExperienceDocument = {
+        _id: uid,
+        csrf: generateSecret(),
+        event: null,
+        verifications: {},
+        userId: null,
+        profile: {},
+        submittedAt: null,
+        expiresAt,
+      };
       try {
         await experiences.updateOne({ _id: uid }, { $setOnInsert: fresh }, { upsert: true });
       } catch (error) {

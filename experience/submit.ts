@@ -12,7 +12,10 @@ type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<str
  * What submitting each kind of interaction does with what it established: sign the user in,
  * create the account, or change the password. Each answers the user to hand to oidc-provider.
  */
-export function createSubmitters(deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount'>, accounts: AccountLookup): Record<InteractionKind, Submitter> {
+export function createSubmitters(
+  deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount'>,
+  accounts: AccountLookup,
+): Record<InteractionKind, Submitter> {
   const { queries } = deps;
   return {
     async SignIn(experience) {
@@ -25,7 +28,10 @@ export function createSubmitters(deps: Pick<ExperienceServiceDeps, 'queries' | '
 
     async Register(experience, origin) {
       const { username, email, passwordHash } = experience.profile;
-      assertThat(username || email, new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }));
+      assertThat(
+        username || email,
+        new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }),
+      );
       assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
       await accounts.assertUnused({ username, email });
       const now = Date.now();

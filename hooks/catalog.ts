@@ -24,8 +24,9 @@ const allKindsListed: Exclude<InteractionKind, (typeof interactionKinds)[number]
 void allKindsListed;
 
 /** The table read the other way: the event each kind announces. */
-export const announcedEvent = Object.fromEntries(Object.entries(interactionEvents).map(([event, kind]) => [kind, event])) as
-  { readonly [E in InteractionEvent as (typeof interactionEvents)[E]]: E };
+export const announcedEvent = Object.fromEntries(Object.entries(interactionEvents).map(([event, kind]) => [kind, event])) as {
+  readonly [E in InteractionEvent as (typeof interactionEvents)[E]]: E;
+};
 
 import type { ChangeNameOf } from '../lib/store/unit-of-work.js';
 
@@ -36,18 +37,49 @@ import type { ChangeNameOf } from '../lib/store/unit-of-work.js';
  * name no other.
  */
 export const recordedChanges = [
-  'Application.created', 'Application.updated', 'Application.deleted', 'Application.secrets.updated', 'Application.roles.updated',
-  'Resource.created', 'Resource.updated', 'Resource.deleted',
-  'Scope.created', 'Scope.updated', 'Scope.deleted',
-  'Role.created', 'Role.updated', 'Role.deleted', 'Role.scopes.updated', 'Role.users.updated', 'Role.applications.updated',
-  'User.created', 'User.updated', 'User.deleted', 'User.suspension.updated', 'User.roles.updated',
-  'Organization.created', 'Organization.updated', 'Organization.deleted', 'Organization.membership.updated', 'Organization.membership.roles.updated',
-  'OrganizationRole.created', 'OrganizationRole.updated', 'OrganizationRole.deleted', 'OrganizationRole.scopes.updated',
-  'OrganizationScope.created', 'OrganizationScope.updated', 'OrganizationScope.deleted',
-  'Hook.created', 'Hook.updated', 'Hook.deleted', 'Hook.signing_key.rotated',
+  'Application.created',
+  'Application.updated',
+  'Application.deleted',
+  'Application.secrets.updated',
+  'Application.roles.updated',
+  'Resource.created',
+  'Resource.updated',
+  'Resource.deleted',
+  'Scope.created',
+  'Scope.updated',
+  'Scope.deleted',
+  'Role.created',
+  'Role.updated',
+  'Role.deleted',
+  'Role.scopes.updated',
+  'Role.users.updated',
+  'Role.applications.updated',
+  'User.created',
+  'User.updated',
+  'User.deleted',
+  'User.suspension.updated',
+  'User.roles.updated',
+  'Organization.created',
+  'Organization.updated',
+  'Organization.deleted',
+  'Organization.membership.updated',
+  'Organization.membership.roles.updated',
+  'OrganizationRole.created',
+  'OrganizationRole.updated',
+  'OrganizationRole.deleted',
+  'OrganizationRole.scopes.updated',
+  'OrganizationScope.created',
+  'OrganizationScope.updated',
+  'OrganizationScope.deleted',
+  'Hook.created',
+  'Hook.updated',
+  'Hook.deleted',
+  'Hook.signing_key.rotated',
   'Impersonation.subject_token.issued',
-  'JwtCustomizer.updated', 'JwtCustomizer.deleted',
-  'OidcKey.rotated', 'OidcKey.deleted',
+  'JwtCustomizer.updated',
+  'JwtCustomizer.deleted',
+  'OidcKey.rotated',
+  'OidcKey.deleted',
 ] as const;
 export type ChangeKey = (typeof recordedChanges)[number];
 

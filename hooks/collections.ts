@@ -17,9 +17,5 @@ export const hookCollections: CollectionIndexes = {
     { key: { hookId: 1, createdAt: -1 }, name: 'hookId_createdAt' },
     expiring,
   ],
-  hook_attempts: [
-    { key: { deliveryId: 1, startedAt: -1 }, name: 'deliveryId' },
-    { key: { hookId: 1, startedAt: -1 }, name: 'hookId_startedAt' },
-    expiring,
-  ],
+  hook_attempts: [{ key: { deliveryId: 1, startedAt: -1 }, name: 'deliveryId' }, { key: { hookId: 1, startedAt: -1 }, name: 'hookId_startedAt' }, expiring],
 };

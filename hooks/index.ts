@@ -43,7 +43,12 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
   // This process's worker, which fans out the events this process records (when it delivers at all).
   const owner = generateId();
   const worker = createDeliveryWorker({
-    db, send, logger, retentionMs, owner, clock,
+    db,
+    send,
+    logger,
+    retentionMs,
+    owner,
+    clock,
     retry: { schedule: settings.retrySchedule },
     timeoutMs: settings.timeoutMs,
     pollMs: settings.pollMs,

@@ -78,8 +78,13 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
       const id = generateId();
       // `id`, `event` and `createdAt` lead the body, as receivers read them first.
       return {
-        _id: id, event, createdAt, payload: { id, event, createdAt: createdAt.toISOString(), ...payload },
-        fanOutDue: createdAt, ...(fanOutBy && { fanOutBy }), expiresAt,
+        _id: id,
+        event,
+        createdAt,
+        payload: { id, event, createdAt: createdAt.toISOString(), ...payload },
+        fanOutDue: createdAt,
+        ...(fanOutBy && { fanOutBy }),
+        expiresAt,
       };
     });
     await events.insertMany(documents, { session });

@@ -4,9 +4,7 @@ import { createEntityQueries } from '../lib/store/entities.js';
 import { generateId } from '../lib/ids.js';
 import { insertMissing } from '../lib/store/insert-each.js';
 import type { Page } from '../lib/store/models.js';
-import {
-  hookCollections, type AttemptDocument, type DeliveryDocument, type HookDocument, type HookEventDocument,
-} from './models.js';
+import { hookCollections, type AttemptDocument, type DeliveryDocument, type HookDocument, type HookEventDocument } from './models.js';
 
 const day = 24 * 60 * 60 * 1000;
 
@@ -26,10 +24,12 @@ export function createHookQueries(db: Db) {
      */
     async executionStats(hookIds: string[], now = Date.now()) {
       const recent = { hookId: { $in: hookIds }, startedAt: { $gte: new Date(now - day) } };
-      const countBy = async (filter: Filter<AttemptDocument>) => new Map(
-        (await attempts.aggregate<{ _id: string; count: number }>([{ $match: filter }, { $group: { _id: '$hookId', count: { $sum: 1 } } }]).toArray())
-          .map(({ _id, count }) => [_id, count]),
-      );
+      const countBy = async (filter: Filter<AttemptDocument>) =>
+        new Map(
+          (await attempts.aggregate<{ _id: string; count: number }>([{ $match: filter }, { $group: { _id: '$hookId', count: { $sum: 1 } } }]).toArray()).map(
+            ({ _id, count }) => [_id, count],
+          ),
+        );
       const [requests, successes] = await Promise.all([countBy(recent), countBy({ ...recent, ok: true })]);
       return new Map(hookIds.map((id) => [id, { requestCount: requests.get(id) ?? 0, successCount: successes.get(id) ?? 0 }]));
     },
@@ -51,7 +51,13 @@ export function createHookQueries(db: Db) {
       },
       /** The attempts of these deliveries, newest first, grouped by delivery. */
       async attemptsOf(ids: string[]) {
-        const found = ids.length === 0 ? [] : await attempts.find({ deliveryId: { $in: ids } }).sort({ startedAt: -1 }).toArray();
+        const found =
+          ids.length === 0
+            ? []
+            : await attempts
+                .find({ deliveryId: { $in: ids } })
+                .sort({ startedAt: -1 })
+                .toArray();
         const byDelivery = new Map<string, AttemptDocument[]>();
         for (const attempt of found) byDelivery.set(attempt.deliveryId, [...(byDelivery.get(attempt.deliveryId) ?? []), attempt]);
         return byDelivery;
@@ -71,7 +77,8 @@ export function createHookQueries(db: Db) {
 
     events: {
       count: (filter: Filter<HookEventDocument>) => events.countDocuments(filter),
-      ids: async (filter: Filter<HookEventDocument>) => (await events.find(filter).sort({ createdAt: 1, _id: 1 }).toArray()).map(({ _id, event }) => ({ _id, event })),
+      ids: async (filter: Filter<HookEventDocument>) =>
+        (await events.find(filter).sort({ createdAt: 1, _id: 1 }).toArray()).map(({ _id, event }) => ({ _id, event })),
     },
 
     /**
@@ -92,10 +99,25 @@ export function createHookQueries(db: Db) {
       if (missing.length > 0) {
         const expiresAt = new Date(now.getTime() + retentionMs);
         // An event fanned out meanwhile got its delivery from a worker: it is queued either way.
-        await insertMissing(deliveries, missing.map(({ _id, event }) => ({
-          _id: generateId(), hookId, eventId: _id, event, state: 'pending' as const, attempts: 0, nextAttemptAt: now, leaseOwner: null,
-          lastAttemptAt: null, lastStatus: null, lastError: null, createdAt: now, updatedAt: now, expiresAt,
-        })));
+        await insertMissing(
+          deliveries,
+          missing.map(({ _id, event }) => ({
+            _id: generateId(),
+            hookId,
+            eventId: _id,
+            event,
+            state: 'pending' as const,
+            attempts: 0,
+            nextAttemptAt: now,
+            leaseOwner: null,
+            lastAttemptAt: null,
+            lastStatus: null,
+            lastError: null,
+            createdAt: now,
+            updatedAt: now,
+            expiresAt,
+          })),
+        );
       }
       return finished.length + missing.length;
     },

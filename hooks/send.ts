@@ -60,47 +60,57 @@ export function createSender({ policy, timeoutMs }: { policy: OutboundPolicy; ti
     'https:': new HttpsAgent({ keepAlive: true }),
   };
 
-  const send: Sender = ({ url, headers, body }) => new Promise((resolve) => {
-    const started = performance.now();
-    const done = (result: Omit<SendResult, 'durationMs'>) => resolve({ ...result, durationMs: Math.round(performance.now() - started) });
-    const failed = (error: string) => done({ ok: false, statusCode: null, response: null, error, retryAfterMs: null });
+  const send: Sender = ({ url, headers, body }) =>
+    new Promise((resolve) => {
+      const started = performance.now();
+      const done = (result: Omit<SendResult, 'durationMs'>) => resolve({ ...result, durationMs: Math.round(performance.now() - started) });
+      const failed = (error: string) => done({ ok: false, statusCode: null, response: null, error, retryAfterMs: null });
 
-    let target: URL;
-    try {
-      target = new URL(url);
-      if (target.protocol !== 'http:' && target.protocol !== 'https:') return failed(`the URL's scheme ${target.protocol} is not http or https`);
-      const literal = target.hostname.replace(/^\[|\]$/g, '');
-      if (isIP(literal)) policy.check(literal, literal);
-    } catch (error) {
-      return failed((error as Error).message);
-    }
+      let target: URL;
+      try {
+        target = new URL(url);
+        if (target.protocol !== 'http:' && target.protocol !== 'https:') return failed(`the URL's scheme ${target.protocol} is not http or https`);
+        const literal = target.hostname.replace(/^\[|\]$/g, '');
+        if (isIP(literal)) policy.check(literal, literal);
+      } catch (error) {
+        return failed((error as Error).message);
+      }
 
-    const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
-      method: 'POST',
-      agent: agents[target.protocol as keyof typeof agents],
-      lookup: policy.lookup,
-      headers: { ...headers, 'content-length': String(body.length) },
-    });
-    // One limit for the whole attempt: connecting, sending and reading the answer.
-    const timer = setTimeout(() => request.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    request.on('error', (error) => { clearTimeout(timer); failed(error.message); });
-    request.on('response', (response) => {
-      excerpt(response, excerptBytes).then((text) => {
+      const request = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, {
+        method: 'POST',
+        agent: agents[target.protocol as keyof typeof agents],
+        lookup: policy.lookup,
+        headers: { ...headers, 'content-length': String(body.length) },
+      });
+      // One limit for the whole attempt: connecting, sending and reading the answer.
+      const timer = setTimeout(() => request.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      request.on('error', (error) => {
         clearTimeout(timer);
-        const statusCode = response.statusCode ?? 0;
-        const ok = statusCode >= 200 && statusCode < 300;
-        const redirect = statusCode >= 300 && statusCode < 400;
-        done({
-          ok,
-          statusCode,
-          response: text || null,
-          error: ok ? null : redirect ? `answered ${statusCode}; redirects are not followed` : `answered ${statusCode}`,
-          retryAfterMs: retryAfterMs(response.headers['retry-after']),
-        });
-      }, (error: Error) => { clearTimeout(timer); failed(error.message); });
+        failed(error.message);
+      });
+      request.on('response', (response) => {
+        excerpt(response, excerptBytes).then(
+          (text) => {
+            clearTimeout(timer);
+            const statusCode = response.statusCode ?? 0;
+            const ok = statusCode >= 200 && statusCode < 300;
+            const redirect = statusCode >= 300 && statusCode < 400;
+            done({
+              ok,
+              statusCode,
+              response: text || null,
+              error: ok ? null : redirect ? `answered ${statusCode}; redirects are not followed` : `answered ${statusCode}`,
+              retryAfterMs: retryAfterMs(response.headers['retry-after']),
+            });
+          },
+          (error: Error) => {
+            clearTimeout(timer);
+            failed(error.message);
+          },
+        );
+      });
+      request.end(body);
     });
-    request.end(body);
-  });
 
   return Object.assign(send, {
     close() {

@@ -20,10 +20,12 @@ export function activeKeys(keys: SigningKey[], now = new Date()): string[] {
  * either the old or the new key during a rotation accepts the message.
  */
 export function signatureHeader(keys: string[], id: string, timestamp: number, body: Buffer): string {
-  return keys.map((key) => {
-    const hmac = createHmac('sha256', Buffer.from(key.slice(prefix.length), 'base64'));
-    return `v1,${hmac.update(`${id}.${timestamp}.`).update(body).digest('base64')}`;
-  }).join(' ');
+  return keys
+    .map((key) => {
+      const hmac = createHmac('sha256', Buffer.from(key.slice(prefix.length), 'base64'));
+      return `v1,${hmac.update(`${id}.${timestamp}.`).update(body).digest('base64')}`;
+    })
+    .join(' ');
 }
 
 /** Logto's own header (`logto-signature-sha-256`): hex HMAC-SHA256 of the body under the key as text. */

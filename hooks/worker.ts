@@ -5,9 +5,7 @@ import { generateId } from '../lib/ids.js';
 import { insertEach, throwingFailures } from '../lib/store/insert-each.js';
 import type { Logger } from '../lib/logger.js';
 import { webhookRequest } from './message.js';
-import {
-  hookCollections, type AttemptDocument, type DeliveryDocument, type DeliveryState, type HookDocument, type HookEventDocument,
-} from './models.js';
+import { hookCollections, type AttemptDocument, type DeliveryDocument, type DeliveryState, type HookDocument, type HookEventDocument } from './models.js';
 import { nextRetryDelay, type RetryPlan } from './schedule.js';
 import type { Sender, SendResult } from './send.js';
 
@@ -91,7 +89,11 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
    */
   async function claim(limit: number): Promise<Array<DeliveryDocument & { leaseOwner: string }>> {
     const now = clock.now();
-    const due = await deliveries.find({ state: 'pending', nextAttemptAt: { $lte: now } }).sort({ nextAttemptAt: 1 }).limit(limit).toArray();
+    const due = await deliveries
+      .find({ state: 'pending', nextAttemptAt: { $lte: now } })
+      .sort({ nextAttemptAt: 1 })
+      .limit(limit)
+      .toArray();
     if (due.length === 0) return [];
     const lease = `${owner}.${generateId(8)}`;
     const ids = due.map(({ _id }) => _id);
@@ -99,7 +101,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
       { _id: { $in: ids }, state: 'pending', nextAttemptAt: { $lte: now } },
       { $set: { nextAttemptAt: new Date(now.getTime() + leaseMs), leaseOwner: lease } },
     );
-    return await deliveries.find({ _id: { $in: ids }, leaseOwner: lease }).toArray() as Array<DeliveryDocument & { leaseOwner: string }>;
+    return (await deliveries.find({ _id: { $in: ids }, leaseOwner: lease }).toArray()) as Array<DeliveryDocument & { leaseOwner: string }>;
   }
 
   /**
@@ -116,24 +118,41 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
    * worker ran, does not get the backlog (a replay does that, on request).
    */
   async function fanOut(free: number): Promise<Taken | undefined> {
-    const due = await events.find({
-      fanOutDue: { $type: 'date' },
-      $or: [{ fanOutBy: owner }, { fanOutDue: { $lte: at(-handOverMs) } }],
-    }).sort({ fanOutDue: 1 }).limit(fanOutBatch).toArray();
+    const due = await events
+      .find({
+        fanOutDue: { $type: 'date' },
+        $or: [{ fanOutBy: owner }, { fanOutDue: { $lte: at(-handOverMs) } }],
+      })
+      .sort({ fanOutDue: 1 })
+      .limit(fanOutBatch)
+      .toArray();
     if (due.length === 0) return undefined;
     const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(due.map(({ event }) => event))] } }).toArray();
     const now = clock.now();
     // As many as this worker has room for are made already taken by it (under a lease, as
     // `claim` would take them), so that they go out now without being looked for again.
     const lease = `${owner}.${generateId(8)}`;
-    const made: DeliveryDocument[] = due.flatMap((event) => subscribed
-      .filter((hook) => hook.events.includes(event.event) && hook.createdAt <= event.createdAt.getTime() + clockSkewMs)
-      .map((hook) => ({
-        _id: generateId(), hookId: hook._id, eventId: event._id, event: event.event, state: 'pending' as const, attempts: 0,
-        // Due since the event was recorded, so that the oldest go first and latency counts from the commit.
-        nextAttemptAt: event.createdAt, leaseOwner: null, lastAttemptAt: null, lastStatus: null, lastError: null,
-        createdAt: event.createdAt, updatedAt: now, expiresAt: event.expiresAt,
-      })));
+    const made: DeliveryDocument[] = due.flatMap((event) =>
+      subscribed
+        .filter((hook) => hook.events.includes(event.event) && hook.createdAt <= event.createdAt.getTime() + clockSkewMs)
+        .map((hook) => ({
+          _id: generateId(),
+          hookId: hook._id,
+          eventId: event._id,
+          event: event.event,
+          state: 'pending' as const,
+          attempts: 0,
+          // Due since the event was recorded, so that the oldest go first and latency counts from the commit.
+          nextAttemptAt: event.createdAt,
+          leaseOwner: null,
+          lastAttemptAt: null,
+          lastStatus: null,
+          lastError: null,
+          createdAt: event.createdAt,
+          updatedAt: now,
+          expiresAt: event.expiresAt,
+        })),
+    );
     made.slice(0, Math.max(free, 0)).forEach((delivery) => Object.assign(delivery, { leaseOwner: lease, nextAttemptAt: new Date(now.getTime() + leaseMs) }));
     const outcomes = made.length > 0 ? throwingFailures(await insertEach(deliveries, made)) : [];
     await events.updateMany({ _id: { $in: due.map(({ _id }) => _id) } }, { $unset: { fanOutDue: '' } });
@@ -146,10 +165,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
 
   /** Writes a delivery's outcome, if its lease is still this worker's. */
   async function settle(delivery: DeliveryDocument, state: DeliveryState, set: Partial<DeliveryDocument>) {
-    await deliveries.updateOne(
-      { _id: delivery._id, leaseOwner: delivery.leaseOwner },
-      { $set: { ...set, state, leaseOwner: null, updatedAt: clock.now() } },
-    );
+    await deliveries.updateOne({ _id: delivery._id, leaseOwner: delivery.leaseOwner }, { $set: { ...set, state, leaseOwner: null, updatedAt: clock.now() } });
   }
 
   async function keepHealth(hook: HookDocument, result: SendResult, now: Date) {
@@ -171,7 +187,11 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   }
 
   /** Sends one delivery; answers its attempt record, having settled it unless it succeeded. */
-  async function attempt(delivery: DeliveryDocument, hook: HookDocument | undefined, event: HookEventDocument | undefined): Promise<AttemptDocument | undefined> {
+  async function attempt(
+    delivery: DeliveryDocument,
+    hook: HookDocument | undefined,
+    event: HookEventDocument | undefined,
+  ): Promise<AttemptDocument | undefined> {
     if (!event && clock.now().getTime() - delivery.createdAt.getTime() < unseenEventGraceMs) {
       // The event is written before its delivery (in the same transaction, or just before it), so it
       // exists; a read outside the transaction can still miss it while a commit spreads across
@@ -181,10 +201,15 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     }
     // The hook as it is now decides: one that no longer subscribes to the event gets no more of it,
     // on a retry or a redelivery alike.
-    const skip = !hook ? 'the hook was deleted'
-      : !hook.enabled ? 'the hook is disabled'
-        : !hook.events.includes(delivery.event) ? 'the hook no longer subscribes to this event'
-          : !event ? 'the event has expired' : undefined;
+    const skip = !hook
+      ? 'the hook was deleted'
+      : !hook.enabled
+        ? 'the hook is disabled'
+        : !hook.events.includes(delivery.event)
+          ? 'the hook no longer subscribes to this event'
+          : !event
+            ? 'the event has expired'
+            : undefined;
     if (skip) {
       await settle(delivery, 'skipped', { lastError: skip });
       return undefined;
@@ -194,8 +219,18 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     const result = await send(webhookRequest(hook!, event!._id, event!.payload, startedAt));
     const now = clock.now();
     const record: AttemptDocument = {
-      _id: generateId(), deliveryId: delivery._id, hookId: hook!._id, eventId: event!._id, event: delivery.event, startedAt,
-      durationMs: result.durationMs, ok: result.ok, statusCode: result.statusCode, response: result.response, error: result.error, worker: owner,
+      _id: generateId(),
+      deliveryId: delivery._id,
+      hookId: hook!._id,
+      eventId: event!._id,
+      event: delivery.event,
+      startedAt,
+      durationMs: result.durationMs,
+      ok: result.ok,
+      statusCode: result.statusCode,
+      response: result.response,
+      error: result.error,
+      worker: owner,
       expiresAt: new Date(now.getTime() + retentionMs),
     };
     if (!result.ok) {
@@ -221,23 +256,31 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     ]);
     const hookById = new Map(hookList.map((hook) => [hook._id, hook]));
     const eventById = new Map(eventList.map((event) => [event._id, event]));
-    const records = await Promise.all(batch.map((delivery) => attempt(delivery, hookById.get(delivery.hookId), eventById.get(delivery.eventId)).catch((error: unknown) => {
-      // Its lease runs out and a worker tries again.
-      logger.error(`Webhook delivery ${delivery._id} could not be recorded`, error);
-      return undefined;
-    })));
+    const records = await Promise.all(
+      batch.map((delivery) =>
+        attempt(delivery, hookById.get(delivery.hookId), eventById.get(delivery.eventId)).catch((error: unknown) => {
+          // Its lease runs out and a worker tries again.
+          logger.error(`Webhook delivery ${delivery._id} could not be recorded`, error);
+          return undefined;
+        }),
+      ),
+    );
     const made = records.filter((record): record is AttemptDocument => record !== undefined);
     if (made.length > 0) await attempts.insertMany(made);
     const succeeded = new Map<number, string[]>();
     for (const { ok, statusCode, deliveryId } of made) {
-      if (ok) succeeded.set(statusCode!, [...succeeded.get(statusCode!) ?? [], deliveryId]);
+      if (ok) succeeded.set(statusCode!, [...(succeeded.get(statusCode!) ?? []), deliveryId]);
     }
     const now = clock.now();
     const lease = batch[0].leaseOwner;
-    await Promise.all([...succeeded].map(([lastStatus, ids]) => deliveries.updateMany(
-      { _id: { $in: ids }, leaseOwner: lease },
-      { $set: { state: 'succeeded', lastStatus, lastError: null, lastAttemptAt: now, leaseOwner: null, updatedAt: now }, $inc: { attempts: 1 } },
-    )));
+    await Promise.all(
+      [...succeeded].map(([lastStatus, ids]) =>
+        deliveries.updateMany(
+          { _id: { $in: ids }, leaseOwner: lease },
+          { $set: { state: 'succeeded', lastStatus, lastError: null, lastAttemptAt: now, leaseOwner: null, updatedAt: now }, $inc: { attempts: 1 } },
+        ),
+      ),
+    );
   }
 
   /** Runs until stopped: takes what is due, up to the free slots, and sleeps when nothing is. */
@@ -270,7 +313,10 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
           // A database failure while recording: the batch's leases run out and it is tried again.
           // Never left unhandled, which would end the process.
           .catch((error: unknown) => logger.error('A batch of webhook deliveries could not be recorded; it will be retried', error))
-          .finally(() => { inFlight.delete(job); taken -= size; });
+          .finally(() => {
+            inFlight.delete(job);
+            taken -= size;
+          });
         inFlight.add(job);
       } else if (!woken && running) {
         await pause(pollMs);

@@ -14,7 +14,10 @@ export const systemClock: Clock = {
     let cancel = () => {};
     const done = new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      cancel = () => { clearTimeout(timer); resolve(); };
+      cancel = () => {
+        clearTimeout(timer);
+        resolve();
+      };
     });
     return { done, cancel };
   },

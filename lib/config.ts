@@ -23,7 +23,10 @@ function describe(error: ErrorObject, prefix: string): string {
     return `${missingProperty} must be set together with ${property}`;
   }
   if (error.keyword === 'additionalProperties') {
-    return `${prefix}${error.instancePath.replaceAll('/', '.')}.${(error.params as { additionalProperty: string }).additionalProperty} is not a setting`.replace(/^\./, '');
+    return `${prefix}${error.instancePath.replaceAll('/', '.')}.${(error.params as { additionalProperty: string }).additionalProperty} is not a setting`.replace(
+      /^\./,
+      '',
+    );
   }
   const name = `${prefix}${error.instancePath.replaceAll('/', '.')}`.replace(/^\./, '');
   const allowed = error.keyword === 'enum' ? ` (one of ${(error.params as { allowedValues: string[] }).allowedValues.join(', ')})` : '';

@@ -55,7 +55,7 @@ export const apiErrorStatus = {
   'verification_code.invalid': 422,
   'verification_code.too_many_requests': 429,
   'password.rejected': 422,
-  'internal_error': 500,
+  internal_error: 500,
 } as const;
 
 export type ApiErrorCode = keyof typeof apiErrorStatus;
@@ -83,8 +83,7 @@ export function assertThat(condition: unknown, error: ApiError | (() => ApiError
   }
 }
 
-export const notFound = (entity: string, id: string) =>
-  new ApiError('entity.not_found', `${entity} with id \`${id}\` does not exist`, { entity, id });
+export const notFound = (entity: string, id: string) => new ApiError('entity.not_found', `${entity} with id \`${id}\` does not exist`, { entity, id });
 
 /**
  * The index a duplicate-key error names. Our unique indexes are named after their fields, and

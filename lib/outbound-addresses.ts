@@ -82,9 +82,11 @@ export function createOutboundPolicy(allowList: string[] = []): OutboundPolicy {
     // An IPv4-mapped IPv6 address (::ffff:a.b.c.d) is checked as the IPv4 address it carries.
     if (special.check(address, family) && !ranges.check(address, family)) {
       // A name's address is not told: the caller must not learn what internal names resolve to.
-      throw new AddressRefusedError(isIP(hostname.replace(/^\[|\]$/g, ''))
-        ? `${address} is a private, loopback or reserved address`
-        : `${hostname} resolves to a private, loopback or reserved address`);
+      throw new AddressRefusedError(
+        isIP(hostname.replace(/^\[|\]$/g, ''))
+          ? `${address} is a private, loopback or reserved address`
+          : `${hostname} resolves to a private, loopback or reserved address`,
+      );
     }
   };
 

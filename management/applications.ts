@@ -7,8 +7,13 @@ import { pageOf } from '../lib/http/pagination.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import {
-  applicationCreateSchema, applicationListQuery, applicationPatchSchema, applicationResponse,
-  secretCreateSchema, secretResponse, secretWithValueResponse,
+  applicationCreateSchema,
+  applicationListQuery,
+  applicationPatchSchema,
+  applicationResponse,
+  secretCreateSchema,
+  secretResponse,
+  secretWithValueResponse,
 } from './schemas/applications.js';
 import { idParams, idSchema, paginationQuery } from './schemas/common.js';
 
@@ -19,15 +24,25 @@ const listResponse = { type: 'array', items: applicationResponse };
 function newSecret(applicationId: string, name: string, expiresAt: number | null = null) {
   const value = generateSecret();
   const document: ApplicationSecretDocument = {
-    _id: generateId(), applicationId, name, hash: sha256(value), createdAt: Date.now(), expiresAt,
+    _id: generateId(),
+    applicationId,
+    name,
+    hash: sha256(value),
+    createdAt: Date.now(),
+    expiresAt,
   };
   return { value, document };
 }
 
 async function checkClient(deps: ManagementDeps, application: ApplicationDocument) {
   const { tokenEndpointAuthMethod, jwks, jwksUri } = application.oidcClientMetadata;
-  assertThat(isConfidential(application.type) || (!tokenEndpointAuthMethod && !jwks && !jwksUri),
-    () => new ApiError('guard.invalid_input', 'body.oidcClientMetadata: only Traditional and MachineToMachine applications authenticate with a secret or a key', { field: 'body.oidcClientMetadata' }));
+  assertThat(
+    isConfidential(application.type) || (!tokenEndpointAuthMethod && !jwks && !jwksUri),
+    () =>
+      new ApiError('guard.invalid_input', 'body.oidcClientMetadata: only Traditional and MachineToMachine applications authenticate with a secret or a key', {
+        field: 'body.oidcClientMetadata',
+      }),
+  );
   try {
     await deps.validateApplication(application);
   } catch (error) {
@@ -37,136 +52,130 @@ async function checkClient(deps: ManagementDeps, application: ApplicationDocumen
 }
 
 export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
-  const { queries: { applications } } = deps;
+  const {
+    queries: { applications },
+  } = deps;
 
-  router.get(
-    '/applications',
-    guard({ query: paginationQuery(applicationListQuery), response: listResponse }),
-    async (ctx) => {
-      const { types, isThirdParty, ...pagination } = ctx.guard.query;
-      const filter = { types, isThirdParty: isThirdParty === undefined ? undefined : isThirdParty === 'true' };
-      const [total, found] = await Promise.all([applications.count(filter), applications.find(filter, pageOf(pagination))]);
-      ctx.set('Total-Number', String(total));
-      ctx.body = found.map(withId);
-    },
-  );
+  router.get('/applications', guard({ query: paginationQuery(applicationListQuery), response: listResponse }), async (ctx) => {
+    const { types, isThirdParty, ...pagination } = ctx.guard.query;
+    const filter = { types, isThirdParty: isThirdParty === undefined ? undefined : isThirdParty === 'true' };
+    const [total, found] = await Promise.all([applications.count(filter), applications.find(filter, pageOf(pagination))]);
+    ctx.set('Total-Number', String(total));
+    ctx.body = found.map(withId);
+  });
 
   // Logto answers a create here with 200, not 201; clients written for it expect that.
-  router.post(
-    '/applications',
-    guard({ body: applicationCreateSchema, response: applicationResponse, status: 200 }),
-    async (ctx) => {
-      const { body } = ctx.guard;
-      assertThat(!body.isThirdParty || body.type === 'Traditional',
-        new ApiError('guard.invalid_input', 'only Traditional applications can be third-party', { field: 'body.isThirdParty' }));
-      const application: ApplicationDocument = {
-        _id: generateId(),
-        name: body.name,
-        description: body.description ?? null,
-        type: body.type,
-        oidcClientMetadata: { redirectUris: [], postLogoutRedirectUris: [], ...body.oidcClientMetadata },
-        customClientMetadata: { allowTokenExchange: false, ...body.customClientMetadata },
-        customData: body.customData ?? {},
-        isThirdParty: body.isThirdParty ?? false,
-        createdAt: Date.now(),
+  router.post('/applications', guard({ body: applicationCreateSchema, response: applicationResponse, status: 200 }), async (ctx) => {
+    const { body } = ctx.guard;
+    assertThat(
+      !body.isThirdParty || body.type === 'Traditional',
+      new ApiError('guard.invalid_input', 'only Traditional applications can be third-party', { field: 'body.isThirdParty' }),
+    );
+    const application: ApplicationDocument = {
+      _id: generateId(),
+      name: body.name,
+      description: body.description ?? null,
+      type: body.type,
+      oidcClientMetadata: { redirectUris: [], postLogoutRedirectUris: [], ...body.oidcClientMetadata },
+      customClientMetadata: { allowTokenExchange: false, ...body.customClientMetadata },
+      customData: body.customData ?? {},
+      isThirdParty: body.isThirdParty ?? false,
+      createdAt: Date.now(),
+    };
+    await checkClient(deps, application);
+    const secret = isConfidential(application.type) ? newSecret(application._id, 'Default secret') : undefined;
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      await applications.insert(application, secret?.document, session);
+      record({ entity: 'Application', action: 'created', id: application._id, data: withId(application) });
+    });
+    ctx.body = { ...withId(application), ...(secret && { secret: secret.value }) };
+  });
+
+  router.get('/applications/:id', guard({ params: idParams('id'), response: applicationResponse }), async (ctx) => {
+    ctx.body = withId(await applications.findByIdOrThrow(ctx.guard.params.id));
+  });
+
+  router.patch('/applications/:id', guard({ params: idParams('id'), body: applicationPatchSchema, response: applicationResponse }), async (ctx) => {
+    const {
+      params: { id },
+      body,
+    } = ctx.guard;
+    // Read, merge, check, then write only if nothing changed meanwhile: two concurrent PATCHes
+    // both take effect (the second merges into the first's result) instead of the last erasing the first.
+    for (let attempt = 1; attempt <= maxPatchAttempts; attempt += 1) {
+      const current = await applications.findByIdOrThrow(id);
+      const { name, description, oidcClientMetadata, customClientMetadata, customData } = current;
+      // Metadata objects merge field by field, as in Logto; custom data is replaced whole.
+      const next: ApplicationDocument = {
+        ...current,
+        ...(body.name !== undefined && { name: body.name }),
+        ...(body.description !== undefined && { description: body.description }),
+        oidcClientMetadata: { ...oidcClientMetadata, ...body.oidcClientMetadata },
+        customClientMetadata: { ...customClientMetadata, ...body.customClientMetadata },
+        ...(body.customData !== undefined && { customData: body.customData }),
       };
-      await checkClient(deps, application);
-      const secret = isConfidential(application.type) ? newSecret(application._id, 'Default secret') : undefined;
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        await applications.insert(application, secret?.document, session);
-        record({ entity: 'Application', action: 'created', id: application._id, data: withId(application) });
+      await checkClient(deps, next);
+      const { _id, ...set } = next;
+      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+        const after = await applications.updateIfUnchanged(id, { name, description, oidcClientMetadata, customClientMetadata, customData }, set, session);
+        if (after) record({ entity: 'Application', action: 'updated', id, data: withId(after) });
+        return after;
       });
-      ctx.body = { ...withId(application), ...(secret && { secret: secret.value }) };
-    },
-  );
-
-  router.get(
-    '/applications/:id',
-    guard({ params: idParams('id'), response: applicationResponse }),
-    async (ctx) => {
-      ctx.body = withId(await applications.findByIdOrThrow(ctx.guard.params.id));
-    },
-  );
-
-  router.patch(
-    '/applications/:id',
-    guard({ params: idParams('id'), body: applicationPatchSchema, response: applicationResponse }),
-    async (ctx) => {
-      const { params: { id }, body } = ctx.guard;
-      // Read, merge, check, then write only if nothing changed meanwhile: two concurrent PATCHes
-      // both take effect (the second merges into the first's result) instead of the last erasing the first.
-      for (let attempt = 1; attempt <= maxPatchAttempts; attempt += 1) {
-        const current = await applications.findByIdOrThrow(id);
-        const { name, description, oidcClientMetadata, customClientMetadata, customData } = current;
-        // Metadata objects merge field by field, as in Logto; custom data is replaced whole.
-        const next: ApplicationDocument = {
-          ...current,
-          ...(body.name !== undefined && { name: body.name }),
-          ...(body.description !== undefined && { description: body.description }),
-          oidcClientMetadata: { ...oidcClientMetadata, ...body.oidcClientMetadata },
-          customClientMetadata: { ...customClientMetadata, ...body.customClientMetadata },
-          ...(body.customData !== undefined && { customData: body.customData }),
-        };
-        await checkClient(deps, next);
-        const { _id, ...set } = next;
-        const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-          const after = await applications.updateIfUnchanged(id, { name, description, oidcClientMetadata, customClientMetadata, customData }, set, session);
-          if (after) record({ entity: 'Application', action: 'updated', id, data: withId(after) });
-          return after;
-        });
-        if (updated) {
-          ctx.body = withId(updated);
-          return;
-        }
+      if (updated) {
+        ctx.body = withId(updated);
+        return;
       }
-      throw new ApiError('request.conflict', 'the application kept changing concurrently; retry the request');
-    },
-  );
+    }
+    throw new ApiError('request.conflict', 'the application kept changing concurrently; retry the request');
+  });
 
-  router.delete(
-    '/applications/:id',
-    guard({ params: idParams('id') }),
-    async (ctx) => {
-      const { id } = ctx.guard.params;
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        const before = await applications.findByIdOrThrow(id);
-        await applications.delete(id, session);
-        record({ entity: 'Application', action: 'deleted', id, data: withId(before) });
-      });
-      ctx.status = 204;
-    },
-  );
+  router.delete('/applications/:id', guard({ params: idParams('id') }), async (ctx) => {
+    const { id } = ctx.guard.params;
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      const before = await applications.findByIdOrThrow(id);
+      await applications.delete(id, session);
+      record({ entity: 'Application', action: 'deleted', id, data: withId(before) });
+    });
+    ctx.status = 204;
+  });
 
   async function confidentialApplication(id: string) {
     const application = await applications.findByIdOrThrow(id);
-    assertThat(isConfidential(application.type), new ApiError('application.not_a_confidential_client',
-      `${application.type} applications are public clients and have no secrets`));
+    assertThat(
+      isConfidential(application.type),
+      new ApiError('application.not_a_confidential_client', `${application.type} applications are public clients and have no secrets`),
+    );
     return application;
   }
 
-  router.get(
-    '/applications/:id/secrets',
-    guard({ params: idParams('id'), response: { type: 'array', items: secretResponse } }),
-    async (ctx) => {
-      await confidentialApplication(ctx.guard.params.id);
-      ctx.body = await applications.secrets.listFor(ctx.guard.params.id);
-    },
-  );
+  router.get('/applications/:id/secrets', guard({ params: idParams('id'), response: { type: 'array', items: secretResponse } }), async (ctx) => {
+    await confidentialApplication(ctx.guard.params.id);
+    ctx.body = await applications.secrets.listFor(ctx.guard.params.id);
+  });
 
   // Rotation: add a new secret, move the client over, then delete the old one by name.
   router.post(
     '/applications/:id/secrets',
     guard({ params: idParams('id'), body: secretCreateSchema, response: secretWithValueResponse, status: 201 }),
     async (ctx) => {
-      const { params: { id }, body } = ctx.guard;
+      const {
+        params: { id },
+        body,
+      } = ctx.guard;
       await confidentialApplication(id);
-      assertThat(!body.expiresAt || body.expiresAt > Date.now(),
-        new ApiError('guard.invalid_input', 'body.expiresAt must be in the future', { field: 'body.expiresAt' }));
+      assertThat(
+        !body.expiresAt || body.expiresAt > Date.now(),
+        new ApiError('guard.invalid_input', 'body.expiresAt must be in the future', { field: 'body.expiresAt' }),
+      );
       const { value, document } = newSecret(id, body.name, body.expiresAt ?? null);
-      await refusingDuplicates(() => deps.write(originOf(ctx), async ({ session, record }) => {
-        await applications.secrets.insert(document, session);
-        record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [document.name], removed: [] } });
-      }), () => new ApiError('application.secret_name_exists', `a secret named \`${body.name}\` exists already`));
+      await refusingDuplicates(
+        () =>
+          deps.write(originOf(ctx), async ({ session, record }) => {
+            await applications.secrets.insert(document, session);
+            record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [document.name], removed: [] } });
+          }),
+        () => new ApiError('application.secret_name_exists', `a secret named \`${body.name}\` exists already`),
+      );
       ctx.body = { name: document.name, value, createdAt: document.createdAt, expiresAt: document.expiresAt };
     },
   );

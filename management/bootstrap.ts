@@ -3,9 +3,7 @@ import type { Db } from 'mongodb';
 import { isDuplicateKeyError } from '../lib/errors.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
 import { createLinks } from '../lib/store/links.js';
-import type {
-  ApplicationDocument, ApplicationSecretDocument, ResourceDocument, RoleDocument, ScopeDocument,
-} from '../lib/store/models.js';
+import type { ApplicationDocument, ApplicationSecretDocument, ResourceDocument, RoleDocument, ScopeDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 
 /** Fixed ids of what every deployment has, so that concurrent starts converge on one copy. */
@@ -37,35 +35,64 @@ async function upsertRetrying(write: () => Promise<unknown>) {
 export async function ensureManagementApi(db: Db, indicator: string): Promise<void> {
   const now = Date.now();
   try {
-    await upsertRetrying(() => db.collection<ResourceDocument>('resources').updateOne(
-      { _id: builtIn.managementResourceId },
-      {
-        $set: { indicator, isBuiltIn: true },
-        $setOnInsert: { name: 'Management API', isDefault: false, accessTokenTtl: 3600, createdAt: now },
-      },
-      { upsert: true },
-    ));
+    await upsertRetrying(() =>
+      db.collection<ResourceDocument>('resources').updateOne(
+        { _id: builtIn.managementResourceId },
+        {
+          $set: { indicator, isBuiltIn: true },
+          $setOnInsert: { name: 'Management API', isDefault: false, accessTokenTtl: 3600, createdAt: now },
+        },
+        { upsert: true },
+      ),
+    );
   } catch (error) {
     if (isDuplicateKeyError(error)) {
       throw new Error(`another API resource already uses the Management API's indicator ${indicator}; change that resource or BASE_URL`);
     }
     throw error;
   }
-  await upsertRetrying(() => db.collection<ScopeDocument>('scopes').updateOne(
-    { _id: builtIn.managementScopeId },
-    { $setOnInsert: { resourceId: builtIn.managementResourceId, name: managementScope, description: 'Full access to the Management API', createdAt: now } },
-    { upsert: true },
-  ));
-  await upsertRetrying(() => db.collection<ScopeDocument>('scopes').updateOne(
-    { _id: builtIn.impersonationScopeId },
-    { $setOnInsert: { resourceId: builtIn.managementResourceId, name: impersonationScope, description: 'Issue subject tokens for impersonation, and nothing else', createdAt: now } },
-    { upsert: true },
-  ));
-  await upsertRetrying(() => db.collection<RoleDocument>('roles').updateOne(
-    { _id: builtIn.managementRoleId },
-    { $setOnInsert: { name: 'Management API access', description: 'Machine-to-machine access to the whole Management API', type: 'MachineToMachine', isDefault: false, createdAt: now } },
-    { upsert: true },
-  ));
+  await upsertRetrying(() =>
+    db
+      .collection<ScopeDocument>('scopes')
+      .updateOne(
+        { _id: builtIn.managementScopeId },
+        { $setOnInsert: { resourceId: builtIn.managementResourceId, name: managementScope, description: 'Full access to the Management API', createdAt: now } },
+        { upsert: true },
+      ),
+  );
+  await upsertRetrying(() =>
+    db
+      .collection<ScopeDocument>('scopes')
+      .updateOne(
+        { _id: builtIn.impersonationScopeId },
+        {
+          $setOnInsert: {
+            resourceId: builtIn.managementResourceId,
+            name: impersonationScope,
+            description: 'Issue subject tokens for impersonation, and nothing else',
+            createdAt: now,
+          },
+        },
+        { upsert: true },
+      ),
+  );
+  await upsertRetrying(() =>
+    db
+      .collection<RoleDocument>('roles')
+      .updateOne(
+        { _id: builtIn.managementRoleId },
+        {
+          $setOnInsert: {
+            name: 'Management API access',
+            description: 'Machine-to-machine access to the whole Management API',
+            type: 'MachineToMachine',
+            isDefault: false,
+            createdAt: now,
+          },
+        },
+        { upsert: true },
+      ),
+  );
   await upsertRetrying(() => createLinks(db, 'roles_scopes').add(builtIn.managementRoleId, [builtIn.managementScopeId]));
 }
 
@@ -81,10 +108,15 @@ export interface BootstrapResult {
 
 function m2mApplication(id: string, name: string): ApplicationDocument {
   return {
-    _id: id, name, description: 'Created at startup to call the Management API', type: 'MachineToMachine',
+    _id: id,
+    name,
+    description: 'Created at startup to call the Management API',
+    type: 'MachineToMachine',
     oidcClientMetadata: { redirectUris: [], postLogoutRedirectUris: [] },
     customClientMetadata: { allowTokenExchange: false },
-    customData: {}, isThirdParty: false, createdAt: Date.now(),
+    customData: {},
+    isThirdParty: false,
+    createdAt: Date.now(),
   };
 }
 
@@ -99,16 +131,16 @@ export async function bootstrap(db: Db, queries: Queries, configured?: Bootstrap
 
   if (configured) {
     const { clientId, clientSecret } = configured;
-    await upsertRetrying(() => applications.updateOne(
-      { _id: clientId },
-      { $setOnInsert: (({ _id, ...rest }) => rest)(m2mApplication(clientId, 'Bootstrap')) },
-      { upsert: true },
-    ));
-    await upsertRetrying(() => secrets.updateOne(
-      { applicationId: clientId, name: 'bootstrap' },
-      { $set: { hash: sha256(clientSecret), expiresAt: null }, $setOnInsert: { _id: generateId(), createdAt: Date.now() } },
-      { upsert: true },
-    ));
+    await upsertRetrying(() =>
+      applications.updateOne({ _id: clientId }, { $setOnInsert: (({ _id, ...rest }) => rest)(m2mApplication(clientId, 'Bootstrap')) }, { upsert: true }),
+    );
+    await upsertRetrying(() =>
+      secrets.updateOne(
+        { applicationId: clientId, name: 'bootstrap' },
+        { $set: { hash: sha256(clientSecret), expiresAt: null }, $setOnInsert: { _id: generateId(), createdAt: Date.now() } },
+        { upsert: true },
+      ),
+    );
     await queries.links.applicationsRoles.add(clientId, [builtIn.managementRoleId]);
     return {};
   }
@@ -124,7 +156,12 @@ export async function bootstrap(db: Db, queries: Queries, configured?: Bootstrap
   const application = m2mApplication(generateId(), 'Bootstrap');
   const clientSecret = generateSecret();
   await queries.applications.insert(application, {
-    _id: generateId(), applicationId: application._id, name: 'bootstrap', hash: sha256(clientSecret), createdAt: Date.now(), expiresAt: null,
+    _id: generateId(),
+    applicationId: application._id,
+    name: 'bootstrap',
+    hash: sha256(clientSecret),
+    createdAt: Date.now(),
+    expiresAt: null,
   });
   await queries.links.applicationsRoles.add(application._id, [builtIn.managementRoleId]);
   return { created: { clientId: application._id, clientSecret } };

@@ -28,8 +28,10 @@ export function changeRoutes(router: ApiRouter, deps: ManagementDeps) {
     '/changes',
     guard({
       query: paginationQuery({
-        entity: { type: 'string', pattern: '^[A-Za-z]{1,64}$' }, entityId: idSchema,
-        since: { type: 'integer', minimum: 0 }, until: { type: 'integer', minimum: 0 },
+        entity: { type: 'string', pattern: '^[A-Za-z]{1,64}$' },
+        entityId: idSchema,
+        since: { type: 'integer', minimum: 0 },
+        until: { type: 'integer', minimum: 0 },
       }),
       response: { type: 'array', items: changeResponse },
     }),
@@ -38,7 +40,13 @@ export function changeRoutes(router: ApiRouter, deps: ManagementDeps) {
       const [total, found] = await Promise.all([changes.count(filter), changes.find(filter, pageOf({ page, page_size }))]);
       ctx.set('Total-Number', String(total));
       ctx.body = found.map(({ _id, entity, action, id, data, origin, createdAt }) => ({
-        id: _id, entity, action, entityId: id, data, origin, createdAt: createdAt.getTime(),
+        id: _id,
+        entity,
+        action,
+        entityId: id,
+        data,
+        origin,
+        createdAt: createdAt.getTime(),
       }));
     },
   );

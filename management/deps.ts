@@ -43,8 +43,10 @@ export interface ManagementDeps {
    * The JWT customizer's dry run, in a sandbox apart from the one tokens use: the claims a script
    * would add (reserved ones dropped), or why it failed.
    */
-  dryRunCustomClaims(script: string, input: { token: Record<string, unknown>; context: Record<string, unknown>; environmentVariables: Record<string, string> }):
-    Promise<{ claims: Record<string, unknown> } | { failure: { code: string; message: string } }>;
+  dryRunCustomClaims(
+    script: string,
+    input: { token: Record<string, unknown>; context: Record<string, unknown>; environmentVariables: Record<string, string> },
+  ): Promise<{ claims: Record<string, unknown> } | { failure: { code: string; message: string } }>;
   /** Lifetime of a subject token, in seconds. */
   subjectTokenTtl: number;
   /** Webhooks: the hooks API's queries, test sends and the worker's wake-up. */

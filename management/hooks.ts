@@ -16,15 +16,24 @@ import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
 import {
-  deliveryListQuery, deliveryResponse, hookCreateSchema, hookPatchSchema, hookResponse, hookStatsQuery, hookTestSchema, replayResponse,
-  replaySchema, testReportResponse, type HookConfig,
+  deliveryListQuery,
+  deliveryResponse,
+  hookCreateSchema,
+  hookPatchSchema,
+  hookResponse,
+  hookStatsQuery,
+  hookTestSchema,
+  replayResponse,
+  replaySchema,
+  testReportResponse,
+  type HookConfig,
 } from './schemas/hooks.js';
-
 
 /** Headers that the signature or the transport own: a hook's own headers may not set them. */
 // Ours to set, and the hop-by-hop headers (RFC 9110 §7.6.1, §7.8, §10.1.1; `Proxy-*`), which would
 // change how the request travels rather than what it says.
-const reservedHeaders = /^(webhook-id|webhook-timestamp|webhook-signature|logto-signature-sha-256|host|content-length|transfer-encoding|connection|expect|upgrade|te|keep-alive|trailer|proxy-.*)$/i;
+const reservedHeaders =
+  /^(webhook-id|webhook-timestamp|webhook-signature|logto-signature-sha-256|host|content-length|transfer-encoding|connection|expect|upgrade|te|keep-alive|trailer|proxy-.*)$/i;
 
 /** Replays larger than this are refused; narrow the range instead. */
 const maxReplay = 50_000;
@@ -34,24 +43,41 @@ function hookToApi({ _id, name, events, config, enabled, disabledReason, created
   return { id: _id, name, events, config, enabled, disabledReason, createdAt, updatedAt };
 }
 
-const attemptToApi = ({ _id, startedAt, durationMs, ok, statusCode, response, error }: AttemptDocument) =>
-  ({ id: _id, startedAt: startedAt.getTime(), durationMs, ok, statusCode, response, error });
+const attemptToApi = ({ _id, startedAt, durationMs, ok, statusCode, response, error }: AttemptDocument) => ({
+  id: _id,
+  startedAt: startedAt.getTime(),
+  durationMs,
+  ok,
+  statusCode,
+  response,
+  error,
+});
 
 function deliveryToApi(delivery: DeliveryDocument, attempts: AttemptDocument[] = []) {
   const { _id, hookId, eventId, event, state, attempts: attemptCount, nextAttemptAt, lastStatus, lastError, createdAt, updatedAt } = delivery;
   return {
-    id: _id, hookId, eventId, event, state, attemptCount,
+    id: _id,
+    hookId,
+    eventId,
+    event,
+    state,
+    attemptCount,
     nextAttemptAt: state === 'pending' ? nextAttemptAt.getTime() : null,
-    lastStatus, lastError,
+    lastStatus,
+    lastError,
     attempts: attempts.map(attemptToApi),
-    createdAt: createdAt.getTime(), updatedAt: updatedAt.getTime(),
+    createdAt: createdAt.getTime(),
+    updatedAt: updatedAt.getTime(),
   };
 }
 
 /** Checks a hook's URL and headers beyond their schema: literal private addresses, reserved headers. */
 function checkConfig({ url, headers = {} }: HookConfig, hooks: Hooks): Required<HookConfig> {
   const reserved = Object.keys(headers).find((name) => reservedHeaders.test(name));
-  assertThat(reserved === undefined, () => new ApiError('guard.invalid_input', `body.config.headers may not set \`${reserved}\``, { field: `body.config.headers.${reserved}` }));
+  assertThat(
+    reserved === undefined,
+    () => new ApiError('guard.invalid_input', `body.config.headers may not set \`${reserved}\``, { field: `body.config.headers.${reserved}` }),
+  );
   // The schema admits anything that starts like a URL; the WHATWG parser decides.
   let hostname: string;
   try {
@@ -60,13 +86,17 @@ function checkConfig({ url, headers = {} }: HookConfig, hooks: Hooks): Required<
     throw new ApiError('guard.invalid_input', 'body.config.url is not a valid URL', { field: 'body.config.url' });
   }
   // `localhost.` is `localhost`: a trailing dot only makes the name fully qualified.
-  const host = hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
+  const host = hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
   try {
     // Names are checked when a delivery resolves them; addresses written in the URL can be checked now.
     if (isIP(host)) hooks.policy.check(host, host);
     else if (host === 'localhost' || host.endsWith('.localhost')) hooks.policy.check(host, '127.0.0.1');
   } catch (error) {
-    if (error instanceof AddressRefusedError) throw new ApiError('hook.url_not_allowed', `body.config.url: ${error.message}; see HOOKS_ALLOWED_HOSTS`, { field: 'body.config.url' });
+    if (error instanceof AddressRefusedError)
+      throw new ApiError('hook.url_not_allowed', `body.config.url: ${error.message}; see HOOKS_ALLOWED_HOSTS`, { field: 'body.config.url' });
     throw error;
   }
   return { url, headers };
@@ -82,36 +112,35 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     return found.map((hook) => ({ ...hookToApi(hook), ...(stats && { executionStats: stats.get(hook._id) }) }));
   };
 
-  router.get(
-    '/hooks',
-    guard({ query: paginationQuery(hookStatsQuery), response: { type: 'array', items: hookResponse } }),
-    async (ctx) => {
-      const [total, found] = await Promise.all([hookQueries.count({}), hookQueries.find({}, pageOf(ctx.guard.query))]);
-      ctx.set('Total-Number', String(total));
-      ctx.body = await present(found, ctx.guard.query.includeExecutionStats);
-    },
-  );
+  router.get('/hooks', guard({ query: paginationQuery(hookStatsQuery), response: { type: 'array', items: hookResponse } }), async (ctx) => {
+    const [total, found] = await Promise.all([hookQueries.count({}), hookQueries.find({}, pageOf(ctx.guard.query))]);
+    ctx.set('Total-Number', String(total));
+    ctx.body = await present(found, ctx.guard.query.includeExecutionStats);
+  });
 
-  router.post(
-    '/hooks',
-    guard({ body: hookCreateSchema, response: hookResponse, status: 201 }),
-    async (ctx) => {
-      const { name, events, config, enabled = true } = ctx.guard.body;
-      const now = Date.now();
-      const signingKey = generateSigningKey();
-      const hook: HookDocument = {
-        _id: generateId(), name, events, config: checkConfig(config, hooks), enabled,
-        signingKeys: [{ key: signingKey, createdAt: new Date(now), expiresAt: null }],
-        disabledReason: null, failingSince: null, createdAt: now, updatedAt: now,
-      };
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        await hookQueries.insert(hook, session);
-        record({ entity: 'Hook', action: 'created', id: hook._id, data: hookToApi(hook) });
-      });
-      ctx.body = { ...hookToApi(hook), signingKey };
-      ctx.status = 201;
-    },
-  );
+  router.post('/hooks', guard({ body: hookCreateSchema, response: hookResponse, status: 201 }), async (ctx) => {
+    const { name, events, config, enabled = true } = ctx.guard.body;
+    const now = Date.now();
+    const signingKey = generateSigningKey();
+    const hook: HookDocument = {
+      _id: generateId(),
+      name,
+      events,
+      config: checkConfig(config, hooks),
+      enabled,
+      signingKeys: [{ key: signingKey, createdAt: new Date(now), expiresAt: null }],
+      disabledReason: null,
+      failingSince: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      await hookQueries.insert(hook, session);
+      record({ entity: 'Hook', action: 'created', id: hook._id, data: hookToApi(hook) });
+    });
+    ctx.body = { ...hookToApi(hook), signingKey };
+    ctx.status = 201;
+  });
 
   router.get(
     '/hooks/:id',
@@ -121,82 +150,79 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.patch(
-    '/hooks/:id',
-    guard({ params: idParams('id'), body: hookPatchSchema, response: hookResponse }),
-    async (ctx) => {
-      const { params: { id }, body: { config, enabled, ...rest } } = ctx.guard;
-      const set: Partial<HookDocument> = {
-        ...rest,
-        ...(config && { config: checkConfig(config, hooks) }),
-        // Enabling by hand clears why it stopped, and starts its failure count afresh.
-        ...(enabled !== undefined && { enabled, disabledReason: null, failingSince: null }),
-        updatedAt: Date.now(),
-      };
-      ctx.body = hookToApi(await deps.write(originOf(ctx), async ({ session, record }) => {
+  router.patch('/hooks/:id', guard({ params: idParams('id'), body: hookPatchSchema, response: hookResponse }), async (ctx) => {
+    const {
+      params: { id },
+      body: { config, enabled, ...rest },
+    } = ctx.guard;
+    const set: Partial<HookDocument> = {
+      ...rest,
+      ...(config && { config: checkConfig(config, hooks) }),
+      // Enabling by hand clears why it stopped, and starts its failure count afresh.
+      ...(enabled !== undefined && { enabled, disabledReason: null, failingSince: null }),
+      updatedAt: Date.now(),
+    };
+    ctx.body = hookToApi(
+      await deps.write(originOf(ctx), async ({ session, record }) => {
         const updated = await hookQueries.update(id, set, session);
         record({ entity: 'Hook', action: 'updated', id, data: hookToApi(updated) });
         return updated;
-      }));
-    },
-  );
+      }),
+    );
+  });
 
-  router.delete(
-    '/hooks/:id',
-    guard({ params: idParams('id') }),
-    async (ctx) => {
-      const { id } = ctx.guard.params;
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        const before = await hookQueries.delete(id, session);
-        await hooks.queries.removeHook(id, session);
-        record({ entity: 'Hook', action: 'deleted', id, data: hookToApi(before) });
-      });
-      ctx.status = 204;
-    },
-  );
+  router.delete('/hooks/:id', guard({ params: idParams('id') }), async (ctx) => {
+    const { id } = ctx.guard.params;
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      const before = await hookQueries.delete(id, session);
+      await hooks.queries.removeHook(id, session);
+      record({ entity: 'Hook', action: 'deleted', id, data: hookToApi(before) });
+    });
+    ctx.status = 204;
+  });
 
   // Rotation: the new key signs from now on; the old one keeps signing beside it for the overlap
   // (HOOKS_KEY_OVERLAP), so that receivers can switch keys without dropping a message.
-  router.patch(
-    '/hooks/:id/signing-key',
-    guard({ params: idParams('id'), response: hookResponse }),
-    async (ctx) => {
-      const { id } = ctx.guard.params;
-      const signingKey = generateSigningKey();
-      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-        const hook = await hookQueries.findByIdOrThrow(id, session);
-        // The worker's clock, which decides when the old key stops signing.
-        const now = hooks.clock.now();
-        const until = new Date(now.getTime() + hooks.keyOverlapMs);
-        const kept = hook.signingKeys
-          .filter(({ expiresAt }) => expiresAt === null || expiresAt > now)
-          .map((key) => ({ ...key, expiresAt: key.expiresAt && key.expiresAt < until ? key.expiresAt : until }));
-        const result = await hookQueries.update(id, {
-          signingKeys: [{ key: signingKey, createdAt: now, expiresAt: null }, ...kept], updatedAt: now.getTime(),
-        }, session);
-        record({ entity: 'Hook', action: 'signing_key.rotated', id, data: hookToApi(result) });
-        return result;
-      });
-      ctx.body = { ...hookToApi(updated), signingKey };
-    },
-  );
+  router.patch('/hooks/:id/signing-key', guard({ params: idParams('id'), response: hookResponse }), async (ctx) => {
+    const { id } = ctx.guard.params;
+    const signingKey = generateSigningKey();
+    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+      const hook = await hookQueries.findByIdOrThrow(id, session);
+      // The worker's clock, which decides when the old key stops signing.
+      const now = hooks.clock.now();
+      const until = new Date(now.getTime() + hooks.keyOverlapMs);
+      const kept = hook.signingKeys
+        .filter(({ expiresAt }) => expiresAt === null || expiresAt > now)
+        .map((key) => ({ ...key, expiresAt: key.expiresAt && key.expiresAt < until ? key.expiresAt : until }));
+      const result = await hookQueries.update(
+        id,
+        {
+          signingKeys: [{ key: signingKey, createdAt: now, expiresAt: null }, ...kept],
+          updatedAt: now.getTime(),
+        },
+        session,
+      );
+      record({ entity: 'Hook', action: 'signing_key.rotated', id, data: hookToApi(result) });
+      return result;
+    });
+    ctx.body = { ...hookToApi(updated), signingKey };
+  });
 
-  router.post(
-    '/hooks/:id/test',
-    guard({ params: idParams('id'), body: hookTestSchema, bodyOptional: true, response: testReportResponse }),
-    async (ctx) => {
-      const hook = await hookQueries.findByIdOrThrow(ctx.guard.params.id);
-      const { id, payload } = samplePayload(ctx.guard.body.event ?? hook.events[0]);
-      const { ok, statusCode, durationMs, response, error } = await hooks.send(webhookRequest(hook, id, payload));
-      ctx.body = { ok, statusCode, durationMs, response, error };
-    },
-  );
+  router.post('/hooks/:id/test', guard({ params: idParams('id'), body: hookTestSchema, bodyOptional: true, response: testReportResponse }), async (ctx) => {
+    const hook = await hookQueries.findByIdOrThrow(ctx.guard.params.id);
+    const { id, payload } = samplePayload(ctx.guard.body.event ?? hook.events[0]);
+    const { ok, statusCode, durationMs, response, error } = await hooks.send(webhookRequest(hook, id, payload));
+    ctx.body = { ok, statusCode, durationMs, response, error };
+  });
 
   router.get(
     '/hooks/:id/deliveries',
     guard({ params: idParams('id'), query: paginationQuery(deliveryListQuery), response: { type: 'array', items: deliveryResponse } }),
     async (ctx) => {
-      const { params: { id }, query: { state, event, since, until } } = ctx.guard;
+      const {
+        params: { id },
+        query: { state, event, since, until },
+      } = ctx.guard;
       await hookQueries.findByIdOrThrow(id);
       const filter: Filter<DeliveryDocument> = {
         hookId: id,
@@ -221,8 +247,10 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       const hook = await hookQueries.findByIdOrThrow(id);
       assertThat(hook.enabled, () => new ApiError('hook.disabled', 'the hook is disabled; enable it first'));
       assertThat(await hooks.queries.deliveries.findOne(id, deliveryId), () => notFound('delivery', deliveryId));
-      assertThat(await hooks.queries.deliveries.requeue(id, deliveryId, hooks.clock.now()),
-        () => new ApiError('hook.delivery_in_progress', 'the delivery is being attempted now; try again when it has finished'));
+      assertThat(
+        await hooks.queries.deliveries.requeue(id, deliveryId, hooks.clock.now()),
+        () => new ApiError('hook.delivery_in_progress', 'the delivery is being attempted now; try again when it has finished'),
+      );
       hooks.wake();
       ctx.body = deliveryToApi((await hooks.queries.deliveries.findOne(id, deliveryId))!);
       ctx.status = 202;
@@ -231,22 +259,21 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   // Backfill: every stored event of the range that the hook subscribes to (or `events`, among
   // them) is delivered to it again, or for the first time if it came before the hook.
-  router.post(
-    '/hooks/:id/replay',
-    guard({ params: idParams('id'), body: replaySchema, response: replayResponse, status: 202 }),
-    async (ctx) => {
-      const { params: { id }, body: { since, until = Date.now(), events } } = ctx.guard;
-      assertThat(since <= until, () => new ApiError('guard.invalid_input', 'body.since must not be after body.until', { field: 'body.since' }));
-      const hook = await hookQueries.findByIdOrThrow(id);
-      assertThat(hook.enabled, () => new ApiError('hook.disabled', 'the hook is disabled; enable it first'));
-      const wanted = events ? events.filter((event) => hook.events.includes(event)) : hook.events;
-      const filter: Filter<HookEventDocument> = { createdAt: { $gte: new Date(since), $lte: new Date(until) }, event: { $in: wanted } };
-      const count = await hooks.queries.events.count(filter);
-      assertThat(count <= maxReplay, () => new ApiError('hook.replay_too_large', `the range holds ${count} events; replay at most ${maxReplay} at once`));
-      const queued = count === 0 ? 0 : await hooks.queries.queueFor(id, await hooks.queries.events.ids(filter), hooks.retentionMs, hooks.clock.now());
-      if (queued > 0) hooks.wake();
-      ctx.body = { events: count, queued };
-      ctx.status = 202;
-    },
-  );
+  router.post('/hooks/:id/replay', guard({ params: idParams('id'), body: replaySchema, response: replayResponse, status: 202 }), async (ctx) => {
+    const {
+      params: { id },
+      body: { since, until = Date.now(), events },
+    } = ctx.guard;
+    assertThat(since <= until, () => new ApiError('guard.invalid_input', 'body.since must not be after body.until', { field: 'body.since' }));
+    const hook = await hookQueries.findByIdOrThrow(id);
+    assertThat(hook.enabled, () => new ApiError('hook.disabled', 'the hook is disabled; enable it first'));
+    const wanted = events ? events.filter((event) => hook.events.includes(event)) : hook.events;
+    const filter: Filter<HookEventDocument> = { createdAt: { $gte: new Date(since), $lte: new Date(until) }, event: { $in: wanted } };
+    const count = await hooks.queries.events.count(filter);
+    assertThat(count <= maxReplay, () => new ApiError('hook.replay_too_large', `the range holds ${count} events; replay at most ${maxReplay} at once`));
+    const queued = count === 0 ? 0 : await hooks.queries.queueFor(id, await hooks.queries.events.ids(filter), hooks.retentionMs, hooks.clock.now());
+    if (queued > 0) hooks.wake();
+    ctx.body = { events: count, queued };
+    ctx.status = 202;
+  });
 }

@@ -30,8 +30,11 @@ export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
     '/impersonations',
     guard({
       query: paginationQuery({
-        targetUserId: idSchema, actorUserId: idSchema, clientId: idSchema,
-        since: { type: 'integer', minimum: 0 }, until: { type: 'integer', minimum: 0 },
+        targetUserId: idSchema,
+        actorUserId: idSchema,
+        clientId: idSchema,
+        since: { type: 'integer', minimum: 0 },
+        until: { type: 'integer', minimum: 0 },
       }),
       response: { type: 'array', items: eventResponse },
     }),

@@ -10,7 +10,10 @@ import { freeFormObject } from './schemas/common.js';
 const path = '/configs/jwt-customizer/access-token';
 const script = { type: 'string', minLength: 1, maxLength: 65536 } as const;
 const environmentVariables = {
-  type: 'object', maxProperties: 50, additionalProperties: { type: 'string', maxLength: 4096 }, propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
+  type: 'object',
+  maxProperties: 50,
+  additionalProperties: { type: 'string', maxLength: 4096 },
+  propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
 } as const;
 const customizerResponse = {
   type: 'object',
@@ -39,7 +42,10 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.put(
     path,
-    guard({ body: { type: 'object', properties: { script, environmentVariables }, required: ['script'], additionalProperties: false }, response: customizerResponse }),
+    guard({
+      body: { type: 'object', properties: { script, environmentVariables }, required: ['script'], additionalProperties: false },
+      response: customizerResponse,
+    }),
     async (ctx) => {
       const { script: source, environmentVariables: variables = {} } = ctx.guard.body;
       assertCompiles(source);

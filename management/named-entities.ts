@@ -36,7 +36,9 @@ export interface NamedEntitySpec<T extends Named, CreateSchema extends TypedSche
 }
 
 export function namedEntityRoutes<T extends Named, const C extends TypedSchema, const P extends TypedSchema>(
-  router: ApiRouter, deps: ManagementDeps, spec: NamedEntitySpec<T, C, P>,
+  router: ApiRouter,
+  deps: ManagementDeps,
+  spec: NamedEntitySpec<T, C, P>,
 ) {
   const { path, entity, queries } = spec;
   const one = async (document: T) => (await spec.present([document]))[0];
@@ -53,55 +55,42 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
     },
   );
 
-  router.post(
-    path,
-    guard({ body: spec.createSchema, response: spec.response, status: 201 }),
-    async (ctx) => {
-      const document = spec.build(ctx.guard.body);
-      await deps.write(originOf(ctx), async (write) => {
-        await spec.beforeCreate?.(ctx.guard.body, write.session);
-        await queries.insert(document, write.session);
-        write.record({ entity, action: 'created', id: document._id, data: await one(document) });
-        await spec.afterCreate?.(document, ctx.guard.body, write);
-      });
-      ctx.body = await one(document);
-    },
-  );
+  router.post(path, guard({ body: spec.createSchema, response: spec.response, status: 201 }), async (ctx) => {
+    const document = spec.build(ctx.guard.body);
+    await deps.write(originOf(ctx), async (write) => {
+      await spec.beforeCreate?.(ctx.guard.body, write.session);
+      await queries.insert(document, write.session);
+      write.record({ entity, action: 'created', id: document._id, data: await one(document) });
+      await spec.afterCreate?.(document, ctx.guard.body, write);
+    });
+    ctx.body = await one(document);
+  });
 
-  router.get(
-    `${path}/:id`,
-    guard({ params: idParams('id'), response: spec.response }),
-    async (ctx) => {
-      ctx.body = await one(await queries.findByIdOrThrow(ctx.guard.params.id));
-    },
-  );
+  router.get(`${path}/:id`, guard({ params: idParams('id'), response: spec.response }), async (ctx) => {
+    ctx.body = await one(await queries.findByIdOrThrow(ctx.guard.params.id));
+  });
 
-  router.patch(
-    `${path}/:id`,
-    guard({ params: idParams('id'), body: spec.patchSchema, response: spec.response }),
-    async (ctx) => {
-      const { params: { id }, body } = ctx.guard;
-      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-        // The spec's patch schema admits only parts of the document (its type says so).
-        const after = await queries.update(id, body as Partial<Omit<T, '_id'>>, session);
-        record({ entity, action: 'updated', id, data: await one(after) });
-        return after;
-      });
-      ctx.body = await one(updated);
-    },
-  );
+  router.patch(`${path}/:id`, guard({ params: idParams('id'), body: spec.patchSchema, response: spec.response }), async (ctx) => {
+    const {
+      params: { id },
+      body,
+    } = ctx.guard;
+    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+      // The spec's patch schema admits only parts of the document (its type says so).
+      const after = await queries.update(id, body as Partial<Omit<T, '_id'>>, session);
+      record({ entity, action: 'updated', id, data: await one(after) });
+      return after;
+    });
+    ctx.body = await one(updated);
+  });
 
-  router.delete(
-    `${path}/:id`,
-    guard({ params: idParams('id') }),
-    async (ctx) => {
-      const { id } = ctx.guard.params;
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        const before = await queries.delete(id, session);
-        await spec.cascade(id, session);
-        record({ entity, action: 'deleted', id, data: await one(before) });
-      });
-      ctx.status = 204;
-    },
-  );
+  router.delete(`${path}/:id`, guard({ params: idParams('id') }), async (ctx) => {
+    const { id } = ctx.guard.params;
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      const before = await queries.delete(id, session);
+      await spec.cascade(id, session);
+      record({ entity, action: 'deleted', id, data: await one(before) });
+    });
+    ctx.status = 204;
+  });
 }

@@ -13,8 +13,11 @@ const keyResponse = {
   items: {
     type: 'object',
     properties: {
-      id: { type: 'string' }, createdAt: { type: 'number' }, signingKeyAlgorithm: { enum: signingKeyFamilies },
-      alg: { type: 'string' }, status: { enum: ['current', 'previous'] },
+      id: { type: 'string' },
+      createdAt: { type: 'number' },
+      signingKeyAlgorithm: { enum: signingKeyFamilies },
+      alg: { type: 'string' },
+      status: { enum: ['current', 'previous'] },
     },
     required: ['id', 'createdAt', 'status'],
   },
@@ -27,20 +30,19 @@ const keyResponse = {
  */
 export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { keyRing } = deps;
-  const managed = () => assertThat(keyRing, () => new ApiError('oidc.keys_managed_by_host', 'this deployment\'s host gives the provider its own keys; rotate them there'));
+  const managed = () =>
+    assertThat(keyRing, () => new ApiError('oidc.keys_managed_by_host', "this deployment's host gives the provider its own keys; rotate them there"));
   const changed = async (ctx: Parameters<typeof originOf>[0], keyType: OidcKeyType, action: 'rotated' | 'deleted', data: Record<string, unknown>) => {
     // The change record names what changed, never key material; other processes pick it up from the generation.
-    await deps.write(originOf(ctx), async ({ record }) => { record({ entity: 'OidcKey', action, id: keyType, data }); });
+    await deps.write(originOf(ctx), async ({ record }) => {
+      record({ entity: 'OidcKey', action, id: keyType, data });
+    });
   };
 
-  router.get(
-    '/configs/oidc/:keyType',
-    guard({ params: keyTypeParam, response: keyResponse }),
-    async (ctx) => {
-      managed();
-      ctx.body = await keyRing!.list(ctx.guard.params.keyType);
-    },
-  );
+  router.get('/configs/oidc/:keyType', guard({ params: keyTypeParam, response: keyResponse }), async (ctx) => {
+    managed();
+    ctx.body = await keyRing!.list(ctx.guard.params.keyType);
+  });
 
   router.post(
     '/configs/oidc/:keyType/rotate',
@@ -52,9 +54,14 @@ export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
     }),
     async (ctx) => {
       managed();
-      const { params: { keyType }, body: { signingKeyAlgorithm } } = ctx.guard;
-      assertThat(keyType === 'private-keys' || signingKeyAlgorithm === undefined,
-        () => new ApiError('guard.invalid_input', 'body.signingKeyAlgorithm is for private keys only', { field: 'body.signingKeyAlgorithm' }));
+      const {
+        params: { keyType },
+        body: { signingKeyAlgorithm },
+      } = ctx.guard;
+      assertThat(
+        keyType === 'private-keys' || signingKeyAlgorithm === undefined,
+        () => new ApiError('guard.invalid_input', 'body.signingKeyAlgorithm is for private keys only', { field: 'body.signingKeyAlgorithm' }),
+      );
       const keys = await keyRing!.rotate(keyType, signingKeyAlgorithm);
       await changed(ctx, keyType, 'rotated', { keys: keys.map(({ id, alg, status }) => ({ id, alg, status })) });
       ctx.body = keys;
@@ -63,7 +70,13 @@ export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete(
     '/configs/oidc/:keyType/:keyId',
-    guard({ params: { ...keyTypeParam, properties: { ...keyTypeParam.properties, keyId: { type: 'string', minLength: 1, maxLength: 128 } }, required: ['keyType', 'keyId'] } }),
+    guard({
+      params: {
+        ...keyTypeParam,
+        properties: { ...keyTypeParam.properties, keyId: { type: 'string', minLength: 1, maxLength: 128 } },
+        required: ['keyType', 'keyId'],
+      },
+    }),
     async (ctx) => {
       managed();
       const { keyType, keyId } = ctx.guard.params;

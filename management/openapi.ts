@@ -16,14 +16,16 @@ const errorResponses = {
   422: 'The request conflicts with existing data.',
 };
 
-const isGuard = (middleware: unknown): middleware is Pick<GuardMiddleware, 'schemas'> =>
-  typeof middleware === 'function' && 'schemas' in middleware;
+const isGuard = (middleware: unknown): middleware is Pick<GuardMiddleware, 'schemas'> => typeof middleware === 'function' && 'schemas' in middleware;
 
 function parameters(where: 'path' | 'query', schema: Schema | undefined) {
   const properties = (schema?.properties ?? {}) as Record<string, Schema>;
   const required = new Set((schema?.required ?? []) as string[]);
   return Object.entries(properties).map(([name, property]) => ({
-    name, in: where, required: where === 'path' || required.has(name), schema: property,
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    schema: property,
   }));
 }
 
@@ -35,11 +37,10 @@ function operation(method: string, schemas: GuardSchemas, tag: string) {
     parameters: [...parameters('path', schemas.params), ...parameters('query', schemas.query)],
     ...(schemas.body && { requestBody: { required: true, content: { 'application/json': { schema: schemas.body } } } }),
     responses: {
-      [status]: schemas.response
-        ? { description: 'Success', content: { 'application/json': { schema: schemas.response } } }
-        : { description: 'Success' },
-      ...Object.fromEntries(Object.entries(errorResponses).map(([code, description]) =>
-        [code, { description, content: { 'application/json': { schema: errorBody } } }])),
+      [status]: schemas.response ? { description: 'Success', content: { 'application/json': { schema: schemas.response } } } : { description: 'Success' },
+      ...Object.fromEntries(
+        Object.entries(errorResponses).map(([code, description]) => [code, { description, content: { 'application/json': { schema: errorBody } } }]),
+      ),
     },
   };
 }

@@ -9,8 +9,14 @@ import { namedEntityRoutes } from './named-entities.js';
 import { originOf } from './origin.js';
 import { idParams } from './schemas/common.js';
 import {
-  namedCreateSchema, namedPatchSchema, organizationCreateSchema, organizationPatchSchema, organizationResponse,
-  organizationRoleCreateSchema, organizationRoleResponse, organizationScopeResponse,
+  namedCreateSchema,
+  namedPatchSchema,
+  organizationCreateSchema,
+  organizationPatchSchema,
+  organizationResponse,
+  organizationRoleCreateSchema,
+  organizationRoleResponse,
+  organizationScopeResponse,
 } from './schemas/organizations.js';
 import { idList } from './schemas/roles.js';
 
@@ -27,10 +33,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     response: organizationResponse,
     build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, customData: body.customData ?? {}, createdAt: Date.now() }),
     present: async (documents) => documents.map(withId),
-    cascade: (id, session) => Promise.all([
-      links.organizationUsers.removeAllOfLeft(id, session),
-      organizationUserRoles.removeAllOfOrganization(id, session),
-    ]),
+    cascade: (id, session) => Promise.all([links.organizationUsers.removeAllOfLeft(id, session), organizationUserRoles.removeAllOfOrganization(id, session)]),
   });
 
   namedEntityRoutes(router, deps, {
@@ -70,54 +73,70 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     async afterCreate(role, { organizationScopeIds = [] }, { session, record }) {
       if (organizationScopeIds.length === 0) return;
       await links.organizationRoleScopes.add(role._id, organizationScopeIds, session);
-      record({ entity: 'OrganizationRole', action: 'scopes.updated', id: role._id, data: { addedOrganizationScopeIds: organizationScopeIds, removedOrganizationScopeIds: [] } });
+      record({
+        entity: 'OrganizationRole',
+        action: 'scopes.updated',
+        id: role._id,
+        data: { addedOrganizationScopeIds: organizationScopeIds, removedOrganizationScopeIds: [] },
+      });
     },
-    cascade: (id, session) => Promise.all([
-      links.organizationRoleScopes.removeAllOfLeft(id, session),
-      organizationUserRoles.removeAllOfRole(id, session),
-    ]),
+    cascade: (id, session) => Promise.all([links.organizationRoleScopes.removeAllOfLeft(id, session), organizationUserRoles.removeAllOfRole(id, session)]),
   });
 
   // A member's organization roles: a relation of three (organization, user, role).
   const memberRoles = '/organizations/:id/users/:userId/roles';
-  const memberRoleBody = (minItems: number) => ({
-    type: 'object', properties: { organizationRoleIds: { ...idList(), minItems } }, required: ['organizationRoleIds'], additionalProperties: false,
-  } as const);
+  const memberRoleBody = (minItems: number) =>
+    ({
+      type: 'object',
+      properties: { organizationRoleIds: { ...idList(), minItems } },
+      required: ['organizationRoleIds'],
+      additionalProperties: false,
+    }) as const;
 
   async function member(organizationId: string, userId: string, session?: ClientSession) {
     await organizations.findByIdOrThrow(organizationId, session);
     await queries.users.findByIdOrThrow(userId, session);
-    assertThat(await links.organizationUsers.has(organizationId, userId, session),
-      () => new ApiError('organization.require_membership', 'the user is not a member of this organization'));
+    assertThat(
+      await links.organizationUsers.has(organizationId, userId, session),
+      () => new ApiError('organization.require_membership', 'the user is not a member of this organization'),
+    );
   }
 
   /** Checks the membership and runs `apply` in one unit of work, which records what it changed. */
-  async function changeMemberRoles(ctx: Parameters<typeof originOf>[0], organizationId: string, userId: string,
-    apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>) {
+  async function changeMemberRoles(
+    ctx: Parameters<typeof originOf>[0],
+    organizationId: string,
+    userId: string,
+    apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>,
+  ) {
     await deps.write(originOf(ctx), async ({ session, record }) => {
       await member(organizationId, userId, session);
       const { added, removed } = await apply(session);
       if (added.length + removed.length > 0) {
-        record({ entity: 'Organization', action: 'membership.roles.updated', id: organizationId, data: { userId, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed } });
+        record({
+          entity: 'Organization',
+          action: 'membership.roles.updated',
+          id: organizationId,
+          data: { userId, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed },
+        });
       }
     });
   }
 
-  router.get(
-    memberRoles,
-    guard({ params: idParams('id', 'userId'), response: { type: 'array', items: organizationRoleResponse } }),
-    async (ctx) => {
-      const { id, userId } = ctx.guard.params;
-      await member(id, userId);
-      ctx.body = await presentRoles(await organizationRoles.findByIds(await organizationUserRoles.rolesOf(id, userId)));
-    },
-  );
+  router.get(memberRoles, guard({ params: idParams('id', 'userId'), response: { type: 'array', items: organizationRoleResponse } }), async (ctx) => {
+    const { id, userId } = ctx.guard.params;
+    await member(id, userId);
+    ctx.body = await presentRoles(await organizationRoles.findByIds(await organizationUserRoles.rolesOf(id, userId)));
+  });
 
   router.post(
     memberRoles,
     guard({ params: idParams('id', 'userId'), body: memberRoleBody(1), status: 201, response: { type: 'array', items: organizationRoleResponse } }),
     async (ctx) => {
-      const { params: { id, userId }, body: { organizationRoleIds } } = ctx.guard;
+      const {
+        params: { id, userId },
+        body: { organizationRoleIds },
+      } = ctx.guard;
       let roles: OrganizationRoleDocument[] = [];
       await changeMemberRoles(ctx, id, userId, async (session) => {
         roles = await organizationRoles.assertAllExist(organizationRoleIds, session);
@@ -128,29 +147,24 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.put(
-    memberRoles,
-    guard({ params: idParams('id', 'userId'), body: memberRoleBody(0), status: 204 }),
-    async (ctx) => {
-      const { params: { id, userId }, body: { organizationRoleIds } } = ctx.guard;
-      await changeMemberRoles(ctx, id, userId, async (session) => {
-        await organizationRoles.assertAllExist(organizationRoleIds, session);
-        return organizationUserRoles.replace(id, userId, organizationRoleIds, session);
-      });
-      ctx.status = 204;
-    },
-  );
+  router.put(memberRoles, guard({ params: idParams('id', 'userId'), body: memberRoleBody(0), status: 204 }), async (ctx) => {
+    const {
+      params: { id, userId },
+      body: { organizationRoleIds },
+    } = ctx.guard;
+    await changeMemberRoles(ctx, id, userId, async (session) => {
+      await organizationRoles.assertAllExist(organizationRoleIds, session);
+      return organizationUserRoles.replace(id, userId, organizationRoleIds, session);
+    });
+    ctx.status = 204;
+  });
 
-  router.delete(
-    `${memberRoles}/:organizationRoleId`,
-    guard({ params: idParams('id', 'userId', 'organizationRoleId') }),
-    async (ctx) => {
-      const { id, userId, organizationRoleId } = ctx.guard.params;
-      await changeMemberRoles(ctx, id, userId, async (session) => {
-        assertThat(await organizationUserRoles.remove(id, userId, organizationRoleId, session), () => notFound('member\'s organization role', organizationRoleId));
-        return { added: [], removed: [organizationRoleId] };
-      });
-      ctx.status = 204;
-    },
-  );
+  router.delete(`${memberRoles}/:organizationRoleId`, guard({ params: idParams('id', 'userId', 'organizationRoleId') }), async (ctx) => {
+    const { id, userId, organizationRoleId } = ctx.guard.params;
+    await changeMemberRoles(ctx, id, userId, async (session) => {
+      assertThat(await organizationUserRoles.remove(id, userId, organizationRoleId, session), () => notFound("member's organization role", organizationRoleId));
+      return { added: [], removed: [organizationRoleId] };
+    });
+    ctx.status = 204;
+  });
 }

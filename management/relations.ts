@@ -38,7 +38,13 @@ const sides = {
   scope: { collection: 'scopes', label: 'scope', entity: 'Scope', toApi: withId, response: scopeResponse },
   organization: { collection: 'organizations', label: 'organization', entity: 'Organization', toApi: withId, response: {} },
   organizationRole: { collection: 'organization_roles', label: 'organization role', entity: 'OrganizationRole', toApi: withId, response: {} },
-  organizationScope: { collection: 'organization_scopes', label: 'organization permission', entity: 'OrganizationScope', toApi: withId, response: organizationScopeResponse },
+  organizationScope: {
+    collection: 'organization_scopes',
+    label: 'organization permission',
+    entity: 'OrganizationScope',
+    toApi: withId,
+    response: organizationScopeResponse,
+  },
 } satisfies Record<string, Side>;
 
 interface Relation {
@@ -69,45 +75,94 @@ interface Relation {
 
 const typeMismatch = (message: string) => new ApiError('role.type_mismatch', message);
 const roleTypes = (type: RoleDocument['type'], roles: Doc[]) =>
-  assertThat(roles.every((role) => (role as unknown as RoleDocument).type === type),
-    () => typeMismatch(`only ${type} roles can be assigned here`));
+  assertThat(
+    roles.every((role) => (role as unknown as RoleDocument).type === type),
+    () => typeMismatch(`only ${type} roles can be assigned here`),
+  );
 const machineToMachine = (applications: Doc[]) =>
-  assertThat(applications.every((app) => (app as unknown as ApplicationDocument).type === 'MachineToMachine'),
-    () => typeMismatch('only machine-to-machine applications have roles'));
+  assertThat(
+    applications.every((app) => (app as unknown as ApplicationDocument).type === 'MachineToMachine'),
+    () => typeMismatch('only machine-to-machine applications have roles'),
+  );
 const notBuiltIn = (role: Doc) =>
   assertThat(role._id !== builtIn.managementRoleId, () => new ApiError('role.built_in', 'the Management API access role is built in and cannot be changed'));
 
 /** Every many-to-many relation the Management API exposes, and its rules. */
 export const relations: Relation[] = [
   {
-    path: '/users/:userId/roles', ownerParam: 'userId', owner: sides.user, target: sides.role, bodyKey: 'roleIds', targetParam: 'roleId',
-    links: (q) => q.links.usersRoles, action: 'roles.updated', replace: true,
+    path: '/users/:userId/roles',
+    ownerParam: 'userId',
+    owner: sides.user,
+    target: sides.role,
+    bodyKey: 'roleIds',
+    targetParam: 'roleId',
+    links: (q) => q.links.usersRoles,
+    action: 'roles.updated',
+    replace: true,
     check: (_user, roles) => roleTypes('User', roles),
   },
   {
-    path: '/roles/:id/users', ownerParam: 'id', owner: sides.role, target: sides.user, bodyKey: 'userIds', targetParam: 'userId',
-    links: (q) => q.links.rolesUsers, action: 'users.updated',
+    path: '/roles/:id/users',
+    ownerParam: 'id',
+    owner: sides.role,
+    target: sides.user,
+    bodyKey: 'userIds',
+    targetParam: 'userId',
+    links: (q) => q.links.rolesUsers,
+    action: 'users.updated',
     check: (role) => roleTypes('User', [role]),
   },
   {
-    path: '/applications/:id/roles', ownerParam: 'id', owner: sides.application, target: sides.role, bodyKey: 'roleIds', targetParam: 'roleId',
-    links: (q) => q.links.applicationsRoles, action: 'roles.updated', replace: true,
-    check: (application, roles) => { machineToMachine([application]); roleTypes('MachineToMachine', roles); },
+    path: '/applications/:id/roles',
+    ownerParam: 'id',
+    owner: sides.application,
+    target: sides.role,
+    bodyKey: 'roleIds',
+    targetParam: 'roleId',
+    links: (q) => q.links.applicationsRoles,
+    action: 'roles.updated',
+    replace: true,
+    check: (application, roles) => {
+      machineToMachine([application]);
+      roleTypes('MachineToMachine', roles);
+    },
   },
   {
-    path: '/roles/:id/applications', ownerParam: 'id', owner: sides.role, target: sides.application, bodyKey: 'applicationIds', targetParam: 'applicationId',
-    links: (q) => q.links.rolesApplications, action: 'applications.updated',
-    check: (role, applications) => { roleTypes('MachineToMachine', [role]); machineToMachine(applications); },
+    path: '/roles/:id/applications',
+    ownerParam: 'id',
+    owner: sides.role,
+    target: sides.application,
+    bodyKey: 'applicationIds',
+    targetParam: 'applicationId',
+    links: (q) => q.links.rolesApplications,
+    action: 'applications.updated',
+    check: (role, applications) => {
+      roleTypes('MachineToMachine', [role]);
+      machineToMachine(applications);
+    },
   },
   {
-    path: '/roles/:id/scopes', ownerParam: 'id', owner: sides.role, target: sides.scope, bodyKey: 'scopeIds', targetParam: 'scopeId',
-    links: (q) => q.links.rolesScopes, action: 'scopes.updated',
+    path: '/roles/:id/scopes',
+    ownerParam: 'id',
+    owner: sides.role,
+    target: sides.scope,
+    bodyKey: 'scopeIds',
+    targetParam: 'scopeId',
+    links: (q) => q.links.rolesScopes,
+    action: 'scopes.updated',
     check: (role) => notBuiltIn(role),
     checkAdded: (role, scopes) => assertAssignable((role as unknown as RoleDocument).type, scopes as unknown as ScopeDocument[]),
   },
   {
-    path: '/organizations/:id/users', ownerParam: 'id', owner: sides.organization, target: sides.user, bodyKey: 'userIds', targetParam: 'userId',
-    links: (q) => q.links.organizationUsers, action: 'membership.updated', replace: true,
+    path: '/organizations/:id/users',
+    ownerParam: 'id',
+    owner: sides.organization,
+    target: sides.user,
+    bodyKey: 'userIds',
+    targetParam: 'userId',
+    links: (q) => q.links.organizationUsers,
+    action: 'membership.updated',
+    replace: true,
     // Members are shown with the organization roles they hold there, as in Logto.
     present: async (q, organizationId, users) => {
       const held = await Promise.all(users.map(({ _id }) => q.organizationUserRoles.rolesOf(organizationId, _id)));
@@ -122,9 +177,15 @@ export const relations: Relation[] = [
     afterRemove: (q, organizationId, userIds, session) => q.organizationUserRoles.removeMembership(organizationId, userIds, session),
   },
   {
-    path: '/organization-roles/:id/scopes', ownerParam: 'id', owner: sides.organizationRole, target: sides.organizationScope,
-    bodyKey: 'organizationScopeIds', targetParam: 'organizationScopeId',
-    links: (q) => q.links.organizationRoleScopes, action: 'scopes.updated', replace: true,
+    path: '/organization-roles/:id/scopes',
+    ownerParam: 'id',
+    owner: sides.organizationRole,
+    target: sides.organizationScope,
+    bodyKey: 'organizationScopeIds',
+    targetParam: 'organizationScopeId',
+    links: (q) => q.links.organizationRoleScopes,
+    action: 'scopes.updated',
+    replace: true,
   },
 ];
 
@@ -140,7 +201,11 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     const changedKey = `${bodyKey[0].toUpperCase()}${bodyKey.slice(1)}`;
     const recorded = recordedChange(relation.owner.entity, relation.action);
 
-    const change = async (origin: ReturnType<typeof originOf>, ownerId: string, apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>) => {
+    const change = async (
+      origin: ReturnType<typeof originOf>,
+      ownerId: string,
+      apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>,
+    ) => {
       await deps.write(origin, async ({ session, record }) => {
         const { added, removed } = await apply(session);
         if (removed.length > 0) await relation.afterRemove?.(deps.queries, ownerId, removed, session);
@@ -205,18 +270,14 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       );
     }
 
-    router.delete(
-      `${path}/:${targetParam}`,
-      guard({ params: idParams(ownerParam, targetParam) }),
-      async (ctx) => {
-        const { [ownerParam]: ownerId, [targetParam]: targetId } = ctx.guard.params;
-        await change(originOf(ctx), ownerId, async (session) => {
-          await checked(ownerId, [targetId], false, session);
-          assertThat(await links.remove(ownerId, targetId, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId));
-          return { added: [], removed: [targetId] };
-        });
-        ctx.status = 204;
-      },
-    );
+    router.delete(`${path}/:${targetParam}`, guard({ params: idParams(ownerParam, targetParam) }), async (ctx) => {
+      const { [ownerParam]: ownerId, [targetParam]: targetId } = ctx.guard.params;
+      await change(originOf(ctx), ownerId, async (session) => {
+        await checked(ownerId, [targetId], false, session);
+        assertThat(await links.remove(ownerId, targetId, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId));
+        return { added: [], removed: [targetId] };
+      });
+      ctx.status = 204;
+    });
   }
 }

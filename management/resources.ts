@@ -7,19 +7,17 @@ import { pageOf } from '../lib/http/pagination.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idParams, paginationQuery } from './schemas/common.js';
-import {
-  resourceCreateSchema, resourcePatchSchema, resourceResponse, scopeCreateSchema, scopePatchSchema, scopeResponse,
-} from './schemas/resources.js';
+import { resourceCreateSchema, resourcePatchSchema, resourceResponse, scopeCreateSchema, scopePatchSchema, scopeResponse } from './schemas/resources.js';
 
 const defaultAccessTokenTtl = 3600;
 
-const builtIn = (resource: ResourceDocument) => new ApiError('resource.built_in',
-  `\`${resource.name}\` is built in and cannot be changed through the API`);
+const builtIn = (resource: ResourceDocument) => new ApiError('resource.built_in', `\`${resource.name}\` is built in and cannot be changed through the API`);
 
 export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
-  const { queries: { resources } } = deps;
-  const indicatorTaken = (indicator: string) => () =>
-    new ApiError('resource.indicator_exists', `a resource with indicator \`${indicator}\` exists already`);
+  const {
+    queries: { resources },
+  } = deps;
+  const indicatorTaken = (indicator: string) => () => new ApiError('resource.indicator_exists', `a resource with indicator \`${indicator}\` exists already`);
   const scopeTaken = (name: string) => () => new ApiError('scope.name_exists', `this resource has a scope named \`${name}\` already`);
 
   async function writableResource(id: string) {
@@ -47,74 +45,65 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.post(
-    '/resources',
-    guard({ body: resourceCreateSchema, response: resourceResponse, status: 201 }),
-    async (ctx) => {
-      const { body } = ctx.guard;
-      const resource: ResourceDocument = {
-        _id: generateId(),
-        name: body.name,
-        indicator: body.indicator,
-        isDefault: false,
-        accessTokenTtl: body.accessTokenTtl ?? defaultAccessTokenTtl,
-        createdAt: Date.now(),
-      };
-      await refusingDuplicates(() => deps.write(originOf(ctx), async ({ session, record }) => {
-        await resources.insert(resource, session);
-        record({ entity: 'Resource', action: 'created', id: resource._id, data: withId(resource) });
-      }), indicatorTaken(body.indicator));
-      ctx.body = { ...withId(resource), scopes: [] };
-    },
-  );
+  router.post('/resources', guard({ body: resourceCreateSchema, response: resourceResponse, status: 201 }), async (ctx) => {
+    const { body } = ctx.guard;
+    const resource: ResourceDocument = {
+      _id: generateId(),
+      name: body.name,
+      indicator: body.indicator,
+      isDefault: false,
+      accessTokenTtl: body.accessTokenTtl ?? defaultAccessTokenTtl,
+      createdAt: Date.now(),
+    };
+    await refusingDuplicates(
+      () =>
+        deps.write(originOf(ctx), async ({ session, record }) => {
+          await resources.insert(resource, session);
+          record({ entity: 'Resource', action: 'created', id: resource._id, data: withId(resource) });
+        }),
+      indicatorTaken(body.indicator),
+    );
+    ctx.body = { ...withId(resource), scopes: [] };
+  });
 
-  router.get(
-    '/resources/:id',
-    guard({ params: idParams('id'), response: resourceResponse }),
-    async (ctx) => {
-      ctx.body = withId(await resources.findByIdOrThrow(ctx.guard.params.id));
-    },
-  );
+  router.get('/resources/:id', guard({ params: idParams('id'), response: resourceResponse }), async (ctx) => {
+    ctx.body = withId(await resources.findByIdOrThrow(ctx.guard.params.id));
+  });
 
-  router.patch(
-    '/resources/:id',
-    guard({ params: idParams('id'), body: resourcePatchSchema, response: resourceResponse }),
-    async (ctx) => {
-      const { params: { id }, body } = ctx.guard;
-      await writableResource(id);
-      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-        const after = await resources.update(id, body, session);
-        record({ entity: 'Resource', action: 'updated', id, data: withId(after) });
-        return after;
-      });
-      ctx.body = withId(updated);
-    },
-  );
+  router.patch('/resources/:id', guard({ params: idParams('id'), body: resourcePatchSchema, response: resourceResponse }), async (ctx) => {
+    const {
+      params: { id },
+      body,
+    } = ctx.guard;
+    await writableResource(id);
+    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+      const after = await resources.update(id, body, session);
+      record({ entity: 'Resource', action: 'updated', id, data: withId(after) });
+      return after;
+    });
+    ctx.body = withId(updated);
+  });
 
-  router.delete(
-    '/resources/:id',
-    guard({ params: idParams('id') }),
-    async (ctx) => {
-      const { id } = ctx.guard.params;
-      await writableResource(id);
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        const before = await resources.delete(id, session);
-        record({ entity: 'Resource', action: 'deleted', id, data: withId(before) });
-      });
-      ctx.status = 204;
-    },
-  );
+  router.delete('/resources/:id', guard({ params: idParams('id') }), async (ctx) => {
+    const { id } = ctx.guard.params;
+    await writableResource(id);
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      const before = await resources.delete(id, session);
+      record({ entity: 'Resource', action: 'deleted', id, data: withId(before) });
+    });
+    ctx.status = 204;
+  });
 
   router.get(
     '/resources/:resourceId/scopes',
     guard({ params: idParams('resourceId'), query: paginationQuery(), response: { type: 'array', items: scopeResponse } }),
     async (ctx) => {
-      const { params: { resourceId }, query } = ctx.guard;
+      const {
+        params: { resourceId },
+        query,
+      } = ctx.guard;
       await resources.findByIdOrThrow(resourceId);
-      const [total, found] = await Promise.all([
-        resources.scopes.countForResource(resourceId),
-        resources.scopes.findForResource(resourceId, pageOf(query)),
-      ]);
+      const [total, found] = await Promise.all([resources.scopes.countForResource(resourceId), resources.scopes.findForResource(resourceId, pageOf(query))]);
       ctx.set('Total-Number', String(total));
       ctx.body = found.map(withId);
     },
@@ -124,15 +113,26 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     '/resources/:resourceId/scopes',
     guard({ params: idParams('resourceId'), body: scopeCreateSchema, response: scopeResponse, status: 201 }),
     async (ctx) => {
-      const { params: { resourceId }, body } = ctx.guard;
+      const {
+        params: { resourceId },
+        body,
+      } = ctx.guard;
       await writableResource(resourceId);
       const scope: ScopeDocument = {
-        _id: generateId(), resourceId, name: body.name, description: body.description ?? null, createdAt: Date.now(),
+        _id: generateId(),
+        resourceId,
+        name: body.name,
+        description: body.description ?? null,
+        createdAt: Date.now(),
       };
-      await refusingDuplicates(() => deps.write(originOf(ctx), async ({ session, record }) => {
-        await resources.scopes.insert(scope, session);
-        record({ entity: 'Scope', action: 'created', id: scope._id, data: withId(scope) });
-      }), scopeTaken(body.name));
+      await refusingDuplicates(
+        () =>
+          deps.write(originOf(ctx), async ({ session, record }) => {
+            await resources.scopes.insert(scope, session);
+            record({ entity: 'Scope', action: 'created', id: scope._id, data: withId(scope) });
+          }),
+        scopeTaken(body.name),
+      );
       ctx.body = withId(scope);
     },
   );
@@ -141,28 +141,31 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     '/resources/:resourceId/scopes/:scopeId',
     guard({ params: idParams('resourceId', 'scopeId'), body: scopePatchSchema, response: scopeResponse }),
     async (ctx) => {
-      const { params: { resourceId, scopeId }, body } = ctx.guard;
+      const {
+        params: { resourceId, scopeId },
+        body,
+      } = ctx.guard;
       await writableResource(resourceId);
-      const updated = await refusingDuplicates(() => deps.write(originOf(ctx), async ({ session, record }) => {
-        const after = await resources.scopes.update(resourceId, scopeId, body, session);
-        record({ entity: 'Scope', action: 'updated', id: scopeId, data: withId(after) });
-        return after;
-      }), scopeTaken(body.name ?? ''));
+      const updated = await refusingDuplicates(
+        () =>
+          deps.write(originOf(ctx), async ({ session, record }) => {
+            const after = await resources.scopes.update(resourceId, scopeId, body, session);
+            record({ entity: 'Scope', action: 'updated', id: scopeId, data: withId(after) });
+            return after;
+          }),
+        scopeTaken(body.name ?? ''),
+      );
       ctx.body = withId(updated);
     },
   );
 
-  router.delete(
-    '/resources/:resourceId/scopes/:scopeId',
-    guard({ params: idParams('resourceId', 'scopeId') }),
-    async (ctx) => {
-      const { resourceId, scopeId } = ctx.guard.params;
-      await writableResource(resourceId);
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        const before = await resources.scopes.delete(resourceId, scopeId, session);
-        record({ entity: 'Scope', action: 'deleted', id: scopeId, data: withId(before) });
-      });
-      ctx.status = 204;
-    },
-  );
+  router.delete('/resources/:resourceId/scopes/:scopeId', guard({ params: idParams('resourceId', 'scopeId') }), async (ctx) => {
+    const { resourceId, scopeId } = ctx.guard.params;
+    await writableResource(resourceId);
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      const before = await resources.scopes.delete(resourceId, scopeId, session);
+      record({ entity: 'Scope', action: 'deleted', id: scopeId, data: withId(before) });
+    });
+    ctx.status = 204;
+  });
 }

@@ -12,98 +12,86 @@ import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
 import { roleCreateSchema, roleListQuery, rolePatchSchema, roleResponse } from './schemas/roles.js';
 
-
 /**
  * The Management API is for machine-to-machine applications: its permissions cannot be given to a
  * User role, whose holders sign in through pages anyone may reach (Logto answers the same 400).
  */
 export function assertAssignable(type: RoleDocument['type'], scopes: ScopeDocument[]) {
-  assertThat(type !== 'User' || scopes.every(({ resourceId }) => resourceId !== builtIn.managementResourceId),
-    () => new ApiError('role.management_api_scopes_not_assignable_to_user_role', 'Management API permissions cannot be assigned to a User role'));
+  assertThat(
+    type !== 'User' || scopes.every(({ resourceId }) => resourceId !== builtIn.managementResourceId),
+    () => new ApiError('role.management_api_scopes_not_assignable_to_user_role', 'Management API permissions cannot be assigned to a User role'),
+  );
 }
 
 const builtInRole = () => new ApiError('role.built_in', 'the Management API access role is built in and cannot be changed');
 
 export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
-  const { queries: { roles, links }, queries } = deps;
+  const {
+    queries: { roles, links },
+    queries,
+  } = deps;
 
-  router.get(
-    '/roles',
-    guard({ query: paginationQuery(roleListQuery), response: { type: 'array', items: roleResponse } }),
-    async (ctx) => {
-      const { type, search } = ctx.guard.query;
-      const filter: Filter<RoleDocument> = { ...(type && { type }), ...(search && { name: containsPattern(search) }) };
-      const [total, found] = await Promise.all([roles.count(filter), roles.find(filter, pageOf(ctx.guard.query))]);
-      ctx.set('Total-Number', String(total));
-      ctx.body = found.map(withId);
-    },
-  );
+  router.get('/roles', guard({ query: paginationQuery(roleListQuery), response: { type: 'array', items: roleResponse } }), async (ctx) => {
+    const { type, search } = ctx.guard.query;
+    const filter: Filter<RoleDocument> = { ...(type && { type }), ...(search && { name: containsPattern(search) }) };
+    const [total, found] = await Promise.all([roles.count(filter), roles.find(filter, pageOf(ctx.guard.query))]);
+    ctx.set('Total-Number', String(total));
+    ctx.body = found.map(withId);
+  });
 
   // Logto answers a create here with 200. With `scopeIds`, the role is created with those permissions.
-  router.post(
-    '/roles',
-    guard({ body: roleCreateSchema, response: roleResponse, status: 200 }),
-    async (ctx) => {
-      const { scopeIds = [], ...body } = ctx.guard.body;
-      const role: RoleDocument = {
-        _id: generateId(),
-        name: body.name,
-        description: body.description ?? '',
-        type: body.type ?? 'User',
-        isDefault: body.isDefault ?? false,
-        createdAt: Date.now(),
-      };
+  router.post('/roles', guard({ body: roleCreateSchema, response: roleResponse, status: 200 }), async (ctx) => {
+    const { scopeIds = [], ...body } = ctx.guard.body;
+    const role: RoleDocument = {
+      _id: generateId(),
+      name: body.name,
+      description: body.description ?? '',
+      type: body.type ?? 'User',
+      isDefault: body.isDefault ?? false,
+      createdAt: Date.now(),
+    };
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      // Checked in the unit of work that links them, so that the check and the links are read and written together.
+      if (scopeIds.length > 0) assertAssignable(role.type, await queries.scopes.assertAllExist(scopeIds, session));
+      await roles.insert(role, session);
+      record({ entity: 'Role', action: 'created', id: role._id, data: withId(role) });
+      if (scopeIds.length > 0) {
+        await links.rolesScopes.add(role._id, scopeIds, session);
+        record({ entity: 'Role', action: 'scopes.updated', id: role._id, data: { addedScopeIds: scopeIds, removedScopeIds: [] } });
+      }
+    });
+    ctx.body = withId(role);
+  });
+
+  router.get('/roles/:id', guard({ params: idParams('id'), response: roleResponse }), async (ctx) => {
+    ctx.body = withId(await roles.findByIdOrThrow(ctx.guard.params.id));
+  });
+
+  router.patch('/roles/:id', guard({ params: idParams('id'), body: rolePatchSchema, response: roleResponse }), async (ctx) => {
+    const {
+      params: { id },
+      body,
+    } = ctx.guard;
+    assertThat(id !== builtIn.managementRoleId, builtInRole);
+    ctx.body = withId(
       await deps.write(originOf(ctx), async ({ session, record }) => {
-        // Checked in the unit of work that links them, so that the check and the links are read and written together.
-        if (scopeIds.length > 0) assertAssignable(role.type, await queries.scopes.assertAllExist(scopeIds, session));
-        await roles.insert(role, session);
-        record({ entity: 'Role', action: 'created', id: role._id, data: withId(role) });
-        if (scopeIds.length > 0) {
-          await links.rolesScopes.add(role._id, scopeIds, session);
-          record({ entity: 'Role', action: 'scopes.updated', id: role._id, data: { addedScopeIds: scopeIds, removedScopeIds: [] } });
-        }
-      });
-      ctx.body = withId(role);
-    },
-  );
-
-  router.get(
-    '/roles/:id',
-    guard({ params: idParams('id'), response: roleResponse }),
-    async (ctx) => {
-      ctx.body = withId(await roles.findByIdOrThrow(ctx.guard.params.id));
-    },
-  );
-
-  router.patch(
-    '/roles/:id',
-    guard({ params: idParams('id'), body: rolePatchSchema, response: roleResponse }),
-    async (ctx) => {
-      const { params: { id }, body } = ctx.guard;
-      assertThat(id !== builtIn.managementRoleId, builtInRole);
-      ctx.body = withId(await deps.write(originOf(ctx), async ({ session, record }) => {
         const updated = await roles.update(id, body, session);
         record({ entity: 'Role', action: 'updated', id, data: withId(updated) });
         return updated;
-      }));
-    },
-  );
+      }),
+    );
+  });
 
-  router.delete(
-    '/roles/:id',
-    guard({ params: idParams('id') }),
-    async (ctx) => {
-      const { id } = ctx.guard.params;
-      assertThat(id !== builtIn.managementRoleId, builtInRole);
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        const before = await roles.delete(id, session);
-        await links.rolesUsers.removeAllOfLeft(id, session);
-        await links.rolesApplications.removeAllOfLeft(id, session);
-        await links.rolesScopes.removeAllOfLeft(id, session);
-        record({ entity: 'Role', action: 'deleted', id, data: withId(before) });
-      });
-      ctx.status = 204;
-    },
-  );
-
+  router.delete('/roles/:id', guard({ params: idParams('id') }), async (ctx) => {
+    const { id } = ctx.guard.params;
+    assertThat(id !== builtIn.managementRoleId, builtInRole);
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      const before = await roles.delete(id, session);
+      await links.rolesUsers.removeAllOfLeft(id, session);
+      await links.rolesApplications.removeAllOfLeft(id, session);
+      await links.rolesScopes.removeAllOfLeft(id, session);
+      record({ entity: 'Role', action: 'deleted', id, data: withId(before) });
+    });
+    ctx.status = 204;
+  });
 }

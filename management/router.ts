@@ -36,7 +36,20 @@ export interface ManagementApiOptions {
 }
 
 /** Each resource's routes, in the order they are mounted. */
-const routeTables = [applicationRoutes, resourceRoutes, userRoutes, roleRoutes, organizationRoutes, relationRoutes, subjectTokenRoutes, impersonationRoutes, changeRoutes, jwtCustomizerRoutes, oidcKeyRoutes, hookRoutes];
+const routeTables = [
+  applicationRoutes,
+  resourceRoutes,
+  userRoutes,
+  roleRoutes,
+  organizationRoutes,
+  relationRoutes,
+  subjectTokenRoutes,
+  impersonationRoutes,
+  changeRoutes,
+  jwtCustomizerRoutes,
+  oidcKeyRoutes,
+  hookRoutes,
+];
 
 export const managementPrefix = '/api';
 
@@ -52,7 +65,9 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   const router = new Router({ prefix: managementPrefix });
 
   // Health check for load balancers, as Logto's: the one route without a token, and it tells nothing.
-  router.get('/status', guard({ status: 204, public: true }), (ctx) => { ctx.status = 204; });
+  router.get('/status', guard({ status: 204, public: true }), (ctx) => {
+    ctx.status = 204;
+  });
 
   // Declared after /status, so that it runs for every route but that one.
   router.use(authenticate, jsonBody(bodyLimit));

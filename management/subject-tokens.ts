@@ -33,18 +33,32 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
     }),
     async (ctx) => {
       const { userId, context = {} } = ctx.guard.body;
-      assertThat(Buffer.byteLength(JSON.stringify(context)) <= maxContextBytes,
-        new ApiError('guard.invalid_input', `body.context must not be larger than ${maxContextBytes} bytes`, { field: 'body.context' }));
+      assertThat(
+        Buffer.byteLength(JSON.stringify(context)) <= maxContextBytes,
+        new ApiError('guard.invalid_input', `body.context must not be larger than ${maxContextBytes} bytes`, { field: 'body.context' }),
+      );
       const user = await queries.users.findByIdOrThrow(userId);
       assertThat(!user.isSuspended, new ApiError('user.suspended', 'the user is suspended and cannot be impersonated'));
       const clientId = ctx.state.auth?.clientId ?? '';
       const token = await deps.write(originOf(ctx), async ({ session, record }) => {
         const issued = await queries.subjectTokens.issue(userId, context, clientId, deps.subjectTokenTtl, session);
         // The record keeps the token's hash, never the token.
-        record({ entity: 'Impersonation', action: 'subject_token.issued', id: issued.document._id, data: { userId, context, clientId, expiresAt: issued.document.expiresAt.getTime() } });
-        await queries.impersonations.record({
-          kind: 'subject_token.issued', targetUserId: userId, issuerClientId: clientId, context, subjectTokenId: issued.document._id,
-        }, session);
+        record({
+          entity: 'Impersonation',
+          action: 'subject_token.issued',
+          id: issued.document._id,
+          data: { userId, context, clientId, expiresAt: issued.document.expiresAt.getTime() },
+        });
+        await queries.impersonations.record(
+          {
+            kind: 'subject_token.issued',
+            targetUserId: userId,
+            issuerClientId: clientId,
+            context,
+            subjectTokenId: issued.document._id,
+          },
+          session,
+        );
         return issued;
       });
       ctx.body = { subjectToken: token.token, expiresIn: deps.subjectTokenTtl };

@@ -12,7 +12,14 @@ import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
 import {
-  customDataBody, passwordBody, profileBody, suspensionBody, userCreateSchema, userListQuery, userPatchSchema, userResponse,
+  customDataBody,
+  passwordBody,
+  profileBody,
+  suspensionBody,
+  userCreateSchema,
+  userListQuery,
+  userPatchSchema,
+  userResponse,
   type UserEditable,
 } from './schemas/users.js';
 
@@ -43,10 +50,18 @@ function identifiers(body: UserEditable): Partial<UserDocument> {
 }
 
 export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
-  const { queries: { users }, queries } = deps;
+  const {
+    queries: { users },
+    queries,
+  } = deps;
 
   /** Updates one user in a unit of work and records the change as `action`. */
-  const updateUser = (origin: ReturnType<typeof originOf>, userId: string, action: 'updated' | 'suspension.updated', set: (current: UserDocument, session: Write['session']) => Promise<Partial<UserDocument>> | Partial<UserDocument>) =>
+  const updateUser = (
+    origin: ReturnType<typeof originOf>,
+    userId: string,
+    action: 'updated' | 'suspension.updated',
+    set: (current: UserDocument, session: Write['session']) => Promise<Partial<UserDocument>> | Partial<UserDocument>,
+  ) =>
     deps.write(origin, async ({ session, record }) => {
       const current = await users.findByIdOrThrow(userId, session);
       const updated = await users.update(userId, { ...(await set(current, session)), updatedAt: Date.now() }, session);
@@ -54,53 +69,39 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       return updated;
     });
 
-  router.get(
-    '/users',
-    guard({ query: listQuery, response: { type: 'array', items: userResponse } }),
-    async (ctx) => {
-      const filter = searchFilter(ctx.guard.query);
-      const [total, found] = await Promise.all([users.count(filter), users.find(filter, pageOf(ctx.guard.query))]);
-      ctx.set('Total-Number', String(total));
-      ctx.body = found.map(userToApi);
-    },
-  );
+  router.get('/users', guard({ query: listQuery, response: { type: 'array', items: userResponse } }), async (ctx) => {
+    const filter = searchFilter(ctx.guard.query);
+    const [total, found] = await Promise.all([users.count(filter), users.find(filter, pageOf(ctx.guard.query))]);
+    ctx.set('Total-Number', String(total));
+    ctx.body = found.map(userToApi);
+  });
 
   // Logto answers a create here with 200.
-  router.post(
-    '/users',
-    guard({ body: userCreateSchema, response: userResponse, status: 200 }),
-    async (ctx) => {
-      const { password, customData, profile, ...fields } = ctx.guard.body;
-      const user = newUser({ ...identifiers(fields), customData, profile, passwordHash: password === undefined ? null : await hashPassword(password) });
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        await users.insert(user, session);
-        record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
-      });
-      ctx.body = userToApi(user);
-    },
-  );
+  router.post('/users', guard({ body: userCreateSchema, response: userResponse, status: 200 }), async (ctx) => {
+    const { password, customData, profile, ...fields } = ctx.guard.body;
+    const user = newUser({ ...identifiers(fields), customData, profile, passwordHash: password === undefined ? null : await hashPassword(password) });
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      await users.insert(user, session);
+      record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
+    });
+    ctx.body = userToApi(user);
+  });
 
-  router.get(
-    '/users/:userId',
-    guard({ params: idParams('userId'), response: userResponse }),
-    async (ctx) => {
-      ctx.body = userToApi(await users.findByIdOrThrow(ctx.guard.params.userId));
-    },
-  );
+  router.get('/users/:userId', guard({ params: idParams('userId'), response: userResponse }), async (ctx) => {
+    ctx.body = userToApi(await users.findByIdOrThrow(ctx.guard.params.userId));
+  });
 
-  router.patch(
-    '/users/:userId',
-    guard({ params: idParams('userId'), body: userPatchSchema, response: userResponse }),
-    async (ctx) => {
-      const { customData, profile, ...fields } = ctx.guard.body;
-      // As in Logto, customData and profile given here replace the old ones whole.
-      ctx.body = userToApi(await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated', () => ({
+  router.patch('/users/:userId', guard({ params: idParams('userId'), body: userPatchSchema, response: userResponse }), async (ctx) => {
+    const { customData, profile, ...fields } = ctx.guard.body;
+    // As in Logto, customData and profile given here replace the old ones whole.
+    ctx.body = userToApi(
+      await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated', () => ({
         ...identifiers(fields),
         ...(customData !== undefined && { customData }),
         ...(profile !== undefined && { profile }),
-      })));
-    },
-  );
+      })),
+    );
+  });
 
   // Partial updates of one free-form field: merged into what is there, answered with the result.
   const mergedFields = [
@@ -108,25 +109,18 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     { path: '/users/:userId/profile', field: 'profile', body: profileBody },
   ] as const;
   for (const { path, field, body } of mergedFields) {
-    router.patch(
-      path,
-      guard({ params: idParams('userId'), body, response: { type: 'object', additionalProperties: true } }),
-      async (ctx) => {
-        const updated = await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated',
-          (current) => ({ [field]: { ...current[field], ...(ctx.guard.body as Record<typeof field, object>)[field] } }));
-        ctx.body = updated[field];
-      },
-    );
+    router.patch(path, guard({ params: idParams('userId'), body, response: { type: 'object', additionalProperties: true } }), async (ctx) => {
+      const updated = await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated', (current) => ({
+        [field]: { ...current[field], ...(ctx.guard.body as Record<typeof field, object>)[field] },
+      }));
+      ctx.body = updated[field];
+    });
   }
 
-  router.patch(
-    '/users/:userId/password',
-    guard({ params: idParams('userId'), body: passwordBody, response: userResponse }),
-    async (ctx) => {
-      const passwordHash = await hashPassword(ctx.guard.body.password);
-      ctx.body = userToApi(await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated', () => ({ passwordHash })));
-    },
-  );
+  router.patch('/users/:userId/password', guard({ params: idParams('userId'), body: passwordBody, response: userResponse }), async (ctx) => {
+    const passwordHash = await hashPassword(ctx.guard.body.password);
+    ctx.body = userToApi(await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated', () => ({ passwordHash })));
+  });
 
   router.post(
     '/users/:userId/password/verify',
@@ -134,39 +128,35 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const user = await users.findByIdOrThrow(ctx.guard.params.userId);
       assertThat(user.passwordHash, new ApiError('user.no_password', 'this user has no password'));
-      assertThat(await verifyPassword(ctx.guard.body.password, user.passwordHash),
-        new ApiError('user.password_mismatch', 'the password does not match'));
+      assertThat(await verifyPassword(ctx.guard.body.password, user.passwordHash), new ApiError('user.password_mismatch', 'the password does not match'));
       ctx.status = 204;
     },
   );
 
-  router.patch(
-    '/users/:userId/is-suspended',
-    guard({ params: idParams('userId'), body: suspensionBody, response: userResponse }),
-    async (ctx) => {
-      const { params: { userId }, body: { isSuspended } } = ctx.guard;
-      ctx.body = userToApi(await updateUser(originOf(ctx), userId, 'suspension.updated', async (_current, session) => {
+  router.patch('/users/:userId/is-suspended', guard({ params: idParams('userId'), body: suspensionBody, response: userResponse }), async (ctx) => {
+    const {
+      params: { userId },
+      body: { isSuspended },
+    } = ctx.guard;
+    ctx.body = userToApi(
+      await updateUser(originOf(ctx), userId, 'suspension.updated', async (_current, session) => {
         // A suspended user keeps its data but loses every live session, grant and token.
         if (isSuspended) await deps.revokeAccount(userId, session);
         return { isSuspended };
-      }));
-    },
-  );
+      }),
+    );
+  });
 
-  router.delete(
-    '/users/:userId',
-    guard({ params: idParams('userId') }),
-    async (ctx) => {
-      const { userId } = ctx.guard.params;
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        const before = await users.delete(userId, session);
-        await queries.links.usersRoles.removeAllOfLeft(userId, session);
-        await queries.links.organizationUsers.removeAllOfRight(userId, session);
-        await queries.organizationUserRoles.removeAllOfUser(userId, session);
-        await deps.revokeAccount(userId, session);
-        record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
-      });
-      ctx.status = 204;
-    },
-  );
+  router.delete('/users/:userId', guard({ params: idParams('userId') }), async (ctx) => {
+    const { userId } = ctx.guard.params;
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      const before = await users.delete(userId, session);
+      await queries.links.usersRoles.removeAllOfLeft(userId, session);
+      await queries.links.organizationUsers.removeAllOfRight(userId, session);
+      await queries.organizationUserRoles.removeAllOfUser(userId, session);
+      await deps.revokeAccount(userId, session);
+      record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
+    });
+    ctx.status = 204;
+  });
 }

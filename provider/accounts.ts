@@ -6,7 +6,23 @@ import type { Queries } from '../lib/store/queries/index.js';
 /** Which claims each scope releases (OpenID Connect Core §5.4). */
 export const standardClaims = {
   openid: ['sub'],
-  profile: ['name', 'given_name', 'family_name', 'middle_name', 'nickname', 'preferred_username', 'profile', 'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'updated_at', 'username'],
+  profile: [
+    'name',
+    'given_name',
+    'family_name',
+    'middle_name',
+    'nickname',
+    'preferred_username',
+    'profile',
+    'picture',
+    'website',
+    'gender',
+    'birthdate',
+    'zoneinfo',
+    'locale',
+    'updated_at',
+    'username',
+  ],
   email: ['email', 'email_verified'],
   phone: ['phone_number', 'phone_number_verified'],
   address: ['address'],
@@ -14,34 +30,50 @@ export const standardClaims = {
 
 /** Our profile fields are Logto's camel case; OIDC claims are snake case. */
 const profileClaims: Record<string, string> = {
-  givenName: 'given_name', familyName: 'family_name', middleName: 'middle_name', nickname: 'nickname',
-  preferredUsername: 'preferred_username', profile: 'profile', website: 'website', gender: 'gender',
-  birthdate: 'birthdate', zoneinfo: 'zoneinfo', locale: 'locale',
+  givenName: 'given_name',
+  familyName: 'family_name',
+  middleName: 'middle_name',
+  nickname: 'nickname',
+  preferredUsername: 'preferred_username',
+  profile: 'profile',
+  website: 'website',
+  gender: 'gender',
+  birthdate: 'birthdate',
+  zoneinfo: 'zoneinfo',
+  locale: 'locale',
 };
 
 const addressClaims: Record<string, string> = {
-  formatted: 'formatted', streetAddress: 'street_address', locality: 'locality', region: 'region', postalCode: 'postal_code', country: 'country',
+  formatted: 'formatted',
+  streetAddress: 'street_address',
+  locality: 'locality',
+  region: 'region',
+  postalCode: 'postal_code',
+  country: 'country',
 };
 
 const defined = (entries: Array<[string, unknown]>) => Object.fromEntries(entries.filter(([, value]) => value !== undefined && value !== null));
 
 export function userClaims(user: UserDocument): AccountClaims {
   const { address, ...profile } = user.profile as Record<string, unknown> & { address?: Record<string, unknown> };
-  return { sub: user._id, ...defined([
-    ['name', user.name],
-    ['username', user.username],
-    ['picture', user.avatar],
-    ['email', user.primaryEmail],
-    // Every way an address reaches `primaryEmail` vouches for it: sign-up confirms it with an
-    // emailed code, and an operator sets it through the Management API (as in Logto). The same
-    // holds for the phone number, which only the Management API sets.
-    ['email_verified', user.primaryEmail === null ? undefined : true],
-    ['phone_number', user.primaryPhone],
-    ['phone_number_verified', user.primaryPhone === null ? undefined : true],
-    ['updated_at', Math.floor(user.updatedAt / 1000)],
-    ...Object.entries(profile).flatMap(([key, value]): Array<[string, unknown]> => (profileClaims[key] ? [[profileClaims[key], value]] : [])),
-    ['address', address && defined(Object.entries(address).map(([key, value]) => [addressClaims[key] ?? key, value]))],
-  ]) };
+  return {
+    sub: user._id,
+    ...defined([
+      ['name', user.name],
+      ['username', user.username],
+      ['picture', user.avatar],
+      ['email', user.primaryEmail],
+      // Every way an address reaches `primaryEmail` vouches for it: sign-up confirms it with an
+      // emailed code, and an operator sets it through the Management API (as in Logto). The same
+      // holds for the phone number, which only the Management API sets.
+      ['email_verified', user.primaryEmail === null ? undefined : true],
+      ['phone_number', user.primaryPhone],
+      ['phone_number_verified', user.primaryPhone === null ? undefined : true],
+      ['updated_at', Math.floor(user.updatedAt / 1000)],
+      ...Object.entries(profile).flatMap(([key, value]): Array<[string, unknown]> => (profileClaims[key] ? [[profileClaims[key], value]] : [])),
+      ['address', address && defined(Object.entries(address).map(([key, value]) => [addressClaims[key] ?? key, value]))],
+    ]),
+  };
 }
 
 /**

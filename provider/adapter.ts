@@ -99,8 +99,12 @@ class ClientAdapter implements Adapter {
     throw new TypeError('clients are managed through the Management API, not by the provider');
   }
 
-  async findByUid() { return undefined; }
-  async findByUserCode() { return undefined; }
+  async findByUid() {
+    return undefined;
+  }
+  async findByUserCode() {
+    return undefined;
+  }
   async consume() {}
   async revokeByGrantId() {}
 }

@@ -19,10 +19,13 @@ const clientPolicyDefaults = { idTokenTtl: 3600, refreshTokenTtlInDays: 14, rota
  * gets refresh tokens it was not consented: the consent page asks for `offline_access`, so
  * `alwaysIssueRefreshToken` is for first-party applications only.
  */
-export const policyMetadataOf = ({ customClientMetadata: custom, isThirdParty }: Pick<ApplicationDocument, 'customClientMetadata' | 'isThirdParty'>): PolicyMetadata =>
-  Object.fromEntries(clientPolicyProperties
-    .filter((key) => custom[key] !== undefined && !(isThirdParty && key === 'alwaysIssueRefreshToken'))
-    .map((key) => [key, custom[key]]));
+export const policyMetadataOf = ({
+  customClientMetadata: custom,
+  isThirdParty,
+}: Pick<ApplicationDocument, 'customClientMetadata' | 'isThirdParty'>): PolicyMetadata =>
+  Object.fromEntries(
+    clientPolicyProperties.filter((key) => custom[key] !== undefined && !(isThirdParty && key === 'alwaysIssueRefreshToken')).map((key) => [key, custom[key]]),
+  );
 
 type Client = NonNullable<KoaContextWithOIDC['oidc']['client']>;
 const metadataOf = (client: Client) => client.metadata() as PolicyMetadata;

@@ -39,7 +39,7 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
   const signInReady = !interactive || oidc.redirectUris.length > 0;
   // Token exchange (impersonation) only where the operator turned it on, and never for third parties.
   const exchanges = application.customClientMetadata.allowTokenExchange === true && !application.isThirdParty;
-  const grantTypes = [...(signInReady ? profile.grant_types ?? [] : []), ...(exchanges ? [tokenExchangeGrantType] : [])];
+  const grantTypes = [...(signInReady ? (profile.grant_types ?? []) : []), ...(exchanges ? [tokenExchangeGrantType] : [])];
   return {
     client_id: application._id,
     client_name: application.name,
@@ -55,10 +55,11 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
     }),
     redirect_uris: interactive ? oidc.redirectUris : [],
     post_logout_redirect_uris: interactive ? oidc.postLogoutRedirectUris : [],
-    ...(interactive && oidc.backchannelLogoutUri && {
-      backchannel_logout_uri: oidc.backchannelLogoutUri,
-      backchannel_logout_session_required: oidc.backchannelLogoutSessionRequired ?? false,
-    }),
+    ...(interactive &&
+      oidc.backchannelLogoutUri && {
+        backchannel_logout_uri: oidc.backchannelLogoutUri,
+        backchannel_logout_session_required: oidc.backchannelLogoutSessionRequired ?? false,
+      }),
     ...(oidc.logoUri && { logo_uri: oidc.logoUri }),
     ...policyMetadataOf(application),
   };

@@ -4,14 +4,29 @@ import { expiring, type CollectionIndexes } from '../lib/store/database.js';
 
 /** oidc-provider models we persist, each in a collection of its own. */
 export const providerModels = [
-  'Session', 'AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'ClientCredentials',
-  'InitialAccessToken', 'RegistrationAccessToken', 'Interaction', 'ReplayDetection',
-  'PushedAuthorizationRequest', 'Grant', 'BackchannelAuthenticationRequest', 'PreAuthorizedCode',
+  'Session',
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'ClientCredentials',
+  'InitialAccessToken',
+  'RegistrationAccessToken',
+  'Interaction',
+  'ReplayDetection',
+  'PushedAuthorizationRequest',
+  'Grant',
+  'BackchannelAuthenticationRequest',
+  'PreAuthorizedCode',
 ] as const;
 
 /** Models that belong to a grant and are revoked with it (oidc-provider's `revokeByGrantId`). */
 export const grantableModels = new Set<string>([
-  'AccessToken', 'AuthorizationCode', 'RefreshToken', 'DeviceCode', 'BackchannelAuthenticationRequest',
+  'AccessToken',
+  'AuthorizationCode',
+  'RefreshToken',
+  'DeviceCode',
+  'BackchannelAuthenticationRequest',
   'PreAuthorizedCode',
 ]);
 
@@ -22,12 +37,15 @@ function providerModelIndexes(model: string): IndexDescription[] {
   const indexes = [expiring, { key: { accountId: 1 }, name: 'accountId', partialFilterExpression: { accountId: { $type: 'string' } } }];
   if (grantableModels.has(model)) indexes.push({ key: { grantId: 1 }, name: 'grantId' });
   if (model === 'Session') indexes.push({ key: { uid: 1 }, name: 'uid', unique: true, partialFilterExpression: { uid: { $type: 'string' } } });
-  if (model === 'DeviceCode') indexes.push({ key: { userCode: 1 }, name: 'userCode', unique: true, partialFilterExpression: { userCode: { $type: 'string' } } });
+  if (model === 'DeviceCode')
+    indexes.push({ key: { userCode: 1 }, name: 'userCode', unique: true, partialFilterExpression: { userCode: { $type: 'string' } } });
   return indexes;
 }
 
 /** The provider's collections and their indexes. */
-export const providerCollections: CollectionIndexes = Object.fromEntries(providerModels.map((model) => [providerCollection(model), providerModelIndexes(model)]));
+export const providerCollections: CollectionIndexes = Object.fromEntries(
+  providerModels.map((model) => [providerCollection(model), providerModelIndexes(model)]),
+);
 
 /** Ends everything the provider keeps for an account: sessions, grants and tokens. */
 export async function revokeAccount(db: Db, accountId: string, session?: ClientSession): Promise<void> {

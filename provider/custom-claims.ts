@@ -28,12 +28,27 @@ export type CustomClaimsFailurePolicy = (typeof customClaimsFailurePolicies)[num
  * trusts as the provider's own word.
  */
 export const reservedClaims = new Set([
-  'iss', 'sub', 'aud', 'exp', 'iat', 'nbf', 'jti', 'act', 'client_id', 'scope', 'cnf', 'gty',
-  'azp', 'acr', 'amr', 'auth_time', 'sid', 'typ',
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'nbf',
+  'jti',
+  'act',
+  'client_id',
+  'scope',
+  'cnf',
+  'gty',
+  'azp',
+  'acr',
+  'amr',
+  'auth_time',
+  'sid',
+  'typ',
 ]);
 
-export const withoutReserved = (claims: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(claims).filter(([name]) => !reservedClaims.has(name)));
+export const withoutReserved = (claims: Record<string, unknown>) => Object.fromEntries(Object.entries(claims).filter(([name]) => !reservedClaims.has(name)));
 
 /**
  * The JWT customizer's dry run (`POST /api/configs/jwt-customizer/test`): what a script would add,

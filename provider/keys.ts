@@ -78,6 +78,7 @@ export async function loadProviderSecrets(db: Db): Promise<ProviderSecrets> {
 export function publicJwks(keys: JWK[]): { keys: JWK[] } {
   return {
     keys: keys.map(({ kty, crv, x, y, n, e, alg, use, kid }) =>
-      Object.fromEntries(Object.entries({ kty, crv, x, y, n, e, alg, use, kid }).filter(([, value]) => value !== undefined))),
+      Object.fromEntries(Object.entries({ kty, crv, x, y, n, e, alg, use, kid }).filter(([, value]) => value !== undefined)),
+    ),
   };
 }

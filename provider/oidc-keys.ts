@@ -43,7 +43,11 @@ export function createKeyRing(db: Db, initial: { signing: JWK[]; cookies: string
   function describe(type: OidcKeyType, stored: StoredSecrets): OidcKeyInfo[] {
     const createdAt = (id: string) => stored.created?.[id] ?? stored.createdAt.getTime();
     if (type === 'cookie-keys') {
-      return (stored.keys as string[]).map((key, index) => ({ id: cookieKeyId(key), createdAt: createdAt(cookieKeyId(key)), status: index === 0 ? 'current' : 'previous' }));
+      return (stored.keys as string[]).map((key, index) => ({
+        id: cookieKeyId(key),
+        createdAt: createdAt(cookieKeyId(key)),
+        status: index === 0 ? 'current' : 'previous',
+      }));
     }
     const seen = new Set<string>();
     return (stored.keys as JWK[]).map(({ kid, kty, alg }) => {
@@ -114,7 +118,10 @@ export function createKeyRing(db: Db, initial: { signing: JWK[]; cookies: string
       const index = listed.findIndex((key) => key.id === id);
       assertThat(listed.length > 1, () => new ApiError('oidc.key_required', 'the last key cannot be deleted; rotate first'));
       assertThat(index >= 0, () => new ApiError('oidc.key_not_found', `no ${type === 'private-keys' ? 'private' : 'cookie'} key has id \`${id}\``, { id }));
-      assertThat(listed[index].status === 'previous', () => new ApiError('oidc.only_previous_key_can_be_deleted', 'this key is in use; rotate first, then delete it'));
+      assertThat(
+        listed[index].status === 'previous',
+        () => new ApiError('oidc.only_previous_key_can_be_deleted', 'this key is in use; rotate first, then delete it'),
+      );
       const keys = (stored.keys as Array<JWK | string>).filter((_key, position) => position !== index) as JWK[] | string[];
       const { [id]: _gone, ...created } = stored.created ?? {};
       await replace(stored, keys, created);

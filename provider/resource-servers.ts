@@ -11,15 +11,16 @@ export interface CachedResource {
   scopes: ScopeDocument[];
 }
 
-export const loadResource = (queries: Queries) => async (indicator: string): Promise<CachedResource | undefined> => {
-  const resource = await queries.resources.findByIndicator(indicator);
-  if (!resource) return undefined;
-  return { resource, scopes: await queries.resources.scopes.findForResource(resource._id) };
-};
+export const loadResource =
+  (queries: Queries) =>
+  async (indicator: string): Promise<CachedResource | undefined> => {
+    const resource = await queries.resources.findByIndicator(indicator);
+    if (!resource) return undefined;
+    return { resource, scopes: await queries.resources.scopes.findForResource(resource._id) };
+  };
 
 /** An application's role ids, for the `applicationRoles` cache; the roles' permissions come from the roles cache. */
-export const loadApplicationRoleIds = (queries: Queries) => (applicationId: string) =>
-  queries.links.applicationsRoles.rightsOf(applicationId);
+export const loadApplicationRoleIds = (queries: Queries) => (applicationId: string) => queries.links.applicationsRoles.rightsOf(applicationId);
 
 /** A user's role ids, for the `userRoles` cache. */
 export const loadUserRoleIds = (queries: Queries) => (userId: string) => queries.links.usersRoles.rightsOf(userId);
@@ -31,8 +32,14 @@ type GetResourceServerInfo = NonNullable<ResourceIndicators['getResourceServerIn
  * The permission ids a subject holds through its roles, from the per-process caches: an
  * application's (for `client_credentials`, and the Management API's own check) or a user's.
  */
-export function createHeldPermissions({ applicationRoleIds, userRoleIds, roles }: {
-  applicationRoleIds: KeyedCache<string[]>; userRoleIds: KeyedCache<string[]>; roles: RoleLookup;
+export function createHeldPermissions({
+  applicationRoleIds,
+  userRoleIds,
+  roles,
+}: {
+  applicationRoleIds: KeyedCache<string[]>;
+  userRoleIds: KeyedCache<string[]>;
+  roles: RoleLookup;
 }) {
   const through = async (roleIds: string[] | undefined) => scopeIdsOf(await roles(roleIds ?? []));
   return {

@@ -35,5 +35,6 @@ export const staleCaches: Readonly<Partial<Record<ChangeKey, readonly CacheName[
 };
 
 /** The caches a unit of work's changes make stale, each once. */
-export const cachesStaleAfter = (changes: ReadonlyArray<{ entity: string; action: string }>): CacheName[] =>
-  [...new Set(changes.flatMap(({ entity, action }) => staleCaches[`${entity}.${action}` as ChangeKey] ?? []))];
+export const cachesStaleAfter = (changes: ReadonlyArray<{ entity: string; action: string }>): CacheName[] => [
+  ...new Set(changes.flatMap(({ entity, action }) => staleCaches[`${entity}.${action}` as ChangeKey] ?? [])),
+];

@@ -46,32 +46,36 @@ export async function startServerChild(kind: 'identity' | 'baseline', env: Recor
   if (pinning) execFileSync('taskset', ['-a', '-cp', '0', String(child.pid)], { stdio: 'ignore' });
   const port = await new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`${kind} server exited with ${code}`)));
-    child.on('message', (message: { port?: number }) => { if (message.port) resolve(message.port); });
+    child.on('message', (message: { port?: number }) => {
+      if (message.port) resolve(message.port);
+    });
   });
   return {
     kind,
     url: `http://localhost:${port}`,
-    stats: () => new Promise((resolve) => {
-      const listener = (message: { stats?: ChildStats }) => {
-        if (!message.stats) return;
-        child.off('message', listener);
-        resolve(message.stats);
-      };
-      child.on('message', listener);
-      child.send('stats');
-    }),
+    stats: () =>
+      new Promise((resolve) => {
+        const listener = (message: { stats?: ChildStats }) => {
+          if (!message.stats) return;
+          child.off('message', listener);
+          resolve(message.stats);
+        };
+        child.on('message', listener);
+        child.send('stats');
+      }),
     async profiled(name, work) {
       const folder = process.env.BENCH_PROFILE;
       if (!folder) return work();
       mkdirSync(folder, { recursive: true });
-      const reply = (key: string) => new Promise<void>((resolve) => {
-        const listener = (message: Record<string, unknown>) => {
-          if (!(key in message)) return;
-          child.off('message', listener);
-          resolve();
-        };
-        child.on('message', listener);
-      });
+      const reply = (key: string) =>
+        new Promise<void>((resolve) => {
+          const listener = (message: Record<string, unknown>) => {
+            if (!(key in message)) return;
+            child.off('message', listener);
+            resolve();
+          };
+          child.on('message', listener);
+        });
       const started = reply('profiling');
       child.send({ profile: join(folder, `${name}.cpuprofile`) });
       await started;
@@ -83,11 +87,12 @@ export async function startServerChild(kind: 'identity' | 'baseline', env: Recor
         await written;
       }
     },
-    stop: () => new Promise((resolve) => {
-      process.off('exit', killOnExit);
-      child.removeAllListeners('exit');
-      child.once('exit', () => resolve());
-      child.send('exit');
-    }),
+    stop: () =>
+      new Promise((resolve) => {
+        process.off('exit', killOnExit);
+        child.removeAllListeners('exit');
+        child.once('exit', () => resolve());
+        child.send('exit');
+      }),
   };
 }

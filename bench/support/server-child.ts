@@ -21,7 +21,6 @@ import { mountApp } from '../../lib/http/mount.js';
 import { startStandaloneServer } from '../../standalone.js';
 import { baselineClient, benchResource, type ChildStats } from './fixtures.js';
 
-
 /** Driver commands that are the driver's own upkeep, not the server's work. */
 const upkeep = new Set(['hello', 'isMaster', 'ismaster', 'ping', 'endSessions', 'buildInfo']);
 
@@ -32,7 +31,16 @@ async function startBaseline(alg: AccessTokenAlg) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   const provider = new Provider(`http://localhost:${port}/oidc`, {
-    clients: [{ client_id: baselineClient.id, client_secret: baselineClient.secret, grant_types: ['client_credentials'], redirect_uris: [], response_types: [], id_token_signed_response_alg: alg }],
+    clients: [
+      {
+        client_id: baselineClient.id,
+        client_secret: baselineClient.secret,
+        grant_types: ['client_credentials'],
+        redirect_uris: [],
+        response_types: [],
+        id_token_signed_response_alg: alg,
+      },
+    ],
     jwks: { keys: [jwk] },
     features: {
       devInteractions: { enabled: false },
@@ -57,19 +65,27 @@ async function main() {
   if (kind === 'baseline') {
     port = await startBaseline(loadSettings(process.env).accessTokenAlg);
   } else {
-    const server = await startStandaloneServer({ ...loadSettings({ ...process.env, PORT: '0' }) }, {
-      // Command monitoring costs CPU of its own (the driver copies every command and reply), so
-      // only the child that counts round trips has it.
-      logger: silentLogger, dbName: process.env.BENCH_DB, mongoClientOptions: { monitorCommands: process.env.BENCH_COUNT_COMMANDS === '1' },
+    const server = await startStandaloneServer(
+      { ...loadSettings({ ...process.env, PORT: '0' }) },
+      {
+        // Command monitoring costs CPU of its own (the driver copies every command and reply), so
+        // only the child that counts round trips has it.
+        logger: silentLogger,
+        dbName: process.env.BENCH_DB,
+        mongoClientOptions: { monitorCommands: process.env.BENCH_COUNT_COMMANDS === '1' },
+      },
+    );
+    server.database.client.on('commandStarted', ({ commandName }) => {
+      if (!upkeep.has(commandName)) commands += 1;
     });
-    server.database.client.on('commandStarted', ({ commandName }) => { if (!upkeep.has(commandName)) commands += 1; });
     port = server.port;
   }
   const profiler = new Session();
   profiler.connect();
-  const post = (method: string, params?: object) => new Promise<unknown>((resolve, reject) => {
-    profiler.post(method, params, (error, result) => (error ? reject(error) : resolve(result)));
-  });
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => {
+      profiler.post(method, params, (error, result) => (error ? reject(error) : resolve(result)));
+    });
   process.on('message', async (message) => {
     if (message === 'exit') process.exit(0);
     // BENCH_PROFILE: a CPU profile of one phase, written where the runner says.
@@ -77,9 +93,9 @@ async function main() {
       const { profile } = message as { profile: string | null };
       // Where the time goes (.cpuprofile) and what is allocated (.heapprofile, sampled), both for DevTools.
       if (profile === null) {
-        const { profile: data } = await post('Profiler.stop') as { profile: object };
+        const { profile: data } = (await post('Profiler.stop')) as { profile: object };
         writeFileSync(profiling!, JSON.stringify(data));
-        const { profile: heap } = await post('HeapProfiler.stopSampling') as { profile: object };
+        const { profile: heap } = (await post('HeapProfiler.stopSampling')) as { profile: object };
         writeFileSync(profiling!.replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(heap));
         process.send!({ profiled: profiling });
       } else {

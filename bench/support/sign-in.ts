@@ -7,14 +7,32 @@ import { TestBrowser, csrfOf } from '../../spec/support/browser.js';
  * page the first time (with `username` and `password`), the consent page when asked. A browser
  * already signed in gets its code without a page. Answers the code and its verifier.
  */
-export async function authorizationCode(browser: TestBrowser, { clientId, redirectUri, username, password, params = {} }: {
-  clientId: string; redirectUri: string; username: string; password: string; params?: Record<string, string>;
-}) {
+export async function authorizationCode(
+  browser: TestBrowser,
+  {
+    clientId,
+    redirectUri,
+    username,
+    password,
+    params = {},
+  }: {
+    clientId: string;
+    redirectUri: string;
+    username: string;
+    password: string;
+    params?: Record<string, string>;
+  },
+) {
   const verifier = randomBytes(32).toString('base64url');
   const url = new URL(`${browser.base}/oidc/auth`);
   url.search = new URLSearchParams({
-    client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: redirectUri,
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', ...params,
+    client_id: clientId,
+    response_type: 'code',
+    scope: 'openid',
+    redirect_uri: redirectUri,
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    ...params,
   }).toString();
   let { response, url: at } = await browser.follow(url, redirectUri);
   for (let step = 0; step < 3 && !at.href.startsWith(redirectUri); step += 1) {

@@ -37,10 +37,11 @@ export function createActorIdentifier(provider: Provider, keys: JWTVerifyGetKey,
 
   async function read(token: string): Promise<{ sub: string; nested?: ActClaim; exchanged: Promise<boolean> | boolean }> {
     if (token.split('.').length === 3) {
-      const { payload } = await jwtVerify(token, keys, { issuer: provider.issuer, typ: 'at+jwt', requiredClaims: ['exp', 'sub', 'jti'] })
-        .catch(() => { throw new ActorRefused('the actor token is not an access token of this provider'); });
+      const { payload } = await jwtVerify(token, keys, { issuer: provider.issuer, typ: 'at+jwt', requiredClaims: ['exp', 'sub', 'jti'] }).catch(() => {
+        throw new ActorRefused('the actor token is not an access token of this provider');
+      });
       // A resource's JWT carries that resource's permissions, not `openid`; it must name a user.
-      if (payload.sub === payload.client_id) throw new ActorRefused('the actor token is not a user\'s access token');
+      if (payload.sub === payload.client_id) throw new ActorRefused("the actor token is not a user's access token");
       const nested = asAct(payload.act);
       return { sub: payload.sub!, ...(nested && { nested }), exchanged: mintedByExchange(payload.jti!) };
     }

@@ -19,7 +19,6 @@ const issuableTypes = new Set([accessTokenType, jwtTokenType]);
 /** Scopes about the user's own identity, granted when asked for, beside the resource's permissions. */
 const identityScopes = new Set(['openid', 'profile', 'email', 'phone', 'address']);
 
-
 export interface TokenExchangeDeps {
   queries: Queries;
   resourceServerInfo(ctx: KoaContextWithOIDC, indicator: string, client: NonNullable<KoaContextWithOIDC['oidc']['client']>): Promise<ResourceServer>;
@@ -126,14 +125,14 @@ export function buildHandler(deps: TokenExchangeDeps) {
       deps.queries.subjectTokenWithUser(params.subject_token as string),
     ]);
     if (found.status === 'rejected') throw found.reason;
-    const subject = attempt.subject = found.value?.subject;
+    const subject = (attempt.subject = found.value?.subject);
     if (actor.status === 'rejected') throw actorRefused(actor.reason);
     const act: ActClaim | undefined = actor.value;
     if (!subject || subject.expiresAt <= new Date()) throw subjectRefused();
     const { user, roleIds } = found.value!;
-    if (!user || user.isSuspended) throw subjectRefused('the subject token\'s user no longer exists or is suspended');
+    if (!user || user.isSuspended) throw subjectRefused("the subject token's user no longer exists or is suspended");
     // Acting as oneself is no impersonation, and would let a user launder its own token.
-    if (act?.sub === user._id) throw actorRefused(new ActorRefused('the actor is the subject token\'s own user'));
+    if (act?.sub === user._id) throw actorRefused(new ActorRefused("the actor is the subject token's own user"));
 
     // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
     // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
@@ -156,8 +155,13 @@ export function buildHandler(deps: TokenExchangeDeps) {
 
     // Spend the subject token: the audit record of this exchange is the one write that decides.
     attempt.claimed = await impersonations.claimExchange({
-      ...audit, targetUserId: user._id, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId,
-      tokenId: token.jti, ...(act && { actorUserId: act.sub }),
+      ...audit,
+      targetUserId: user._id,
+      subjectTokenId: subject._id,
+      context: subject.context,
+      issuerClientId: subject.clientId,
+      tokenId: token.jti,
+      ...(act && { actorUserId: act.sub }),
     });
     if (!attempt.claimed) throw subjectRefused();
 

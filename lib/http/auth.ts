@@ -47,7 +47,6 @@ function describeVerifyError(error: unknown): string {
  * application still holds.
  */
 export function bearerAuth({ issuer, audience, getKey, algorithms, acceptedScopes, heldScopes }: BearerAuthOptions): Middleware {
-
   return async (ctx, next) => {
     const header = ctx.get('authorization');
     if (!header) throw new ApiError('auth.authorization_header_missing', 'the Authorization header is missing');
@@ -66,7 +65,7 @@ export function bearerAuth({ issuer, audience, getKey, algorithms, acceptedScope
       throw new ApiError('auth.forbidden', 'the Management API accepts only machine-to-machine (client_credentials) tokens');
     }
     const held = await heldScopes(clientId);
-    if (!held) throw invalidToken('the access token\'s application no longer exists');
+    if (!held) throw invalidToken("the access token's application no longer exists");
     const scopes = new Set((typeof payload.scope === 'string' ? payload.scope.split(' ') : []).filter((scope) => held.has(scope)));
     if (!acceptedScopes.some((scope) => scopes.has(scope))) {
       throw new ApiError('auth.forbidden', `the access token lacks the required scope (${acceptedScopes.join(' or ')})`);

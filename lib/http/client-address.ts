@@ -49,7 +49,10 @@ export function createClientAddress(trust: ProxyTrust): (req: IncomingMessage) =
     const peer = plain(req.socket.remoteAddress ?? '');
     if ('hops' in trust && trust.hops === 0) return peer;
     const header = req.headers['x-forwarded-for'];
-    const forwarded = (Array.isArray(header) ? header.join(',') : header ?? '').split(',').map((entry) => plain(entry.trim())).filter(Boolean);
+    const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+      .split(',')
+      .map((entry) => plain(entry.trim()))
+      .filter(Boolean);
     // From the nearest hop (our peer) outwards.
     const chain = [peer, ...forwarded.reverse()];
     if ('hops' in trust) {
@@ -64,7 +67,7 @@ export function createClientAddress(trust: ProxyTrust): (req: IncomingMessage) =
 
   return (req) => {
     let address = known.get(req);
-    if (address === undefined) known.set(req, address = resolve(req));
+    if (address === undefined) known.set(req, (address = resolve(req)));
     return address;
   };
 }
@@ -81,12 +84,15 @@ export function addressKey(address: string): string {
   // A trailing dotted IPv4 part stands for two groups.
   const width = (groups: string[]) => groups.reduce((sum, group) => sum + (group.includes('.') ? 2 : 1), 0);
   const groups = address.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - width(left) - width(right))).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((group) => group.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }
 
 /** Koa middleware: `ctx.ip` becomes the client address as the trusted proxies tell it. */
-export const useClientAddress = (address: (req: IncomingMessage) => string) =>
-  (ctx: { req: IncomingMessage; request: { ip: string } }, next: () => Promise<unknown>) => {
+export const useClientAddress =
+  (address: (req: IncomingMessage) => string) => (ctx: { req: IncomingMessage; request: { ip: string } }, next: () => Promise<unknown>) => {
     ctx.request.ip = address(ctx.req);
     return next();
   };

@@ -151,7 +151,7 @@ export function guard<const S extends GuardSchemas>(schemas: S): GuardMiddleware
   const checkBody = validator(bodyAjv, 'body', schemas.body);
   const shapeResponse = schemas.response ? responseAjv.compile(closed(schemas.response) as Schema) : undefined;
 
-  const scopes = schemas.public ? [] : schemas.scopes ?? ['all'];
+  const scopes = schemas.public ? [] : (schemas.scopes ?? ['all']);
   const middleware: Middleware<DefaultState, Guarded<S> & { params?: Record<string, string> }> = async (ctx, next) => {
     // Least privilege: a token with a narrow scope (`impersonation`) opens only the routes that name it.
     const held = ctx.state.auth?.scopes;

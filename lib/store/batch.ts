@@ -40,22 +40,26 @@ export function createBatch<K, R>(run: (keys: K[]) => Promise<Array<R | Error>>,
     const batch = queue.slice(0, maxBatch);
     queue = queue.slice(batch.length);
     inFlight += 1;
-    run(batch.map(({ key }) => key)).then(
-      (results) => batch.forEach((waiting, index) => {
-        const result = results[index];
-        if (result instanceof Error) waiting.reject(result);
-        else waiting.resolve(result as R);
-      }),
-      (error: unknown) => batch.forEach((waiting) => waiting.reject(error)),
-    ).finally(() => {
-      inFlight -= 1;
-      schedule();
-    });
+    run(batch.map(({ key }) => key))
+      .then(
+        (results) =>
+          batch.forEach((waiting, index) => {
+            const result = results[index];
+            if (result instanceof Error) waiting.reject(result);
+            else waiting.resolve(result as R);
+          }),
+        (error: unknown) => batch.forEach((waiting) => waiting.reject(error)),
+      )
+      .finally(() => {
+        inFlight -= 1;
+        schedule();
+      });
     schedule();
   }
 
-  return (key: K) => new Promise<R>((resolve, reject) => {
-    queue.push({ key, resolve, reject });
-    schedule();
-  });
+  return (key: K) =>
+    new Promise<R>((resolve, reject) => {
+      queue.push({ key, resolve, reject });
+      schedule();
+    });
 }

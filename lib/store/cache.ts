@@ -73,8 +73,7 @@ export class CacheRegistry {
    */
   async changed(name: string): Promise<void> {
     this.#caches.get(name)?.clear();
-    await this.#db.collection<Generation>('cache_generations')
-      .updateOne({ _id: name }, { $inc: { generation: 1 } }, { upsert: true });
+    await this.#db.collection<Generation>('cache_generations').updateOne({ _id: name }, { $inc: { generation: 1 } }, { upsert: true });
   }
 
   async poll(): Promise<void> {
@@ -100,12 +99,14 @@ export class CacheRegistry {
   async start(): Promise<void> {
     await this.poll();
     const tick = () => {
-      this.poll().catch(() => {
-        // A failed poll clears everything: better a slower request than a stale permission.
-        for (const cache of this.#caches.values()) cache.clear();
-      }).finally(() => {
-        if (this.#timer) this.#timer = setTimeout(tick, this.#refreshMs).unref();
-      });
+      this.poll()
+        .catch(() => {
+          // A failed poll clears everything: better a slower request than a stale permission.
+          for (const cache of this.#caches.values()) cache.clear();
+        })
+        .finally(() => {
+          if (this.#timer) this.#timer = setTimeout(tick, this.#refreshMs).unref();
+        });
     };
     this.#timer = setTimeout(tick, this.#refreshMs).unref();
   }

@@ -17,7 +17,10 @@ export const expiring: IndexDescription = { key: { expiresAt: 1 }, name: 'expire
  * collections beside its code, and `createIdentity` ensures them all.
  */
 export const storeCollections: CollectionIndexes = {
-  applications: [{ key: { createdAt: -1, _id: -1 }, name: 'createdAt' }, { key: { type: 1 }, name: 'type' }],
+  applications: [
+    { key: { createdAt: -1, _id: -1 }, name: 'createdAt' },
+    { key: { type: 1 }, name: 'type' },
+  ],
   application_secrets: [{ key: { applicationId: 1, name: 1 }, name: 'applicationId_name', unique: true }],
   resources: [
     { key: { indicator: 1 }, name: 'indicator', unique: true },
@@ -154,9 +157,11 @@ const maxTransactionAttempts = 5;
 
 function isWriteConflict(error: unknown): boolean {
   const candidate = (error ?? {}) as { code?: number; message?: string; hasErrorLabel?: (label: string) => boolean };
-  return candidate.code === 112
-    || (typeof candidate.hasErrorLabel === 'function' && candidate.hasErrorLabel('TransientTransactionError'))
-    || /write conflict/i.test(candidate.message ?? '');
+  return (
+    candidate.code === 112 ||
+    (typeof candidate.hasErrorLabel === 'function' && candidate.hasErrorLabel('TransientTransactionError')) ||
+    /write conflict/i.test(candidate.message ?? '')
+  );
 }
 
 /**

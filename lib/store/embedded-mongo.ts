@@ -24,9 +24,9 @@ function binaryPath(): string {
  * lives in memory only and is gone when it stops.
  */
 export async function startEmbeddedMongo({ timeoutMs = 30_000 } = {}): Promise<EmbeddedMongo> {
-  const child = spawn(binaryPath(), [
-    '--host=127.0.0.1', '--port=0', '--topology-profile=singleNodeReplicaSet', '--replica-set-name=rs0',
-  ], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(binaryPath(), ['--host=127.0.0.1', '--port=0', '--topology-profile=singleNodeReplicaSet', '--replica-set-name=rs0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 
   const uri = await new Promise<string>((resolve, reject) => {
     let output = '';
@@ -38,7 +38,9 @@ export async function startEmbeddedMongo({ timeoutMs = 30_000 } = {}): Promise<E
     }
     child.once('error', fail);
     child.once('exit', (code) => fail(new Error(`embedded MongoDB exited with code ${code}: ${output.slice(-500)}`)));
-    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     child.stdout.on('data', (chunk: Buffer) => {
       output += chunk.toString();
       const match = /JONGODB_URI=(\S+)/.exec(output);
@@ -64,7 +66,10 @@ function stopChild(child: ChildProcess, killOnExit: () => void): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const force = setTimeout(() => child.kill('SIGKILL'), 5_000);
-    child.once('exit', () => { clearTimeout(force); resolve(); });
+    child.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
     child.kill('SIGTERM');
   });
 }

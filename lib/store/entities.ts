@@ -58,7 +58,7 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
 
     /** All of `ids` that exist, in no particular order. */
     findByIds: (ids: string[], session?: ClientSession) =>
-      (ids.length === 0 ? Promise.resolve([]) : collection.find({ _id: { $in: ids } } as Filter<T>, { session }).toArray() as Promise<T[]>),
+      ids.length === 0 ? Promise.resolve([]) : (collection.find({ _id: { $in: ids } } as Filter<T>, { session }).toArray() as Promise<T[]>),
 
     /** Throws 404 naming the first of `ids` that does not exist. */
     async assertAllExist(ids: string[], session?: ClientSession): Promise<T[]> {
@@ -75,8 +75,7 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
     count: (filter: Filter<T>) => collection.countDocuments(filter),
 
     async update(id: string, set: Partial<Omit<T, '_id'>>, session?: ClientSession): Promise<T> {
-      const { matchedCount } = await refusingDuplicates(() =>
-        collection.updateOne(byId(id), { $set: set as MatchKeysAndValues<T> }, { session }), conflicts);
+      const { matchedCount } = await refusingDuplicates(() => collection.updateOne(byId(id), { $set: set as MatchKeysAndValues<T> }, { session }), conflicts);
       if (matchedCount === 0) throw notFound(label, id);
       return (await collection.findOne(byId(id), { session })) as T;
     },

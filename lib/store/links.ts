@@ -57,13 +57,16 @@ export function createLinks(db: Db, table: LinkTable, { reversed = false } = {})
       const existing = new Set(await links.rightsOf(left, session));
       const added = unique.filter((right) => !existing.has(right));
       if (added.length > 0) {
-        await collection.bulkWrite(added.map((right) => ({
-          updateOne: {
-            filter: { _id: idOf(left, right) },
-            update: { $setOnInsert: { [leftField]: left, [rightField]: right } },
-            upsert: true,
-          },
-        })), { session });
+        await collection.bulkWrite(
+          added.map((right) => ({
+            updateOne: {
+              filter: { _id: idOf(left, right) },
+              update: { $setOnInsert: { [leftField]: left, [rightField]: right } },
+              upsert: true,
+            },
+          })),
+          { session },
+        );
       }
       return added;
     },

@@ -145,8 +145,9 @@ export interface OrganizationUserRoleDocument {
 }
 
 /** What a new user is given; everything else starts empty. */
-export type NewUserFields = Partial<Pick<UserDocument,
-  'username' | 'primaryEmail' | 'primaryPhone' | 'name' | 'avatar' | 'customData' | 'profile' | 'passwordHash' | 'lastSignInAt'>>;
+export type NewUserFields = Partial<
+  Pick<UserDocument, 'username' | 'primaryEmail' | 'primaryPhone' | 'name' | 'avatar' | 'customData' | 'profile' | 'passwordHash' | 'lastSignInAt'>
+>;
 
 /**
  * A new user document, for every way one is made (the Management API, sign-up). The email's
@@ -156,7 +157,14 @@ export function newUser(fields: NewUserFields, now = Date.now()): UserDocument {
   const primaryEmail = fields.primaryEmail ?? null;
   return {
     _id: generateId(12),
-    username: null, primaryPhone: null, name: null, avatar: null, customData: {}, profile: {}, passwordHash: null, lastSignInAt: null,
+    username: null,
+    primaryPhone: null,
+    name: null,
+    avatar: null,
+    customData: {},
+    profile: {},
+    passwordHash: null,
+    lastSignInAt: null,
     ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)),
     primaryEmail,
     emailKey: primaryEmail === null ? null : emailKey(primaryEmail),

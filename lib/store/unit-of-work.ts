@@ -43,8 +43,11 @@ export const defaultChangeRetentionDays = 90;
  * A change whose `Entity.action` is one of the keys `K`: a part of the service that names the
  * changes it records (its vocabulary) gets a misspelt one refused by the compiler.
  */
-export type ChangeOf<K extends string> = string extends K ? Change
-  : K extends `${infer E}.${infer A}` ? { entity: E; action: A; id: string; data: unknown } : never;
+export type ChangeOf<K extends string> = string extends K
+  ? Change
+  : K extends `${infer E}.${infer A}`
+    ? { entity: E; action: A; id: string; data: unknown }
+    : never;
 
 /** The entity and action a key names, one object type per key. */
 export type ChangeNameOf<K extends string> = K extends `${infer E}.${infer A}` ? { entity: E; action: A } : never;
@@ -82,13 +85,22 @@ export interface WriterOptions {
   afterCommit?(changes: Change[]): Promise<void>;
 }
 
-export function createWriter<K extends string = string>(database: Database, sink?: ChangeSink, { retentionDays = defaultChangeRetentionDays, afterCommit }: WriterOptions = {}): Writer<K> {
+export function createWriter<K extends string = string>(
+  database: Database,
+  sink?: ChangeSink,
+  { retentionDays = defaultChangeRetentionDays, afterCommit }: WriterOptions = {},
+): Writer<K> {
   return async (origin, work) => {
     let announce = false;
     let committed: Change[] = [];
     const result = await database.transaction(async (session) => {
       const changes: Change[] = [];
-      const value = await work({ session, record: (change) => { changes.push(change as Change); } });
+      const value = await work({
+        session,
+        record: (change) => {
+          changes.push(change as Change);
+        },
+      });
       // A retried transaction runs this again; the last run is the one that committed.
       committed = changes;
       if (changes.length > 0) {

@@ -17,7 +17,14 @@ const oidcClientMetadata = {
     tokenEndpointAuthMethod: { enum: confidentialAuthMethods },
     jwks: {
       type: 'object',
-      properties: { keys: { type: 'array', minItems: 1, maxItems: 10, items: { type: 'object', required: ['kty'], not: { anyOf: [{ required: ['d'] }, { required: ['k'] }] }, additionalProperties: true } } },
+      properties: {
+        keys: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 10,
+          items: { type: 'object', required: ['kty'], not: { anyOf: [{ required: ['d'] }, { required: ['k'] }] }, additionalProperties: true },
+        },
+      },
       required: ['keys'],
       additionalProperties: false,
     },
@@ -60,7 +67,6 @@ export const applicationPatchSchema = {
   additionalProperties: false,
 } as const;
 
-
 export const applicationResponse = {
   type: 'object',
   properties: {
@@ -93,7 +99,6 @@ export const secretCreateSchema = {
   required: ['name'],
   additionalProperties: false,
 } as const;
-
 
 const secretFields = {
   name: { type: 'string' },

@@ -5,18 +5,20 @@ import type { TypedSchema } from '../../lib/http/guard.js';
 export const idSchema = { type: 'string', pattern: '^[A-Za-z0-9._~-]{1,128}$' } as const;
 
 /** Path parameters that are ids, each required. */
-export const idParams = <const N extends readonly string[]>(...names: N) => ({
-  type: 'object',
-  properties: Object.fromEntries(names.map((name) => [name, idSchema])) as { [K in N[number]]: typeof idSchema },
-  required: names,
-} as const);
+export const idParams = <const N extends readonly string[]>(...names: N) =>
+  ({
+    type: 'object',
+    properties: Object.fromEntries(names.map((name) => [name, idSchema])) as { [K in N[number]]: typeof idSchema },
+    required: names,
+  }) as const;
 
 /** A page of a list (`page`, `page_size`) and the list's own filters; nothing else. */
-export const paginationQuery = <const E extends Record<string, TypedSchema> = Record<never, never>>(extra?: E) => ({
-  type: 'object',
-  properties: { ...paginationQuerySchema, ...(extra as E) },
-  additionalProperties: false,
-} as const);
+export const paginationQuery = <const E extends Record<string, TypedSchema> = Record<never, never>>(extra?: E) =>
+  ({
+    type: 'object',
+    properties: { ...paginationQuerySchema, ...(extra as E) },
+    additionalProperties: false,
+  }) as const;
 
 /** A free-form JSON object kept as given (custom data, metadata): size-bounded by the body limit, keys checked. */
 export const freeFormObject = { type: 'object', 'x-safe-keys': true } as const;

@@ -142,7 +142,6 @@ export const replaySchema = {
   additionalProperties: false,
 } as const;
 
-
 export const replayResponse = {
   type: 'object',
   properties: { events: { type: 'integer' }, queued: { type: 'integer' } },

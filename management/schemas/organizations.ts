@@ -20,19 +20,23 @@ export const organizationPatchSchema = {
 export const organizationResponse = {
   type: 'object',
   properties: {
-    id: { type: 'string' }, name: { type: 'string' }, description: { type: ['string', 'null'] },
-    customData: { type: 'object', additionalProperties: true }, createdAt: timestamp,
+    id: { type: 'string' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    customData: { type: 'object', additionalProperties: true },
+    createdAt: timestamp,
   },
   required: ['id', 'name', 'description', 'customData', 'createdAt'],
 } as const;
 
 /** Organization permissions and roles share one shape: a unique name and a description. */
-export const namedCreateSchema = <const E extends Record<string, TypedSchema> = Record<never, never>>(extra?: E) => ({
-  type: 'object',
-  properties: { name, description, ...(extra as E) },
-  required: ['name'],
-  additionalProperties: false,
-} as const);
+export const namedCreateSchema = <const E extends Record<string, TypedSchema> = Record<never, never>>(extra?: E) =>
+  ({
+    type: 'object',
+    properties: { name, description, ...(extra as E) },
+    required: ['name'],
+    additionalProperties: false,
+  }) as const;
 export const namedPatchSchema = { type: 'object', properties: { name, description }, additionalProperties: false } as const;
 
 export const organizationScopeResponse = {

@@ -19,8 +19,6 @@ export const resourcePatchSchema = {
   additionalProperties: false,
 } as const;
 
-
-
 const scopeResponseProperties = {
   id: { type: 'string' },
   resourceId: { type: 'string' },
@@ -61,4 +59,3 @@ export const scopePatchSchema = {
   properties: { name: scopeName, description: scopeDescription },
   additionalProperties: false,
 } as const;
-

@@ -18,7 +18,6 @@ export const roleCreateSchema = {
 
 export const rolePatchSchema = { type: 'object', properties: roleFields, additionalProperties: false } as const;
 
-
 export const roleResponse = {
   type: 'object',
   properties: {

@@ -4,7 +4,8 @@ import { email, username } from '../../lib/identifiers.js';
 import { absoluteUri, freeFormObject, timestamp } from './common.js';
 
 /** The schema, admitting `null` too. */
-const nullable = <const T extends { type: string }>(schema: T) => ({ ...schema, type: [schema.type, 'null'] }) as Omit<T, 'type'> & { readonly type: readonly [T['type'], 'null'] };
+const nullable = <const T extends { type: string }>(schema: T) =>
+  ({ ...schema, type: [schema.type, 'null'] }) as Omit<T, 'type'> & { readonly type: readonly [T['type'], 'null'] };
 
 /** Logto's rule: a phone number is digits only. */
 export const phone = { type: 'string', minLength: 4, maxLength: 20, pattern: '^[0-9]+$' } as const;
@@ -16,15 +17,26 @@ const shortText = { type: 'string', maxLength: 256 } as const;
 export const profileSchema = {
   type: 'object',
   properties: {
-    familyName: shortText, givenName: shortText, middleName: shortText, nickname: shortText,
-    preferredUsername: shortText, profile: absoluteUri, website: absoluteUri, gender: shortText,
-    birthdate: { type: 'string', pattern: '^\\d{4}(-\\d{2}-\\d{2})?$' }, zoneinfo: shortText,
+    familyName: shortText,
+    givenName: shortText,
+    middleName: shortText,
+    nickname: shortText,
+    preferredUsername: shortText,
+    profile: absoluteUri,
+    website: absoluteUri,
+    gender: shortText,
+    birthdate: { type: 'string', pattern: '^\\d{4}(-\\d{2}-\\d{2})?$' },
+    zoneinfo: shortText,
     locale: { type: 'string', maxLength: 35, pattern: '^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$' },
     address: {
       type: 'object',
       properties: {
-        formatted: { type: 'string', maxLength: 1024 }, streetAddress: shortText, locality: shortText,
-        region: shortText, postalCode: { type: 'string', maxLength: 32 }, country: shortText,
+        formatted: { type: 'string', maxLength: 1024 },
+        streetAddress: shortText,
+        locality: shortText,
+        region: shortText,
+        postalCode: { type: 'string', maxLength: 32 },
+        country: shortText,
       },
       additionalProperties: false,
     },
@@ -55,7 +67,12 @@ export type UserEditable = FromSchema<typeof userPatchSchema>;
 export const customDataBody = { type: 'object', properties: { customData: freeFormObject }, required: ['customData'], additionalProperties: false } as const;
 export const profileBody = { type: 'object', properties: { profile: profileSchema }, required: ['profile'], additionalProperties: false } as const;
 export const passwordBody = { type: 'object', properties: { password }, required: ['password'], additionalProperties: false } as const;
-export const suspensionBody = { type: 'object', properties: { isSuspended: { type: 'boolean' } }, required: ['isSuspended'], additionalProperties: false } as const;
+export const suspensionBody = {
+  type: 'object',
+  properties: { isSuspended: { type: 'boolean' } },
+  required: ['isSuspended'],
+  additionalProperties: false,
+} as const;
 
 export const userListQuery = {
   search: { type: 'string', maxLength: 256 },
@@ -84,5 +101,20 @@ export const userResponse = {
     updatedAt: timestamp,
     lastSignInAt: { type: ['number', 'null'] },
   },
-  required: ['id', 'username', 'primaryEmail', 'primaryPhone', 'name', 'avatar', 'customData', 'profile', 'identities', 'isSuspended', 'hasPassword', 'createdAt', 'updatedAt', 'lastSignInAt'],
+  required: [
+    'id',
+    'username',
+    'primaryEmail',
+    'primaryPhone',
+    'name',
+    'avatar',
+    'customData',
+    'profile',
+    'identities',
+    'isSuspended',
+    'hasPassword',
+    'createdAt',
+    'updatedAt',
+    'lastSignInAt',
+  ],
 } as const;

@@ -15,7 +15,10 @@ export const defaultSandboxLimits: SandboxLimits = { timeoutMs: 1000, memoryMb: 
 
 export class SandboxError extends Error {
   override name = 'SandboxError';
-  constructor(readonly code: 'timeout' | 'script_error' | 'result_too_large' | 'invalid_result' | 'crashed', message: string) {
+  constructor(
+    readonly code: 'timeout' | 'script_error' | 'result_too_large' | 'invalid_result' | 'crashed',
+    message: string,
+  ) {
     super(message);
   }
 }

@@ -17,7 +17,9 @@ async function startLogoutReceiver() {
   const tokens: string[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
-    req.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+    req.on('data', (chunk: Buffer) => {
+      body += chunk.toString();
+    });
     req.on('end', () => {
       const token = new URLSearchParams(body).get('logout_token');
       if (req.method === 'POST' && req.headers['content-type']?.startsWith('application/x-www-form-urlencoded') && token) tokens.push(token);
@@ -26,7 +28,11 @@ async function startLogoutReceiver() {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/backchannel-logout`, tokens, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/backchannel-logout`,
+    tokens,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 /** OpenID Connect Back-Channel Logout 1.0, for applications registered with a `backchannelLogoutUri`. */
@@ -44,10 +50,12 @@ describe('Back-Channel Logout', () => {
     await receiver.close();
   });
 
-  const application = (target: TestServer, backchannelLogoutUri: string) => target.create('/api/applications', {
-    name: 'Logged-out app', type: 'Traditional',
-    oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [signedOut], backchannelLogoutUri, backchannelLogoutSessionRequired: true },
-  }) as Promise<{ id: string; secret: string }>;
+  const application = (target: TestServer, backchannelLogoutUri: string) =>
+    target.create('/api/applications', {
+      name: 'Logged-out app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [signedOut], backchannelLogoutUri, backchannelLogoutSessionRequired: true },
+    }) as Promise<{ id: string; secret: string }>;
 
   /** Signs in, then signs out through the end-session endpoint and its confirmation page. */
   async function signInAndOut(target: TestServer, app: { id: string; secret: string }) {
@@ -67,7 +75,7 @@ describe('Back-Channel Logout', () => {
   }
 
   it('§2.1: discovery says back-channel logout and its sid are supported', async () => {
-    const metadata = await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json() as Record<string, unknown>;
+    const metadata = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
     expect(metadata).toMatchObject({ backchannel_logout_supported: true, backchannel_logout_session_supported: true });
   });
 

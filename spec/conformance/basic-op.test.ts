@@ -31,21 +31,32 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
   beforeAll(async () => {
     if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install chromium), as .ci/run does`);
     // The relying party's own pages: where the browser is sent back to.
-    callbackServer = createServer((_req, res) => { res.setHeader('content-type', 'text/plain'); res.end('relying party'); });
+    callbackServer = createServer((_req, res) => {
+      res.setHeader('content-type', 'text/plain');
+      res.end('relying party');
+    });
     await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
     const rp = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}`;
     [callback, signedOut] = [`${rp}/callback`, `${rp}/signed-out`];
 
     server = await startTestServer('basic-op');
     web = await server.create('/api/applications', {
-      name: 'Certified web app', type: 'Traditional', oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [signedOut] },
+      name: 'Certified web app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [signedOut] },
     });
     spa = await server.create('/api/applications', {
-      name: 'Certified SPA', type: 'SPA', oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [signedOut] },
+      name: 'Certified SPA',
+      type: 'SPA',
+      oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [signedOut] },
     });
     ada = await server.create('/api/users', {
-      username: 'ada', password, name: 'Ada Lovelace', primaryEmail: 'ada@example.com', primaryPhone: '441632960001',
-      profile: { givenName: 'Ada', familyName: 'Lovelace', address: { formatted: '12 St James\'s Square, London', country: 'GB' } },
+      username: 'ada',
+      password,
+      name: 'Ada Lovelace',
+      primaryEmail: 'ada@example.com',
+      primaryPhone: '441632960001',
+      profile: { givenName: 'Ada', familyName: 'Lovelace', address: { formatted: "12 St James's Square, London", country: 'GB' } },
     });
     grace = await server.create('/api/users', { username: 'grace', password });
     browser = await chromium.launch({
@@ -112,15 +123,20 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
   }
 
   it('OpenID Connect Discovery §3 and §4.3: the configuration names its own issuer, the code flow, and RS256 among the ID token algorithms', async () => {
-    const metadata = await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json() as Record<string, unknown>;
+    const metadata = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
     expect(metadata.issuer).toBe(server.issuer);
     expect(metadata).toMatchObject({
-      authorization_endpoint: `${server.issuer}/auth`, token_endpoint: `${server.issuer}/token`, userinfo_endpoint: `${server.issuer}/me`,
-      jwks_uri: expect.stringMatching(/^https?:\/\//), end_session_endpoint: `${server.issuer}/session/end`,
-      response_types_supported: expect.arrayContaining(['code']), subject_types_supported: expect.arrayContaining(['public']),
-      id_token_signing_alg_values_supported: expect.arrayContaining(['RS256']), scopes_supported: expect.arrayContaining(['openid']),
+      authorization_endpoint: `${server.issuer}/auth`,
+      token_endpoint: `${server.issuer}/token`,
+      userinfo_endpoint: `${server.issuer}/me`,
+      jwks_uri: expect.stringMatching(/^https?:\/\//),
+      end_session_endpoint: `${server.issuer}/session/end`,
+      response_types_supported: expect.arrayContaining(['code']),
+      subject_types_supported: expect.arrayContaining(['public']),
+      id_token_signing_alg_values_supported: expect.arrayContaining(['RS256']),
+      scopes_supported: expect.arrayContaining(['openid']),
     });
-    const { keys } = await (await fetch(String(metadata.jwks_uri))).json() as { keys: Array<Record<string, unknown>> };
+    const { keys } = (await (await fetch(String(metadata.jwks_uri))).json()) as { keys: Array<Record<string, unknown>> };
     expect(keys.length).toBeGreaterThan(0);
     for (const key of keys) expect(Object.keys(key)).not.toEqual(expect.arrayContaining(['d']));
   });
@@ -167,7 +183,9 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
     const userinfo = `${server.issuer}/me`;
     const byHeader = await fetch(userinfo, { method: 'POST', headers: { authorization: `Bearer ${tokens.access_token}` } });
     const byBody = await fetch(userinfo, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ access_token: tokens.access_token }),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ access_token: tokens.access_token }),
     });
     for (const response of [byHeader, byBody]) {
       expect(response.status).toBe(200);
@@ -185,9 +203,16 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
     const { config, tokens } = await signIn(page, { scope: 'address phone email profile openid' });
     const claims = await oauth.fetchUserInfo(config, tokens.access_token, ada.id);
     expect(claims).toMatchObject({
-      sub: ada.id, name: 'Ada Lovelace', given_name: 'Ada', family_name: 'Lovelace', username: 'ada',
-      email: 'ada@example.com', email_verified: true, phone_number: '441632960001', phone_number_verified: true,
-      address: { formatted: '12 St James\'s Square, London', country: 'GB' },
+      sub: ada.id,
+      name: 'Ada Lovelace',
+      given_name: 'Ada',
+      family_name: 'Lovelace',
+      username: 'ada',
+      email: 'ada@example.com',
+      email_verified: true,
+      phone_number: '441632960001',
+      phone_number_verified: true,
+      address: { formatted: "12 St James's Square, London", country: 'GB' },
     });
     // Only openid: nothing but sub.
     const bare = await signIn(page, { scope: 'openid' });
@@ -236,7 +261,7 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
     await context.close();
   });
 
-  it('OIDC Core §3.1.2.1 id_token_hint: with prompt=none, the hinted user, signed in, is answered; another user\'s hint is login_required', async () => {
+  it("OIDC Core §3.1.2.1 id_token_hint: with prompt=none, the hinted user, signed in, is answered; another user's hint is login_required", async () => {
     const { page, context } = await userAgent();
     const first = await signIn(page);
     const hinted = await signIn(page, { prompt: 'none', id_token_hint: first.tokens.id_token! });
@@ -272,12 +297,17 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
     const config = await webClient();
     const { returned } = await authorize(page, config, { state: 'binding' });
     const code = returned.searchParams.get('code')!;
-    const redeem = (authorization: string, redirectUri: string) => fetch(`${server.issuer}/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(authorization).toString('base64')}` },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri }),
+    const redeem = (authorization: string, redirectUri: string) =>
+      fetch(`${server.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(authorization).toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri }),
+      });
+    const other = await server.create('/api/applications', {
+      name: 'Other web app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [] },
     });
-    const other = await server.create('/api/applications', { name: 'Other web app', type: 'Traditional', oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [] } });
     const byOther = await redeem(`${other.id}:${other.secret}`, callback);
     expect([byOther.status, ((await byOther.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
     const elsewhere = await redeem(`${web.id}:${web.secret}`, `${callback}/elsewhere`);
@@ -285,19 +315,26 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
     await context.close();
   });
 
-  it('RFC 7636 §4.6: a public client\'s code is redeemed only with the verifier of its S256 challenge', async () => {
+  it("RFC 7636 §4.6: a public client's code is redeemed only with the verifier of its S256 challenge", async () => {
     const { page, context } = await userAgent();
     const config = await server.discover(spa.id);
     const verifier = oauth.randomPKCECodeVerifier();
     const [state, nonce] = [oauth.randomState(), oauth.randomNonce()];
     const { returned } = await authorize(page, config, {
-      state, nonce, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      state,
+      nonce,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
     });
-    await expect(oauth.authorizationCodeGrant(config, returned, { pkceCodeVerifier: oauth.randomPKCECodeVerifier(), expectedState: state, expectedNonce: nonce }))
-      .rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(
+      oauth.authorizationCodeGrant(config, returned, { pkceCodeVerifier: oauth.randomPKCECodeVerifier(), expectedState: state, expectedNonce: nonce }),
+    ).rejects.toMatchObject({ error: 'invalid_grant' });
     // The failed attempt spent the code (§4.1.2): run the flow again, with the right verifier.
     const second = await authorize(page, config, {
-      state, nonce, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      state,
+      nonce,
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
     });
     const tokens = await oauth.authorizationCodeGrant(config, second.returned, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
     expect(tokens.claims()).toMatchObject({ sub: ada.id, aud: spa.id });
@@ -324,12 +361,16 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
     await context.close();
   });
 
-  it('RFC 9700 §4.14.2: a public client\'s refresh token rotates, and reusing a rotated one is refused and ends the grant', async () => {
+  it("RFC 9700 §4.14.2: a public client's refresh token rotates, and reusing a rotated one is refused and ends the grant", async () => {
     const { page, context } = await userAgent();
     const config = await server.discover(spa.id);
     const verifier = oauth.randomPKCECodeVerifier();
     const { returned } = await authorize(page, config, {
-      state: 'spa', scope: 'openid offline_access', prompt: 'consent', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      state: 'spa',
+      scope: 'openid offline_access',
+      prompt: 'consent',
+      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
     });
     const tokens = await oauth.authorizationCodeGrant(config, returned, { pkceCodeVerifier: verifier, expectedState: 'spa' });
     const refreshed = await oauth.refreshTokenGrant(config, tokens.refresh_token!);

@@ -16,22 +16,35 @@ describe('POST at the authorization and end-session endpoints', () => {
   beforeAll(async () => {
     server = await startTestServer('http-post');
     app = await server.create('/api/applications', {
-      name: 'Posting RP', type: 'Traditional', oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [logoutUri] },
+      name: 'Posting RP',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [logoutUri] },
     });
     await server.create('/api/users', { username: 'poster', password });
   });
-  afterAll(async () => { await server.close(); });
-
-  const form = (browser: TestBrowser, path: string, fields: Record<string, string>) => browser.go(path, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString(),
+  afterAll(async () => {
+    await server.close();
   });
+
+  const form = (browser: TestBrowser, path: string, fields: Record<string, string>) =>
+    browser.go(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
 
   it('OIDC Core §3.1.2.1: an authorization request sent by POST (form-encoded) signs in and returns a code, as by GET', async () => {
     const browser = new TestBrowser(server.url);
     const verifier = randomBytes(32).toString('base64url');
     const posted = await form(browser, '/oidc/auth', {
-      client_id: app.id, response_type: 'code', scope: 'openid', redirect_uri: redirectUri, state: 'posted-state', nonce: 'posted-nonce',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+      client_id: app.id,
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: redirectUri,
+      state: 'posted-state',
+      nonce: 'posted-nonce',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
     });
     expect(posted.status).toBe(303);
     const { response, url } = await browser.follow(new URL(posted.headers.get('location')!, `${server.url}/oidc/auth`), redirectUri);
@@ -42,7 +55,11 @@ describe('POST at the authorization and end-session endpoints', () => {
     expect(callback.searchParams.get('state')).toBe('posted-state');
 
     const config = await server.discover(app.id, app.secret);
-    const tokens = await oauth.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: 'posted-state', expectedNonce: 'posted-nonce' });
+    const tokens = await oauth.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: verifier,
+      expectedState: 'posted-state',
+      expectedNonce: 'posted-nonce',
+    });
     expect(decodeJwt(tokens.id_token!).nonce).toBe('posted-nonce');
 
     // RP-Initiated Logout §2: the end-session request by POST too, then the confirmation page.

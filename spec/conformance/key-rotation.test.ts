@@ -22,7 +22,9 @@ describe('signing-key rotation', () => {
     b = await spawnServer(dbName, { BASE_URL: baseUrl, ...admin });
     token = (await clientCredentials(a, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, management)).body.access_token!;
   });
-  afterAll(async () => { await Promise.all([a?.stop('SIGKILL'), b?.stop('SIGKILL')]); });
+  afterAll(async () => {
+    await Promise.all([a?.stop('SIGKILL'), b?.stop('SIGKILL')]);
+  });
 
   const jwksOf = async (server: ServerProcess) => (await (await fetch(`${server.local}/oidc/jwks`)).json()) as { keys: JWK[] };
   const verifies = async (server: ServerProcess, jwt: string) => {
@@ -33,14 +35,24 @@ describe('signing-key rotation', () => {
       return false;
     }
   };
-  const issue = async (server: ServerProcess) => (await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, management)).body.access_token!;
+  const issue = async (server: ServerProcess) =>
+    (await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, management)).body.access_token!;
 
   it('lists the keys without their material', async () => {
     const { status, body } = await callApi(a, token, 'GET', '/api/configs/oidc/private-keys');
     expect(status).toBe(200);
-    expect(body.map(({ signingKeyAlgorithm, alg, status: state }: Record<string, string>) => [signingKeyAlgorithm, alg, state]).sort())
-      .toEqual([['EC', 'ES256', 'current'], ['OKP', 'EdDSA', 'current'], ['RSA', 'RS256', 'current']]);
-    expect(body[0]).toEqual({ id: expect.any(String), createdAt: expect.any(Number), signingKeyAlgorithm: expect.any(String), alg: expect.any(String), status: 'current' });
+    expect(body.map(({ signingKeyAlgorithm, alg, status: state }: Record<string, string>) => [signingKeyAlgorithm, alg, state]).sort()).toEqual([
+      ['EC', 'ES256', 'current'],
+      ['OKP', 'EdDSA', 'current'],
+      ['RSA', 'RS256', 'current'],
+    ]);
+    expect(body[0]).toEqual({
+      id: expect.any(String),
+      createdAt: expect.any(Number),
+      signingKeyAlgorithm: expect.any(String),
+      alg: expect.any(String),
+      status: 'current',
+    });
     const cookies = await callApi(a, token, 'GET', '/api/configs/oidc/cookie-keys');
     expect(cookies.body).toEqual([{ id: expect.any(String), createdAt: expect.any(Number), status: 'current' }]);
     expect(JSON.stringify([body, cookies.body])).not.toMatch(/"d"|"p"|"q"|"k"/);
@@ -89,11 +101,23 @@ describe('signing-key rotation', () => {
   it('refuses to delete a key in use, the last key, or an unknown key', async () => {
     const keys = (await callApi(a, token, 'GET', '/api/configs/oidc/private-keys')).body as Array<{ id: string; status: string }>;
     const current = keys.find(({ status }) => status === 'current')!;
-    expect(await callApi(a, token, 'DELETE', `/api/configs/oidc/private-keys/${current.id}`)).toMatchObject({ status: 422, body: { code: 'oidc.only_previous_key_can_be_deleted' } });
-    expect(await callApi(a, token, 'DELETE', '/api/configs/oidc/private-keys/no-such-key')).toMatchObject({ status: 404, body: { code: 'oidc.key_not_found' } });
+    expect(await callApi(a, token, 'DELETE', `/api/configs/oidc/private-keys/${current.id}`)).toMatchObject({
+      status: 422,
+      body: { code: 'oidc.only_previous_key_can_be_deleted' },
+    });
+    expect(await callApi(a, token, 'DELETE', '/api/configs/oidc/private-keys/no-such-key')).toMatchObject({
+      status: 404,
+      body: { code: 'oidc.key_not_found' },
+    });
     const [cookie] = (await callApi(a, token, 'GET', '/api/configs/oidc/cookie-keys')).body as Array<{ id: string }>;
-    expect(await callApi(a, token, 'DELETE', `/api/configs/oidc/cookie-keys/${cookie!.id}`)).toMatchObject({ status: 422, body: { code: 'oidc.key_required' } });
-    expect(await callApi(a, token, 'POST', '/api/configs/oidc/cookie-keys/rotate', { signingKeyAlgorithm: 'EC' })).toMatchObject({ status: 400, body: { code: 'guard.invalid_input' } });
+    expect(await callApi(a, token, 'DELETE', `/api/configs/oidc/cookie-keys/${cookie!.id}`)).toMatchObject({
+      status: 422,
+      body: { code: 'oidc.key_required' },
+    });
+    expect(await callApi(a, token, 'POST', '/api/configs/oidc/cookie-keys/rotate', { signingKeyAlgorithm: 'EC' })).toMatchObject({
+      status: 400,
+      body: { code: 'guard.invalid_input' },
+    });
     expect((await callApi(a, token, 'POST', '/api/configs/oidc/unknown-keys/rotate', {})).status).toBe(400);
   });
 

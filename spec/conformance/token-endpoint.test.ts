@@ -26,22 +26,30 @@ describe('token endpoint conformance', () => {
     const role = await server.create('/api/roles', { name: 'reader', scopeIds: [read.id] });
     userId = (await server.create('/api/users', { username: 'conformant', password })).id;
     await server.create(`/api/users/${userId}/roles`, { roleIds: [role.id] });
-    const app = (body: Record<string, unknown>) => server.create('/api/applications', {
-      type: 'Traditional', oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] }, ...body,
-    });
+    const app = (body: Record<string, unknown>) =>
+      server.create('/api/applications', {
+        type: 'Traditional',
+        oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+        ...body,
+      });
     exchanger = await app({ name: 'Exchanger', customClientMetadata: { allowTokenExchange: true } });
     plainWeb = await app({ name: 'Plain web' });
   });
-  afterAll(async () => { await server.close(); });
+  afterAll(async () => {
+    await server.close();
+  });
 
   /** A raw POST to the token endpoint with HTTP Basic, answering the status and the JSON body. */
   async function tokenRequest(client: { id: string; secret: string }, parameters: Record<string, string>) {
     const response = await fetch(`http://localhost:${server.port}/oidc/token`, {
       method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+      headers: {
+        authorization: `Basic ${Buffer.from(`${client.id}:${client.secret}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
       body: new URLSearchParams(parameters),
     });
-    return { status: response.status, body: await response.json() as Record<string, string> };
+    return { status: response.status, body: (await response.json()) as Record<string, string> };
   }
   const subjectToken = async () => (await server.api('POST', '/api/subject-tokens', { body: { userId } })).body.subjectToken as string;
   const exchange = async (parameters: Record<string, string>, client = exchanger) =>
@@ -57,8 +65,10 @@ describe('token endpoint conformance', () => {
 
     it('answers invalid_request to an unacceptable actor_token, without spending the subject token', async () => {
       const token = await subjectToken();
-      expect(await exchange({ subject_token: token, actor_token: 'not.a.token', actor_token_type: accessTokenType }))
-        .toMatchObject({ status: 400, body: { error: 'invalid_request', error_description: 'the actor token is not acceptable' } });
+      expect(await exchange({ subject_token: token, actor_token: 'not.a.token', actor_token_type: accessTokenType })).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_request', error_description: 'the actor token is not acceptable' },
+      });
       expect((await exchange({ subject_token: token })).status).toBe(200);
     });
   });
@@ -70,9 +80,14 @@ describe('token endpoint conformance', () => {
 
   describe('RFC 6749 §3.3 and §5.1: scope is in the answer whenever it differs from the request', () => {
     it('says an empty issued scope for client_credentials asking only for an unknown scope', async () => {
-      const answer = await tokenRequest({ id: server.admin.clientId, secret: server.admin.clientSecret }, {
-        grant_type: 'client_credentials', resource: server.identity.managementApiIndicator, scope: 'no-such-scope',
-      });
+      const answer = await tokenRequest(
+        { id: server.admin.clientId, secret: server.admin.clientSecret },
+        {
+          grant_type: 'client_credentials',
+          resource: server.identity.managementApiIndicator,
+          scope: 'no-such-scope',
+        },
+      );
       expect(answer).toMatchObject({ status: 200, body: { scope: '' } });
     });
 
@@ -98,22 +113,45 @@ describe('token endpoint conformance', () => {
 
     it('accepts an audience that is a known resource indicator, and refuses an unknown or conflicting one with invalid_target', async () => {
       const token = await subjectToken();
-      const byAudience = await tokenRequest(exchanger, { grant_type: tokenExchange, subject_token_type: accessTokenType, subject_token: token, audience: indicator, scope: 'read:orders' });
+      const byAudience = await tokenRequest(exchanger, {
+        grant_type: tokenExchange,
+        subject_token_type: accessTokenType,
+        subject_token: token,
+        audience: indicator,
+        scope: 'read:orders',
+      });
       expect(byAudience).toMatchObject({ status: 200, body: { scope: 'read:orders' } });
       expect(decodeJwt(byAudience.body.access_token!).aud).toBe(indicator);
-      expect(await tokenRequest(exchanger, { grant_type: tokenExchange, subject_token_type: accessTokenType, subject_token: await subjectToken(), audience: 'orders-service' }))
-        .toMatchObject({ status: 400, body: { error: 'invalid_target' } });
-      expect(await exchange({ subject_token: await subjectToken(), audience: 'https://other.conformance.test' }))
-        .toMatchObject({ status: 400, body: { error: 'invalid_target' } });
+      expect(
+        await tokenRequest(exchanger, {
+          grant_type: tokenExchange,
+          subject_token_type: accessTokenType,
+          subject_token: await subjectToken(),
+          audience: 'orders-service',
+        }),
+      ).toMatchObject({ status: 400, body: { error: 'invalid_target' } });
+      expect(await exchange({ subject_token: await subjectToken(), audience: 'https://other.conformance.test' })).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_target' },
+      });
     });
   });
 
   it('OIDC Core §12.2: an ID token issued on refresh carries no nonce', async () => {
     const flow = await codeFlow(new TestBrowser(server.url), {
-      clientId: plainWeb.id, redirectUri, scope: 'openid offline_access', identifier: 'conformant', password, prompt: 'consent',
+      clientId: plainWeb.id,
+      redirectUri,
+      scope: 'openid offline_access',
+      identifier: 'conformant',
+      password,
+      prompt: 'consent',
     });
     const config = await server.discover(plainWeb.id, plainWeb.secret);
-    const first = await oauth.authorizationCodeGrant(config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1' });
+    const first = await oauth.authorizationCodeGrant(config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: 'state-1',
+      expectedNonce: 'nonce-1',
+    });
     expect(decodeJwt(first.id_token!).nonce).toBe('nonce-1');
     const refreshed = await oauth.refreshTokenGrant(config, first.refresh_token!);
     expect(refreshed.id_token).toEqual(expect.any(String));

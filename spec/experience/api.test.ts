@@ -20,7 +20,9 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     server = await startTestServer('experience', { ...hookTestEnv, TRUST_PROXY: 'true', SMTP_URL: mail.url, EMAIL_FROM: 'Identity <no-reply@id.test>' });
     await subscribe(server, receiver, ['User.Created', 'User.Data.Updated', 'PostRegister', 'PostSignIn', 'PostResetPassword']);
     const application = await server.create('/api/applications', {
-      name: 'Web app', type: 'Traditional', oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+      name: 'Web app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
     });
     clientId = application.id;
   });
@@ -32,7 +34,7 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
 
   /** A new browser, from an address of its own (limits count per address), on the sign-in page. */
   async function newSignIn() {
-    const browser = new TestBrowser(server.url, `198.51.100.${ipCounter += 1}`);
+    const browser = new TestBrowser(server.url, `198.51.100.${(ipCounter += 1)}`);
     const authorization = await startAuthorization(browser, clientId, redirectUri);
     return { browser, ...authorization };
   }
@@ -58,7 +60,10 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     let redirectTo = '';
     const events = await eventsDuring(server, receiver, async () => {
       expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' })).status).toBe(204);
-      const verified = await browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: 'new_person' }, password: strong });
+      const verified = await browser.json('POST', '/api/experience/verification/new-password-identity', {
+        identifier: { type: 'username', value: 'new_person' },
+        password: strong,
+      });
       expect(verified).toMatchObject({ status: 200, body: { verificationId: expect.any(String) } });
       expect((await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
       const submitted = await browser.json('POST', '/api/experience/submit');
@@ -71,7 +76,13 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     expect(events.map(({ body }) => body.event)).toEqual(['User.Created', 'PostRegister']);
     const [created, registered] = events.map(({ body }) => body);
     expect(created.data).toMatchObject({ username: 'new_person', hasPassword: true, lastSignInAt: expect.any(Number) });
-    expect(registered).toMatchObject({ interactionEvent: 'Register', userId: created.data.id, applicationId: clientId, userAgent: 'experience-test-browser', sessionId: expect.any(String) });
+    expect(registered).toMatchObject({
+      interactionEvent: 'Register',
+      userId: created.data.id,
+      applicationId: clientId,
+      userAgent: 'experience-test-browser',
+      sessionId: expect.any(String),
+    });
     expect(JSON.stringify(events.map(({ raw }) => raw))).not.toMatch(/passwordHash|correct horse/);
     // Once the provider has the result, the interaction is over.
     expect((await browser.json('POST', '/api/experience/submit')).body.code).toBe('session.not_found');
@@ -126,7 +137,10 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' });
     const sent = await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: 'ForgotPassword' });
     const code = await mail.nextCode('suspended@example.com');
-    expect((await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code })).status).toBe(200);
+    expect(
+      (await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code }))
+        .status,
+    ).toBe(200);
     expect((await browser.json('POST', '/api/experience/identification', { verificationId: sent.body.verificationId })).body.code).toBe('user.suspended');
     expect((await server.api('POST', `/api/users/${user.id}/password/verify`, { body: { password: strong } })).status).toBe(204);
   });
@@ -151,9 +165,16 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
   it('refuses passwords that break the policy, naming the rule', async () => {
     const { browser } = await newSignIn();
     await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
-    const attempts = [['short1!', 'at least 8 characters'], ['password123', 'too common'], ['my_handle_is_long', 'must not contain your username']] as const;
+    const attempts = [
+      ['short1!', 'at least 8 characters'],
+      ['password123', 'too common'],
+      ['my_handle_is_long', 'must not contain your username'],
+    ] as const;
     for (const [password, reason] of attempts) {
-      const answer = await browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: 'my_handle' }, password });
+      const answer = await browser.json('POST', '/api/experience/verification/new-password-identity', {
+        identifier: { type: 'username', value: 'my_handle' },
+        password,
+      });
       expect(answer.status).toBe(422);
       expect(answer.body).toMatchObject({ code: 'password.rejected', data: { field: 'password' } });
       expect(answer.body.message).toContain(reason);
@@ -174,13 +195,22 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     const { browser } = await newSignIn();
     const events = await eventsDuring(server, receiver, async () => {
       await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' });
-      const sent = await browser.json('POST', '/api/experience/verification/verification-code', { identifier: { type: 'email', value: 'forgetful@example.com' }, interactionEvent: 'ForgotPassword' });
+      const sent = await browser.json('POST', '/api/experience/verification/verification-code', {
+        identifier: { type: 'email', value: 'forgetful@example.com' },
+        interactionEvent: 'ForgotPassword',
+      });
       expect(sent.status).toBe(200);
       const code = await mail.nextCode('forgetful@example.com');
       const identifier = { type: 'email', value: 'forgetful@example.com' };
-      expect((await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code })).status).toBe(200);
+      expect(
+        (await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code }))
+          .status,
+      ).toBe(200);
       // Used once: the same code again is refused.
-      expect((await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code })).body.code).toBe('verification_code.invalid');
+      expect(
+        (await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code }))
+          .body.code,
+      ).toBe('verification_code.invalid');
       expect((await browser.json('POST', '/api/experience/identification', { verificationId: sent.body.verificationId })).status).toBe(204);
       expect((await browser.json('PUT', '/api/experience/profile/password', { password: 'forgetful1234' })).body.code).toBe('password.rejected');
       expect((await browser.json('PUT', '/api/experience/profile/password', { password: 'a brand new secret' })).status).toBe(204);
@@ -198,9 +228,16 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     const { browser } = await newSignIn();
     await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' });
     const before = mail.messages.length;
-    const sent = await browser.json('POST', '/api/experience/verification/verification-code', { identifier: { type: 'email', value: 'ghost@example.com' }, interactionEvent: 'ForgotPassword' });
+    const sent = await browser.json('POST', '/api/experience/verification/verification-code', {
+      identifier: { type: 'email', value: 'ghost@example.com' },
+      interactionEvent: 'ForgotPassword',
+    });
     expect(sent).toMatchObject({ status: 200, body: { verificationId: expect.any(String) } });
-    const guess = await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier: { type: 'email', value: 'ghost@example.com' }, verificationId: sent.body.verificationId, code: '123456' });
+    const guess = await browser.json('POST', '/api/experience/verification/verification-code/verify', {
+      identifier: { type: 'email', value: 'ghost@example.com' },
+      verificationId: sent.body.verificationId,
+      code: '123456',
+    });
     expect(guess.body.code).toBe('verification_code.invalid');
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(mail.messages.length).toBe(before);
@@ -214,17 +251,37 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
 
     const expiring = await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: 'ForgotPassword' });
     const expiringCode = await mail.nextCode('codes@example.com');
-    await server.database.db.collection('verification_codes').updateOne({ _id: expiring.body.verificationId }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
-    expect((await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: expiring.body.verificationId, code: expiringCode })).body)
-      .toEqual({ code: 'verification_code.invalid', message: 'the verification code is wrong or has expired' });
+    await server.database.db
+      .collection('verification_codes')
+      .updateOne({ _id: expiring.body.verificationId }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+    expect(
+      (
+        await browser.json('POST', '/api/experience/verification/verification-code/verify', {
+          identifier,
+          verificationId: expiring.body.verificationId,
+          code: expiringCode,
+        })
+      ).body,
+    ).toEqual({ code: 'verification_code.invalid', message: 'the verification code is wrong or has expired' });
 
     const guessed = await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: 'ForgotPassword' });
     const code = await mail.nextCode('codes@example.com');
     const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
     for (let attempt = 0; attempt < 5; attempt += 1) {
-      expect((await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: guessed.body.verificationId, code: wrong })).status).toBe(422);
+      expect(
+        (
+          await browser.json('POST', '/api/experience/verification/verification-code/verify', {
+            identifier,
+            verificationId: guessed.body.verificationId,
+            code: wrong,
+          })
+        ).status,
+      ).toBe(422);
     }
-    expect((await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: guessed.body.verificationId, code })).body.code).toBe('verification_code.invalid');
+    expect(
+      (await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: guessed.body.verificationId, code }))
+        .body.code,
+    ).toBe('verification_code.invalid');
   });
 
   it('limits how many codes one address can be sent', async () => {
@@ -232,7 +289,10 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 6; attempt += 1) {
-      const answer = await browser.json('POST', '/api/experience/verification/verification-code', { identifier: { type: 'email', value: 'flooded@example.com' }, interactionEvent: 'Register' });
+      const answer = await browser.json('POST', '/api/experience/verification/verification-code', {
+        identifier: { type: 'email', value: 'flooded@example.com' },
+        interactionEvent: 'Register',
+      });
       statuses.push(answer.status);
       if (answer.status === 429) expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
     }
@@ -244,7 +304,11 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     const { browser, page, csrf } = await newSignIn();
     const foreign = await browser.json('PUT', '/api/experience', { interactionEvent: 'SignIn' }, { origin: 'https://evil.example' });
     expect(foreign).toMatchObject({ status: 403, body: { code: 'session.csrf_failed' } });
-    const formBody = await browser.go('/api/experience', { method: 'PUT', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'interactionEvent=SignIn' });
+    const formBody = await browser.go('/api/experience', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'interactionEvent=SignIn',
+    });
     expect(formBody.status).toBe(415);
 
     const forged = await browser.form(`${page}/sign-in`, { identifier: 'csrf_target', password: strong });
@@ -285,13 +349,16 @@ describe('sign-in experience (Experience API and pages, over HTTP)', () => {
     expect(authorizationCode).toEqual(expect.any(String));
   });
 
-  it('asks a third-party application\'s user for consent, and honours allow and deny', async () => {
+  it("asks a third-party application's user for consent, and honours allow and deny", async () => {
     await createUser({ username: 'consenting', password: strong });
     const thirdParty = await server.create('/api/applications', {
-      name: 'Partner app', type: 'Traditional', isThirdParty: true, oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+      name: 'Partner app',
+      type: 'Traditional',
+      isThirdParty: true,
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
     });
     const consentFor = async (decision: string) => {
-      const browser = new TestBrowser(server.url, `198.51.100.${ipCounter += 1}`);
+      const browser = new TestBrowser(server.url, `198.51.100.${(ipCounter += 1)}`);
       const { page, csrf } = await startAuthorization(browser, thirdParty.id, redirectUri);
       const signedIn = await browser.form(`${page}/sign-in`, { csrf, identifier: 'consenting', password: strong });
       const { response, url } = await browser.follow(signedIn.headers.get('location')!, redirectUri);

@@ -31,10 +31,20 @@ describe('sign-in experience in a real browser (Chromium), through the example w
     mkdirSync(screenshots, { recursive: true });
     receiver = await startReceiver();
     mail = await startMailCatcher();
-    server = await startTestServer('browser', { ...hookTestEnv, SMTP_URL: mail.url, EMAIL_FROM: 'Acme <no-reply@acme.test>', BRAND_NAME: 'Acme', BRAND_COLOR: '#0b6e4f' });
+    server = await startTestServer('browser', {
+      ...hookTestEnv,
+      SMTP_URL: mail.url,
+      EMAIL_FROM: 'Acme <no-reply@acme.test>',
+      BRAND_NAME: 'Acme',
+      BRAND_COLOR: '#0b6e4f',
+    });
     await subscribe(server, receiver, ['User.Created', 'User.Data.Updated', 'PostRegister', 'PostSignIn', 'PostResetPassword']);
     // The example app listens on a port of its own choosing, so it is registered once that is known.
-    const application = await server.create('/api/applications', { name: 'Example web app', type: 'Traditional', oidcClientMetadata: relyingPartyUris('http://localhost:1') });
+    const application = await server.create('/api/applications', {
+      name: 'Example web app',
+      type: 'Traditional',
+      oidcClientMetadata: relyingPartyUris('http://localhost:1'),
+    });
     const secret = await server.create(`/api/applications/${application.id}/secrets`, { name: 'browser-test' });
     rp = await startRelyingParty({ identityUrl: server.url, clientId: application.id, clientSecret: secret.value, port: 0 });
     await server.api('PATCH', `/api/applications/${application.id}`, { body: { oidcClientMetadata: relyingPartyUris(rp.url) } });
@@ -142,14 +152,22 @@ describe('sign-in experience in a real browser (Chromium), through the example w
   it('asks the signed-in user to consent to a third-party application', async () => {
     const partnerCallback = 'http://127.0.0.1:9/callback';
     const partner = await server.create('/api/applications', {
-      name: 'Partner analytics', type: 'Traditional', isThirdParty: true, oidcClientMetadata: { redirectUris: [partnerCallback], postLogoutRedirectUris: [] },
+      name: 'Partner analytics',
+      type: 'Traditional',
+      isThirdParty: true,
+      oidcClientMetadata: { redirectUris: [partnerCallback], postLogoutRedirectUris: [] },
     });
     // Nothing listens there; the browser is answered in its place.
     await page.route(`${partnerCallback}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'partner callback' }));
     const authorize = new URL(`${server.issuer}/auth`);
     authorize.search = new URLSearchParams({
-      client_id: partner.id, response_type: 'code', scope: 'openid profile email', redirect_uri: partnerCallback, state: 'partner-state',
-      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256',
+      client_id: partner.id,
+      response_type: 'code',
+      scope: 'openid profile email',
+      redirect_uri: partnerCallback,
+      state: 'partner-state',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
     }).toString();
     await page.goto(authorize.href);
     await page.getByRole('heading', { name: 'Allow Partner analytics?' }).waitFor();

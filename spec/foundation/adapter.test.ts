@@ -13,7 +13,9 @@ describe('the oidc-provider adapter on MongoDB', () => {
     database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('adapter') });
     adapterFor = createAdapterFactory(database.db, async (id) => clients.get(id));
   });
-  afterAll(async () => { await database.close(); });
+  afterAll(async () => {
+    await database.close();
+  });
 
   it('stores a payload and finds it by id', async () => {
     const sessions = adapterFor('Session');
@@ -58,7 +60,7 @@ describe('the oidc-provider adapter on MongoDB', () => {
     await codes.consume('c2');
     const found = await codes.find('c2');
     expect(found?.consumed).toEqual(expect.any(Number));
-    expect(Math.abs(found!.consumed as number - Date.now() / 1000)).toBeLessThan(5);
+    expect(Math.abs((found!.consumed as number) - Date.now() / 1000)).toBeLessThan(5);
   });
 
   it('destroys one document', async () => {
@@ -100,12 +102,22 @@ describe('the oidc-provider adapter on MongoDB', () => {
     const hostStore = new Map<string, AdapterPayload>([['Client:host-client', { client_id: 'host-client' }]]);
     class HostAdapter {
       constructor(private readonly name: string) {}
-      async upsert(id: string, payload: AdapterPayload) { hostStore.set(`${this.name}:${id}`, payload); }
-      async find(id: string) { return hostStore.get(`${this.name}:${id}`); }
-      async findByUid() { return undefined; }
-      async findByUserCode() { return undefined; }
+      async upsert(id: string, payload: AdapterPayload) {
+        hostStore.set(`${this.name}:${id}`, payload);
+      }
+      async find(id: string) {
+        return hostStore.get(`${this.name}:${id}`);
+      }
+      async findByUid() {
+        return undefined;
+      }
+      async findByUserCode() {
+        return undefined;
+      }
       async consume() {}
-      async destroy(id: string) { hostStore.delete(`${this.name}:${id}`); }
+      async destroy(id: string) {
+        hostStore.delete(`${this.name}:${id}`);
+      }
       async revokeByGrantId() {}
     }
     const composed = composeAdapters(database.db, async (id) => clients.get(id), HostAdapter);

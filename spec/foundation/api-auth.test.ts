@@ -16,16 +16,19 @@ async function forge(server: TestServer, claims: Record<string, unknown>, { typ 
 
 describe('Management API authentication', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer('auth'); });
-  afterAll(async () => { await server.close(); });
+  beforeAll(async () => {
+    server = await startTestServer('auth');
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
-  const call = (token: string | null, headers: Record<string, string> = {}) =>
-    server.api('GET', '/api/applications', { token, headers });
+  const call = (token: string | null, headers: Record<string, string> = {}) => server.api('GET', '/api/applications', { token, headers });
 
   it('asks every route but the health check for a token, whatever its method', async () => {
-    const routes = server.managementApi.router.stack.flatMap((layer) => layer.methods
-      .filter((method) => method !== 'HEAD')
-      .map((method) => ({ method, path: String(layer.path).replace(/:[A-Za-z]+/g, 'some-id') })));
+    const routes = server.managementApi.router.stack.flatMap((layer) =>
+      layer.methods.filter((method) => method !== 'HEAD').map((method) => ({ method, path: String(layer.path).replace(/:[A-Za-z]+/g, 'some-id') })),
+    );
     expect(routes.length).toBeGreaterThan(60);
     for (const { method, path } of routes) {
       const { status } = await server.api(method, path, { token: null });
@@ -72,11 +75,13 @@ describe('Management API authentication', () => {
     expect(body.message).toBe("the access token's `iss` claim is not accepted here");
   });
 
-  it('answers 401 to a token signed by a key that is not the provider\'s', async () => {
+  it("answers 401 to a token signed by a key that is not the provider's", async () => {
     const { privateKey } = await generateKeyPair('ES256');
     const token = await new SignJWT({ scope: 'all' })
       .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt' })
-      .setIssuer(server.issuer).setAudience(server.identity.managementApiIndicator).setExpirationTime('5m')
+      .setIssuer(server.issuer)
+      .setAudience(server.identity.managementApiIndicator)
+      .setExpirationTime('5m')
       .sign(privateKey);
     const { status, body } = await call(token);
     expect(status).toBe(401);

@@ -4,8 +4,12 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('/api/applications', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer('apps'); });
-  afterAll(async () => { await server.close(); });
+  beforeAll(async () => {
+    server = await startTestServer('apps');
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
   const count = () => server.database.db.collection('applications').countDocuments();
   const tokenFor = async (clientId: string, secret: string) => {
@@ -19,7 +23,11 @@ describe('/api/applications', () => {
     });
     expect(status).toBe(200);
     expect(body).toMatchObject({
-      name: 'Web', type: 'Traditional', description: null, isThirdParty: false, customData: {},
+      name: 'Web',
+      type: 'Traditional',
+      description: null,
+      isThirdParty: false,
+      customData: {},
       oidcClientMetadata: { redirectUris: ['https://app.example.com/callback'], postLogoutRedirectUris: [] },
       customClientMetadata: { allowTokenExchange: false },
     });
@@ -68,7 +76,11 @@ describe('/api/applications', () => {
       body: { name: 'Before', type: 'SPA', oidcClientMetadata: { redirectUris: ['https://spa.example.com/cb'] } },
     });
     const { status, body } = await server.api('PATCH', `/api/applications/${created.id}`, {
-      body: { name: 'After', oidcClientMetadata: { postLogoutRedirectUris: ['https://spa.example.com/bye'] }, customClientMetadata: { allowTokenExchange: true } },
+      body: {
+        name: 'After',
+        oidcClientMetadata: { postLogoutRedirectUris: ['https://spa.example.com/bye'] },
+        customClientMetadata: { allowTokenExchange: true },
+      },
     });
     expect(status).toBe(200);
     expect(body).toMatchObject({
@@ -98,9 +110,16 @@ describe('/api/applications', () => {
     expect(answers.map(({ status }) => status)).toEqual(patches.map(() => 200));
     const { body: after } = await server.api('GET', `/api/applications/${created.id}`);
     expect(after).toMatchObject({
-      name: 'Raced and renamed', description: 'changed by one of eight requests',
+      name: 'Raced and renamed',
+      description: 'changed by one of eight requests',
       oidcClientMetadata: { redirectUris: ['https://raced.example.com/cb'], postLogoutRedirectUris: ['https://raced.example.com/bye'] },
-      customClientMetadata: { idTokenTtl: 600, refreshTokenTtlInDays: 30, alwaysIssueRefreshToken: true, rotateRefreshToken: false, corsAllowedOrigins: ['https://raced.example.com'] },
+      customClientMetadata: {
+        idTokenTtl: 600,
+        refreshTokenTtlInDays: 30,
+        alwaysIssueRefreshToken: true,
+        rotateRefreshToken: false,
+        corsAllowedOrigins: ['https://raced.example.com'],
+      },
     });
   });
 
@@ -150,10 +169,30 @@ describe('/api/applications', () => {
       ['a wrong type for name', { name: 42, type: 'SPA' }, 400, { message: 'body.name must be string' }],
       ['an unknown type', { name: 'x', type: 'Mainframe' }, 400, { message: 'body.type must be one of "Native", "SPA", "Traditional", "MachineToMachine"' }],
       ['an unknown field', { name: 'x', type: 'SPA', secret: 'mine' }, 400, { message: 'body has an unknown field `secret`', data: { field: 'body.secret' } }],
-      ['a $-prefixed key in customData', { name: 'x', type: 'SPA', customData: { $where: 'sleep(1)' } }, 400, { message: 'body.customData has a key that is not allowed (`$where`)' }],
-      ['a dotted key nested in customData', { name: 'x', type: 'SPA', customData: { a: { 'b.c': 1 } } }, 400, { message: 'body.customData has a key that is not allowed (`b.c`)' }],
-      ['a redirect URI that is not a URI', { name: 'x', type: 'SPA', oidcClientMetadata: { redirectUris: ['not a uri'] } }, 400, { data: { field: 'body.oidcClientMetadata.redirectUris.0' } }],
-      ['a redirect URI with a fragment (refused by oidc-provider)', { name: 'x', type: 'SPA', oidcClientMetadata: { redirectUris: ['https://a.example.com/cb#frag'] } }, 400, { code: 'guard.invalid_input' }],
+      [
+        'a $-prefixed key in customData',
+        { name: 'x', type: 'SPA', customData: { $where: 'sleep(1)' } },
+        400,
+        { message: 'body.customData has a key that is not allowed (`$where`)' },
+      ],
+      [
+        'a dotted key nested in customData',
+        { name: 'x', type: 'SPA', customData: { a: { 'b.c': 1 } } },
+        400,
+        { message: 'body.customData has a key that is not allowed (`b.c`)' },
+      ],
+      [
+        'a redirect URI that is not a URI',
+        { name: 'x', type: 'SPA', oidcClientMetadata: { redirectUris: ['not a uri'] } },
+        400,
+        { data: { field: 'body.oidcClientMetadata.redirectUris.0' } },
+      ],
+      [
+        'a redirect URI with a fragment (refused by oidc-provider)',
+        { name: 'x', type: 'SPA', oidcClientMetadata: { redirectUris: ['https://a.example.com/cb#frag'] } },
+        400,
+        { code: 'guard.invalid_input' },
+      ],
       ['a third-party SPA', { name: 'x', type: 'SPA', isThirdParty: true }, 400, { message: 'only Traditional applications can be third-party' }],
       ['an array body', [], 400, { message: 'body must be object' }],
       ['a null body', null, 400, { message: 'body must be object' }],
@@ -176,7 +215,10 @@ describe('/api/applications', () => {
     });
 
     it('refuses a body that is not JSON', async () => {
-      const { status, body } = await server.api('POST', '/api/applications', { raw: 'name=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const { status, body } = await server.api('POST', '/api/applications', {
+        raw: 'name=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expect(status).toBe(415);
       expect(body.code).toBe('guard.unsupported_media_type');
     });
@@ -190,8 +232,11 @@ describe('/api/applications', () => {
     });
 
     it('answers 404 for an unknown id and 400 for a malformed one', async () => {
-      expect((await server.api('GET', '/api/applications/doesnotexist')).body)
-        .toEqual({ code: 'entity.not_found', message: 'application with id `doesnotexist` does not exist', data: { entity: 'application', id: 'doesnotexist' } });
+      expect((await server.api('GET', '/api/applications/doesnotexist')).body).toEqual({
+        code: 'entity.not_found',
+        message: 'application with id `doesnotexist` does not exist',
+        data: { entity: 'application', id: 'doesnotexist' },
+      });
       const patched = await server.api('PATCH', '/api/applications/doesnotexist', { body: { name: 'y' } });
       expect(patched.status).toBe(404);
       expect((await server.api('GET', `/api/applications/${encodeURIComponent('a$b')}`)).status).toBe(400);

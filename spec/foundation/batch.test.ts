@@ -5,11 +5,12 @@ function controlledRun() {
   const commands: string[][] = [];
   const finish: Array<(results: Array<string | Error>) => void> = [];
   const fail: Array<(error: Error) => void> = [];
-  const run = (keys: string[]) => new Promise<Array<string | Error>>((resolve, reject) => {
-    commands.push(keys);
-    finish.push(resolve);
-    fail.push(reject);
-  });
+  const run = (keys: string[]) =>
+    new Promise<Array<string | Error>>((resolve, reject) => {
+      commands.push(keys);
+      finish.push(resolve);
+      fail.push(reject);
+    });
   return { run, commands, finish, fail };
 }
 
@@ -32,7 +33,12 @@ describe('group commit (lib/batch.ts)', () => {
   it('fails only the call whose result is an Error, and every call of a command that fails', async () => {
     const { run, finish, fail } = controlledRun();
     const call = createBatch(run);
-    const first = ['a', 'b'].map((key) => call(key).then((value) => ({ value }), (error: Error) => ({ error: error.message })));
+    const first = ['a', 'b'].map((key) =>
+      call(key).then(
+        (value) => ({ value }),
+        (error: Error) => ({ error: error.message }),
+      ),
+    );
     await turn();
     finish[0]!(['A', new Error('b refused')]);
     expect(await Promise.all(first)).toEqual([{ value: 'A' }, { error: 'b refused' }]);

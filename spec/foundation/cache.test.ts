@@ -4,8 +4,12 @@ import { testMongoUri, uniqueDbName } from '../support/env.js';
 
 describe('per-process caches across processes', () => {
   let database: Database;
-  beforeAll(async () => { database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('cache') }); });
-  afterAll(async () => { await database.close(); });
+  beforeAll(async () => {
+    database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('cache') });
+  });
+  afterAll(async () => {
+    await database.close();
+  });
 
   it('forgets what another process changed, the very first change of a cache included', async () => {
     // Two registries over one database stand for two processes.

@@ -6,7 +6,12 @@ import { staleCaches } from '../../provider/stale-caches.js';
 describe('the change vocabulary', () => {
   it('refuses, when the code is type-checked (`npm test` runs the checker), a recorded change that is not in it', () => {
     const recorded: unknown[] = [];
-    const write: Write<ChangeKey> = { session: undefined, record: (change) => { recorded.push(change); } };
+    const write: Write<ChangeKey> = {
+      session: undefined,
+      record: (change) => {
+        recorded.push(change);
+      },
+    };
     write.record({ entity: 'User', action: 'created', id: 'u1', data: {} });
     // @ts-expect-error -- a misspelt action is not a recorded change
     write.record({ entity: 'User', action: 'craeted', id: 'u1', data: {} });

@@ -5,8 +5,12 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('client_credentials through a real OAuth client', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer('cc'); });
-  afterAll(async () => { await server.close(); });
+  beforeAll(async () => {
+    server = await startTestServer('cc');
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
   it('serves discovery under /oidc with the issuer it was given', async () => {
     const config = await server.discover(server.admin.clientId, server.admin.clientSecret);
@@ -23,7 +27,9 @@ describe('client_credentials through a real OAuth client', () => {
     expect(tokens.scope).toBe('all');
     const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!.replace(server.url, `http://localhost:${server.port}`)));
     const { payload, protectedHeader } = await jwtVerify(tokens.access_token, jwks, {
-      issuer: server.issuer, audience: server.identity.managementApiIndicator, typ: 'at+jwt',
+      issuer: server.issuer,
+      audience: server.identity.managementApiIndicator,
+      typ: 'at+jwt',
     });
     expect(protectedHeader.alg).toBe('ES256');
     expect(payload).toMatchObject({ client_id: server.admin.clientId, sub: server.admin.clientId, scope: 'all' });
@@ -40,21 +46,28 @@ describe('client_credentials through a real OAuth client', () => {
 
   it('refuses a wrong client secret with invalid_client', async () => {
     const config = await server.discover(server.admin.clientId, 'not-the-secret-at-all');
-    await expect(oauth.clientCredentialsGrant(config, { scope: 'all', resource: server.identity.managementApiIndicator }))
-      .rejects.toMatchObject({ status: 401, cause: [{ parameters: { error: 'invalid_client' } }] });
+    await expect(oauth.clientCredentialsGrant(config, { scope: 'all', resource: server.identity.managementApiIndicator })).rejects.toMatchObject({
+      status: 401,
+      cause: [{ parameters: { error: 'invalid_client' } }],
+    });
   });
 
   it('refuses an unknown resource with invalid_target', async () => {
     const config = await server.discover(server.admin.clientId, server.admin.clientSecret);
-    await expect(oauth.clientCredentialsGrant(config, { scope: 'all', resource: 'https://unknown.example.com' }))
-      .rejects.toMatchObject({ error: 'invalid_target' });
+    await expect(oauth.clientCredentialsGrant(config, { scope: 'all', resource: 'https://unknown.example.com' })).rejects.toMatchObject({
+      error: 'invalid_target',
+    });
   });
 });
 
 describe('ACCESS_TOKEN_ALG=RS256', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer('rs256', { ACCESS_TOKEN_ALG: 'RS256' }); });
-  afterAll(async () => { await server.close(); });
+  beforeAll(async () => {
+    server = await startTestServer('rs256', { ACCESS_TOKEN_ALG: 'RS256' });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
   it('signs access tokens with RS256, and the Management API accepts them', async () => {
     const token = await server.adminToken();

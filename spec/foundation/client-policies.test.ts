@@ -17,37 +17,55 @@ describe('customClientMetadata', () => {
     server = await startTestServer('client-policies');
     await server.create('/api/users', { username: 'policy_user', password });
   });
-  afterAll(async () => { await server.close(); });
+  afterAll(async () => {
+    await server.close();
+  });
 
-  const application = (type: 'Traditional' | 'SPA', customClientMetadata: Record<string, unknown>, isThirdParty = false) => server.create('/api/applications', {
-    name: `${type} app`, type, customClientMetadata, isThirdParty,
-    oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
-  }) as Promise<{ id: string; secret?: string }>;
+  const application = (type: 'Traditional' | 'SPA', customClientMetadata: Record<string, unknown>, isThirdParty = false) =>
+    server.create('/api/applications', {
+      name: `${type} app`,
+      type,
+      customClientMetadata,
+      isThirdParty,
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    }) as Promise<{ id: string; secret?: string }>;
 
   /** Signs in through the pages and redeems the code as the application. */
   async function tokensFor(app: { id: string; secret?: string }, scope: string, prompt?: string) {
     ip += 1;
     const flow = await codeFlow(new TestBrowser(server.url, `198.51.100.${ip}`), {
-      clientId: app.id, redirectUri, scope, identifier: 'policy_user', password, ...(prompt && { prompt }),
+      clientId: app.id,
+      redirectUri,
+      scope,
+      identifier: 'policy_user',
+      password,
+      ...(prompt && { prompt }),
     });
     const config = await server.discover(app.id, app.secret);
-    const tokens = await oauth.authorizationCodeGrant(config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1' });
+    const tokens = await oauth.authorizationCodeGrant(config, flow.callback, {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: 'state-1',
+      expectedNonce: 'nonce-1',
+    });
     return { config, tokens };
   }
   const refreshTokenExpiry = async (token: string) => {
     const stored = await server.database.db.collection<{ _id: string; expiresAt: Date }>('oidc_RefreshToken').findOne({ _id: token });
     return stored!.expiresAt.getTime();
   };
-  const lifetime = (jwt: string) => { const { exp, iat } = decodeJwt(jwt); return exp! - iat!; };
+  const lifetime = (jwt: string) => {
+    const { exp, iat } = decodeJwt(jwt);
+    return exp! - iat!;
+  };
 
-  it('idTokenTtl sets the ID token\'s lifetime (default 3600 s)', async () => {
+  it("idTokenTtl sets the ID token's lifetime (default 3600 s)", async () => {
     const short = await tokensFor(await application('Traditional', { idTokenTtl: 600 }), 'openid');
     expect(lifetime(short.tokens.id_token!)).toBe(600);
     const plain = await tokensFor(await application('Traditional', {}), 'openid');
     expect(lifetime(plain.tokens.id_token!)).toBe(3600);
   });
 
-  it('refreshTokenTtlInDays sets the refresh token\'s lifetime (default 14 days)', async () => {
+  it("refreshTokenTtlInDays sets the refresh token's lifetime (default 14 days)", async () => {
     const before = Date.now();
     const long = await tokensFor(await application('Traditional', { refreshTokenTtlInDays: 30 }), 'openid offline_access', 'consent');
     const expiry = await refreshTokenExpiry(long.tokens.refresh_token!);
@@ -68,7 +86,7 @@ describe('customClientMetadata', () => {
     expect((await tokensFor(partner, 'openid')).tokens.refresh_token).toBeUndefined();
   });
 
-  it('rotateRefreshToken: false keeps a confidential client\'s refresh token; a public client\'s rotates whatever it says (RFC 9700 §4.14.2)', async () => {
+  it("rotateRefreshToken: false keeps a confidential client's refresh token; a public client's rotates whatever it says (RFC 9700 §4.14.2)", async () => {
     const kept = await tokensFor(await application('Traditional', { rotateRefreshToken: false, alwaysIssueRefreshToken: true }), 'openid');
     const first = kept.tokens.refresh_token!;
     const refreshed = await oauth.refreshTokenGrant(kept.config, first);
@@ -83,14 +101,21 @@ describe('customClientMetadata', () => {
 
   it('corsAllowedOrigins lets those browser origins call the token endpoint, and no others', async () => {
     const app = await application('Traditional', { corsAllowedOrigins: ['https://app.example.com'] });
-    const preflight = (origin: string) => fetch(`${server.issuer}/token`, {
-      method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' },
-    });
-    const token = (origin: string) => fetch(`${server.issuer}/token`, {
-      method: 'POST',
-      headers: { origin, 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}` },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'not-a-code', redirect_uri: redirectUri }),
-    });
+    const preflight = (origin: string) =>
+      fetch(`${server.issuer}/token`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST' },
+      });
+    const token = (origin: string) =>
+      fetch(`${server.issuer}/token`, {
+        method: 'POST',
+        headers: {
+          origin,
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'not-a-code', redirect_uri: redirectUri }),
+      });
     expect((await preflight('https://app.example.com')).status).toBe(204);
     const allowed = await token('https://app.example.com');
     expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
@@ -100,7 +125,12 @@ describe('customClientMetadata', () => {
 
   it('refuses out-of-range settings with 400 naming the field, and stores nothing', async () => {
     const before = (await server.api('GET', '/api/applications')).body.length;
-    for (const [field, value] of [['idTokenTtl', 10], ['refreshTokenTtlInDays', 0], ['rotateRefreshToken', 'yes'], ['corsAllowedOrigins', ['not a url']]] as const) {
+    for (const [field, value] of [
+      ['idTokenTtl', 10],
+      ['refreshTokenTtlInDays', 0],
+      ['rotateRefreshToken', 'yes'],
+      ['corsAllowedOrigins', ['not a url']],
+    ] as const) {
       const response = await server.api('POST', '/api/applications', { body: { name: 'Bad', type: 'Traditional', customClientMetadata: { [field]: value } } });
       expect(response.status).toBe(400);
       expect(JSON.stringify(response.body)).toContain(field);

@@ -11,11 +11,31 @@ import { testMongoUri, uniqueDbName } from '../support/env.js';
 describe('settings', () => {
   it('has defaults for everything', () => {
     expect(loadSettings({})).toEqual({
-      port: 3001, baseUrl: undefined, mongodbUri: undefined, accessTokenAlg: 'ES256',
-      bootstrapClientId: undefined, bootstrapClientSecret: undefined, apiBodyLimit: 102400, cacheRefreshMs: 1000, trustProxy: { hops: 0 }, subjectTokenTtl: 600, managementApiTokenTtl: 600, customClaimsOnError: 'omit', customClaimsTimeoutMs: 1000, outboundAllowedHosts: [], changesRetentionDays: 90,
+      port: 3001,
+      baseUrl: undefined,
+      mongodbUri: undefined,
+      accessTokenAlg: 'ES256',
+      bootstrapClientId: undefined,
+      bootstrapClientSecret: undefined,
+      apiBodyLimit: 102400,
+      cacheRefreshMs: 1000,
+      trustProxy: { hops: 0 },
+      subjectTokenTtl: 600,
+      managementApiTokenTtl: 600,
+      customClaimsOnError: 'omit',
+      customClaimsTimeoutMs: 1000,
+      outboundAllowedHosts: [],
+      changesRetentionDays: 90,
       hooks: {
-        allowedHosts: [], deliver: true, timeoutMs: 10000, retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
-        disableAfter: 432000, keyOverlap: 86400, pollMs: 1000, concurrency: 16, retentionDays: 30,
+        allowedHosts: [],
+        deliver: true,
+        timeoutMs: 10000,
+        retrySchedule: [0, 5, 300, 1800, 7200, 18000, 36000, 36000],
+        disableAfter: 432000,
+        keyOverlap: 86400,
+        pollMs: 1000,
+        concurrency: 16,
+        retentionDays: 30,
       },
       experience: { productName: 'oidc-identity', logoUrl: undefined, primaryColor: '#3451b2', smtpUrl: undefined, emailFrom: undefined },
     });
@@ -24,21 +44,43 @@ describe('settings', () => {
   });
 
   it('reads the webhook settings', () => {
-    expect(loadSettings({
-      HOOKS_ALLOWED_HOSTS: '127.0.0.1, localhost,10.0.0.0/8,fd00::/8', HOOKS_DELIVERY: 'false', HOOKS_RETRY_SCHEDULE: '0,1,60',
-    }).hooks).toMatchObject({ allowedHosts: ['127.0.0.1', 'localhost', '10.0.0.0/8', 'fd00::/8'], deliver: false, retrySchedule: [0, 1, 60] });
+    expect(
+      loadSettings({
+        HOOKS_ALLOWED_HOSTS: '127.0.0.1, localhost,10.0.0.0/8,fd00::/8',
+        HOOKS_DELIVERY: 'false',
+        HOOKS_RETRY_SCHEDULE: '0,1,60',
+      }).hooks,
+    ).toMatchObject({ allowedHosts: ['127.0.0.1', 'localhost', '10.0.0.0/8', 'fd00::/8'], deliver: false, retrySchedule: [0, 1, 60] });
   });
 
   it('reads the sign-in experience settings', () => {
-    expect(loadSettings({
-      BRAND_NAME: 'Acme', BRAND_LOGO_URL: 'https://acme.test/logo.svg', BRAND_COLOR: '#0B6E4F', SMTP_URL: 'smtps://user:pass@mail.acme.test:465', EMAIL_FROM: 'Acme <no-reply@acme.test>',
-    }).experience).toEqual({ productName: 'Acme', logoUrl: 'https://acme.test/logo.svg', primaryColor: '#0B6E4F', smtpUrl: 'smtps://user:pass@mail.acme.test:465', emailFrom: 'Acme <no-reply@acme.test>' });
+    expect(
+      loadSettings({
+        BRAND_NAME: 'Acme',
+        BRAND_LOGO_URL: 'https://acme.test/logo.svg',
+        BRAND_COLOR: '#0B6E4F',
+        SMTP_URL: 'smtps://user:pass@mail.acme.test:465',
+        EMAIL_FROM: 'Acme <no-reply@acme.test>',
+      }).experience,
+    ).toEqual({
+      productName: 'Acme',
+      logoUrl: 'https://acme.test/logo.svg',
+      primaryColor: '#0B6E4F',
+      smtpUrl: 'smtps://user:pass@mail.acme.test:465',
+      emailFrom: 'Acme <no-reply@acme.test>',
+    });
   });
 
   it('reads and converts the environment', () => {
-    expect(loadSettings({
-      PORT: '8080', BASE_URL: 'https://id.example.com/', MONGODB_URI: 'mongodb://db:27017/id', ACCESS_TOKEN_ALG: 'EdDSA', TRUST_PROXY: 'true',
-    })).toMatchObject({ port: 8080, baseUrl: 'https://id.example.com', mongodbUri: 'mongodb://db:27017/id', accessTokenAlg: 'EdDSA', trustProxy: { hops: 1 } });
+    expect(
+      loadSettings({
+        PORT: '8080',
+        BASE_URL: 'https://id.example.com/',
+        MONGODB_URI: 'mongodb://db:27017/id',
+        ACCESS_TOKEN_ALG: 'EdDSA',
+        TRUST_PROXY: 'true',
+      }),
+    ).toMatchObject({ port: 8080, baseUrl: 'https://id.example.com', mongodbUri: 'mongodb://db:27017/id', accessTokenAlg: 'EdDSA', trustProxy: { hops: 1 } });
     expect(loadSettings({ TRUST_PROXY: '2' }).trustProxy).toEqual({ hops: 2 });
     expect(loadSettings({ TRUST_PROXY: '10.0.0.0/8, 2001:db8::1' }).trustProxy).toEqual({ proxies: ['10.0.0.0/8', '2001:db8::1'] });
     expect(loadSettings({ MANAGEMENT_API_TOKEN_TTL: '120' }).managementApiTokenTtl).toBe(120);
@@ -66,15 +108,21 @@ describe('settings', () => {
     expect(() => loadSettings(env)).toThrow(new ConfigError(message));
   });
 
-  it('stops `npm start`\'s server with that one line and exit code 1', async () => {
+  it("stops `npm start`'s server with that one line and exit code 1", async () => {
     const run = promisify(execFile)(process.execPath, ['dist/server.js'], { env: { ...process.env, PORT: 'eighty' } });
     await expect(run).rejects.toMatchObject({ code: 1, stderr: 'Invalid setting: PORT must be integer\n' });
   });
 
-  describe('an embedding host\'s options are checked with the same rules as the environment', () => {
+  describe("an embedding host's options are checked with the same rules as the environment", () => {
     it.each([
-      [{ experience: { branding: { primaryColor: 'red; } body { display: none' } } }, 'Invalid option: experience.branding.primaryColor must match pattern "^#[0-9A-Fa-f]{6}$"'],
-      [{ experience: { branding: { logoUrl: 'javascript:alert(1)' } } }, 'Invalid option: experience.branding.logoUrl must match pattern "^https?://[^\\s"\'<>]+$"'],
+      [
+        { experience: { branding: { primaryColor: 'red; } body { display: none' } } },
+        'Invalid option: experience.branding.primaryColor must match pattern "^#[0-9A-Fa-f]{6}$"',
+      ],
+      [
+        { experience: { branding: { logoUrl: 'javascript:alert(1)' } } },
+        'Invalid option: experience.branding.logoUrl must match pattern "^https?://[^\\s"\'<>]+$"',
+      ],
       [{ experience: { branding: { productName: '' } } }, 'Invalid option: experience.branding.productName must NOT have fewer than 1 characters'],
       [{ hooks: { timeoutMs: 5 } }, 'Invalid option: hooks.timeoutMs must be >= 100'],
       [{ hooks: { retrySchedule: [] } }, 'Invalid option: hooks.retrySchedule must NOT have fewer than 1 items'],
@@ -82,12 +130,12 @@ describe('settings', () => {
     ])('createIdentity refuses %j with one line naming the option', async (options, message) => {
       const database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('options') });
       try {
-        await expect(createIdentity({ database, issuer: 'http://localhost:1/oidc', baseUrl: 'http://localhost:1', logger: silentLogger, ...options }))
-          .rejects.toThrow(new ConfigError(message));
+        await expect(
+          createIdentity({ database, issuer: 'http://localhost:1/oidc', baseUrl: 'http://localhost:1', logger: silentLogger, ...options }),
+        ).rejects.toThrow(new ConfigError(message));
       } finally {
         await database.close();
       }
     });
   });
 });
-

@@ -16,18 +16,21 @@ describe('examples/embedded: an existing oidc-provider deployment adopting the p
   beforeAll(async () => {
     example = await startEmbeddedExample({ mongodbUri: testMongoUri(), dbName: uniqueDbName('embedded'), bootstrap, logger: silentLogger });
   });
-  afterAll(async () => { await example.close(); });
+  afterAll(async () => {
+    await example.close();
+  });
 
-  it('keeps the host\'s static client, resource server and token claims working', async () => {
+  it("keeps the host's static client, resource server and token claims working", async () => {
     const config = await discover(example.issuer, 'host-service', 'host-service-secret');
     const tokens = await oauth.clientCredentialsGrant(config, { scope: 'reports:read', resource: 'https://reports.acme.test' });
     const { payload } = await jwtVerify(tokens.access_token, createRemoteJWKSet(new URL(`${example.issuer}/jwks`)), {
-      issuer: example.issuer, audience: 'https://reports.acme.test',
+      issuer: example.issuer,
+      audience: 'https://reports.acme.test',
     });
     expect(payload).toMatchObject({ scope: 'reports:read', tenant: 'acme', client_id: 'host-service' });
   });
 
-  it('keeps the host\'s own routes', async () => {
+  it("keeps the host's own routes", async () => {
     expect(await (await fetch(`${example.baseUrl}/hello`)).json()).toEqual({ hello: 'from the host' });
   });
 
@@ -39,30 +42,44 @@ describe('examples/embedded: an existing oidc-provider deployment adopting the p
     expect(((await response.json()) as Array<{ indicator: string }>)[0]).toMatchObject({ indicator: example.managementApiIndicator });
   });
 
-  it('merges the host\'s own getCustomJwtClaims function\'s claims into an exchanged token', async () => {
+  it("merges the host's own getCustomJwtClaims function's claims into an exchanged token", async () => {
     const admin = await discover(example.issuer, bootstrap.clientId, bootstrap.clientSecret);
     const { access_token: token } = await oauth.clientCredentialsGrant(admin, { scope: 'all', resource: example.managementApiIndicator });
-    const call = async (path: string, body: unknown) => (await fetch(`${example.baseUrl}/api${path}`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
-    })).json() as Promise<Record<string, string>>;
+    const call = async (path: string, body: unknown) =>
+      (
+        await fetch(`${example.baseUrl}/api${path}`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json() as Promise<Record<string, string>>;
     const resource = await call('/resources', { name: 'API', indicator: 'https://api.embedded.test' });
     const user = await call('/users', { username: 'embedded_user' });
     const app = await call('/applications', { name: 'console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
     const { subjectToken } = await call('/subject-tokens', { userId: user.id, context: { ticketId: 'E-1' } });
     const config = await oauth.discovery(new URL(example.issuer), app.id!, undefined, oauth.None(), { execute: [oauth.allowInsecureRequests] });
     const response = await oauth.genericGrantRequest(config, 'urn:ietf:params:oauth:grant-type:token-exchange', {
-      subject_token: subjectToken!, subject_token_type: 'urn:ietf:params:oauth:token-type:access_token', resource: resource.indicator!,
+      subject_token: subjectToken!,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      resource: resource.indicator!,
     });
-    const { payload } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(`${example.issuer}/jwks`)), { issuer: example.issuer, audience: resource.indicator! });
+    const { payload } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(`${example.issuer}/jwks`)), {
+      issuer: example.issuer,
+      audience: resource.indicator!,
+    });
     expect(payload).toMatchObject({ sub: user.id, impersonation_context: { ticketId: 'E-1' }, tenant: 'acme' });
   });
 });
 
 describe('examples/standalone', () => {
   it('starts the standalone server from code and serves discovery', async () => {
-    const server = await startStandaloneExample({ ...loadSettings({ PORT: '0' }), mongodbUri: testMongoUri() }, {
-      logger: silentLogger, dbName: uniqueDbName('standalone'),
-    });
+    const server = await startStandaloneExample(
+      { ...loadSettings({ PORT: '0' }), mongodbUri: testMongoUri() },
+      {
+        logger: silentLogger,
+        dbName: uniqueDbName('standalone'),
+      },
+    );
     try {
       const discovery = (await (await fetch(`http://localhost:${server.port}/oidc/.well-known/openid-configuration`)).json()) as { issuer: string };
       expect(discovery.issuer).toBe(server.issuer);

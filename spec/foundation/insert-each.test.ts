@@ -8,8 +8,12 @@ import { testMongoUri, uniqueDbName } from '../support/env.js';
  */
 describe('inserting documents whose unique keys may be taken (lib/insert-each.ts)', () => {
   let database: Database;
-  beforeAll(async () => { database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('insert-each') }); });
-  afterAll(async () => { await database.close(); });
+  beforeAll(async () => {
+    database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('insert-each') });
+  });
+  afterAll(async () => {
+    await database.close();
+  });
 
   const ids = async (name: string) => (await database.db.collection<{ _id: string }>(name).find({}).sort({ _id: 1 }).toArray()).map(({ _id }) => _id);
 

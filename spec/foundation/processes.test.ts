@@ -27,7 +27,9 @@ describe('several server processes on one database', () => {
     started.push(server);
     return server;
   };
-  afterAll(async () => { await Promise.all(started.map((server) => server.stop('SIGKILL'))); });
+  afterAll(async () => {
+    await Promise.all(started.map((server) => server.stop('SIGKILL')));
+  });
 
   it('agree on signing keys and create one bootstrap application when started together on an empty database', async () => {
     const dbName = uniqueDbName('race');
@@ -38,7 +40,7 @@ describe('several server processes on one database', () => {
     expect(printed).toHaveLength(1);
   });
 
-  it('accept each other\'s tokens, and see each other\'s applications', async () => {
+  it("accept each other's tokens, and see each other's applications", async () => {
     const dbName = uniqueDbName('shared');
     const a = await start(dbName, admin);
     const b = await start(dbName, admin);
@@ -52,7 +54,10 @@ describe('several server processes on one database', () => {
 
     // B has the client cached now; deleting it on A reaches B within its refresh interval.
     expect((await callApi(a, tokenFromA, 'DELETE', `/api/applications/${app.id}`)).status).toBe(204);
-    const afterDelete = await eventually(() => clientCredentials(b, app.id, app.secret, managementApi), ({ status }) => status === 401);
+    const afterDelete = await eventually(
+      () => clientCredentials(b, app.id, app.secret, managementApi),
+      ({ status }) => status === 401,
+    );
     expect(afterDelete.status).toBe(401);
   });
 

@@ -5,8 +5,12 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('/api/resources and their scopes', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer('resources'); });
-  afterAll(async () => { await server.close(); });
+  beforeAll(async () => {
+    server = await startTestServer('resources');
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
   const db = () => server.database.db;
 
@@ -14,8 +18,13 @@ describe('/api/resources and their scopes', () => {
     const { status, body } = await server.api('POST', '/api/resources', { body: { name: 'Orders', indicator: 'https://orders.example.com' } });
     expect(status).toBe(201);
     expect(body).toEqual({
-      id: expect.any(String), name: 'Orders', indicator: 'https://orders.example.com', isDefault: false,
-      accessTokenTtl: 3600, createdAt: expect.any(Number), scopes: [],
+      id: expect.any(String),
+      name: 'Orders',
+      indicator: 'https://orders.example.com',
+      isDefault: false,
+      accessTokenTtl: 3600,
+      createdAt: expect.any(Number),
+      scopes: [],
     });
   });
 
@@ -29,7 +38,9 @@ describe('/api/resources and their scopes', () => {
   });
 
   it('lists, reads, updates and deletes resources', async () => {
-    const { body: created } = await server.api('POST', '/api/resources', { body: { name: 'Billing', indicator: 'https://billing.example.com', accessTokenTtl: 600 } });
+    const { body: created } = await server.api('POST', '/api/resources', {
+      body: { name: 'Billing', indicator: 'https://billing.example.com', accessTokenTtl: 600 },
+    });
     const listed = await server.api('GET', '/api/resources?includeScopes=true');
     expect(listed.status).toBe(200);
     expect(Number(listed.headers.get('total-number'))).toBeGreaterThanOrEqual(2);
@@ -61,11 +72,17 @@ describe('/api/resources and their scopes', () => {
     expect(await db().collection('resources').countDocuments()).toBe(before);
   });
 
-  it('manages a resource\'s scopes, refusing a duplicate name with 422', async () => {
+  it("manages a resource's scopes, refusing a duplicate name with 422", async () => {
     const { body: resource } = await server.api('POST', '/api/resources', { body: { name: 'Scoped', indicator: 'https://scoped.example.com' } });
     const created = await server.api('POST', `/api/resources/${resource.id}/scopes`, { body: { name: 'read:orders', description: 'Read orders' } });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.any(String), resourceId: resource.id, name: 'read:orders', description: 'Read orders', createdAt: expect.any(Number) });
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      resourceId: resource.id,
+      name: 'read:orders',
+      description: 'Read orders',
+      createdAt: expect.any(Number),
+    });
 
     const duplicate = await server.api('POST', `/api/resources/${resource.id}/scopes`, { body: { name: 'read:orders' } });
     expect(duplicate.status).toBe(422);
@@ -84,10 +101,12 @@ describe('/api/resources and their scopes', () => {
     expect((await server.api('GET', '/api/resources/nosuchresource/scopes')).status).toBe(404);
   });
 
-  it('deleting a resource removes its scopes and every role\'s grant of them', async () => {
+  it("deleting a resource removes its scopes and every role's grant of them", async () => {
     const { body: resource } = await server.api('POST', '/api/resources', { body: { name: 'Gone', indicator: 'https://gone.example.com' } });
     const { body: scope } = await server.api('POST', `/api/resources/${resource.id}/scopes`, { body: { name: 'x' } });
-    await db().collection('roles_scopes').insertOne({ _id: 'r:s' as never, roleId: 'some-role', scopeId: scope.id });
+    await db()
+      .collection('roles_scopes')
+      .insertOne({ _id: 'r:s' as never, roleId: 'some-role', scopeId: scope.id });
     expect((await server.api('DELETE', `/api/resources/${resource.id}`)).status).toBe(204);
     expect(await db().collection('scopes').countDocuments({ resourceId: resource.id })).toBe(0);
     expect(await db().collection('roles_scopes').countDocuments({ scopeId: scope.id })).toBe(0);
@@ -109,7 +128,9 @@ describe('/api/resources and their scopes', () => {
   });
 
   it('makes a change visible on the next token request', async () => {
-    const { body: resource } = await server.api('POST', '/api/resources', { body: { name: 'Live', indicator: 'https://live.example.com', accessTokenTtl: 600 } });
+    const { body: resource } = await server.api('POST', '/api/resources', {
+      body: { name: 'Live', indicator: 'https://live.example.com', accessTokenTtl: 600 },
+    });
     const config = await server.discover(server.admin.clientId, server.admin.clientSecret);
     const first = await oauth.clientCredentialsGrant(config, { resource: resource.indicator });
     expect(first.expires_in).toBe(600);

@@ -24,7 +24,9 @@ describe('webhook delivery', () => {
     await server.close();
     await receiver.close();
   });
-  beforeEach(() => { receiver.answer = () => ({ status: 204 }); });
+  beforeEach(() => {
+    receiver.answer = () => ({ status: 204 });
+  });
 
   const createRole = async (name: string) => (await server.create('/api/roles', { name })) as { id: string };
 
@@ -35,7 +37,7 @@ describe('webhook delivery', () => {
     for (let i = 0; i < 5; i += 1) roles.push(await createRole(`while down ${i}`));
     // Each has been tried and refused at least twice.
     const deadline = Date.now() + 10_000;
-    while (await server.database.db.collection('hook_deliveries').countDocuments({ hookId: hook.id, attempts: { $gte: 2 } }) < 5 && Date.now() < deadline) {
+    while ((await server.database.db.collection('hook_deliveries').countDocuments({ hookId: hook.id, attempts: { $gte: 2 } })) < 5 && Date.now() < deadline) {
       await fastForward(server.database.db, clock);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -63,19 +65,22 @@ describe('webhook delivery', () => {
     receiver.answer = () => ({ status: 503, headers: { 'retry-after': '2' } });
     const retried = await createRole('retried after the change');
     const deadline = Date.now() + 10_000;
-    while (await server.database.db.collection('hook_attempts').countDocuments({ hookId: hook.id, ok: false }) < 1 && Date.now() < deadline) {
+    while ((await server.database.db.collection('hook_attempts').countDocuments({ hookId: hook.id, ok: false })) < 1 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect((await server.api('PATCH', `/api/hooks/${hook.id}`, { body: { events: ['Role.Deleted'] } })).status).toBe(200);
     const sentOf = (id: string) => receiver.received.filter(({ body }) => body.data?.id === id).length;
     const [sentBefore, retriedBefore] = [sentOf(sent.id), sentOf(retried.id)];
     receiver.answer = () => ({ status: 204 });
-    const { body: [succeeded] } = await server.api('GET', `/api/hooks/${hook.id}/deliveries?state=succeeded`);
+    const {
+      body: [succeeded],
+    } = await server.api('GET', `/api/hooks/${hook.id}/deliveries?state=succeeded`);
     expect((await server.api('POST', `/api/hooks/${hook.id}/deliveries/${succeeded.id}/redeliver`)).status).toBe(202);
     await settled();
     const { body: deliveries } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
     expect(deliveries.map(({ state, lastError }: { state: string; lastError: string | null }) => [state, lastError])).toEqual([
-      ['skipped', 'the hook no longer subscribes to this event'], ['skipped', 'the hook no longer subscribes to this event'],
+      ['skipped', 'the hook no longer subscribes to this event'],
+      ['skipped', 'the hook no longer subscribes to this event'],
     ]);
     // Nothing more reached the receiver once the hook had changed.
     expect([sentOf(sent.id), sentOf(retried.id)]).toEqual([sentBefore, retriedBefore]);
@@ -93,13 +98,23 @@ describe('webhook delivery', () => {
     await receiver.waitFor(() => times.length === 1);
     await settled();
     await receiver.waitFor(() => times.length === 2);
-    const { body: [delivery] } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
+    const {
+      body: [delivery],
+    } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
     // The schedule says 1 s; the receiver asked for 2 (times on the worker's clock).
     expect(delivery.attempts[0].startedAt - delivery.attempts[1].startedAt).toBeGreaterThanOrEqual(2000);
     expect(delivery).toMatchObject({ state: 'succeeded', attemptCount: 2, lastStatus: 200, lastError: null, nextAttemptAt: null });
     expect(delivery.attempts).toEqual([
       { id: expect.any(String), startedAt: expect.any(Number), durationMs: expect.any(Number), ok: true, statusCode: 200, response: 'ok', error: null },
-      { id: expect.any(String), startedAt: expect.any(Number), durationMs: expect.any(Number), ok: false, statusCode: 503, response: 'busy, come back later', error: 'answered 503' },
+      {
+        id: expect.any(String),
+        startedAt: expect.any(Number),
+        durationMs: expect.any(Number),
+        ok: false,
+        statusCode: 503,
+        response: 'busy, come back later',
+        error: 'answered 503',
+      },
     ]);
     await server.api('DELETE', `/api/hooks/${hook.id}`);
   });
@@ -109,7 +124,9 @@ describe('webhook delivery', () => {
     receiver.answer = () => ({ status: 204, delayMs: 2500 });
     await createRole('too slow');
     await settled(60_000);
-    const { body: [delivery] } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
+    const {
+      body: [delivery],
+    } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
     expect(delivery).toMatchObject({ state: 'failed', attemptCount: 8, lastStatus: null, lastError: 'no answer within 2000 ms' });
     await server.api('DELETE', `/api/hooks/${hook.id}`);
   }, 90_000);
@@ -121,7 +138,9 @@ describe('webhook delivery', () => {
     await settled();
     const { body } = await server.api('GET', `/api/hooks/${hook.id}`);
     expect(body).toMatchObject({ enabled: false, disabledReason: expect.stringMatching(/^the endpoint answered 410 Gone/) });
-    const { body: [delivery] } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
+    const {
+      body: [delivery],
+    } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
     expect(delivery).toMatchObject({ state: 'failed', attemptCount: 1, lastStatus: 410 });
     // A disabled hook gets nothing new.
     const before = receiver.received.length;
@@ -136,7 +155,11 @@ describe('webhook delivery', () => {
 
   it('disables a hook that keeps failing past HOOKS_DISABLE_AFTER', async () => {
     const failingClock = createTestClock();
-    const failing = await startTestServer('hook-failing', { ...hookTestEnv, HOOKS_DISABLE_AFTER: '1', HOOKS_RETRY_SCHEDULE: '0,1,1,1,1' }, { clock: failingClock });
+    const failing = await startTestServer(
+      'hook-failing',
+      { ...hookTestEnv, HOOKS_DISABLE_AFTER: '1', HOOKS_RETRY_SCHEDULE: '0,1,1,1,1' },
+      { clock: failingClock },
+    );
     try {
       const hook = await subscribe(failing, receiver, ['Role.Created'], 'failing');
       receiver.answer = () => ({ status: 500 });

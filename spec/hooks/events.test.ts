@@ -21,7 +21,9 @@ describe('the events each Management API route announces', () => {
   /** Runs one request and answers the events it produced, after checking its status. */
   async function eventsOf(method: string, path: string, body: unknown, status: number) {
     let answer: Awaited<ReturnType<TestServer['api']>> | undefined;
-    const received = await eventsDuring(server, receiver, async () => { answer = await server.api(method, path, { body }); });
+    const received = await eventsDuring(server, receiver, async () => {
+      answer = await server.api(method, path, { body });
+    });
     if (answer!.status !== status) throw new Error(`${method} ${path} answered ${answer!.status}: ${JSON.stringify(answer!.body)}`);
     return { received, answer: answer! };
   }
@@ -78,7 +80,9 @@ describe('the events each Management API route announces', () => {
     expect(names(scope.received)).toEqual(['Scope.Created']);
     const scopeId = scope.answer.body.id;
     const { body: write } = await server.api('POST', `/api/resources/${resource.id}/scopes`, { body: { name: 'write:orders' } });
-    expect(names((await eventsOf('PATCH', `/api/resources/${resource.id}/scopes/${scopeId}`, { description: 'Read orders' }, 200)).received)).toEqual(['Scope.Data.Updated']);
+    expect(names((await eventsOf('PATCH', `/api/resources/${resource.id}/scopes/${scopeId}`, { description: 'Read orders' }, 200)).received)).toEqual([
+      'Scope.Data.Updated',
+    ]);
 
     const plain = await eventsOf('POST', '/api/roles', { name: 'plain role' }, 200);
     expect(names(plain.received)).toEqual(['Role.Created']);
@@ -89,11 +93,15 @@ describe('the events each Management API route announces', () => {
 
     expect(names((await eventsOf('PATCH', `/api/roles/${roleId}`, { description: 'Reads' }, 200)).received)).toEqual(['Role.Data.Updated']);
     const added = await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 201);
-    expect(added.received.map(({ body }) => [body.event, body.data])).toEqual([['Role.Scopes.Updated', { roleId, addedScopeIds: [write.id], removedScopeIds: [] }]]);
+    expect(added.received.map(({ body }) => [body.event, body.data])).toEqual([
+      ['Role.Scopes.Updated', { roleId, addedScopeIds: [write.id], removedScopeIds: [] }],
+    ]);
     // Adding what the role already has changes nothing, and announces nothing.
     expect(names((await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 201)).received)).toEqual([]);
     const removed = await eventsOf('DELETE', `/api/roles/${roleId}/scopes/${write.id}`, undefined, 204);
-    expect(removed.received.map(({ body }) => [body.event, body.data])).toEqual([['Role.Scopes.Updated', { roleId, addedScopeIds: [], removedScopeIds: [write.id] }]]);
+    expect(removed.received.map(({ body }) => [body.event, body.data])).toEqual([
+      ['Role.Scopes.Updated', { roleId, addedScopeIds: [], removedScopeIds: [write.id] }],
+    ]);
 
     expect(names((await eventsOf('DELETE', `/api/roles/${plain.answer.body.id}`, undefined, 204)).received)).toEqual(['Role.Deleted']);
     expect(names((await eventsOf('DELETE', `/api/resources/${resource.id}/scopes/${scopeId}`, undefined, 204)).received)).toEqual(['Scope.Deleted']);
@@ -108,17 +116,22 @@ describe('the events each Management API route announces', () => {
     const { body: ann } = await server.api('POST', '/api/users', { body: { username: 'ann_member' } });
     const { body: bob } = await server.api('POST', '/api/users', { body: { username: 'bob_member' } });
     const membership = (received: Array<{ body: { event: string; data: unknown } }>) => received.map(({ body }) => [body.event, body.data]);
-    expect(membership((await eventsOf('POST', `/api/organizations/${orgId}/users`, { userIds: [ann.id] }, 201)).received))
-      .toEqual([['Organization.Membership.Updated', { organizationId: orgId, addedUserIds: [ann.id], removedUserIds: [] }]]);
-    expect(membership((await eventsOf('PUT', `/api/organizations/${orgId}/users`, { userIds: [bob.id] }, 204)).received))
-      .toEqual([['Organization.Membership.Updated', { organizationId: orgId, addedUserIds: [bob.id], removedUserIds: [ann.id] }]]);
-    expect(membership((await eventsOf('DELETE', `/api/organizations/${orgId}/users/${bob.id}`, undefined, 204)).received))
-      .toEqual([['Organization.Membership.Updated', { organizationId: orgId, addedUserIds: [], removedUserIds: [bob.id] }]]);
+    expect(membership((await eventsOf('POST', `/api/organizations/${orgId}/users`, { userIds: [ann.id] }, 201)).received)).toEqual([
+      ['Organization.Membership.Updated', { organizationId: orgId, addedUserIds: [ann.id], removedUserIds: [] }],
+    ]);
+    expect(membership((await eventsOf('PUT', `/api/organizations/${orgId}/users`, { userIds: [bob.id] }, 204)).received)).toEqual([
+      ['Organization.Membership.Updated', { organizationId: orgId, addedUserIds: [bob.id], removedUserIds: [ann.id] }],
+    ]);
+    expect(membership((await eventsOf('DELETE', `/api/organizations/${orgId}/users/${bob.id}`, undefined, 204)).received)).toEqual([
+      ['Organization.Membership.Updated', { organizationId: orgId, addedUserIds: [], removedUserIds: [bob.id] }],
+    ]);
 
     const read = await eventsOf('POST', '/api/organization-scopes', { name: 'read:hooks' }, 201);
     expect(names(read.received)).toEqual(['OrganizationScope.Created']);
     const readId = read.answer.body.id;
-    expect(names((await eventsOf('PATCH', `/api/organization-scopes/${readId}`, { description: 'Read' }, 200)).received)).toEqual(['OrganizationScope.Data.Updated']);
+    expect(names((await eventsOf('PATCH', `/api/organization-scopes/${readId}`, { description: 'Read' }, 200)).received)).toEqual([
+      'OrganizationScope.Data.Updated',
+    ]);
     const { body: edit } = await server.api('POST', '/api/organization-scopes', { body: { name: 'edit:hooks' } });
 
     const plainRole = await eventsOf('POST', '/api/organization-roles', { name: 'hooks viewer' }, 201);
@@ -126,16 +139,23 @@ describe('the events each Management API route announces', () => {
     const role = await eventsOf('POST', '/api/organization-roles', { name: 'hooks editor', organizationScopeIds: [readId] }, 201);
     expect(names(role.received)).toEqual(['OrganizationRole.Created', 'OrganizationRole.Scopes.Updated']);
     const roleId = role.answer.body.id;
-    expect(names((await eventsOf('PATCH', `/api/organization-roles/${roleId}`, { description: 'Edits' }, 200)).received)).toEqual(['OrganizationRole.Data.Updated']);
+    expect(names((await eventsOf('PATCH', `/api/organization-roles/${roleId}`, { description: 'Edits' }, 200)).received)).toEqual([
+      'OrganizationRole.Data.Updated',
+    ]);
     const scopesOf = (received: Array<{ body: { event: string; data: unknown } }>) => received.map(({ body }) => [body.event, body.data]);
-    expect(scopesOf((await eventsOf('PUT', `/api/organization-roles/${roleId}/scopes`, { organizationScopeIds: [edit.id] }, 204)).received))
-      .toEqual([['OrganizationRole.Scopes.Updated', { organizationRoleId: roleId, addedOrganizationScopeIds: [edit.id], removedOrganizationScopeIds: [readId] }]]);
-    expect(scopesOf((await eventsOf('POST', `/api/organization-roles/${roleId}/scopes`, { organizationScopeIds: [readId] }, 201)).received))
-      .toEqual([['OrganizationRole.Scopes.Updated', { organizationRoleId: roleId, addedOrganizationScopeIds: [readId], removedOrganizationScopeIds: [] }]]);
-    expect(scopesOf((await eventsOf('DELETE', `/api/organization-roles/${roleId}/scopes/${readId}`, undefined, 204)).received))
-      .toEqual([['OrganizationRole.Scopes.Updated', { organizationRoleId: roleId, addedOrganizationScopeIds: [], removedOrganizationScopeIds: [readId] }]]);
+    expect(scopesOf((await eventsOf('PUT', `/api/organization-roles/${roleId}/scopes`, { organizationScopeIds: [edit.id] }, 204)).received)).toEqual([
+      ['OrganizationRole.Scopes.Updated', { organizationRoleId: roleId, addedOrganizationScopeIds: [edit.id], removedOrganizationScopeIds: [readId] }],
+    ]);
+    expect(scopesOf((await eventsOf('POST', `/api/organization-roles/${roleId}/scopes`, { organizationScopeIds: [readId] }, 201)).received)).toEqual([
+      ['OrganizationRole.Scopes.Updated', { organizationRoleId: roleId, addedOrganizationScopeIds: [readId], removedOrganizationScopeIds: [] }],
+    ]);
+    expect(scopesOf((await eventsOf('DELETE', `/api/organization-roles/${roleId}/scopes/${readId}`, undefined, 204)).received)).toEqual([
+      ['OrganizationRole.Scopes.Updated', { organizationRoleId: roleId, addedOrganizationScopeIds: [], removedOrganizationScopeIds: [readId] }],
+    ]);
 
-    expect(names((await eventsOf('DELETE', `/api/organization-roles/${plainRole.answer.body.id}`, undefined, 204)).received)).toEqual(['OrganizationRole.Deleted']);
+    expect(names((await eventsOf('DELETE', `/api/organization-roles/${plainRole.answer.body.id}`, undefined, 204)).received)).toEqual([
+      'OrganizationRole.Deleted',
+    ]);
     expect(names((await eventsOf('DELETE', `/api/organization-scopes/${readId}`, undefined, 204)).received)).toEqual(['OrganizationScope.Deleted']);
     expect(names((await eventsOf('DELETE', `/api/organizations/${orgId}`, undefined, 204)).received)).toEqual(['Organization.Deleted']);
   });

@@ -17,7 +17,9 @@ describe('/api/hooks', () => {
     await server.close();
     await receiver.close();
   });
-  beforeEach(() => { receiver.answer = () => ({ status: 204 }); });
+  beforeEach(() => {
+    receiver.answer = () => ({ status: 204 });
+  });
 
   it('creates, lists, reads, updates and deletes a hook, showing its signing key only once', async () => {
     const created = await server.api('POST', '/api/hooks', {
@@ -25,9 +27,15 @@ describe('/api/hooks', () => {
     });
     expect(created.status).toBe(201);
     expect(created.body).toEqual({
-      id: expect.any(String), name: 'CRM sync', events: ['User.Created', 'PostSignIn'],
-      config: { url: receiver.url, headers: { 'x-tenant': 'acme' } }, enabled: true, disabledReason: null,
-      signingKey: expect.stringMatching(/^whsec_/), createdAt: expect.any(Number), updatedAt: expect.any(Number),
+      id: expect.any(String),
+      name: 'CRM sync',
+      events: ['User.Created', 'PostSignIn'],
+      config: { url: receiver.url, headers: { 'x-tenant': 'acme' } },
+      enabled: true,
+      disabledReason: null,
+      signingKey: expect.stringMatching(/^whsec_/),
+      createdAt: expect.any(Number),
+      updatedAt: expect.any(Number),
     });
     const { id } = created.body;
     const { signingKey: _shownOnce, ...shown } = created.body;
@@ -49,8 +57,16 @@ describe('/api/hooks', () => {
       [{ name: 'x', events: [], config: { url: receiver.url } }, 400, 'body.events'],
       [{ name: 'x', events: ['User.Created'], config: { url: 'ftp://example.com/hook' } }, 400, 'body.config.url'],
       [{ name: 'x', events: ['User.Created'], config: { url: 'http://[not-an-address/hook' } }, 400, 'body.config.url'],
-      [{ name: 'x', events: ['User.Created'], config: { url: 'https://example.com', headers: { 'webhook-signature': 'v1,forged' } } }, 400, 'body.config.headers.webhook-signature'],
-      [{ name: 'x', events: ['User.Created'], config: { url: 'https://example.com', headers: { 'x-evil': 'a\r\nInjected: 1' } } }, 400, 'body.config.headers.x-evil'],
+      [
+        { name: 'x', events: ['User.Created'], config: { url: 'https://example.com', headers: { 'webhook-signature': 'v1,forged' } } },
+        400,
+        'body.config.headers.webhook-signature',
+      ],
+      [
+        { name: 'x', events: ['User.Created'], config: { url: 'https://example.com', headers: { 'x-evil': 'a\r\nInjected: 1' } } },
+        400,
+        'body.config.headers.x-evil',
+      ],
       [{ name: 'x', events: ['User.Created'], config: { url: 'https://example.com', headers: { 'bad header': 'v' } } }, 400, 'body.config.headers'],
       [{ name: 'x', events: ['User.Created'], config: { url: 'https://example.com' }, signingKey: 'whsec_mine' }, 400, 'body.signingKey'],
     ];
@@ -71,7 +87,12 @@ describe('/api/hooks', () => {
     expect(sample.body).toMatchObject({ event: 'PostRegister', interactionEvent: 'Register', hookId: hook.id, sample: true });
 
     receiver.answer = () => ({ status: 500, body: 'boom' });
-    expect((await server.api('POST', `/api/hooks/${hook.id}/test`)).body).toMatchObject({ ok: false, statusCode: 500, response: 'boom', error: 'answered 500' });
+    expect((await server.api('POST', `/api/hooks/${hook.id}/test`)).body).toMatchObject({
+      ok: false,
+      statusCode: 500,
+      response: 'boom',
+      error: 'answered 500',
+    });
     expect((await server.api('POST', '/api/hooks/nosuchhook/test')).status).toBe(404);
     // Tests are not deliveries.
     expect((await server.api('GET', `/api/hooks/${hook.id}/deliveries`)).body).toEqual([]);
@@ -89,7 +110,9 @@ describe('/api/hooks', () => {
 
     const all = (await server.api('GET', `/api/hooks/${hook.id}/deliveries`)).body;
     expect(all.map(({ event, state }: { event: string; state: string }) => [event, state])).toEqual([
-      ['Role.Deleted', 'succeeded'], ['Role.Created', 'failed'], ['Role.Created', 'succeeded'],
+      ['Role.Deleted', 'succeeded'],
+      ['Role.Created', 'failed'],
+      ['Role.Created', 'succeeded'],
     ]);
     expect((await server.api('GET', `/api/hooks/${hook.id}/deliveries?state=failed`)).body).toHaveLength(1);
     expect((await server.api('GET', `/api/hooks/${hook.id}/deliveries?event=Role.Deleted`)).body).toHaveLength(1);
@@ -117,7 +140,10 @@ describe('/api/hooks', () => {
     expect(replay.status).toBe(202);
     expect(replay.body).toEqual({ events: 2, queued: 2 });
     await deliveriesSettled(server.database.db);
-    const caughtUp = receiver.received.filter(({ body }) => body.hookId === late.id).map(({ body }) => body.data.name).sort();
+    const caughtUp = receiver.received
+      .filter(({ body }) => body.hookId === late.id)
+      .map(({ body }) => body.data.name)
+      .sort();
     expect(caughtUp).toEqual(['accepted role', 'refused role']);
     expect((await server.api('POST', `/api/hooks/${late.id}/replay`, { body: { since: start, until: start - 1 } })).status).toBe(400);
     expect((await server.api('POST', `/api/hooks/${late.id}/replay`, { body: { since: 'yesterday' } })).status).toBe(400);
@@ -127,9 +153,11 @@ describe('/api/hooks', () => {
     for (const id of [hook.id, late.id]) await server.api('DELETE', `/api/hooks/${id}`);
   });
 
-  it('sends the hook\'s own headers beside the signature headers', async () => {
+  it("sends the hook's own headers beside the signature headers", async () => {
     const hook = (await server.create('/api/hooks', {
-      name: 'with headers', events: ['Role.Created'], config: { url: receiver.url, headers: { 'x-api-key': 'k-123', 'user-agent': 'custom-agent' } },
+      name: 'with headers',
+      events: ['Role.Created'],
+      config: { url: receiver.url, headers: { 'x-api-key': 'k-123', 'user-agent': 'custom-agent' } },
     })) as { id: string; signingKey: string };
     receiver.keys.push(hook.signingKey);
     const before = receiver.received.length;
@@ -159,11 +187,23 @@ describe('the private-address guard', () => {
   it('refuses hooks whose URL names a private, loopback or link-local address', async () => {
     const port = new URL(receiver.url).port;
     for (const url of [
-      receiver.url, `http://localhost:${port}/`, 'http://10.0.0.8/hook', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/',
-      'http://[::ffff:127.0.0.1]/', 'http://0x7f.0.0.1/', 'http://192.168.1.1/', 'http://[fd00::1]/',
+      receiver.url,
+      `http://localhost:${port}/`,
+      'http://10.0.0.8/hook',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]/',
+      'http://[::ffff:127.0.0.1]/',
+      'http://0x7f.0.0.1/',
+      'http://192.168.1.1/',
+      'http://[fd00::1]/',
       // A trailing dot; IPv4-compatible, 6to4, Teredo and NAT64 addresses, each carrying 127.0.0.1 or 10.0.0.1.
-      `http://localhost.:${port}/`, 'http://LOCALHOST./', 'http://[::7f00:1]/', 'http://[2002:7f00:1::1]/', 'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/',
-      'http://[64:ff9b::a00:1]/', 'http://[64:ff9b:1::a00:1]/',
+      `http://localhost.:${port}/`,
+      'http://LOCALHOST./',
+      'http://[::7f00:1]/',
+      'http://[2002:7f00:1::1]/',
+      'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/',
+      'http://[64:ff9b::a00:1]/',
+      'http://[64:ff9b:1::a00:1]/',
     ]) {
       const answer = await server.api('POST', '/api/hooks', { body: { name: 'inside', events: ['Role.Created'], config: { url } } });
       expect([url, answer.status, answer.body.code]).toEqual([url, 422, 'hook.url_not_allowed']);
@@ -171,9 +211,11 @@ describe('the private-address guard', () => {
     expect(await server.database.db.collection('hooks').countDocuments()).toBe(0);
   });
 
-  it('refuses hop-by-hop headers in a hook\'s config (400 naming the header)', async () => {
+  it("refuses hop-by-hop headers in a hook's config (400 naming the header)", async () => {
     for (const header of ['Expect', 'Upgrade', 'TE', 'Keep-Alive', 'Proxy-Authorization', 'proxy-connection', 'Trailer']) {
-      const answer = await server.api('POST', '/api/hooks', { body: { name: 'hop', events: ['Role.Created'], config: { url: 'https://hooks.example.com/', headers: { [header]: 'x' } } } });
+      const answer = await server.api('POST', '/api/hooks', {
+        body: { name: 'hop', events: ['Role.Created'], config: { url: 'https://hooks.example.com/', headers: { [header]: 'x' } } },
+      });
       expect([header, answer.status, answer.body.code]).toEqual([header, 400, 'guard.invalid_input']);
     }
     expect(await server.database.db.collection('hooks').countDocuments()).toBe(0);
@@ -184,13 +226,22 @@ describe('the private-address guard', () => {
     const port = new URL(receiver.url).port;
     const now = Date.now();
     await server.database.db.collection('hooks').insertOne({
-      _id: 'rebound' as never, name: 'rebound', events: ['Role.Created'], config: { url: `http://localhost:${port}/hooks`, headers: {} }, enabled: true,
+      _id: 'rebound' as never,
+      name: 'rebound',
+      events: ['Role.Created'],
+      config: { url: `http://localhost:${port}/hooks`, headers: {} },
+      enabled: true,
       signingKeys: [{ key: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', createdAt: new Date(now), expiresAt: null }],
-      disabledReason: null, failingSince: null, createdAt: now, updatedAt: now,
+      disabledReason: null,
+      failingSince: null,
+      createdAt: now,
+      updatedAt: now,
     });
     await server.api('POST', '/api/roles', { body: { name: 'not for loopback' } });
     await deliveriesSettled(server.database.db);
-    const { body: [delivery] } = await server.api('GET', '/api/hooks/rebound/deliveries');
+    const {
+      body: [delivery],
+    } = await server.api('GET', '/api/hooks/rebound/deliveries');
     expect(delivery).toMatchObject({ state: 'failed', lastStatus: null, lastError: 'localhost resolves to a private, loopback or reserved address' });
     const report = await server.api('POST', '/api/hooks/rebound/test');
     expect(report.body).toMatchObject({ ok: false, statusCode: null, error: expect.stringMatching(/private, loopback or reserved/) });

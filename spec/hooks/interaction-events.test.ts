@@ -35,7 +35,10 @@ describe('interaction events', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('interactions') });
     identity = await createIdentity({
-      database, issuer: `${base}/oidc`, baseUrl: base, logger: silentLogger,
+      database,
+      issuer: `${base}/oidc`,
+      baseUrl: base,
+      logger: silentLogger,
       hooks: { allowedHosts: ['127.0.0.1'], pollMs: 50 },
     });
     const provider = new Provider(`${base}/oidc`, identity.configure({ features: { devInteractions: { enabled: true } } }));
@@ -61,10 +64,11 @@ describe('interaction events', () => {
 
   async function api(method: string, path: string, body?: unknown) {
     const response = await fetch(`${base}${path}`, {
-      method, headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
-    return { status: response.status, body: await response.json() as any }; // eslint-disable-line @typescript-eslint/no-explicit-any -- assertions read arbitrary JSON
+    return { status: response.status, body: (await response.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any -- assertions read arbitrary JSON
   }
 
   /** A browser's authorization-code flow through the development login form, as `accountId`. */
@@ -72,8 +76,13 @@ describe('interaction events', () => {
     const cookies = new Map<string, string>();
     const go = async (url: string, init: RequestInit = {}) => {
       const response = await fetch(new URL(url, base), {
-        ...init, redirect: 'manual',
-        headers: { ...init.headers as Record<string, string>, cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'user-agent': 'interaction-test-browser' },
+        ...init,
+        redirect: 'manual',
+        headers: {
+          ...(init.headers as Record<string, string>),
+          cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+          'user-agent': 'interaction-test-browser',
+        },
       });
       for (const line of response.headers.getSetCookie()) {
         const [pair] = line.split(';');
@@ -85,8 +94,13 @@ describe('interaction events', () => {
     const verifier = randomBytes(32).toString('base64url');
     const authorize = new URL(`${base}/oidc/auth`);
     authorize.search = new URLSearchParams({
-      client_id: clientId, response_type: 'code', scope: 'openid', redirect_uri: 'http://127.0.0.1/callback', state: 'st',
-      code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+      client_id: clientId,
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: 'http://127.0.0.1/callback',
+      state: 'st',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
     }).toString();
     let response = await go(authorize.href);
     for (let step = 0; step < 10; step += 1) {
@@ -97,9 +111,13 @@ describe('interaction events', () => {
       if (interaction) {
         // The development form: log in as the account, then consent.
         const page = await (await go(location)).text();
-        const prompt: Record<string, string> = page.includes('name="login"') ? { prompt: 'login', login: accountId, password: 'unused' } : { prompt: 'consent' };
+        const prompt: Record<string, string> = page.includes('name="login"')
+          ? { prompt: 'login', login: accountId, password: 'unused' }
+          : { prompt: 'consent' };
         response = await go(`/oidc/interaction/${interaction[1]}`, {
-          method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(prompt).toString(),
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(prompt).toString(),
         });
       } else {
         response = await go(location);
@@ -109,11 +127,17 @@ describe('interaction events', () => {
   }
 
   it('announces PostSignIn once when the provider finishes a login, with the user, application, session and IP', async () => {
-    const hook = await api('POST', '/api/hooks', { name: 'sign-ins', events: ['PostSignIn', 'PostRegister', 'PostResetPassword'], config: { url: receiver.url } });
+    const hook = await api('POST', '/api/hooks', {
+      name: 'sign-ins',
+      events: ['PostSignIn', 'PostRegister', 'PostResetPassword'],
+      config: { url: receiver.url },
+    });
     receiver.keys.push(hook.body.signingKey);
     const { body: user } = await api('POST', '/api/users', { username: 'signs_in', password: 'a password never sent' });
     const { body: application } = await api('POST', '/api/applications', {
-      name: 'Web app', type: 'Traditional', oidcClientMetadata: { redirectUris: ['http://127.0.0.1/callback'], postLogoutRedirectUris: [] },
+      name: 'Web app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: ['http://127.0.0.1/callback'], postLogoutRedirectUris: [] },
     });
 
     const callback = await signIn(application.id, user.id);
@@ -123,10 +147,18 @@ describe('interaction events', () => {
     expect(receiver.received.map(({ body }) => body.event)).toEqual(['PostSignIn']);
     const { body } = receiver.received[0]!;
     expect(body).toEqual({
-      id: expect.any(String), hookId: hook.body.id, event: 'PostSignIn', createdAt: expect.any(String), interactionEvent: 'SignIn',
-      sessionId: expect.any(String), userAgent: 'interaction-test-browser', userIp: expect.stringMatching(/127\.0\.0\.1$/),
-      userId: user.id, user: expect.objectContaining({ id: user.id, username: 'signs_in', hasPassword: true }),
-      applicationId: application.id, application: { id: application.id, type: 'Traditional', name: 'Web app', description: null },
+      id: expect.any(String),
+      hookId: hook.body.id,
+      event: 'PostSignIn',
+      createdAt: expect.any(String),
+      interactionEvent: 'SignIn',
+      sessionId: expect.any(String),
+      userAgent: 'interaction-test-browser',
+      userIp: expect.stringMatching(/127\.0\.0\.1$/),
+      userId: user.id,
+      user: expect.objectContaining({ id: user.id, username: 'signs_in', hasPassword: true }),
+      applicationId: application.id,
+      application: { id: application.id, type: 'Traditional', name: 'Web app', description: null },
     });
     expect(JSON.stringify(body)).not.toMatch(/passwordHash|a password never sent|secret/i);
   });

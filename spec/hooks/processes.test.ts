@@ -10,9 +10,11 @@ const admin = { BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'process-
 /** Runs `count` requests, `width` at a time. */
 async function burst(count: number, width: number, request: (index: number) => Promise<unknown>) {
   let next = 0;
-  await Promise.all(Array.from({ length: width }, async () => {
-    while (next < count) await request(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: width }, async () => {
+      while (next < count) await request(next++);
+    }),
+  );
 }
 
 async function until(probe: () => Promise<boolean>, timeoutMs: number, what: string) {
@@ -47,7 +49,9 @@ describe('webhook delivery by several server processes', () => {
     return token;
   }
 
-  beforeEach(async () => { receiver = await startReceiver(); });
+  beforeEach(async () => {
+    receiver = await startReceiver();
+  });
   afterEach(async () => {
     await Promise.all(started.splice(0).map((server) => server.stop('SIGKILL')));
     await Promise.all(databases.splice(0).map((database) => database.close()));
@@ -98,7 +102,7 @@ describe('webhook delivery by several server processes', () => {
       expect(status).toBe(200);
     });
     const db = await open(dbName);
-    await until(async () => await db.collection('hook_deliveries').countDocuments({ state: 'succeeded' }) === 300, 60_000, 'delivering 300 events');
+    await until(async () => (await db.collection('hook_deliveries').countDocuments({ state: 'succeeded' })) === 300, 60_000, 'delivering 300 events');
 
     const counts = new Map<string, number>();
     for (const { id } of receiver.received) counts.set(id, (counts.get(id) ?? 0) + 1);

@@ -24,9 +24,18 @@ async function setUp(label: string, env: Record<string, string> = {}) {
   const app = await post('/api/applications', { name: 'console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
   const config = await server.discover(app.id);
   const exchangeToken = async () => {
-    const { body } = await server.api('POST', '/api/subject-tokens', { body: { userId: user.id, context: { ticketId: 'T-7', reason: 'refund', actor: 'agent@support' } } });
-    const response = await oauth.genericGrantRequest(config, grantType, { subject_token: body.subjectToken, subject_token_type: accessTokenType, resource: resource.indicator });
-    const { payload } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(`http://localhost:${server.port}/oidc/jwks`)), { issuer: server.issuer, audience: resource.indicator });
+    const { body } = await server.api('POST', '/api/subject-tokens', {
+      body: { userId: user.id, context: { ticketId: 'T-7', reason: 'refund', actor: 'agent@support' } },
+    });
+    const response = await oauth.genericGrantRequest(config, grantType, {
+      subject_token: body.subjectToken,
+      subject_token_type: accessTokenType,
+      resource: resource.indicator,
+    });
+    const { payload } = await jwtVerify(response.access_token, createRemoteJWKSet(new URL(`http://localhost:${server.port}/oidc/jwks`)), {
+      issuer: server.issuer,
+      audience: resource.indicator,
+    });
     return payload;
   };
   const setScript = (script: string, environmentVariables: Record<string, string> = {}) =>
@@ -36,8 +45,12 @@ async function setUp(label: string, env: Record<string, string> = {}) {
 
 describe('custom JWT claims', () => {
   let t: Awaited<ReturnType<typeof setUp>>;
-  beforeAll(async () => { t = await setUp('claims'); });
-  afterAll(async () => { await t.server.close(); });
+  beforeAll(async () => {
+    t = await setUp('claims');
+  });
+  afterAll(async () => {
+    await t.server.close();
+  });
 
   it('stores, reads and deletes the customizer', async () => {
     expect((await t.server.api('GET', '/api/configs/jwt-customizer/access-token')).status).toBe(404);
@@ -51,38 +64,55 @@ describe('custom JWT claims', () => {
     expect(broken.body.message).toMatch(/^body.script does not compile: /);
   });
 
-  it('runs the sample on token exchange: the subject token\'s context reaches the token', async () => {
+  it("runs the sample on token exchange: the subject token's context reaches the token", async () => {
     await t.setScript(sample, { REGION: 'eu' });
     const payload = await t.exchangeToken();
-    expect(payload.impersonation_context).toEqual({ ticketId: 'T-7', reason: 'refund', actor: 'agent@support', user: 'impersonated', app: t.app.id, env: 'eu' });
+    expect(payload.impersonation_context).toEqual({
+      ticketId: 'T-7',
+      reason: 'refund',
+      actor: 'agent@support',
+      user: 'impersonated',
+      app: t.app.id,
+      env: 'eu',
+    });
     expect(payload.sub).toBe(t.user.id);
   });
 
   it('cannot override reserved claims', async () => {
-    await t.setScript('function getCustomJwtClaims() { return { sub: "admin", aud: "x", scope: "all", act: { sub: "x" }, client_id: "y", iss: "z", jti: "j", exp: 1, iat: 1, tier: "gold",'
-      + ' azp: "other-client", acr: "urn:high", amr: ["hwk"], auth_time: 1, sid: "s", typ: "id_token" } }');
+    await t.setScript(
+      'function getCustomJwtClaims() { return { sub: "admin", aud: "x", scope: "all", act: { sub: "x" }, client_id: "y", iss: "z", jti: "j", exp: 1, iat: 1, tier: "gold",' +
+        ' azp: "other-client", acr: "urn:high", amr: ["hwk"], auth_time: 1, sid: "s", typ: "id_token" } }',
+    );
     const payload = await t.exchangeToken();
     expect(payload).toMatchObject({ sub: t.user.id, aud: t.resource.indicator, client_id: t.app.id, iss: t.server.issuer, tier: 'gold' });
     for (const claim of ['act', 'azp', 'acr', 'amr', 'auth_time', 'sid', 'typ']) expect(payload).not.toHaveProperty(claim);
     expect(payload.exp! - payload.iat!).toBe(3600);
   });
 
-  it('leaves the Management API\'s own tokens alone', async () => {
+  it("leaves the Management API's own tokens alone", async () => {
     await t.setScript('function getCustomJwtClaims() { throw new Error("must not run") }');
     const config = await t.server.discover(t.server.admin.clientId, t.server.admin.clientSecret);
-    await expect(oauth.clientCredentialsGrant(config, { scope: 'all', resource: t.server.identity.managementApiIndicator })).resolves.toMatchObject({ scope: 'all' });
+    await expect(oauth.clientCredentialsGrant(config, { scope: 'all', resource: t.server.identity.managementApiIndicator })).resolves.toMatchObject({
+      scope: 'all',
+    });
   });
 
   it.each([
-    ['reads process', 'function getCustomJwtClaims() { return { leaked: typeof process + typeof require + typeof globalThis.process } }', { leaked: 'undefinedundefinedundefined' }],
+    [
+      'reads process',
+      'function getCustomJwtClaims() { return { leaked: typeof process + typeof require + typeof globalThis.process } }',
+      { leaked: 'undefinedundefinedundefined' },
+    ],
   ])('contains a script that %s', async (_name, script, expected) => {
     await t.setScript(script);
     expect(await t.exchangeToken()).toMatchObject(expected);
   });
 
   it('runs each token in a fresh context: nothing a run leaves behind reaches the next', async () => {
-    await t.setScript('var runs = 0; globalThis.seen = (globalThis.seen ?? 0) + 1; Array.prototype.mark = (Array.prototype.mark ?? 0) + 1;'
-      + ' function getCustomJwtClaims() { runs += 1; return { runs, seen: globalThis.seen, mark: [].mark } }');
+    await t.setScript(
+      'var runs = 0; globalThis.seen = (globalThis.seen ?? 0) + 1; Array.prototype.mark = (Array.prototype.mark ?? 0) + 1;' +
+        ' function getCustomJwtClaims() { runs += 1; return { runs, seen: globalThis.seen, mark: [].mark } }',
+    );
     for (let i = 0; i < 3; i += 1) expect(await t.exchangeToken()).toMatchObject({ runs: 1, seen: 1, mark: 1 });
   });
 
@@ -102,7 +132,13 @@ describe('custom JWT claims', () => {
 
   it('dry-runs a script against a sample token and context', async () => {
     const ok = await t.server.api('POST', '/api/configs/jwt-customizer/test', {
-      body: { tokenType: 'access-token', script: sample, environmentVariables: { REGION: 'us' }, token: { sub: 'u1' }, context: { grant: { type: grantType, subjectTokenContext: { ticketId: 'T-1' } }, user: { username: 'u' } } },
+      body: {
+        tokenType: 'access-token',
+        script: sample,
+        environmentVariables: { REGION: 'us' },
+        token: { sub: 'u1' },
+        context: { grant: { type: grantType, subjectTokenContext: { ticketId: 'T-1' } }, user: { username: 'u' } },
+      },
     });
     expect(ok.status).toBe(200);
     expect(ok.body).toEqual({ impersonation_context: { ticketId: 'T-1', user: 'u', env: 'us' } });
@@ -112,10 +148,14 @@ describe('custom JWT claims', () => {
   });
 });
 
-describe('custom JWT claims: the sandbox\'s bounds', () => {
+describe("custom JWT claims: the sandbox's bounds", () => {
   let t: Awaited<ReturnType<typeof setUp>>;
-  beforeAll(async () => { t = await setUp('claimsbounds'); });
-  afterAll(async () => { await t.server.close(); });
+  beforeAll(async () => {
+    t = await setUp('claimsbounds');
+  });
+  afterAll(async () => {
+    await t.server.close();
+  });
   const dryRun = (script: string) => t.server.api('POST', '/api/configs/jwt-customizer/test', { body: { script } });
 
   it.each([
@@ -140,20 +180,30 @@ describe('custom JWT claims: the sandbox\'s bounds', () => {
     const spinning = dryRun('function getCustomJwtClaims() { Promise.resolve().then(() => { for (;;) {} }); return { done: true } }');
     for (let i = 0; i < 3; i += 1) expect(await t.exchangeToken()).toMatchObject({ tier: 'gold' });
     // The script answered, but kept its thread busy: it is reported as not finishing.
-    expect((await spinning).body).toEqual({ code: 'jwt_customizer.script_failed', message: 'the script failed (timeout): the script did not finish within 1000 ms' });
+    expect((await spinning).body).toEqual({
+      code: 'jwt_customizer.script_failed',
+      message: 'the script failed (timeout): the script did not finish within 1000 ms',
+    });
   });
 });
 
 describe('custom JWT claims with CUSTOM_CLAIMS_ON_ERROR=refuse', () => {
   let t: Awaited<ReturnType<typeof setUp>>;
-  beforeAll(async () => { t = await setUp('claimsrefuse', { CUSTOM_CLAIMS_ON_ERROR: 'refuse', CUSTOM_CLAIMS_TIMEOUT_MS: '200' }); });
-  afterAll(async () => { await t.server.close(); });
+  beforeAll(async () => {
+    t = await setUp('claimsrefuse', { CUSTOM_CLAIMS_ON_ERROR: 'refuse', CUSTOM_CLAIMS_TIMEOUT_MS: '200' });
+  });
+  afterAll(async () => {
+    await t.server.close();
+  });
 
   it.each([
     ['throws', 'function getCustomJwtClaims() { throw new Error("boom") }'],
     ['times out', 'function getCustomJwtClaims() { for (;;) {} }'],
   ])('refuses the token with a clear error when the script %s', async (_name, script) => {
     await t.setScript(script);
-    await expect(t.exchangeToken()).rejects.toMatchObject({ error: 'invalid_request', error_description: 'the access token could not be issued: its custom JWT claims failed' });
+    await expect(t.exchangeToken()).rejects.toMatchObject({
+      error: 'invalid_request',
+      error_description: 'the access token could not be issued: its custom JWT claims failed',
+    });
   });
 });

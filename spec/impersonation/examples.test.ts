@@ -10,7 +10,6 @@ import { startTestServer, type TestServer } from '../support/server.js';
 const password = 'correct horse battery staple';
 const callback = 'http://127.0.0.1:9/callback';
 
-
 describe('examples: the integrator backend and the three-step impersonation flow', () => {
   let server: TestServer;
   let backend: Awaited<ReturnType<typeof startIntegratorBackend>>;
@@ -37,22 +36,46 @@ describe('examples: the integrator backend and the three-step impersonation flow
     const backendApp = await post('/api/applications', { name: 'Integrator backend', type: 'MachineToMachine' });
     await post(`/api/applications/${backendApp.id}/roles`, { roleIds: [impersonator.id] });
     consoleApp = await post('/api/applications', {
-      name: 'Support console', type: 'SPA', customClientMetadata: { allowTokenExchange: true }, oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [] },
+      name: 'Support console',
+      type: 'SPA',
+      customClientMetadata: { allowTokenExchange: true },
+      oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [] },
     });
 
     backend = await startIntegratorBackend({
-      issuer: server.issuer, managementApi: server.identity.managementApiIndicator, identityUrl: `http://localhost:${server.port}`,
-      clientId: backendApp.id, clientSecret: backendApp.secret, audience: backendApi.indicator,
+      issuer: server.issuer,
+      managementApi: server.identity.managementApiIndicator,
+      identityUrl: `http://localhost:${server.port}`,
+      clientId: backendApp.id,
+      clientSecret: backendApp.secret,
+      audience: backendApi.indicator,
     });
   });
-  afterAll(async () => { await backend.close(); await server.close(); });
+  afterAll(async () => {
+    await backend.close();
+    await server.close();
+  });
 
   /** The engineer's own tokens: it signs in to the support console through the sign-in page (code flow with PKCE). */
   async function tokensOf(userId: string, resource: string, scope: string) {
     const { body: user } = await server.api('GET', `/api/users/${userId}`);
-    const flow = await codeFlow(new TestBrowser(server.url), { clientId: consoleApp.id, redirectUri: callback, scope, identifier: user.username, password, ...(resource && { resource }) });
+    const flow = await codeFlow(new TestBrowser(server.url), {
+      clientId: consoleApp.id,
+      redirectUri: callback,
+      scope,
+      identifier: user.username,
+      password,
+      ...(resource && { resource }),
+    });
     const config = await server.discover(consoleApp.id);
-    return (await oauth.authorizationCodeGrant(config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1' }, resource ? { resource } : undefined)).access_token;
+    return (
+      await oauth.authorizationCodeGrant(
+        config,
+        flow.callback,
+        { pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1' },
+        resource ? { resource } : undefined,
+      )
+    ).access_token;
   }
 
   it('gives the engineer a token that represents the customer, names the engineer as actor, and carries the ticket', async () => {
@@ -62,24 +85,40 @@ describe('examples: the integrator backend and the three-step impersonation flow
       backendUrl: backend.url,
       actorAccessToken: await tokensOf(ids.engineer!, 'https://backend.flow.test', 'openid impersonate:users'),
       actorIdentityToken: await tokensOf(ids.engineer!, '', 'openid'),
-      userId: ids.customer!, reason: 'order stuck', ticketId: 'T-100',
-      resource: 'https://orders.flow.test', scope: 'read:orders',
+      userId: ids.customer!,
+      reason: 'order stuck',
+      ticketId: 'T-100',
+      resource: 'https://orders.flow.test',
+      scope: 'read:orders',
     });
     expect(result.refresh_token).toBeUndefined();
     const { payload } = await jwtVerify(result.access_token, createRemoteJWKSet(new URL(`http://localhost:${server.port}/oidc/jwks`)), {
-      issuer: server.issuer, audience: 'https://orders.flow.test',
+      issuer: server.issuer,
+      audience: 'https://orders.flow.test',
     });
     expect(payload).toMatchObject({ sub: ids.customer, act: { sub: ids.engineer }, scope: 'read:orders', client_id: consoleApp.id });
 
     const audit = await server.api('GET', `/api/impersonations?targetUserId=${ids.customer}`);
-    expect(audit.body[0]).toMatchObject({ kind: 'exchange.succeeded', actorUserId: ids.engineer, context: { ticketId: 'T-100', reason: 'order stuck', actor: ids.engineer } });
+    expect(audit.body[0]).toMatchObject({
+      kind: 'exchange.succeeded',
+      actorUserId: ids.engineer,
+      context: { ticketId: 'T-100', reason: 'order stuck', actor: ids.engineer },
+    });
   });
 
   it('stops at the backend when the engineer may not impersonate', async () => {
-    await expect(impersonate({
-      issuer: server.issuer, clientId: consoleApp.id, backendUrl: backend.url,
-      actorAccessToken: await tokensOf(ids.intern!, 'https://backend.flow.test', 'openid impersonate:users'),
-      actorIdentityToken: 'unused', userId: ids.customer!, reason: 'curious', ticketId: 'T-0', resource: 'https://orders.flow.test',
-    })).rejects.toThrow('impersonation refused: impersonate:users is required');
+    await expect(
+      impersonate({
+        issuer: server.issuer,
+        clientId: consoleApp.id,
+        backendUrl: backend.url,
+        actorAccessToken: await tokensOf(ids.intern!, 'https://backend.flow.test', 'openid impersonate:users'),
+        actorIdentityToken: 'unused',
+        userId: ids.customer!,
+        reason: 'curious',
+        ticketId: 'T-0',
+        resource: 'https://orders.flow.test',
+      }),
+    ).rejects.toThrow('impersonation refused: impersonate:users is required');
   });
 });

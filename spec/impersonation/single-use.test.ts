@@ -7,27 +7,41 @@ const admin = { BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'single-u
 describe('a subject token is single-use across processes', () => {
   let a: ServerProcess;
   let b: ServerProcess;
-  afterAll(async () => { await Promise.all([a?.stop('SIGKILL'), b?.stop('SIGKILL')]); });
+  afterAll(async () => {
+    await Promise.all([a?.stop('SIGKILL'), b?.stop('SIGKILL')]);
+  });
 
   it('lets exactly one of two processes exchange the same token at once', async () => {
     const dbName = uniqueDbName('single');
     [a, b] = await Promise.all([spawnServer(dbName, { BASE_URL: baseUrl, ...admin }), spawnServer(dbName, { BASE_URL: baseUrl, ...admin })]);
-    const { body: { access_token: token } } = await clientCredentials(a, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`);
+    const {
+      body: { access_token: token },
+    } = await clientCredentials(a, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`);
     const { body: resource } = await callApi(a, token!, 'POST', '/api/resources', { name: 'API', indicator: 'https://api.single.test' });
     const { body: user } = await callApi(a, token!, 'POST', '/api/users', { username: 'target' });
-    const { body: app } = await callApi(a, token!, 'POST', '/api/applications', { name: 'console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
+    const { body: app } = await callApi(a, token!, 'POST', '/api/applications', {
+      name: 'console',
+      type: 'SPA',
+      customClientMetadata: { allowTokenExchange: true },
+    });
 
-    const exchange = (server: ServerProcess, subjectToken: string) => fetch(`${server.local}/oidc/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange', client_id: app.id, subject_token: subjectToken,
-        subject_token_type: 'urn:ietf:params:oauth:token-type:access_token', resource: resource.indicator,
-      }),
-    }).then(async (response) => ({ status: response.status, body: await response.json() as { error?: string } }));
+    const exchange = (server: ServerProcess, subjectToken: string) =>
+      fetch(`${server.local}/oidc/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          client_id: app.id,
+          subject_token: subjectToken,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          resource: resource.indicator,
+        }),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as { error?: string } }));
 
     for (let round = 0; round < 10; round += 1) {
-      const { body: { subjectToken } } = await callApi(a, token!, 'POST', '/api/subject-tokens', { userId: user.id });
+      const {
+        body: { subjectToken },
+      } = await callApi(a, token!, 'POST', '/api/subject-tokens', { userId: user.id });
       const results = await Promise.all([exchange(a, subjectToken), exchange(b, subjectToken)]);
       expect(results.map(({ status }) => status).sort()).toEqual([200, 400]);
       expect(results.find(({ status }) => status === 400)!.body.error).toBe('invalid_request');
@@ -35,8 +49,9 @@ describe('a subject token is single-use across processes', () => {
 
     // Within one process, concurrent exchanges share one read and one write to the database
     // (lib/batch.ts): a batch mixing several tokens, each sent three times, still spends each once.
-    const tokens = await Promise.all(Array.from({ length: 4 }, async () =>
-      (await callApi(a, token!, 'POST', '/api/subject-tokens', { userId: user.id })).body.subjectToken as string));
+    const tokens = await Promise.all(
+      Array.from({ length: 4 }, async () => (await callApi(a, token!, 'POST', '/api/subject-tokens', { userId: user.id })).body.subjectToken as string),
+    );
     const attempts = tokens.flatMap((subjectToken) => [subjectToken, subjectToken, subjectToken]);
     const results = await Promise.all(attempts.map((subjectToken) => exchange(a, subjectToken)));
     for (const subjectToken of tokens) {

@@ -32,10 +32,15 @@ describe('impersonation: subject tokens and token exchange', () => {
     await post(`/api/users/${actor.id}/roles`, { roleIds: [role.id] });
     spa = await post('/api/applications', { name: 'Support console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
     web = await post('/api/applications', {
-      name: 'Support web', type: 'Traditional', oidcClientMetadata: { redirectUris: ['https://support.test/cb'] }, customClientMetadata: { allowTokenExchange: true },
+      name: 'Support web',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: ['https://support.test/cb'] },
+      customClientMetadata: { allowTokenExchange: true },
     });
   });
-  afterAll(async () => { await server.close(); });
+  afterAll(async () => {
+    await server.close();
+  });
 
   const subjectToken = async (userId: string, context: Record<string, unknown> = { ticketId: 'T-1', reason: 'bug report' }) => {
     const { status, body } = await server.api('POST', '/api/subject-tokens', { body: { userId, context } });
@@ -50,7 +55,12 @@ describe('impersonation: subject tokens and token exchange', () => {
   /** The support engineer's own access token: it signs in to the support web app (code flow), as an actor does. */
   const ownToken = async (username = 'support_engineer', extra: { resource?: string; scope?: string } = {}) => {
     const flow = await codeFlow(new TestBrowser(server.url), {
-      clientId: web.id, redirectUri: supportCallback, scope: extra.scope ?? 'openid', identifier: username, password: engineerPassword, ...(extra.resource && { resource: extra.resource }),
+      clientId: web.id,
+      redirectUri: supportCallback,
+      scope: extra.scope ?? 'openid',
+      identifier: username,
+      password: engineerPassword,
+      ...(extra.resource && { resource: extra.resource }),
     });
     return (await redeem(server, { clientId: web.id, clientSecret: web.secret }, flow, extra.resource)).access_token;
   };
@@ -77,13 +87,16 @@ describe('impersonation: subject tokens and token exchange', () => {
     expect(payload).not.toHaveProperty('act');
   });
 
-  it('grants a resource\'s permission only when the user holds that resource\'s own permission, not one of the same name elsewhere', async () => {
+  it("grants a resource's permission only when the user holds that resource's own permission, not one of the same name elsewhere", async () => {
     const { body: other } = await server.api('POST', '/api/resources', { body: { name: 'Other', indicator: 'https://other.test' } });
     await server.api('POST', `/api/resources/${other.id}/scopes`, { body: { name: 'read:orders' } });
     const { subjectToken: token } = await subjectToken(target.id);
     const config = await publicClient();
     const response = await oauth.genericGrantRequest(config, grantType, {
-      subject_token: token, subject_token_type: accessTokenType, resource: 'https://other.test', scope: 'openid read:orders',
+      subject_token: token,
+      subject_token_type: accessTokenType,
+      resource: 'https://other.test',
+      scope: 'openid read:orders',
     });
     expect(response.scope).toBe('openid');
   });
@@ -100,10 +113,16 @@ describe('impersonation: subject tokens and token exchange', () => {
     const response = await fetch(`http://localhost:${server.port}/oidc/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: grantType, client_id: web.id, subject_token: token, subject_token_type: accessTokenType, resource: resource.indicator }),
+      body: new URLSearchParams({
+        grant_type: grantType,
+        client_id: web.id,
+        subject_token: token,
+        subject_token_type: accessTokenType,
+        resource: resource.indicator,
+      }),
     });
     expect(response.status).toBe(401);
-    expect((await response.json() as { error: string }).error).toBe('invalid_client');
+    expect(((await response.json()) as { error: string }).error).toBe('invalid_client');
     expect((await exchange(await publicClient(), { subject_token: token })).access_token).toEqual(expect.any(String));
   });
 
@@ -133,24 +152,36 @@ describe('impersonation: subject tokens and token exchange', () => {
   it('refuses a request without a resource with invalid_target', async () => {
     const { subjectToken: token } = await subjectToken(target.id);
     const config = await publicClient();
-    await expect(oauth.genericGrantRequest(config, grantType, { subject_token: token, subject_token_type: accessTokenType }))
-      .rejects.toMatchObject({ error: 'invalid_target' });
+    await expect(oauth.genericGrantRequest(config, grantType, { subject_token: token, subject_token_type: accessTokenType })).rejects.toMatchObject({
+      error: 'invalid_target',
+    });
   });
 
   // oidc-provider answers a grant type the client may not use with invalid_request.
   it('refuses applications that may not exchange tokens', async () => {
     const { body: plain } = await server.api('POST', '/api/applications', { body: { name: 'Plain SPA', type: 'SPA' } });
     const { subjectToken: token } = await subjectToken(target.id);
-    await expect(exchange(await server.discover(plain.id), { subject_token: token })).rejects.toMatchObject({ error: 'unauthorized_client', error_description: 'requested grant type is not allowed for this client' });
+    await expect(exchange(await server.discover(plain.id), { subject_token: token })).rejects.toMatchObject({
+      error: 'unauthorized_client',
+      error_description: 'requested grant type is not allowed for this client',
+    });
   });
 
   it('never lets a third-party application exchange tokens, even when the setting is on', async () => {
     const { body: third } = await server.api('POST', '/api/applications', {
-      body: { name: 'Partner', type: 'Traditional', isThirdParty: true, oidcClientMetadata: { redirectUris: ['https://partner.test/cb'] }, customClientMetadata: { allowTokenExchange: true } },
+      body: {
+        name: 'Partner',
+        type: 'Traditional',
+        isThirdParty: true,
+        oidcClientMetadata: { redirectUris: ['https://partner.test/cb'] },
+        customClientMetadata: { allowTokenExchange: true },
+      },
     });
     const { subjectToken: token } = await subjectToken(target.id);
-    await expect(exchange(await server.discover(third.id, third.secret), { subject_token: token }))
-      .rejects.toMatchObject({ error: 'unauthorized_client', error_description: 'requested grant type is not allowed for this client' });
+    await expect(exchange(await server.discover(third.id, third.secret), { subject_token: token })).rejects.toMatchObject({
+      error: 'unauthorized_client',
+      error_description: 'requested grant type is not allowed for this client',
+    });
   });
 
   it('refuses a subject token whose user was suspended or deleted after issuance', async () => {
@@ -163,25 +194,29 @@ describe('impersonation: subject tokens and token exchange', () => {
     await expect(exchange(await publicClient(), { subject_token: second.subjectToken })).rejects.toMatchObject({ error: 'invalid_request' });
   });
 
-  it('names the actor in `act` when the actor\'s own access token is given, opaque or JWT', async () => {
+  it("names the actor in `act` when the actor's own access token is given, opaque or JWT", async () => {
     const config = await publicClient();
     for (const actorToken of [await ownToken(), await ownToken('support_engineer', { resource: resource.indicator, scope: 'openid read:orders' })]) {
       const asTarget = await exchange(config, {
-        subject_token: (await subjectToken(target.id)).subjectToken, scope: 'openid read:orders', actor_token: actorToken, actor_token_type: accessTokenType,
+        subject_token: (await subjectToken(target.id)).subjectToken,
+        scope: 'openid read:orders',
+        actor_token: actorToken,
+        actor_token_type: accessTokenType,
       });
       expect((await verify(asTarget.access_token)).payload.act).toEqual({ sub: actor.id });
     }
   });
 
-  it('refuses as actor a token minted by an exchange, one naming the subject token\'s own user, and a suspended or deleted actor, without spending the subject token', async () => {
+  it("refuses as actor a token minted by an exchange, one naming the subject token's own user, and a suspended or deleted actor, without spending the subject token", async () => {
     const config = await publicClient();
     const { subjectToken: token } = await subjectToken(target.id);
     const exchanged = (await exchange(config, { subject_token: (await subjectToken(actor.id)).subjectToken, scope: 'openid' })).access_token;
     const { body: self } = await server.api('POST', '/api/users', { body: { username: 'acts_as_self', password: engineerPassword } });
     const { body: selfToken } = await server.api('POST', '/api/subject-tokens', { body: { userId: self.id } });
     const selfActor = await ownToken('acts_as_self');
-    await expect(exchange(config, { subject_token: selfToken.subjectToken, actor_token: selfActor, actor_token_type: accessTokenType }))
-      .rejects.toMatchObject({ error: 'invalid_request' });
+    await expect(exchange(config, { subject_token: selfToken.subjectToken, actor_token: selfActor, actor_token_type: accessTokenType })).rejects.toMatchObject({
+      error: 'invalid_request',
+    });
 
     const { body: leaving } = await server.api('POST', '/api/users', { body: { username: 'leaving_engineer', password: engineerPassword } });
     const suspendedActor = await ownToken('leaving_engineer', { resource: resource.indicator, scope: 'openid' });
@@ -191,24 +226,25 @@ describe('impersonation: subject tokens and token exchange', () => {
     await server.api('DELETE', `/api/users/${gone.id}`);
 
     for (const actorToken of [exchanged, suspendedActor, deletedActor]) {
-      await expect(exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType }))
-        .rejects.toMatchObject({ error: 'invalid_request' });
+      await expect(exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType })).rejects.toMatchObject({
+        error: 'invalid_request',
+      });
     }
     const reasons = (await server.api('GET', `/api/impersonations?targetUserId=${target.id}`)).body
-      .filter(({ kind }: { kind: string }) => kind === 'exchange.failed').map(({ reason }: { reason: string }) => reason);
-    expect(reasons).toEqual(expect.arrayContaining([
-      'the actor token was minted by a token exchange', 'the actor is suspended', 'the actor no longer exists',
-    ]));
+      .filter(({ kind }: { kind: string }) => kind === 'exchange.failed')
+      .map(({ reason }: { reason: string }) => reason);
+    expect(reasons).toEqual(expect.arrayContaining(['the actor token was minted by a token exchange', 'the actor is suspended', 'the actor no longer exists']));
     expect((await exchange(config, { subject_token: token })).access_token).toEqual(expect.any(String));
   });
 
-  it('refuses an actor token that is not a user\'s access token of this provider with invalid_request (RFC 8693 §2.2.2), without spending the subject token', async () => {
+  it("refuses an actor token that is not a user's access token of this provider with invalid_request (RFC 8693 §2.2.2), without spending the subject token", async () => {
     const config = await publicClient();
     const { subjectToken: token } = await subjectToken(target.id);
     const machineToken = await server.adminToken();
     for (const actorToken of ['garbage', machineToken, `${machineToken.slice(0, -4)}AAAA`]) {
-      await expect(exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType }))
-        .rejects.toMatchObject({ error: 'invalid_request' });
+      await expect(exchange(config, { subject_token: token, actor_token: actorToken, actor_token_type: accessTokenType })).rejects.toMatchObject({
+        error: 'invalid_request',
+      });
     }
     expect((await exchange(config, { subject_token: token })).access_token).toEqual(expect.any(String));
   });
@@ -228,8 +264,13 @@ describe('impersonation: subject tokens and token exchange', () => {
     expect(body.map(({ kind }: { kind: string }) => kind)).toEqual(['exchange.failed', 'exchange.succeeded', 'subject_token.issued']);
     expect(body[0]).toMatchObject({ reason: 'the subject token is invalid, expired or already used', clientId: spa.id, targetUserId: victim.id });
     expect(body[1]).toMatchObject({
-      targetUserId: victim.id, actorUserId: actor.id, clientId: spa.id, issuerClientId: server.admin.clientId,
-      context: { ticketId: 'T-42', reason: 'cannot check out' }, resource: resource.indicator, tokenId: decodeJwt(issued.access_token).jti,
+      targetUserId: victim.id,
+      actorUserId: actor.id,
+      clientId: spa.id,
+      issuerClientId: server.admin.clientId,
+      context: { ticketId: 'T-42', reason: 'cannot check out' },
+      resource: resource.indicator,
+      tokenId: decodeJwt(issued.access_token).jti,
     });
     expect(body[2]).toMatchObject({ issuerClientId: server.admin.clientId, context: { ticketId: 'T-42' } });
     expect(JSON.stringify(body)).not.toContain(token);
@@ -245,11 +286,16 @@ describe('impersonation: subject tokens and token exchange', () => {
       const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'Impersonator', type: 'MachineToMachine' } });
       const scopes = await server.api('GET', `/api/resources/management-api/scopes`);
       const impersonation = scopes.body.find(({ name }: { name: string }) => name === 'impersonation');
-      await server.database.db.collection('roles_scopes').insertOne({ _id: `${role.id}:${impersonation.id}` as never, roleId: role.id, scopeId: impersonation.id });
+      await server.database.db
+        .collection('roles_scopes')
+        .insertOne({ _id: `${role.id}:${impersonation.id}` as never, roleId: role.id, scopeId: impersonation.id });
       const { body: backend } = await server.api('POST', '/api/applications', { body: { name: 'Integrator backend', type: 'MachineToMachine' } });
       await server.api('POST', `/api/applications/${backend.id}/roles`, { body: { roleIds: [role.id] } });
       const config = await server.discover(backend.id, backend.secret);
-      const { access_token, scope } = await oauth.clientCredentialsGrant(config, { resource: server.identity.managementApiIndicator, scope: 'all impersonation' });
+      const { access_token, scope } = await oauth.clientCredentialsGrant(config, {
+        resource: server.identity.managementApiIndicator,
+        scope: 'all impersonation',
+      });
       expect(scope).toBe('impersonation');
       const issued = await server.api('POST', '/api/subject-tokens', { token: access_token, body: { userId: target.id } });
       expect(issued.status).toBe(201);

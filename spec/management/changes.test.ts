@@ -7,8 +7,12 @@ const day = 24 * 60 * 60 * 1000;
 /** `GET /api/changes`: the log of every write, who asked for it, newest first, kept for a while. */
 describe('the change log', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer('changes', { CHANGES_RETENTION_DAYS: '30' }); });
-  afterAll(async () => { await server.close(); });
+  beforeAll(async () => {
+    server = await startTestServer('changes', { CHANGES_RETENTION_DAYS: '30' });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
   it('lists what changed and who asked, newest first, by entity and id, with the total', async () => {
     const since = Date.now();
@@ -19,8 +23,12 @@ describe('the change log', () => {
     expect(all.headers.get('total-number')).toBe('2');
     expect(all.body.map(({ action }: { action: string }) => action)).toEqual(['updated', 'created']);
     expect(all.body[1]).toMatchObject({
-      entity: 'User', entityId: user.id, action: 'created', data: { username: 'logged_user' },
-      origin: { method: 'POST', path: '/api/users', clientId: expect.any(String) }, createdAt: expect.any(Number),
+      entity: 'User',
+      entityId: user.id,
+      action: 'created',
+      data: { username: 'logged_user' },
+      origin: { method: 'POST', path: '/api/users', clientId: expect.any(String) },
+      createdAt: expect.any(Number),
     });
     expect(all.body[1].createdAt).toBeGreaterThanOrEqual(since);
     const paged = await server.api('GET', `/api/changes?entity=User&entityId=${user.id}&page=2&page_size=1`);
@@ -28,7 +36,7 @@ describe('the change log', () => {
     expect((await server.api('GET', `/api/changes?entityId=${user.id}&until=${since - 1}`)).body).toEqual([]);
   });
 
-  it('never holds a secret: an application\'s secret is not in its records', async () => {
+  it("never holds a secret: an application's secret is not in its records", async () => {
     const app = await server.create('/api/applications', { name: 'Logged app', type: 'MachineToMachine' });
     const extra = await server.create(`/api/applications/${app.id}/secrets`, { name: 'second' });
     const records = await server.api('GET', `/api/changes?entity=Application&entityId=${app.id}`);
@@ -57,7 +65,10 @@ describe('the change log', () => {
     const backend = await server.create('/api/applications', { name: 'Integrator backend', type: 'MachineToMachine' });
     await server.api('POST', `/api/applications/${backend.id}/roles`, { body: { roleIds: [role.id] } });
     const config = await server.discover(backend.id, backend.secret);
-    const { access_token: token, scope } = await oauth.clientCredentialsGrant(config, { resource: server.identity.managementApiIndicator, scope: 'all impersonation' });
+    const { access_token: token, scope } = await oauth.clientCredentialsGrant(config, {
+      resource: server.identity.managementApiIndicator,
+      scope: 'all impersonation',
+    });
     expect(scope).toBe('impersonation');
     expect(await server.api('GET', '/api/changes', { token })).toMatchObject({ status: 403, body: { code: 'auth.forbidden' } });
   });

@@ -25,30 +25,68 @@ describe('every write route under random and hostile input', () => {
     ids.organizationScope = (await post('/api/organization-scopes', { name: 'target:org' })).id;
     await post(`/api/organizations/${ids.organization}/users`, { userIds: [ids.user] });
 
-    routes = server.managementApi.router.stack
-      .flatMap((layer) => layer.methods.filter((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m)).map((method) => ({ method, path: String(layer.path) })));
+    routes = server.managementApi.router.stack.flatMap((layer) =>
+      layer.methods.filter((m) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(m)).map((method) => ({ method, path: String(layer.path) })),
+    );
     expect(routes.length).toBeGreaterThan(40);
   });
-  afterAll(async () => { await server.close(); });
+  afterAll(async () => {
+    await server.close();
+  });
 
   /** The real id a path parameter names, so that requests reach the handlers, not just the 404s. */
   function realId(path: string, param: string): string {
     const byParam: Record<string, string> = {
-      userId: ids.user!, roleId: ids.role!, applicationId: ids.application!, resourceId: ids.resource!, scopeId: ids.scope!,
-      organizationRoleId: ids.organizationRole!, organizationScopeId: ids.organizationScope!, name: 'Default secret',
+      userId: ids.user!,
+      roleId: ids.role!,
+      applicationId: ids.application!,
+      resourceId: ids.resource!,
+      scopeId: ids.scope!,
+      organizationRoleId: ids.organizationRole!,
+      organizationScopeId: ids.organizationScope!,
+      name: 'Default secret',
     };
     if (param !== 'id') return byParam[param] ?? 'x';
     const owner = path.split('/')[2];
     const byOwner: Record<string, string> = {
-      users: ids.user!, roles: ids.role!, applications: ids.application!, resources: ids.resource!,
-      organizations: ids.organization!, 'organization-roles': ids.organizationRole!, 'organization-scopes': ids.organizationScope!,
+      users: ids.user!,
+      roles: ids.role!,
+      applications: ids.application!,
+      resources: ids.resource!,
+      organizations: ids.organization!,
+      'organization-roles': ids.organizationRole!,
+      'organization-scopes': ids.organizationScope!,
     };
     return byOwner[owner!] ?? 'x';
   }
 
-  const hostileKey = fc.constantFrom('$where', '$gt', 'a.b', '__proto__', 'constructor', '', 'name', 'username', 'type', 'password',
-    'primaryEmail', 'customData', 'profile', 'scopeIds', 'userIds', 'roleIds', 'organizationRoleIds', 'organizationScopeIds',
-    'applicationIds', 'isSuspended', 'indicator', 'description', 'oidcClientMetadata', 'expiresAt', 'accessTokenTtl');
+  const hostileKey = fc.constantFrom(
+    '$where',
+    '$gt',
+    'a.b',
+    '__proto__',
+    'constructor',
+    '',
+    'name',
+    'username',
+    'type',
+    'password',
+    'primaryEmail',
+    'customData',
+    'profile',
+    'scopeIds',
+    'userIds',
+    'roleIds',
+    'organizationRoleIds',
+    'organizationScopeIds',
+    'applicationIds',
+    'isSuspended',
+    'indicator',
+    'description',
+    'oidcClientMetadata',
+    'expiresAt',
+    'accessTokenTtl',
+  );
   const value = fc.oneof(
     fc.jsonValue({ maxDepth: 3 }),
     fc.constantFrom('x'.repeat(5000), '', ' ', '\u0000', '../../etc', '{"$ne":null}', -1, 1e308, true, null, [], {}),
@@ -63,11 +101,11 @@ describe('every write route under random and hostile input', () => {
     await fc.assert(
       fc.asyncProperty(fc.nat(), body, idChoice, async (routeIndex, payload, idKind) => {
         const route = routes[routeIndex % routes.length]!;
-        const path = route.path.replace(/:(\w+)/g, (_match, param: string) =>
-          encodeURIComponent(idKind === 'real' ? realId(route.path, param) : idKind));
+        const path = route.path.replace(/:(\w+)/g, (_match, param: string) => encodeURIComponent(idKind === 'real' ? realId(route.path, param) : idKind));
         const before = await snapshot(server.database.db);
         const response = await server.api(route.method, path, { body: payload });
-        if (response.status >= 500) throw new Error(`${route.method} ${path} answered ${response.status}: ${JSON.stringify(response.body)} for ${JSON.stringify(payload)}`);
+        if (response.status >= 500)
+          throw new Error(`${route.method} ${path} answered ${response.status}: ${JSON.stringify(response.body)} for ${JSON.stringify(payload)}`);
         if (response.status >= 400) {
           expect(response.body).toEqual(expect.objectContaining({ code: expect.any(String), message: expect.any(String) }));
           expect(await snapshot(server.database.db)).toBe(before);

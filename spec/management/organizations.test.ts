@@ -3,8 +3,12 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('organizations, their members, roles and permissions', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer('orgs'); });
-  afterAll(async () => { await server.close(); });
+  beforeAll(async () => {
+    server = await startTestServer('orgs');
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
   const post = (path: string, body: unknown) => server.api('POST', path, { body });
   const names = (list: Array<{ name: string }>) => list.map(({ name }) => name).sort();
@@ -62,7 +66,11 @@ describe('organizations, their members, roles and permissions', () => {
     expect((await post(`/api/organizations/${org.id}/users`, { userIds: [peter.id, milton.id] })).status).toBe(201);
     // Roles only for members.
     const notMember = await post(`/api/organizations/${org.id}/users/${bill.id}/roles`, { organizationRoleIds: [admin.id] });
-    expect({ status: notMember.status, code: notMember.body.code, data: notMember.body.data }).toEqual({ status: 422, code: 'organization.require_membership', data: undefined });
+    expect({ status: notMember.status, code: notMember.body.code, data: notMember.body.data }).toEqual({
+      status: 422,
+      code: 'organization.require_membership',
+      data: undefined,
+    });
 
     const granted = await post(`/api/organizations/${org.id}/users/${peter.id}/roles`, { organizationRoleIds: [admin.id, viewer.id] });
     expect(granted.status).toBe(201);
@@ -78,7 +86,10 @@ describe('organizations, their members, roles and permissions', () => {
 
     // Replacing the members drops those who leave, with their roles there.
     expect((await server.api('PUT', `/api/organizations/${org.id}/users`, { body: { userIds: [milton.id, bill.id] } })).status).toBe(204);
-    expect((await server.api('GET', `/api/organizations/${org.id}/users`)).body.map(({ username }: { username: string }) => username).sort()).toEqual(['bill', 'milton']);
+    expect((await server.api('GET', `/api/organizations/${org.id}/users`)).body.map(({ username }: { username: string }) => username).sort()).toEqual([
+      'bill',
+      'milton',
+    ]);
     expect(await server.database.db.collection('organization_user_roles').countDocuments({ organizationId: org.id, userId: peter.id })).toBe(0);
 
     await post(`/api/organizations/${org.id}/users/${milton.id}/roles`, { organizationRoleIds: [admin.id] });

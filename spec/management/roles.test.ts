@@ -14,12 +14,21 @@ describe('/api/roles', () => {
     ({ body: read } = await server.api('POST', `/api/resources/${resource.id}/scopes`, { body: { name: 'read:orders' } }));
     ({ body: write } = await server.api('POST', `/api/resources/${resource.id}/scopes`, { body: { name: 'write:orders' } }));
   });
-  afterAll(async () => { await server.close(); });
+  afterAll(async () => {
+    await server.close();
+  });
 
   it('creates a role with permissions, then lists, reads, updates and filters roles', async () => {
     const created = await server.api('POST', '/api/roles', { body: { name: 'Order reader', description: 'Reads orders', scopeIds: [read.id] } });
     expect(created.status).toBe(200);
-    expect(created.body).toEqual({ id: expect.any(String), name: 'Order reader', description: 'Reads orders', type: 'User', isDefault: false, createdAt: expect.any(Number) });
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      name: 'Order reader',
+      description: 'Reads orders',
+      type: 'User',
+      isDefault: false,
+      createdAt: expect.any(Number),
+    });
     const scopes = await server.api('GET', `/api/roles/${created.body.id}/scopes`);
     expect(scopes.body.map(({ name }: { name: string }) => name)).toEqual(['read:orders']);
 
@@ -56,7 +65,7 @@ describe('/api/roles', () => {
     expect((await server.api('GET', `/api/roles/${role.id}/scopes`)).body.map(({ id }: { id: string }) => id)).toEqual([read.id]);
   });
 
-  it('assigns user roles to users, and lists a role\'s users', async () => {
+  it("assigns user roles to users, and lists a role's users", async () => {
     const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'Support' } });
     const { body: a } = await server.api('POST', '/api/users', { body: { username: 'sup_a' } });
     const { body: b } = await server.api('POST', '/api/users', { body: { username: 'sup_b' } });
@@ -76,9 +85,11 @@ describe('/api/roles', () => {
   it('answers concurrent conflicting writes without a 500, and keeps the links consistent', async () => {
     const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'Contended' } });
     const { body: user } = await server.api('POST', '/api/users', { body: { username: 'contended' } });
-    const requests = Array.from({ length: 12 }, (_, i) => (i % 2 === 0
-      ? server.api('PUT', `/api/users/${user.id}/roles`, { body: { roleIds: [role.id] } })
-      : server.api('DELETE', `/api/users/${user.id}/roles/${role.id}`)));
+    const requests = Array.from({ length: 12 }, (_, i) =>
+      i % 2 === 0
+        ? server.api('PUT', `/api/users/${user.id}/roles`, { body: { roleIds: [role.id] } })
+        : server.api('DELETE', `/api/users/${user.id}/roles/${role.id}`),
+    );
     const statuses = new Set((await Promise.all(requests)).map(({ status }) => status));
     expect([...statuses].every((status) => [204, 404, 409].includes(status))).toBe(true);
     expect(await server.database.db.collection('users_roles').countDocuments({ userId: user.id })).toBeLessThanOrEqual(1);
@@ -105,7 +116,7 @@ describe('/api/roles', () => {
     expect(await snapshot(server.database.db)).toBe(before);
   });
 
-  it('gives a client_credentials token exactly the permissions of the application\'s roles', async () => {
+  it("gives a client_credentials token exactly the permissions of the application's roles", async () => {
     const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'Order robot', type: 'MachineToMachine', scopeIds: [read.id] } });
     const { body: app } = await server.api('POST', '/api/applications', { body: { name: 'robot', type: 'MachineToMachine' } });
     const config = await server.discover(app.id, app.secret);

@@ -3,21 +3,41 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('/api/users', () => {
   let server: TestServer;
-  beforeAll(async () => { server = await startTestServer('users'); });
-  afterAll(async () => { await server.close(); });
+  beforeAll(async () => {
+    server = await startTestServer('users');
+  });
+  afterAll(async () => {
+    await server.close();
+  });
 
   const create = (body: Record<string, unknown>) => server.api('POST', '/api/users', { body });
 
   it('creates a user with a hashed password that is never returned', async () => {
     const { status, body } = await create({
-      username: 'alice', primaryEmail: 'Alice@Example.com', primaryPhone: '15551234567', name: 'Alice', password: 'correct horse battery',
-      customData: { plan: 'pro', nested: { a: [1, 2] } }, profile: { givenName: 'Alice', locale: 'en-GB' },
+      username: 'alice',
+      primaryEmail: 'Alice@Example.com',
+      primaryPhone: '15551234567',
+      name: 'Alice',
+      password: 'correct horse battery',
+      customData: { plan: 'pro', nested: { a: [1, 2] } },
+      profile: { givenName: 'Alice', locale: 'en-GB' },
     });
     expect(status).toBe(200);
     expect(body).toEqual({
-      id: expect.stringMatching(/^[a-z0-9]{12}$/), username: 'alice', primaryEmail: 'Alice@Example.com', primaryPhone: '15551234567',
-      name: 'Alice', avatar: null, customData: { plan: 'pro', nested: { a: [1, 2] } }, profile: { givenName: 'Alice', locale: 'en-GB' },
-      identities: {}, isSuspended: false, hasPassword: true, createdAt: expect.any(Number), updatedAt: expect.any(Number), lastSignInAt: null,
+      id: expect.stringMatching(/^[a-z0-9]{12}$/),
+      username: 'alice',
+      primaryEmail: 'Alice@Example.com',
+      primaryPhone: '15551234567',
+      name: 'Alice',
+      avatar: null,
+      customData: { plan: 'pro', nested: { a: [1, 2] } },
+      profile: { givenName: 'Alice', locale: 'en-GB' },
+      identities: {},
+      isSuspended: false,
+      hasPassword: true,
+      createdAt: expect.any(Number),
+      updatedAt: expect.any(Number),
+      lastSignInAt: null,
     });
     const stored = await server.database.db.collection('users').findOne({ _id: body.id });
     expect(stored!.passwordHash).toMatch(/^scrypt\$32768\$8\$3\$/);
@@ -47,7 +67,9 @@ describe('/api/users', () => {
     const byAny = await server.api('GET', '/api/users?search=bob');
     expect(byAny.body.map(({ username }: { username: string }) => username).sort()).toEqual(['bob_builder', 'carol']);
     expect(byAny.headers.get('total-number')).toBe('2');
-    expect((await server.api('GET', '/api/users?search.primaryEmail=BUILD.test')).body.map(({ username }: { username: string }) => username)).toEqual(['bob_builder']);
+    expect((await server.api('GET', '/api/users?search.primaryEmail=BUILD.test')).body.map(({ username }: { username: string }) => username)).toEqual([
+      'bob_builder',
+    ]);
     expect((await server.api('GET', '/api/users?search.primaryPhone=4420')).body).toHaveLength(1);
     expect((await server.api('GET', '/api/users?search.name=%25Bobson%25')).body).toHaveLength(1);
     expect((await server.api('GET', '/api/users?search=.*')).body).toHaveLength(0);
@@ -58,7 +80,9 @@ describe('/api/users', () => {
 
   it('updates fields, custom data (merged) and profile (merged)', async () => {
     const { body: user } = await create({ username: 'dave', customData: { a: 1 }, profile: { givenName: 'Dave' } });
-    const patched = await server.api('PATCH', `/api/users/${user.id}`, { body: { name: 'Dave D', primaryEmail: 'dave@x.test', avatar: 'https://img.test/d.png' } });
+    const patched = await server.api('PATCH', `/api/users/${user.id}`, {
+      body: { name: 'Dave D', primaryEmail: 'dave@x.test', avatar: 'https://img.test/d.png' },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body).toMatchObject({ name: 'Dave D', primaryEmail: 'dave@x.test', avatar: 'https://img.test/d.png', customData: { a: 1 } });
     expect(patched.body.updatedAt).toBeGreaterThanOrEqual(user.updatedAt);
@@ -105,14 +129,19 @@ describe('/api/users', () => {
     const { body: orgRole } = await server.api('POST', '/api/organization-roles', { body: { name: 'gina-org-role' } });
     expect((await server.api('POST', `/api/users/${user.id}/roles`, { body: { roleIds: [role.id] } })).status).toBe(201);
     expect((await server.api('POST', `/api/organizations/${organization.id}/users`, { body: { userIds: [user.id] } })).status).toBe(201);
-    expect((await server.api('POST', `/api/organizations/${organization.id}/users/${user.id}/roles`, { body: { organizationRoleIds: [orgRole.id] } })).status).toBe(201);
+    expect(
+      (await server.api('POST', `/api/organizations/${organization.id}/users/${user.id}/roles`, { body: { organizationRoleIds: [orgRole.id] } })).status,
+    ).toBe(201);
     const db = server.database.db;
     await db.collection('oidc_Session').insertOne({ _id: 'sess-gina' as never, payload: '{}', accountId: user.id });
 
     expect((await server.api('DELETE', `/api/users/${user.id}`)).status).toBe(204);
     for (const [collection, filter] of [
-      ['users', { _id: user.id }], ['users_roles', { userId: user.id }], ['organization_users', { userId: user.id }],
-      ['organization_user_roles', { userId: user.id }], ['oidc_Session', { accountId: user.id }],
+      ['users', { _id: user.id }],
+      ['users_roles', { userId: user.id }],
+      ['organization_users', { userId: user.id }],
+      ['organization_user_roles', { userId: user.id }],
+      ['oidc_Session', { accountId: user.id }],
     ] as const) {
       expect(await db.collection(collection).countDocuments(filter as never)).toBe(0);
     }

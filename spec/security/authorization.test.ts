@@ -24,7 +24,7 @@ describe('authorization: every token carries only what its subject holds', () =>
   let spa: { clientId: string; clientSecret: string };
   let thirdParty: { clientId: string; clientSecret: string };
   let ip = 20;
-  const nextIp = () => `203.0.113.${ip += 1}`;
+  const nextIp = () => `203.0.113.${(ip += 1)}`;
 
   beforeAll(async () => {
     server = await startTestServer('authz', { TRUST_PROXY: '1' });
@@ -44,14 +44,20 @@ describe('authorization: every token carries only what its subject holds', () =>
     spa = await app({ name: 'SPA', type: 'SPA' });
     thirdParty = await app({ name: 'Third party', type: 'Traditional', isThirdParty: true });
   });
-  afterAll(async () => { await server.close(); });
+  afterAll(async () => {
+    await server.close();
+  });
 
   const userWith = async (username: string, roleIds: string[] = []) => {
     const user = await server.create('/api/users', { username, password: strong });
     if (roleIds.length > 0) await server.create(`/api/users/${user.id}/roles`, { roleIds });
     return user.id as string;
   };
-  const scopesOf = (accessToken: string) => String(decodeJwt(accessToken).scope ?? '').split(' ').filter(Boolean).sort();
+  const scopesOf = (accessToken: string) =>
+    String(decodeJwt(accessToken).scope ?? '')
+      .split(' ')
+      .filter(Boolean)
+      .sort();
 
   it('a user who signs up through the pages cannot get a Management API token through the code flow (invalid_target)', async () => {
     await signUpWithApi(server, web.clientId, redirectUri, 'mallory', strong, nextIp());
@@ -59,8 +65,14 @@ describe('authorization: every token carries only what its subject holds', () =>
     const browser = new TestBrowser(server.url, nextIp());
     const authorize = new URL(`${server.url}/oidc/auth`);
     authorize.search = new URLSearchParams({
-      client_id: web.clientId, response_type: 'code', scope: 'openid all', redirect_uri: redirectUri, state: 's', resource: server.identity.managementApiIndicator,
-      code_challenge: 'x'.repeat(43), code_challenge_method: 'S256',
+      client_id: web.clientId,
+      response_type: 'code',
+      scope: 'openid all',
+      redirect_uri: redirectUri,
+      state: 's',
+      resource: server.identity.managementApiIndicator,
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
     }).toString();
     const { url } = await browser.follow(authorize, redirectUri);
     expect(url.searchParams.get('error')).toBe('invalid_target');
@@ -69,7 +81,12 @@ describe('authorization: every token carries only what its subject holds', () =>
   it('a user without roles gets no permission of a resource through the code flow, only identity scopes', async () => {
     await userWith('no_roles');
     const flow = await codeFlow(new TestBrowser(server.url, nextIp()), {
-      clientId: web.clientId, redirectUri, scope: 'openid profile read:orders write:orders', resource: ordersIndicator, identifier: 'no_roles', password: strong,
+      clientId: web.clientId,
+      redirectUri,
+      scope: 'openid profile read:orders write:orders',
+      resource: ordersIndicator,
+      identifier: 'no_roles',
+      password: strong,
     });
     const tokens = await redeem(server, web, flow, ordersIndicator);
     expect(scopesOf(tokens.access_token)).toEqual([]);
@@ -79,7 +96,12 @@ describe('authorization: every token carries only what its subject holds', () =>
   it('a user gets requested ∩ what its roles hold on that resource, by permission id, through the code flow', async () => {
     await userWith('reader_one', [readerRoleId]);
     const flow = await codeFlow(new TestBrowser(server.url, nextIp()), {
-      clientId: web.clientId, redirectUri, scope: 'openid read:orders write:orders', resource: ordersIndicator, identifier: 'reader_one', password: strong,
+      clientId: web.clientId,
+      redirectUri,
+      scope: 'openid read:orders write:orders',
+      resource: ordersIndicator,
+      identifier: 'reader_one',
+      password: strong,
     });
     const tokens = await redeem(server, web, flow, ordersIndicator);
     // write:orders of the other resource is held, but is not Orders' write:orders.
@@ -91,12 +113,22 @@ describe('authorization: every token carries only what its subject holds', () =>
     const writerRole = await server.create('/api/roles', { name: 'writer-refresh', scopeIds: [writeId] });
     await server.create(`/api/users/${userId}/roles`, { roleIds: [writerRole.id] });
     const flow = await codeFlow(new TestBrowser(server.url, nextIp()), {
-      clientId: spa.clientId, redirectUri, scope: 'openid offline_access read:orders write:orders', resource: ordersIndicator, identifier: 'refresher', password: strong,
+      clientId: spa.clientId,
+      redirectUri,
+      scope: 'openid offline_access read:orders write:orders',
+      resource: ordersIndicator,
+      identifier: 'refresher',
+      password: strong,
       // OIDC Core §11: offline_access is granted only with prompt=consent.
       prompt: 'consent',
     });
     const config = await server.discover(spa.clientId);
-    const first = await oauth.authorizationCodeGrant(config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1' }, { resource: ordersIndicator });
+    const first = await oauth.authorizationCodeGrant(
+      config,
+      flow.callback,
+      { pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1' },
+      { resource: ordersIndicator },
+    );
     expect(scopesOf(first.access_token)).toEqual(['read:orders', 'write:orders']);
     expect(first.refresh_token).toEqual(expect.any(String));
 
@@ -105,17 +137,29 @@ describe('authorization: every token carries only what its subject holds', () =>
     expect(scopesOf(second.access_token)).toEqual(['read:orders']);
 
     await server.api('PATCH', `/api/users/${userId}/is-suspended`, { body: { isSuspended: true } });
-    await expect(oauth.refreshTokenGrant(config, second.refresh_token ?? first.refresh_token!, { resource: ordersIndicator }))
-      .rejects.toMatchObject({ error: 'invalid_grant' });
+    await expect(oauth.refreshTokenGrant(config, second.refresh_token ?? first.refresh_token!, { resource: ordersIndicator })).rejects.toMatchObject({
+      error: 'invalid_grant',
+    });
   });
 
   it('a refresh of a deleted user is invalid_grant', async () => {
     const userId = await userWith('deleted_later', [readerRoleId]);
     const flow = await codeFlow(new TestBrowser(server.url, nextIp()), {
-      clientId: spa.clientId, redirectUri, scope: 'openid offline_access read:orders', resource: ordersIndicator, identifier: 'deleted_later', password: strong, prompt: 'consent',
+      clientId: spa.clientId,
+      redirectUri,
+      scope: 'openid offline_access read:orders',
+      resource: ordersIndicator,
+      identifier: 'deleted_later',
+      password: strong,
+      prompt: 'consent',
     });
     const config = await server.discover(spa.clientId);
-    const tokens = await oauth.authorizationCodeGrant(config, flow.callback, { pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1' }, { resource: ordersIndicator });
+    const tokens = await oauth.authorizationCodeGrant(
+      config,
+      flow.callback,
+      { pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1' },
+      { resource: ordersIndicator },
+    );
     expect((await server.api('DELETE', `/api/users/${userId}`)).status).toBe(204);
     await expect(oauth.refreshTokenGrant(config, tokens.refresh_token!, { resource: ordersIndicator })).rejects.toMatchObject({ error: 'invalid_grant' });
   });
@@ -124,8 +168,15 @@ describe('authorization: every token carries only what its subject holds', () =>
     await userWith('consents_reader', [readerRoleId]);
     let page = '';
     const flow = await codeFlow(new TestBrowser(server.url, nextIp()), {
-      clientId: thirdParty.clientId, redirectUri, scope: 'openid read:orders write:orders', resource: ordersIndicator, identifier: 'consents_reader', password: strong,
-      onConsentPage: (html) => { page = html; },
+      clientId: thirdParty.clientId,
+      redirectUri,
+      scope: 'openid read:orders write:orders',
+      resource: ordersIndicator,
+      identifier: 'consents_reader',
+      password: strong,
+      onConsentPage: (html) => {
+        page = html;
+      },
     });
     expect(page).toContain('read:orders');
     expect(page).not.toContain('write:orders');
@@ -133,16 +184,23 @@ describe('authorization: every token carries only what its subject holds', () =>
     expect(scopesOf(tokens.access_token)).toEqual(['read:orders']);
   });
 
-  it('an application\'s own machine-to-machine roles give a user-bound token nothing', async () => {
+  it("an application's own machine-to-machine roles give a user-bound token nothing", async () => {
     const m2mRole = await server.create('/api/roles', { name: 'm2m-orders', type: 'MachineToMachine', scopeIds: [writeId] });
     const exchanger = await server.create('/api/applications', {
-      name: 'Exchanger with roles', type: 'Traditional', oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+      name: 'Exchanger with roles',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
     });
     // Only machine-to-machine applications take roles; a Traditional one is refused.
     expect((await server.api('POST', `/api/applications/${exchanger.id}/roles`, { body: { roleIds: [m2mRole.id] } })).status).toBe(422);
     await userWith('plain_user');
     const flow = await codeFlow(new TestBrowser(server.url, nextIp()), {
-      clientId: web.clientId, redirectUri, scope: 'openid write:orders', resource: ordersIndicator, identifier: 'plain_user', password: strong,
+      clientId: web.clientId,
+      redirectUri,
+      scope: 'openid write:orders',
+      resource: ordersIndicator,
+      identifier: 'plain_user',
+      password: strong,
     });
     expect(scopesOf((await redeem(server, web, flow, ordersIndicator)).access_token)).toEqual([]);
   });
@@ -171,13 +229,17 @@ describe('authorization: every token carries only what its subject holds', () =>
       const jwk = keys!.keys.find(({ alg }) => alg === 'ES256')!;
       const token = await new SignJWT({ scope: 'all', client_id: web.clientId })
         .setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: jwk.kid! })
-        .setIssuer(server.issuer).setAudience(server.identity.managementApiIndicator).setSubject(userId)
-        .setIssuedAt().setExpirationTime('5m').setJti('user-bound')
+        .setIssuer(server.issuer)
+        .setAudience(server.identity.managementApiIndicator)
+        .setSubject(userId)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .setJti('user-bound')
         .sign(await importJWK(jwk, 'ES256'));
       expect(await server.api('GET', '/api/users', { token })).toMatchObject({ status: 403, body: { code: 'auth.forbidden' } });
     });
 
-    it('stops accepting a deleted application\'s token, and one whose application lost the permission', async () => {
+    it("stops accepting a deleted application's token, and one whose application lost the permission", async () => {
       const ops = await server.create('/api/applications', { name: 'Short-lived ops', type: 'MachineToMachine' });
       await server.create(`/api/applications/${ops.id}/roles`, { roleIds: ['management-api-access'] });
       const config = await server.discover(ops.id, ops.secret);
@@ -224,7 +286,9 @@ describe('authorization: every token carries only what its subject holds', () =>
       expect(tokens.scope).toBe('impersonation');
       backendToken = tokens.access_token;
       const app = await server.create('/api/applications', {
-        name: 'Support console', type: 'Traditional', customClientMetadata: { allowTokenExchange: true },
+        name: 'Support console',
+        type: 'Traditional',
+        customClientMetadata: { allowTokenExchange: true },
         oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
       });
       exchanger = { clientId: app.id, clientSecret: app.secret };
@@ -233,7 +297,13 @@ describe('authorization: every token carries only what its subject holds', () =>
     it('reaches /api/subject-tokens and nothing else', async () => {
       const userId = await userWith('impersonated_one');
       expect((await server.api('POST', '/api/subject-tokens', { token: backendToken, body: { userId } })).status).toBe(201);
-      for (const [method, path] of [['GET', '/api/users'], ['GET', `/api/users/${userId}`], ['POST', '/api/roles'], ['GET', '/api/applications'], ['GET', '/api/impersonations']] as const) {
+      for (const [method, path] of [
+        ['GET', '/api/users'],
+        ['GET', `/api/users/${userId}`],
+        ['POST', '/api/roles'],
+        ['GET', '/api/applications'],
+        ['GET', '/api/impersonations'],
+      ] as const) {
         expect((await server.api(method, path, { token: backendToken, ...(method === 'POST' && { body: { name: 'x' } }) })).status).toBe(403);
       }
     });
@@ -243,10 +313,16 @@ describe('authorization: every token carries only what its subject holds', () =>
       const { body } = await server.api('POST', '/api/subject-tokens', { token: backendToken, body: { userId } });
       const response = await fetch(`http://localhost:${server.port}/oidc/token`, {
         method: 'POST',
-        headers: { authorization: `Basic ${Buffer.from(`${exchanger.clientId}:${exchanger.clientSecret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        headers: {
+          authorization: `Basic ${Buffer.from(`${exchanger.clientId}:${exchanger.clientSecret}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+        },
         body: new URLSearchParams({
-          grant_type: tokenExchange, subject_token: body.subjectToken, subject_token_type: accessTokenType,
-          resource: server.identity.managementApiIndicator, scope: 'all impersonation',
+          grant_type: tokenExchange,
+          subject_token: body.subjectToken,
+          subject_token_type: accessTokenType,
+          resource: server.identity.managementApiIndicator,
+          scope: 'all impersonation',
         }),
       });
       expect(response.status).toBe(400);

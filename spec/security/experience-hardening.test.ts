@@ -14,14 +14,18 @@ describe('sign-in experience hardening', () => {
   let mail: MailCatcher;
   let clientId: string;
   let ip = 0;
-  const nextIp = () => `192.0.2.${ip += 1}`;
+  const nextIp = () => `192.0.2.${(ip += 1)}`;
 
   beforeAll(async () => {
     mail = await startMailCatcher();
     server = await startTestServer('hardening', { TRUST_PROXY: '1', SMTP_URL: mail.url, EMAIL_FROM: 'Identity <no-reply@id.test>' });
-    clientId = (await server.create('/api/applications', {
-      name: 'Web', type: 'Traditional', oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
-    })).id;
+    clientId = (
+      await server.create('/api/applications', {
+        name: 'Web',
+        type: 'Traditional',
+        oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+      })
+    ).id;
   });
   afterAll(async () => {
     await server.close();
@@ -46,7 +50,10 @@ describe('sign-in experience hardening', () => {
 
       const attacker = new TestBrowser(server.url, nextIp());
       attacker.cookies.set('_experience', uid);
-      expect(await attacker.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' })).toMatchObject({ status: 401, body: { code: 'session.not_found' } });
+      expect(await attacker.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' })).toMatchObject({
+        status: 401,
+        body: { code: 'session.not_found' },
+      });
       attacker.cookies.set('_experience.sig', 'AAAAAAAAAAAAAAAAAAAAAAAAAAA');
       expect(await attacker.json('POST', '/api/experience/submit')).toMatchObject({ status: 401, body: { code: 'session.not_found' } });
       // Another interaction's signed cookie does not name this one.
@@ -62,8 +69,10 @@ describe('sign-in experience hardening', () => {
       await server.create('/api/users', { username: 'two_forms', primaryEmail: 'two.forms@example.com', password: strong });
       const { browser } = await onSignInPage();
       const statuses: number[] = [];
-      for (let attempt = 0; attempt < 3; attempt += 1) statuses.push((await passwordAttempt(browser, { type: 'username', value: 'two_forms' }, `wrong ${attempt}`)).status);
-      for (let attempt = 0; attempt < 3; attempt += 1) statuses.push((await passwordAttempt(browser, { type: 'email', value: 'TWO.FORMS@example.com' }, `wrong ${attempt}`)).status);
+      for (let attempt = 0; attempt < 3; attempt += 1)
+        statuses.push((await passwordAttempt(browser, { type: 'username', value: 'two_forms' }, `wrong ${attempt}`)).status);
+      for (let attempt = 0; attempt < 3; attempt += 1)
+        statuses.push((await passwordAttempt(browser, { type: 'email', value: 'TWO.FORMS@example.com' }, `wrong ${attempt}`)).status);
       expect(statuses).toEqual([422, 422, 422, 422, 429, 429]);
       const refused = await passwordAttempt(browser, { type: 'username', value: 'two_forms' }, strong);
       expect(refused.status).toBe(429);
@@ -126,13 +135,16 @@ describe('sign-in experience hardening', () => {
   });
 
   describe('password hashing cannot be flooded', () => {
-    it('refuses sign-ups past the client address\'s hash budget with 429 and Retry-After, before hashing', async () => {
+    it("refuses sign-ups past the client address's hash budget with 429 and Retry-After, before hashing", async () => {
       const { browser } = await onSignInPage();
       await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
       const statuses: number[] = [];
       let last: Awaited<ReturnType<TestBrowser['json']>> | undefined;
       for (let attempt = 0; attempt < 31; attempt += 1) {
-        last = await browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: `flood_${attempt}` }, password: strong });
+        last = await browser.json('POST', '/api/experience/verification/new-password-identity', {
+          identifier: { type: 'username', value: `flood_${attempt}` },
+          password: strong,
+        });
         statuses.push(last.status);
       }
       expect(statuses.slice(0, 30).every((status) => status === 200)).toBe(true);
@@ -141,29 +153,43 @@ describe('sign-in experience hardening', () => {
       // Another address is not affected.
       const other = await onSignInPage();
       await other.browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
-      expect((await other.browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: 'not_flooding' }, password: strong })).status).toBe(200);
+      expect(
+        (
+          await other.browser.json('POST', '/api/experience/verification/new-password-identity', {
+            identifier: { type: 'username', value: 'not_flooding' },
+            password: strong,
+          })
+        ).status,
+      ).toBe(200);
     });
 
-    it('does not count toward an account\'s lockout a sign-in refused before hashing (its address\'s hash budget spent)', async () => {
+    it("does not count toward an account's lockout a sign-in refused before hashing (its address's hash budget spent)", async () => {
       const { id } = await server.create('/api/users', { username: 'budget_victim', password: strong });
       const address = nextIp();
       const { browser } = await onSignInPage(address);
       await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
       for (let attempt = 0; attempt < 30; attempt += 1) {
-        await browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: `spender_${attempt}` }, password: strong });
+        await browser.json('POST', '/api/experience/verification/new-password-identity', {
+          identifier: { type: 'username', value: `spender_${attempt}` },
+          password: strong,
+        });
       }
       for (let attempt = 0; attempt < 3; attempt += 1) {
         expect((await passwordAttempt(browser, { type: 'username', value: 'budget_victim' }, `guess ${attempt}`)).status).toBe(429);
       }
-      const lockoutCounts = await server.database.db.collection<{ _id: string; count: number }>('attempt_counters')
-        .find({ _id: { $regex: `^failedPassword:${sha256(`account:${id}|${address}`)}:` } }).toArray();
+      const lockoutCounts = await server.database.db
+        .collection<{ _id: string; count: number }>('attempt_counters')
+        .find({ _id: { $regex: `^failedPassword:${sha256(`account:${id}|${address}`)}:` } })
+        .toArray();
       expect(lockoutCounts.reduce((sum, { count }) => sum + count, 0)).toBe(0);
     });
 
     it('caps concurrent hashes in the process, in all and per client address, and refuses past a cap at once (429, Retry-After 1)', async () => {
       const gate = createHashGate(3, 2);
       let release!: () => void;
-      const held = new Promise<void>((resolve) => { release = resolve; });
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
       const running = [gate('a', () => held), gate('a', () => held)];
       // One address holds its two; another address still gets the third slot, and then none is left.
       await expect(gate('a', async () => 'third of a')).rejects.toMatchObject({ status: 429, data: { retryAfter: 1 } });
@@ -176,14 +202,21 @@ describe('sign-in experience hardening', () => {
   });
 
   describe('codes go to the stored address, and addresses compare under one normalization', () => {
-    it('mails a reset code to the account\'s stored primaryEmail, not to the address as typed', async () => {
+    it("mails a reset code to the account's stored primaryEmail, not to the address as typed", async () => {
       await server.create('/api/users', { primaryEmail: 'Reset.Owner@example.com', password: strong });
       const { browser } = await onSignInPage();
       await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' });
       const before = mail.messages.length;
       // Full-width letters: NFKC makes them the stored address's.
       const typed = 'ｒeset.owner@EXAMPLE.com';
-      expect((await browser.json('POST', '/api/experience/verification/verification-code', { identifier: { type: 'email', value: typed }, interactionEvent: 'ForgotPassword' })).status).toBe(200);
+      expect(
+        (
+          await browser.json('POST', '/api/experience/verification/verification-code', {
+            identifier: { type: 'email', value: typed },
+            interactionEvent: 'ForgotPassword',
+          })
+        ).status,
+      ).toBe(200);
       const code = await mail.nextCode('reset.owner@example.com');
       expect(code).toMatch(/^\d{6}$/);
       const sent = mail.messages.slice(before);

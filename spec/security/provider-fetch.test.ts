@@ -19,13 +19,17 @@ async function serve(host: string, answer: (path: string) => { status: number; l
 }
 
 /** What oidc-provider fetches (an application's jwksUri, back-channel logout) cannot be steered inside by a redirect. */
-describe('the provider\'s outbound fetch', () => {
+describe("the provider's outbound fetch", () => {
   it('checks every redirect hop: an allowed host cannot redirect to an address the policy refuses, even as a literal', async () => {
     // 127.0.0.2 is loopback too, and not on the allow-list.
     const inside = await serve('127.0.0.2', () => ({ status: 200, body: 'internal' }));
-    const outside = await serve('127.0.0.1', (path) => (path === '/jwks'
-      ? { status: 200, body: '{"keys":[]}' }
-      : path === '/hop' ? { status: 302, location: '/jwks' } : { status: 302, location: `${inside.url}/latest/meta-data` }));
+    const outside = await serve('127.0.0.1', (path) =>
+      path === '/jwks'
+        ? { status: 200, body: '{"keys":[]}' }
+        : path === '/hop'
+          ? { status: 302, location: '/jwks' }
+          : { status: 302, location: `${inside.url}/latest/meta-data` },
+    );
     try {
       const fetch = createProviderFetch(createOutboundPolicy(['127.0.0.1']));
       // An allowed redirect is followed.
@@ -47,7 +51,9 @@ describe('the provider\'s outbound fetch', () => {
     const fetch = createProviderFetch(createOutboundPolicy([]));
     await expect(fetch('http://127.0.0.1:8080/jwks')).rejects.toThrow(/private, loopback or reserved/);
     // A name is refused when it is resolved: the connection fails, naming the policy as its cause.
-    await expect(fetch('http://localhost:8080/jwks')).rejects.toMatchObject({ cause: { code: 'ADDRESS_REFUSED', message: expect.stringMatching(/localhost resolves to a private, loopback or reserved address/) } });
+    await expect(fetch('http://localhost:8080/jwks')).rejects.toMatchObject({
+      cause: { code: 'ADDRESS_REFUSED', message: expect.stringMatching(/localhost resolves to a private, loopback or reserved address/) },
+    });
     await expect(fetch('file:///etc/passwd')).rejects.toThrow(/not http or https/);
   });
 });

@@ -35,7 +35,11 @@ describe('hardening: searches, claims and the embedding defaults', () => {
   });
 
   it('sets email_verified for an address confirmed by an emailed code at sign-up (OIDC Core §5.1)', async () => {
-    const app = await server.create('/api/applications', { name: 'Web', type: 'SPA', oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] } });
+    const app = await server.create('/api/applications', {
+      name: 'Web',
+      type: 'SPA',
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    });
     const browser = new TestBrowser(server.url);
     const { verifier } = await startAuthorization(browser, app.id, redirectUri, 'openid email');
     await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
@@ -48,10 +52,17 @@ describe('hardening: searches, claims and the embedding defaults', () => {
     const { body } = await browser.json('POST', '/api/experience/submit');
     const { url } = await browser.follow(body.redirectTo, redirectUri);
     const response = await fetch(`http://localhost:${server.port}/oidc/token`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: url.searchParams.get('code')!, redirect_uri: redirectUri, client_id: app.id, code_verifier: verifier }),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: url.searchParams.get('code')!,
+        redirect_uri: redirectUri,
+        client_id: app.id,
+        code_verifier: verifier,
+      }),
     });
-    const tokens = await response.json() as { id_token: string; access_token: string };
+    const tokens = (await response.json()) as { id_token: string; access_token: string };
     expect(decodeJwt(tokens.id_token).sub).toEqual(expect.any(String));
     // OIDC Core §5.3: the UserInfo endpoint releases the email scope's claims.
     const userinfo = await fetch(`http://localhost:${server.port}/oidc/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
@@ -60,12 +71,22 @@ describe('hardening: searches, claims and the embedding defaults', () => {
 
   describe('embedding', () => {
     let database: Database;
-    beforeAll(async () => { database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('embedding-defaults') }); });
-    afterAll(async () => { await database.close(); });
+    beforeAll(async () => {
+      database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('embedding-defaults') });
+    });
+    afterAll(async () => {
+      await database.close();
+    });
 
-    it('turns oidc-provider\'s development login off unless the host turned it on, and says so when it is on', async () => {
+    it("turns oidc-provider's development login off unless the host turned it on, and says so when it is on", async () => {
       const warnings: string[] = [];
-      const logger = { info: () => undefined, warn: (message: string) => { warnings.push(message); }, error: () => undefined };
+      const logger = {
+        info: () => undefined,
+        warn: (message: string) => {
+          warnings.push(message);
+        },
+        error: () => undefined,
+      };
       const identity = await createIdentity({ database, issuer: 'http://localhost:1/oidc', baseUrl: 'http://localhost:1', logger });
       try {
         expect(identity.configure({}).features?.devInteractions?.enabled).toBe(false);

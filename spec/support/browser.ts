@@ -7,13 +7,18 @@ import { createHash, randomBytes } from 'node:crypto';
 export class TestBrowser {
   readonly cookies = new Map<string, string>();
 
-  constructor(readonly base: string, readonly ip = '198.51.100.7', readonly userAgent = 'experience-test-browser') {}
+  constructor(
+    readonly base: string,
+    readonly ip = '198.51.100.7',
+    readonly userAgent = 'experience-test-browser',
+  ) {}
 
   async go(url: string | URL, init: RequestInit = {}): Promise<Response> {
     const response = await fetch(new URL(url, this.base), {
-      ...init, redirect: 'manual',
+      ...init,
+      redirect: 'manual',
       headers: {
-        ...init.headers as Record<string, string>,
+        ...(init.headers as Record<string, string>),
         cookie: [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
         'user-agent': this.userAgent,
         'x-forwarded-for': this.ip,
@@ -68,16 +73,30 @@ export interface Authorization {
 }
 
 /** Starts an authorization-code request with PKCE and lands on the sign-in page. */
-export async function startAuthorization(browser: TestBrowser, clientId: string, redirectUri: string, scope = 'openid profile email', extra: Record<string, string> = {}): Promise<Authorization> {
+export async function startAuthorization(
+  browser: TestBrowser,
+  clientId: string,
+  redirectUri: string,
+  scope = 'openid profile email',
+  extra: Record<string, string> = {},
+): Promise<Authorization> {
   const verifier = randomBytes(32).toString('base64url');
   const authorize = new URL(`${browser.base}/oidc/auth`);
   authorize.search = new URLSearchParams({
-    client_id: clientId, response_type: 'code', scope, redirect_uri: redirectUri, state: 'state-1', nonce: 'nonce-1',
-    code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', ...extra,
+    client_id: clientId,
+    response_type: 'code',
+    scope,
+    redirect_uri: redirectUri,
+    state: 'state-1',
+    nonce: 'nonce-1',
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256',
+    ...extra,
   }).toString();
   const { response, url } = await browser.follow(authorize, redirectUri);
   const html = await response.text();
-  if (response.status !== 200 || !url.pathname.startsWith('/interaction/')) throw new Error(`no sign-in page: ${response.status} ${url.href} ${html.slice(0, 200)}`);
+  if (response.status !== 200 || !url.pathname.startsWith('/interaction/'))
+    throw new Error(`no sign-in page: ${response.status} ${url.href} ${html.slice(0, 200)}`);
   return { page: url.pathname, html, csrf: csrfOf(html), verifier };
 }
 

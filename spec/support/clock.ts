@@ -24,10 +24,19 @@ export function createTestClock(): TestClock {
     now: () => new Date(now()),
     wait(ms) {
       let waiter!: { until: number; resolve(): void; timer?: NodeJS.Timeout };
-      const done = new Promise<void>((resolve) => { waiter = { until: now() + ms, resolve }; });
+      const done = new Promise<void>((resolve) => {
+        waiter = { until: now() + ms, resolve };
+      });
       waiters.add(waiter);
       check(waiter);
-      return { done, cancel: () => { clearTimeout(waiter.timer); waiters.delete(waiter); waiter.resolve(); } };
+      return {
+        done,
+        cancel: () => {
+          clearTimeout(waiter.timer);
+          waiters.delete(waiter);
+          waiter.resolve();
+        },
+      };
     },
     advance(ms) {
       added += ms;

@@ -5,15 +5,29 @@ import type { Db } from 'mongodb';
  * webhook deliveries, which the worker makes from events and changes on its own).
  */
 export const dataCollections = [
-  'applications', 'application_secrets', 'resources', 'scopes', 'roles', 'users', 'organizations', 'organization_roles',
-  'organization_scopes', 'organization_user_roles', 'users_roles', 'applications_roles', 'roles_scopes',
-  'organization_users', 'organization_role_scopes', 'changes', 'hooks', 'hook_events',
+  'applications',
+  'application_secrets',
+  'resources',
+  'scopes',
+  'roles',
+  'users',
+  'organizations',
+  'organization_roles',
+  'organization_scopes',
+  'organization_user_roles',
+  'users_roles',
+  'applications_roles',
+  'roles_scopes',
+  'organization_users',
+  'organization_role_scopes',
+  'changes',
+  'hooks',
+  'hook_events',
 ];
 
 /** Every document of the data collections, to compare before and after a request that must write nothing. */
 export async function snapshot(db: Db): Promise<string> {
-  const parts = await Promise.all(dataCollections.map(async (name) =>
-    [name, await db.collection(name).find({}).sort({ _id: 1 }).toArray()] as const));
+  const parts = await Promise.all(dataCollections.map(async (name) => [name, await db.collection(name).find({}).sort({ _id: 1 }).toArray()] as const));
   // Whether an event still awaits its deliveries is the worker's to change, as deliveries are.
   return JSON.stringify(parts, (key, value: unknown) => (key === 'fanOutDue' ? undefined : value));
 }

@@ -15,10 +15,20 @@ export interface CodeFlowResult {
  * with `identifier` and `password`, and, for a third-party application, answers the consent page
  * with `consent`. Answers the callback URL the provider redirected to.
  */
-export async function codeFlow(browser: TestBrowser, options: {
-  clientId: string; redirectUri: string; scope: string; identifier: string; password: string;
-  resource?: string; prompt?: string; consent?: 'allow' | 'deny'; onConsentPage?: (html: string) => void;
-}): Promise<CodeFlowResult> {
+export async function codeFlow(
+  browser: TestBrowser,
+  options: {
+    clientId: string;
+    redirectUri: string;
+    scope: string;
+    identifier: string;
+    password: string;
+    resource?: string;
+    prompt?: string;
+    consent?: 'allow' | 'deny';
+    onConsentPage?: (html: string) => void;
+  },
+): Promise<CodeFlowResult> {
   const { clientId, redirectUri, scope, resource, prompt } = options;
   const auth = await startAuthorization(browser, clientId, redirectUri, scope, { ...(resource && { resource }), ...(prompt && { prompt }) });
   const signedIn = await browser.form(`${auth.page}/sign-in`, { csrf: auth.csrf, identifier: options.identifier, password: options.password });
@@ -36,9 +46,16 @@ export async function codeFlow(browser: TestBrowser, options: {
 /** Redeems the code of a `codeFlow` with openid-client, as a relying party would. */
 export async function redeem(server: TestServer, client: { clientId: string; clientSecret: string }, flow: CodeFlowResult, resource?: string) {
   const config = await server.discover(client.clientId, client.clientSecret);
-  return oauth.authorizationCodeGrant(config, flow.callback, {
-    pkceCodeVerifier: flow.verifier, expectedState: 'state-1', expectedNonce: 'nonce-1',
-  }, resource ? { resource } : undefined);
+  return oauth.authorizationCodeGrant(
+    config,
+    flow.callback,
+    {
+      pkceCodeVerifier: flow.verifier,
+      expectedState: 'state-1',
+      expectedNonce: 'nonce-1',
+    },
+    resource ? { resource } : undefined,
+  );
 }
 
 /** Signs a new account up through the Experience API (username and password), as anyone who reaches a sign-in page can. */
@@ -46,7 +63,10 @@ export async function signUpWithApi(server: TestServer, clientId: string, redire
   const browser = new TestBrowser(server.url, ip);
   await startAuthorization(browser, clientId, redirectUri);
   await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
-  const verified = await browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: username }, password });
+  const verified = await browser.json('POST', '/api/experience/verification/new-password-identity', {
+    identifier: { type: 'username', value: username },
+    password,
+  });
   await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId });
   const submitted = await browser.json('POST', '/api/experience/submit');
   if (submitted.status !== 200) throw new Error(`sign-up answered ${submitted.status}: ${JSON.stringify(submitted.body)}`);

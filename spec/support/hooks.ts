@@ -19,7 +19,12 @@ export const hookTestEnv = {
  * under way), so that a retry schedule runs without its pauses.
  */
 export async function fastForward(db: Db, clock: TestClock) {
-  const [next] = await db.collection<DeliveryDocument>('hook_deliveries').find({ state: 'pending', leaseOwner: null }).sort({ nextAttemptAt: 1 }).limit(1).toArray();
+  const [next] = await db
+    .collection<DeliveryDocument>('hook_deliveries')
+    .find({ state: 'pending', leaseOwner: null })
+    .sort({ nextAttemptAt: 1 })
+    .limit(1)
+    .toArray();
   const ahead = next ? next.nextAttemptAt.getTime() - clock.now().getTime() : 0;
   if (ahead > 0) clock.advance(ahead);
 }
@@ -31,8 +36,9 @@ export async function fastForward(db: Db, clock: TestClock) {
 export async function deliveriesSettled(db: Db, timeoutMs = 30_000, clock?: TestClock) {
   const deadline = Date.now() + timeoutMs;
   // Events first: a worker makes an event's deliveries before it marks the event done.
-  const busy = async () => await db.collection('hook_events').countDocuments({ fanOutDue: { $type: 'date' } }) > 0
-    || await db.collection('hook_deliveries').countDocuments({ state: 'pending' }) > 0;
+  const busy = async () =>
+    (await db.collection('hook_events').countDocuments({ fanOutDue: { $type: 'date' } })) > 0 ||
+    (await db.collection('hook_deliveries').countDocuments({ state: 'pending' })) > 0;
   while (await busy()) {
     if (Date.now() > deadline) throw new Error(`deliveries still pending after ${timeoutMs} ms`);
     if (clock) await fastForward(db, clock);

@@ -17,18 +17,28 @@ export async function spawnServer(dbName: string, env: Record<string, string> = 
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-  child.stderr!.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+  child.stdout!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+  });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
     const onData = () => {
       const match = /listening on port (\d+)/.exec(output);
-      if (match) { clearTimeout(timer); resolve(Number(match[1])); }
+      if (match) {
+        clearTimeout(timer);
+        resolve(Number(match[1]));
+      }
     };
     child.stdout!.on('data', onData);
-    void exited.then((code) => { clearTimeout(timer); reject(new Error(`server exited with ${code}:\n${output}`)); });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${output}`));
+    });
   });
 
   return {
@@ -51,7 +61,7 @@ export async function clientCredentials(server: ServerProcess, clientId: string,
     },
     body: new URLSearchParams({ grant_type: 'client_credentials', resource, scope: 'all' }),
   });
-  return { status: response.status, body: await response.json() as { access_token?: string; error?: string } };
+  return { status: response.status, body: (await response.json()) as { access_token?: string; error?: string } };
 }
 
 export async function callApi(server: ServerProcess, token: string, method: string, path: string, body?: unknown) {

@@ -97,7 +97,10 @@ export async function startReceiver(): Promise<Receiver> {
     if (!server) return;
     const closing = server;
     server = undefined;
-    await new Promise<void>((resolve) => { closing.close(() => resolve()); closing.closeAllConnections(); });
+    await new Promise<void>((resolve) => {
+      closing.close(() => resolve());
+      closing.closeAllConnections();
+    });
   }
 
   async function waitFor(predicate: (received: Received[]) => boolean, timeoutMs = 30_000) {

@@ -33,12 +33,18 @@ export async function startTestServer(label: string, env: Record<string, string>
     bootstrapClientId: admin.clientId,
     bootstrapClientSecret: admin.clientSecret,
   };
-  const server = await startStandaloneServer(settings, { logger: process.env.TEST_LOG ? consoleLogger : silentLogger, dbName: uniqueDbName(label), ...(clock && { clock }) });
+  const server = await startStandaloneServer(settings, {
+    logger: process.env.TEST_LOG ? consoleLogger : silentLogger,
+    dbName: uniqueDbName(label),
+    ...(clock && { clock }),
+  });
   const local = `http://localhost:${server.port}`;
 
   async function discover(clientId: string, clientSecret?: string) {
     return oauth.discovery(
-      new URL(`${local}/oidc`), clientId, clientSecret,
+      new URL(`${local}/oidc`),
+      clientId,
+      clientSecret,
       clientSecret === undefined ? oauth.None() : oauth.ClientSecretBasic(clientSecret),
       { execute: [oauth.allowInsecureRequests] },
     );
@@ -53,7 +59,11 @@ export async function startTestServer(label: string, env: Record<string, string>
     return cachedToken;
   }
 
-  async function api(method: string, path: string, { token, body, raw, headers = {} }: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
+  async function api(
+    method: string,
+    path: string,
+    { token, body, raw, headers = {} }: { token?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse> {
     const bearer = token === undefined ? await adminToken() : token;
     const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
     const response = await fetch(`${local}${path}`, {

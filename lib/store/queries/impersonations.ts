@@ -48,7 +48,8 @@ export function createImpersonationQueries(db: Db) {
     (await insertEach(collection, records)).map((outcome, index) => {
       if (outcome === 'inserted') return records[index]._id;
       return outcome === 'duplicate' ? undefined : outcome;
-    }));
+    }),
+  );
 
   return {
     async record(event: Omit<ImpersonationEvent, '_id' | 'createdAt'>, session?: ClientSession) {

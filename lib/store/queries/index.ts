@@ -5,9 +5,7 @@ import { createEntityQueries } from '../entities.js';
 import { ApiError } from '../../errors.js';
 import { sha256 } from '../../ids.js';
 import { createLinks } from '../links.js';
-import type {
-  OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, ScopeDocument, UserDocument,
-} from '../models.js';
+import type { OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, ScopeDocument, UserDocument } from '../models.js';
 import { createApplicationQueries } from './applications.js';
 import { createImpersonationQueries } from './impersonations.js';
 import { createChangeQueries } from './changes.js';
@@ -32,13 +30,17 @@ export function createQueries(db: Db) {
   type Joined = SubjectTokenDocument & { users: UserDocument[]; links: Array<{ roleId: string }> };
   type WithUser = { subject: SubjectTokenDocument; user?: UserDocument; roleIds: string[] };
   const subjectTokensWithUsers = createBatch(async (hashes: string[]): Promise<Array<WithUser | undefined>> => {
-    const found = await db.collection<SubjectTokenDocument>('subject_tokens').aggregate<Joined>([
-      { $match: { _id: { $in: [...new Set(hashes)] } } },
-      { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'users' } },
-      { $lookup: { from: 'users_roles', localField: 'userId', foreignField: 'userId', as: 'links' } },
-    ]).toArray();
-    const byHash = new Map(found.map(({ users: [user], links: held, ...subject }) =>
-      [subject._id, { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId) }]));
+    const found = await db
+      .collection<SubjectTokenDocument>('subject_tokens')
+      .aggregate<Joined>([
+        { $match: { _id: { $in: [...new Set(hashes)] } } },
+        { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'users' } },
+        { $lookup: { from: 'users_roles', localField: 'userId', foreignField: 'userId', as: 'links' } },
+      ])
+      .toArray();
+    const byHash = new Map(
+      found.map(({ users: [user], links: held, ...subject }) => [subject._id, { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId) }]),
+    );
     return hashes.map((hash) => byHash.get(hash));
   });
 
@@ -58,11 +60,13 @@ export function createQueries(db: Db) {
     roles: createEntityQueries<RoleDocument>(db, { collection: 'roles', label: 'role', conflicts: { name: inUse('role.name_in_use', 'this role name') } }),
     organizations: createEntityQueries<OrganizationDocument>(db, { collection: 'organizations', label: 'organization' }),
     organizationRoles: createEntityQueries<OrganizationRoleDocument>(db, {
-      collection: 'organization_roles', label: 'organization role',
+      collection: 'organization_roles',
+      label: 'organization role',
       conflicts: { name: inUse('organization_role.name_in_use', 'this organization role name') },
     }),
     organizationScopes: createEntityQueries<OrganizationScopeDocument>(db, {
-      collection: 'organization_scopes', label: 'organization permission',
+      collection: 'organization_scopes',
+      label: 'organization permission',
       conflicts: { name: inUse('organization_scope.name_in_use', 'this organization permission name') },
     }),
     organizationUserRoles: createOrganizationUserRoleQueries(db),

@@ -16,13 +16,16 @@ export function createOrganizationUserRoleQueries(db: Db) {
       const existing = new Set(await queries.rolesOf(organizationId, userId, session));
       const added = [...new Set(roleIds)].filter((id) => !existing.has(id));
       if (added.length > 0) {
-        await collection.bulkWrite(added.map((organizationRoleId) => ({
-          updateOne: {
-            filter: { _id: idOf(organizationId, userId, organizationRoleId) },
-            update: { $setOnInsert: { organizationId, userId, organizationRoleId } },
-            upsert: true,
-          },
-        })), { session });
+        await collection.bulkWrite(
+          added.map((organizationRoleId) => ({
+            updateOne: {
+              filter: { _id: idOf(organizationId, userId, organizationRoleId) },
+              update: { $setOnInsert: { organizationId, userId, organizationRoleId } },
+              upsert: true,
+            },
+          })),
+          { session },
+        );
       }
       return added;
     },

@@ -16,7 +16,10 @@ export function createResourceQueries(db: Db) {
   }
 
   return {
-    insert: async (resource: ResourceDocument, session?: ClientSession) => { await resources.insertOne(resource, { session }); return resource; },
+    insert: async (resource: ResourceDocument, session?: ClientSession) => {
+      await resources.insertOne(resource, { session });
+      return resource;
+    },
     findById: (id: string) => resources.findOne({ _id: id }),
     findByIdOrThrow,
     findByIndicator: (indicator: string) => resources.findOne({ indicator }),
@@ -42,7 +45,10 @@ export function createResourceQueries(db: Db) {
     },
 
     scopes: {
-      insert: async (scope: ScopeDocument, session?: ClientSession) => { await scopes.insertOne(scope, { session }); return scope; },
+      insert: async (scope: ScopeDocument, session?: ClientSession) => {
+        await scopes.insertOne(scope, { session });
+        return scope;
+      },
       findForResource: (resourceId: string, page?: Page) => {
         const cursor = scopes.find({ resourceId }).sort({ createdAt: -1, _id: -1 });
         return (page ? cursor.skip(page.skip).limit(page.limit) : cursor).toArray();

@@ -21,7 +21,12 @@ export function createSubjectTokenQueries(db: Db) {
       const token = generateSecret();
       const now = Date.now();
       const document: SubjectTokenDocument = {
-        _id: sha256(token), userId, context, clientId, createdAt: new Date(now), expiresAt: new Date(now + ttlSeconds * 1000),
+        _id: sha256(token),
+        userId,
+        context,
+        clientId,
+        createdAt: new Date(now),
+        expiresAt: new Date(now + ttlSeconds * 1000),
       };
       await collection.insertOne(document, { session });
       return { token, document };
