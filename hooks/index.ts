@@ -9,7 +9,7 @@ import { createOutboundPolicy, type OutboundPolicy } from '../lib/outbound-addre
 import { createOutbox, type InteractionReport, type Outbox } from './outbox.js';
 import { createHookQueries, type HookQueries } from './queries.js';
 import { createSender, type Sender } from './send.js';
-import { createDeliveryWorker } from './worker.js';
+import { createDeliveryWorker } from './worker/index.js';
 
 export type { InteractionReport } from './outbox.js';
 export { hookEvents, interactionEvents } from './catalog.js';

@@ -1,0 +1,59 @@
+import type { Collection, Db } from 'mongodb';
+
+import type { Clock } from '../../lib/clock.js';
+import { generateId } from '../../lib/ids.js';
+import type { Logger } from '../../lib/logger.js';
+import { hookCollections, type AttemptDocument, type DeliveryDocument, type HookDocument, type HookEventDocument } from '../models.js';
+import type { RetryPlan } from '../schedule.js';
+import type { Sender } from '../send.js';
+
+/** A delivery held under this worker's lease. */
+export type Leased = DeliveryDocument & { leaseOwner: string };
+
+/** Deliveries a worker holds under one lease, with the hooks and events it already read for them, if any. */
+export interface Taken {
+  batch: Leased[];
+  hooks?: HookDocument[];
+  events?: HookEventDocument[];
+}
+
+/** What every stage of the worker reads: its collections, its clock, its name and its timings. */
+export interface WorkerContext {
+  deliveries: Collection<DeliveryDocument>;
+  attempts: Collection<AttemptDocument>;
+  hooks: Collection<HookDocument>;
+  events: Collection<HookEventDocument>;
+  send: Sender;
+  retry: RetryPlan;
+  clock: Clock;
+  logger: Logger;
+  /** This worker's id, as the outbox of its process names it on the events it records. */
+  owner: string;
+  pollMs: number;
+  /** Longer than an attempt can last, with room for the reads around it. */
+  leaseMs: number;
+  /** A hook failing without a success for this long is disabled. */
+  disableAfterMs: number;
+  retentionMs: number;
+}
+
+export function workerContext(
+  db: Db,
+  options: Omit<WorkerContext, 'deliveries' | 'attempts' | 'hooks' | 'events' | 'leaseMs'> & { timeoutMs: number },
+): WorkerContext {
+  const { timeoutMs, ...rest } = options;
+  return {
+    ...rest,
+    deliveries: db.collection<DeliveryDocument>(hookCollections.deliveries),
+    attempts: db.collection<AttemptDocument>(hookCollections.attempts),
+    hooks: db.collection<HookDocument>(hookCollections.hooks),
+    events: db.collection<HookEventDocument>(hookCollections.events),
+    leaseMs: 2 * timeoutMs + 5000,
+  };
+}
+
+/** A fresh lease token: this worker's id and a nonce, so that each take is told apart. */
+export const newLease = ({ owner }: WorkerContext) => `${owner}.${generateId(8)}`;
+
+/** `ms` from now on the worker's clock. */
+export const fromNow = ({ clock }: WorkerContext, ms: number) => new Date(clock.now().getTime() + ms);

@@ -1,0 +1,72 @@
+import { generateId } from '../../lib/ids.js';
+import { insertEach, throwingFailures } from '../../lib/store/insert-each.js';
+import type { DeliveryDocument } from '../models.js';
+import { fromNow, newLease, type Taken, type WorkerContext } from './context.js';
+
+/** Events fanned out at once. */
+export const fanOutBatch = 500;
+/** How far two processes' clocks may disagree when a hook's creation and an event's are compared. */
+const clockSkewMs = 5000;
+
+/**
+ * Makes the deliveries of recorded events: one per enabled hook subscribed to the event, then
+ * marks the events done. The worker of the process that recorded an event takes it at once,
+ * any other after two polls; two at once do no harm either: the unique (hookId, eventId)
+ * index keeps one delivery per pair, and a worker that dies between the two writes leaves the
+ * events due, to be fanned out again to the same result.
+ *
+ * A hook gets the events recorded after it was created. Two clocks compare here (the hook's
+ * process and the event's), so the rule allows them `clockSkewMs` of disagreement, erring
+ * towards sending: a hook created a moment after an event may get it too, but an event is
+ * never lost to a hook that existed when it was recorded; and a hook created later, while no
+ * worker ran, does not get the backlog (a replay does that, on request).
+ *
+ * Answers what this worker took to send now (up to `free`), and whether a full batch may have
+ * left more events behind it.
+ */
+export async function fanOut(context: WorkerContext, free: number): Promise<{ taken?: Taken; more: boolean }> {
+  const { events, hooks, deliveries, owner, clock } = context;
+  /** How long the recording process's worker has to fan out its events before any other may. */
+  const handOverMs = 2 * context.pollMs;
+  const due = await events
+    .find({
+      fanOutDue: { $type: 'date' },
+      $or: [{ fanOutBy: owner }, { fanOutDue: { $lte: fromNow(context, -handOverMs) } }],
+    })
+    .sort({ fanOutDue: 1 })
+    .limit(fanOutBatch)
+    .toArray();
+  if (due.length === 0) return { more: false };
+  const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(due.map(({ event }) => event))] } }).toArray();
+  const now = clock.now();
+  // As many as this worker has room for are made already taken by it (under a lease, as
+  // `claim` would take them), so that they go out now without being looked for again.
+  const lease = newLease(context);
+  const made: DeliveryDocument[] = due.flatMap((event) =>
+    subscribed
+      .filter((hook) => hook.events.includes(event.event) && hook.createdAt <= event.createdAt.getTime() + clockSkewMs)
+      .map((hook) => ({
+        _id: generateId(),
+        hookId: hook._id,
+        eventId: event._id,
+        event: event.event,
+        state: 'pending' as const,
+        attempts: 0,
+        // Due since the event was recorded, so that the oldest go first and latency counts from the commit.
+        nextAttemptAt: event.createdAt,
+        leaseOwner: null,
+        lastAttemptAt: null,
+        lastStatus: null,
+        lastError: null,
+        createdAt: event.createdAt,
+        updatedAt: now,
+        expiresAt: event.expiresAt,
+      })),
+  );
+  made.slice(0, Math.max(free, 0)).forEach((delivery) => Object.assign(delivery, { leaseOwner: lease, nextAttemptAt: fromNow(context, context.leaseMs) }));
+  const outcomes = made.length > 0 ? throwingFailures(await insertEach(deliveries, made)) : [];
+  await events.updateMany({ _id: { $in: due.map(({ _id }) => _id) } }, { $unset: { fanOutDue: '' } });
+  // Only those this worker stored are its own: another worker's copy of the same pair won.
+  const mine = made.filter((delivery, index) => delivery.leaseOwner === lease && outcomes[index] === 'inserted') as Taken['batch'];
+  return { more: due.length === fanOutBatch, ...(mine.length > 0 && { taken: { batch: mine, hooks: subscribed, events: due } }) };
+}
