@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import compose from 'koa-compose';
 import { createLocalJWKSet } from 'jose';
 import type { ClientSession } from 'mongodb';
-import type { AdapterPayload, Configuration } from 'oidc-provider';
+import type { Configuration } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
 import { createManagementApi, managementPrefix, type ManagementApi } from './management/router.js';
@@ -17,93 +17,37 @@ import {
   type BootstrapCredentials,
   type BootstrapResult,
 } from './management/bootstrap.js';
-import { CacheRegistry } from './lib/store/cache.js';
 import { formPostEndpoints } from './provider/form-post-endpoints.js';
-import { createClientAddress, noProxy, useClientAddress, type ProxyTrust } from './lib/http/client-address.js';
-import { createCustomClaims, createDryRun, type CustomClaimsFailurePolicy, type GetCustomJwtClaims } from './provider/custom-claims.js';
+import { createClientAddress, noProxy, useClientAddress } from './lib/http/client-address.js';
+import { createCustomClaims, createDryRun } from './provider/custom-claims.js';
 import { Sandbox } from './provider/sandbox/index.js';
 import type { MintedToken } from './provider/token-types.js';
-import { createRoleLookup, loadRoleFacts } from './provider/role-facts.js';
 import { installHashedSecretComparison } from './provider/client-secret.js';
 import { toClientMetadata } from './provider/clients.js';
 import { configureProvider } from './provider/configure.js';
+import { createProviderCaches } from './provider/caches.js';
 import { cachesStaleAfter } from './provider/stale-caches.js';
 import type { ChangeKey } from './hooks/catalog.js';
-import { customizerCollection, type JwtCustomizer } from './lib/store/queries/jwt-customizer.js';
-import { changeRetentionRule, checkOptions, type AccessTokenAlg } from './lib/config.js';
-import type { Clock } from './lib/clock.js';
-import { resolveHookSettings, type HookSettings } from './hooks/settings.js';
+import { changeRetentionRule, checkOptions } from './lib/config.js';
+import { resolveHookSettings } from './hooks/settings.js';
 import { resolveBranding } from './experience/settings.js';
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
 import { signInReports } from './hooks/provider-events.js';
-import { ensureIndexes, type Database } from './lib/store/database.js';
+import { ensureIndexes } from './lib/store/database.js';
 import { experienceCollections } from './experience/collections.js';
 import { hookCollections } from './hooks/collections.js';
 import { providerCollections, revokeAccount } from './provider/collections.js';
-import { createExperience, interactionUrl, logConnector, type ExperienceOptions } from './experience/index.js';
+import { createExperience, interactionUrl, logConnector } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provider/keys.js';
 import { createKeyRing } from './provider/oidc-keys.js';
 import { replaceSigningKeys } from './provider/internals.js';
-import type { Logger } from './lib/logger.js';
 import { createQueries, type Queries } from './lib/store/queries/index.js';
 import { createWriter, defaultChangeRetentionDays } from './lib/store/unit-of-work.js';
-import { createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './provider/resource-servers.js';
+import type { IdentityOptions } from './identity-options.js';
 
-export interface IdentityOptions {
-  database: Database;
-  /** The provider's issuer, e.g. `https://id.example.com/oidc`. */
-  issuer: string;
-  /** Public base URL of the server; the Management API's indicator is `${baseUrl}/api`. */
-  baseUrl: string;
-  accessTokenAlg?: AccessTokenAlg;
-  /** Largest Management API request body, in bytes. */
-  apiBodyLimit?: number;
-  /** An embedding host's own claims function (trusted, run as it is); otherwise the stored script runs in the sandbox. */
-  getCustomJwtClaims?: GetCustomJwtClaims;
-  /** When the customizer throws or times out: `omit` its claims (default) or `refuse` the token. */
-  customClaimsOnError?: CustomClaimsFailurePolicy;
-  /** Wall-clock limit of one customizer run, in milliseconds (default 1000). */
-  customClaimsTimeoutMs?: number;
-  /** Lifetime of a subject token, in seconds (default 600). */
-  subjectTokenTtl?: number;
-  /** Lifetime of a Management API access token, in seconds (default 600). */
-  managementApiTokenTtl?: number;
-  /**
-   * Which proxies may say who the client is (`X-Forwarded-For`): none by default. Limits, audit
-   * records and webhooks use the address the nearest trusted proxy saw.
-   */
-  trustProxy?: ProxyTrust;
-  /** How often other processes' changes to cached data are looked for, in milliseconds. */
-  cacheRefreshMs?: number;
-  /** Webhook delivery; each setting defaults as its `HOOKS_*` counterpart does (see README). */
-  hooks?: Partial<HookSettings>;
-  /**
-   * The time the webhook worker reads (due deliveries, leases, retry delays, disabling): the
-   * system clock by default. A test may give one it moves forward instead of waiting.
-   */
-  clock?: Clock;
-  /**
-   * Private, loopback or reserved hosts and ranges the provider may still call (back-channel
-   * logout, an application's `jwksUri`); public addresses always may. As `OUTBOUND_ALLOWED_HOSTS`.
-   */
-  outboundAllowedHosts?: string[];
-  /** How long the change log (`GET /api/changes`) keeps a record, in days (1 to 3650, default 90). As `CHANGES_RETENTION_DAYS`. */
-  changesRetentionDays?: number;
-  /**
-   * Announce PostSignIn when the provider finishes an interaction with a login (its
-   * `interaction.ended` event). On by default; a host whose own sign-in code calls
-   * `reportInteractionEvent` turns it off so that a sign-in is not announced twice.
-   */
-  signInEventsFromProvider?: boolean;
-  /**
-   * The sign-in experience: pages under `/interaction`, the JSON API under `/api/experience`,
-   * and oidc-provider's `interactions.url` pointed at them. Off unless given (a host may have its own).
-   */
-  experience?: ExperienceOptions;
-  logger: Logger;
-}
+export type { IdentityOptions } from './identity-options.js';
 
 export interface Identity {
   readonly queries: Queries;
@@ -153,34 +97,21 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const secrets: ProviderSecrets = await loadProviderSecrets(database.db);
   const keyRing = createKeyRing(database.db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys });
 
-  const caches = new CacheRegistry(database.db, options.cacheRefreshMs ?? 1000);
-  const clients = caches.create<AdapterPayload>('applications', async (id) => {
-    const application = await queries.applications.findById(id);
-    if (!application) return undefined;
-    return toClientMetadata(application, await queries.applications.secrets.listFor(id)) as AdapterPayload;
+  const {
+    registry: caches,
+    clients,
+    resources,
+    roles,
+    held,
+    heldManagementScopes,
+    customizer,
+  } = await createProviderCaches(database.db, queries, {
+    refreshMs: options.cacheRefreshMs ?? 1000,
+    managementApiIndicator,
   });
-  const resources = caches.create('resources', loadResource(queries));
-  // An application's roles, and each role's permissions: a change to either clears only its cache.
-  const applicationRoleIds = caches.create('applicationRoles', loadApplicationRoleIds(queries));
-  const userRoleIds = caches.create('userRoles', loadUserRoleIds(queries));
-  const roles = createRoleLookup(caches.create('roles', loadRoleFacts(queries)));
-  const held = createHeldPermissions({ applicationRoleIds, userRoleIds, roles });
-  /** The Management API scopes an application holds now, or undefined once it is deleted. */
-  const heldManagementScopes = async (clientId: string) => {
-    if (!(await clients.get(clientId))) return undefined;
-    const managementApi = await resources.get(managementApiIndicator);
-    return new Set(managementApi ? permissionNames(managementApi.scopes, await held.ofApplication(clientId)) : []);
-  };
-  await caches.start();
-
   const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
   // Dry runs get a sandbox of their own: nothing a script under test does can delay a token.
   const dryRuns = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs ?? 1000 });
-  const customizer = caches.create<JwtCustomizer>(
-    'configs',
-    async (id) => (await customizerCollection(database.db).findOne({ _id: id as JwtCustomizer['_id'] })) ?? undefined,
-    { keepMisses: true },
-  );
   const customClaimsFor = createCustomClaims({
     queries,
     customizer,

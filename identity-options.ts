@@ -1,0 +1,63 @@
+import type { AccessTokenAlg } from './lib/config.js';
+import type { Clock } from './lib/clock.js';
+import type { ProxyTrust } from './lib/http/client-address.js';
+import type { Logger } from './lib/logger.js';
+import type { Database } from './lib/store/database.js';
+import type { ExperienceOptions } from './experience/index.js';
+import type { HookSettings } from './hooks/settings.js';
+import type { CustomClaimsFailurePolicy, GetCustomJwtClaims } from './provider/custom-claims.js';
+
+/** What `createIdentity` is given: the database and the public addresses, and the settings of each part. */
+export interface IdentityOptions {
+  database: Database;
+  /** The provider's issuer, e.g. `https://id.example.com/oidc`. */
+  issuer: string;
+  /** Public base URL of the server; the Management API's indicator is `${baseUrl}/api`. */
+  baseUrl: string;
+  accessTokenAlg?: AccessTokenAlg;
+  /** Largest Management API request body, in bytes. */
+  apiBodyLimit?: number;
+  /** An embedding host's own claims function (trusted, run as it is); otherwise the stored script runs in the sandbox. */
+  getCustomJwtClaims?: GetCustomJwtClaims;
+  /** When the customizer throws or times out: `omit` its claims (default) or `refuse` the token. */
+  customClaimsOnError?: CustomClaimsFailurePolicy;
+  /** Wall-clock limit of one customizer run, in milliseconds (default 1000). */
+  customClaimsTimeoutMs?: number;
+  /** Lifetime of a subject token, in seconds (default 600). */
+  subjectTokenTtl?: number;
+  /** Lifetime of a Management API access token, in seconds (default 600). */
+  managementApiTokenTtl?: number;
+  /**
+   * Which proxies may say who the client is (`X-Forwarded-For`): none by default. Limits, audit
+   * records and webhooks use the address the nearest trusted proxy saw.
+   */
+  trustProxy?: ProxyTrust;
+  /** How often other processes' changes to cached data are looked for, in milliseconds. */
+  cacheRefreshMs?: number;
+  /** Webhook delivery; each setting defaults as its `HOOKS_*` counterpart does (see README). */
+  hooks?: Partial<HookSettings>;
+  /**
+   * The time the webhook worker reads (due deliveries, leases, retry delays, disabling): the
+   * system clock by default. A test may give one it moves forward instead of waiting.
+   */
+  clock?: Clock;
+  /**
+   * Private, loopback or reserved hosts and ranges the provider may still call (back-channel
+   * logout, an application's `jwksUri`); public addresses always may. As `OUTBOUND_ALLOWED_HOSTS`.
+   */
+  outboundAllowedHosts?: string[];
+  /** How long the change log (`GET /api/changes`) keeps a record, in days (1 to 3650, default 90). As `CHANGES_RETENTION_DAYS`. */
+  changesRetentionDays?: number;
+  /**
+   * Announce PostSignIn when the provider finishes an interaction with a login (its
+   * `interaction.ended` event). On by default; a host whose own sign-in code calls
+   * `reportInteractionEvent` turns it off so that a sign-in is not announced twice.
+   */
+  signInEventsFromProvider?: boolean;
+  /**
+   * The sign-in experience: pages under `/interaction`, the JSON API under `/api/experience`,
+   * and oidc-provider's `interactions.url` pointed at them. Off unless given (a host may have its own).
+   */
+  experience?: ExperienceOptions;
+  logger: Logger;
+}
