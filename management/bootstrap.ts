@@ -61,37 +61,33 @@ export async function ensureManagementApi(db: Db, indicator: string): Promise<vo
       ),
   );
   await upsertRetrying(() =>
-    db
-      .collection<ScopeDocument>('scopes')
-      .updateOne(
-        { _id: builtIn.impersonationScopeId },
-        {
-          $setOnInsert: {
-            resourceId: builtIn.managementResourceId,
-            name: impersonationScope,
-            description: 'Issue subject tokens for impersonation, and nothing else',
-            createdAt: now,
-          },
+    db.collection<ScopeDocument>('scopes').updateOne(
+      { _id: builtIn.impersonationScopeId },
+      {
+        $setOnInsert: {
+          resourceId: builtIn.managementResourceId,
+          name: impersonationScope,
+          description: 'Issue subject tokens for impersonation, and nothing else',
+          createdAt: now,
         },
-        { upsert: true },
-      ),
+      },
+      { upsert: true },
+    ),
   );
   await upsertRetrying(() =>
-    db
-      .collection<RoleDocument>('roles')
-      .updateOne(
-        { _id: builtIn.managementRoleId },
-        {
-          $setOnInsert: {
-            name: 'Management API access',
-            description: 'Machine-to-machine access to the whole Management API',
-            type: 'MachineToMachine',
-            isDefault: false,
-            createdAt: now,
-          },
+    db.collection<RoleDocument>('roles').updateOne(
+      { _id: builtIn.managementRoleId },
+      {
+        $setOnInsert: {
+          name: 'Management API access',
+          description: 'Machine-to-machine access to the whole Management API',
+          type: 'MachineToMachine',
+          isDefault: false,
+          createdAt: now,
         },
-        { upsert: true },
-      ),
+      },
+      { upsert: true },
+    ),
   );
   await upsertRetrying(() => createLinks(db, 'roles_scopes').add(builtIn.managementRoleId, [builtIn.managementScopeId]));
 }

@@ -1,15 +1,7 @@
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
-import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oauth from 'openid-client';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
-import { startTestServer, type TestServer } from '../support/server.js';
-
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const password = 'correct horse battery staple';
+import { basicOpWorld, type BasicOpWorld } from './basic-op-world.js';
 
 /**
  * The happy paths of the OpenID Foundation's Basic OP and RP-Initiated Logout test plans, each
@@ -17,110 +9,16 @@ const password = 'correct horse battery staple';
  * pages, and openid-client as the relying party, which checks every ID token it is given
  * (signature against the JWKS, iss, aud, exp, iat, nonce, auth_time against max_age).
  */
-describe('Basic OP: the code flow in Chromium with openid-client', () => {
-  let server: TestServer;
-  let browser: Browser;
-  let callbackServer: Server;
-  let callback: string;
-  let signedOut: string;
-  let web: { id: string; secret: string };
-  let spa: { id: string };
-  let ada: { id: string };
-  let grace: { id: string };
-
-  beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install chromium), as .ci/run does`);
-    // The relying party's own pages: where the browser is sent back to.
-    callbackServer = createServer((_req, res) => {
-      res.setHeader('content-type', 'text/plain');
-      res.end('relying party');
-    });
-    await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
-    const rp = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}`;
-    [callback, signedOut] = [`${rp}/callback`, `${rp}/signed-out`];
-
-    server = await startTestServer('basic-op');
-    web = await server.create('/api/applications', {
-      name: 'Certified web app',
-      type: 'Traditional',
-      oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [signedOut] },
-    });
-    spa = await server.create('/api/applications', {
-      name: 'Certified SPA',
-      type: 'SPA',
-      oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [signedOut] },
-    });
-    ada = await server.create('/api/users', {
-      username: 'ada',
-      password,
-      name: 'Ada Lovelace',
-      primaryEmail: 'ada@example.com',
-      primaryPhone: '441632960001',
-      profile: { givenName: 'Ada', familyName: 'Lovelace', address: { formatted: "12 St James's Square, London", country: 'GB' } },
-    });
-    grace = await server.create('/api/users', { username: 'grace', password });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+describe('Basic OP: discovery, the code flow, UserInfo and prompts, in Chromium with openid-client', () => {
+  const { world, userAgent, webClient, authorize, signIn, signInWithoutNonce } = basicOpWorld();
+  let server: BasicOpWorld['server'];
+  let callback: BasicOpWorld['callback'];
+  let web: BasicOpWorld['web'];
+  let ada: BasicOpWorld['ada'];
+  let grace: BasicOpWorld['grace'];
+  beforeAll(() => {
+    ({ server, callback, web, ada, grace } = world);
   });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.close();
-    await new Promise((resolve) => callbackServer?.close(resolve));
-  });
-
-  /** A user agent of its own: its own cookies, so its own session at the provider. */
-  const userAgent = async (): Promise<{ context: BrowserContext; page: Page }> => {
-    const context = await browser.newContext();
-    return { context, page: await context.newPage() };
-  };
-  const webClient = () => server.discover(web.id, web.secret);
-  const atCallback = (url: URL) => url.href.startsWith(callback);
-
-  /**
-   * Sends the browser to the authorization endpoint with `parameters`; if the sign-in page comes,
-   * signs in there as `username`. Answers where the browser was sent back, and whether it was
-   * shown the sign-in page on the way.
-   */
-  async function authorize(page: Page, config: oauth.Configuration, parameters: Record<string, string>, username = 'ada') {
-    const url = oauth.buildAuthorizationUrl(config, { redirect_uri: callback, scope: 'openid', ...parameters });
-    await page.goto(url.href);
-    await page.waitForURL((at) => atCallback(at) || at.pathname.startsWith('/interaction/'));
-    let signInShown = false;
-    if (!atCallback(new URL(page.url()))) {
-      signInShown = true;
-      await page.getByLabel('Username or email').fill(username);
-      await page.getByLabel('Password').fill(password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-    }
-    // prompt=consent (asked with offline_access) shows the consent page even to a first-party application.
-    await page.waitForURL((at) => atCallback(at) || at.pathname.startsWith('/interaction/'));
-    if (!atCallback(new URL(page.url()))) {
-      await page.getByRole('button', { name: 'Allow' }).click();
-      await page.waitForURL(atCallback);
-    }
-    return { returned: new URL(page.url()), signInShown };
-  }
-
-  /** A whole sign-in: authorization request with state and nonce, then the code redeemed and checked. */
-  async function signIn(page: Page, parameters: Record<string, string> = {}, username = 'ada', checks: { maxAge?: number } = {}) {
-    const config = await webClient();
-    const [state, nonce] = [oauth.randomState(), oauth.randomNonce()];
-    const { returned, signInShown } = await authorize(page, config, { state, nonce, ...parameters }, username);
-    const tokens = await oauth.authorizationCodeGrant(config, returned, { expectedState: state, expectedNonce: nonce, ...checks });
-    return { config, tokens, claims: tokens.claims()!, signInShown, returned };
-  }
-
-  /** A sign-in with state but no nonce: the tokens, and what it took to get them. */
-  async function signInWithoutNonce(page: Page) {
-    const config = await webClient();
-    const state = oauth.randomState();
-    const { returned } = await authorize(page, config, { state });
-    const tokens = await oauth.authorizationCodeGrant(config, returned, { expectedState: state });
-    return { config, state, returned, tokens };
-  }
 
   it('OpenID Connect Discovery §3 and §4.3: the configuration names its own issuer, the code flow, and RS256 among the ID token algorithms', async () => {
     const metadata = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
@@ -280,132 +178,6 @@ describe('Basic OP: the code flow in Chromium with openid-client', () => {
     const url = oauth.buildAuthorizationUrl(await webClient(), { redirect_uri: callback, scope: 'openid', state: 'hint', login_hint: 'ada@example.com' });
     await page.goto(url.href);
     await expect(page.getByLabel('Username or email').inputValue()).resolves.toBe('ada@example.com');
-    await context.close();
-  });
-
-  it('RFC 6749 §4.1.2 and §10.5: a code is used once; a second redemption is invalid_grant and revokes the tokens of the first', async () => {
-    const { page, context } = await userAgent();
-    const { config, state, returned, tokens } = await signInWithoutNonce(page);
-    await expect(oauth.fetchUserInfo(config, tokens.access_token, ada.id)).resolves.toMatchObject({ sub: ada.id });
-    await expect(oauth.authorizationCodeGrant(config, returned, { expectedState: state })).rejects.toMatchObject({ error: 'invalid_grant' });
-    await expect(oauth.fetchUserInfo(config, tokens.access_token, ada.id)).rejects.toMatchObject({ status: 401 });
-    await context.close();
-  });
-
-  it('RFC 6749 §4.1.3: a code is redeemed only with the redirect_uri it was issued for, and only by its client', async () => {
-    const { page, context } = await userAgent();
-    const config = await webClient();
-    const { returned } = await authorize(page, config, { state: 'binding' });
-    const code = returned.searchParams.get('code')!;
-    const redeem = (authorization: string, redirectUri: string) =>
-      fetch(`${server.issuer}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(authorization).toString('base64')}` },
-        body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri }),
-      });
-    const other = await server.create('/api/applications', {
-      name: 'Other web app',
-      type: 'Traditional',
-      oidcClientMetadata: { redirectUris: [callback], postLogoutRedirectUris: [] },
-    });
-    const byOther = await redeem(`${other.id}:${other.secret}`, callback);
-    expect([byOther.status, ((await byOther.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
-    const elsewhere = await redeem(`${web.id}:${web.secret}`, `${callback}/elsewhere`);
-    expect([elsewhere.status, ((await elsewhere.json()) as { error: string }).error]).toEqual([400, 'invalid_grant']);
-    await context.close();
-  });
-
-  it("RFC 7636 §4.6: a public client's code is redeemed only with the verifier of its S256 challenge", async () => {
-    const { page, context } = await userAgent();
-    const config = await server.discover(spa.id);
-    const verifier = oauth.randomPKCECodeVerifier();
-    const [state, nonce] = [oauth.randomState(), oauth.randomNonce()];
-    const { returned } = await authorize(page, config, {
-      state,
-      nonce,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    await expect(
-      oauth.authorizationCodeGrant(config, returned, { pkceCodeVerifier: oauth.randomPKCECodeVerifier(), expectedState: state, expectedNonce: nonce }),
-    ).rejects.toMatchObject({ error: 'invalid_grant' });
-    // The failed attempt spent the code (§4.1.2): run the flow again, with the right verifier.
-    const second = await authorize(page, config, {
-      state,
-      nonce,
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    const tokens = await oauth.authorizationCodeGrant(config, second.returned, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce });
-    expect(tokens.claims()).toMatchObject({ sub: ada.id, aud: spa.id });
-    await context.close();
-  });
-
-  it('OIDC Core §3.1.2.1 and §3.1.2.6: an unregistered redirect_uri gets an error page, never a redirect to it', async () => {
-    const { page, context } = await userAgent();
-    const url = oauth.buildAuthorizationUrl(await webClient(), { redirect_uri: `${callback}-not-registered`, scope: 'openid', state: 'evil' });
-    const response = await page.goto(url.href);
-    expect(response!.status()).toBe(400);
-    expect(new URL(page.url()).origin).toBe(new URL(server.url).origin);
-    expect(await page.content()).toMatch(/redirect_uri/);
-    await context.close();
-  });
-
-  it('OIDC Core §12.1 and §12.2: a refresh token gives new tokens for the same sub and iss', async () => {
-    const { page, context } = await userAgent();
-    const { config, tokens, claims } = await signIn(page, { scope: 'openid offline_access', prompt: 'consent' });
-    expect(tokens.refresh_token).toEqual(expect.any(String));
-    const refreshed = await oauth.refreshTokenGrant(config, tokens.refresh_token!);
-    expect(refreshed.claims()).toMatchObject({ iss: claims.iss, sub: claims.sub, aud: web.id });
-    await expect(oauth.fetchUserInfo(config, refreshed.access_token, ada.id)).resolves.toMatchObject({ sub: ada.id });
-    await context.close();
-  });
-
-  it("RFC 9700 §4.14.2: a public client's refresh token rotates, and reusing a rotated one is refused and ends the grant", async () => {
-    const { page, context } = await userAgent();
-    const config = await server.discover(spa.id);
-    const verifier = oauth.randomPKCECodeVerifier();
-    const { returned } = await authorize(page, config, {
-      state: 'spa',
-      scope: 'openid offline_access',
-      prompt: 'consent',
-      code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    const tokens = await oauth.authorizationCodeGrant(config, returned, { pkceCodeVerifier: verifier, expectedState: 'spa' });
-    const refreshed = await oauth.refreshTokenGrant(config, tokens.refresh_token!);
-    expect(refreshed.refresh_token).toEqual(expect.any(String));
-    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
-    await expect(oauth.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
-    // The reuse looks like theft: the newer token of the same grant is revoked with it.
-    await expect(oauth.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' });
-    await context.close();
-  });
-
-  it('RP-Initiated Logout §2 and §3: a GET with id_token_hint ends the session after the user confirms, and returns to the registered URI with state', async () => {
-    const { page, context } = await userAgent();
-    const { config, tokens } = await signIn(page);
-    const logout = oauth.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: signedOut, state: 'see-you' });
-    await page.goto(logout.href);
-    await page.getByRole('button', { name: 'Yes, sign me out' }).click();
-    await page.waitForURL((url) => url.href.startsWith(signedOut));
-    expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual({ state: 'see-you' });
-    // The session is gone: prompt=none now needs a sign-in.
-    const { returned } = await authorize(page, config, { prompt: 'none', state: 'after-logout' });
-    expect(returned.searchParams.get('error')).toBe('login_required');
-    await context.close();
-  });
-
-  it('RP-Initiated Logout §3: a post_logout_redirect_uri that is not registered is not redirected to', async () => {
-    const { page, context } = await userAgent();
-    const { config, tokens } = await signIn(page);
-    const logout = oauth.buildEndSessionUrl(config, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: `${signedOut}-elsewhere` });
-    const response = await page.goto(logout.href);
-    expect(response!.status()).toBe(400);
-    expect(new URL(page.url()).origin).toBe(new URL(server.url).origin);
-    // The refusal changed nothing: the session still answers prompt=none.
-    expect((await signIn(page, { prompt: 'none' })).claims.sub).toBe(ada.id);
-    expect(decodeJwt(tokens.id_token!).sub).toBe(ada.id);
     await context.close();
   });
 });

@@ -1,0 +1,210 @@
+import { deliveriesSettled, eventsDuring } from '../support/hooks.js';
+import type { Receiver } from '../support/receiver.js';
+import type { TestServer } from '../support/server.js';
+import type { MailCatcher } from '../support/smtp.js';
+import { TestBrowser, csrfOf, startAuthorization } from '../support/browser.js';
+import { experienceWorld, redirectUri, strong } from './world.js';
+
+describe('sign-in experience: codes, resets, cross-site requests and pages (Experience API and pages, over HTTP)', () => {
+  const { world, nextAddress, newSignIn, createUser, codeFrom, signInWithApi } = experienceWorld('experience-codes');
+  let server: TestServer;
+  let receiver: Receiver;
+  let mail: MailCatcher;
+  beforeAll(() => {
+    ({ server, receiver, mail } = world);
+  });
+
+  it('resets a password with an emailed code: revokes the other sessions, announces User.Data.Updated and PostResetPassword', async () => {
+    const user = await createUser({ username: 'forgetful', primaryEmail: 'forgetful@example.com', password: strong });
+    // An earlier sign-in, whose session the reset must end.
+    const earlier = await newSignIn();
+    const first = await signInWithApi(earlier.browser, { type: 'username', value: 'forgetful' }, strong);
+    await earlier.browser.json('POST', '/api/experience/identification', { verificationId: first.body.verificationId });
+    await codeFrom(earlier.browser, (await earlier.browser.json('POST', '/api/experience/submit')).body.redirectTo);
+    const sessions = server.database.db.collection('oidc_Session');
+    expect(await sessions.countDocuments({ accountId: user.id })).toBe(1);
+
+    const { browser } = await newSignIn();
+    const events = await eventsDuring(server, receiver, async () => {
+      await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' });
+      const sent = await browser.json('POST', '/api/experience/verification/verification-code', {
+        identifier: { type: 'email', value: 'forgetful@example.com' },
+        interactionEvent: 'ForgotPassword',
+      });
+      expect(sent.status).toBe(200);
+      const code = await mail.nextCode('forgetful@example.com');
+      const identifier = { type: 'email', value: 'forgetful@example.com' };
+      expect(
+        (await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code }))
+          .status,
+      ).toBe(200);
+      // Used once: the same code again is refused.
+      expect(
+        (await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code }))
+          .body.code,
+      ).toBe('verification_code.invalid');
+      expect((await browser.json('POST', '/api/experience/identification', { verificationId: sent.body.verificationId })).status).toBe(204);
+      expect((await browser.json('PUT', '/api/experience/profile/password', { password: 'forgetful1234' })).body.code).toBe('password.rejected');
+      expect((await browser.json('PUT', '/api/experience/profile/password', { password: 'a brand new secret' })).status).toBe(204);
+      const submitted = await browser.json('POST', '/api/experience/submit');
+      expect(submitted.status).toBe(200);
+      expect(await sessions.countDocuments({ accountId: user.id })).toBe(0);
+      await codeFrom(browser, submitted.body.redirectTo);
+    });
+    expect(events.map(({ body }) => body.event)).toEqual(['User.Data.Updated', 'PostResetPassword']);
+    expect(events[1]!.body).toMatchObject({ interactionEvent: 'ForgotPassword', userId: user.id });
+    expect((await server.api('POST', `/api/users/${user.id}/password/verify`, { body: { password: 'a brand new secret' } })).status).toBe(204);
+  });
+
+  it('answers a reset request for an unknown address as for a known one, and sends nothing', async () => {
+    const { browser } = await newSignIn();
+    await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' });
+    const before = mail.messages.length;
+    const sent = await browser.json('POST', '/api/experience/verification/verification-code', {
+      identifier: { type: 'email', value: 'ghost@example.com' },
+      interactionEvent: 'ForgotPassword',
+    });
+    expect(sent).toMatchObject({ status: 200, body: { verificationId: expect.any(String) } });
+    const guess = await browser.json('POST', '/api/experience/verification/verification-code/verify', {
+      identifier: { type: 'email', value: 'ghost@example.com' },
+      verificationId: sent.body.verificationId,
+      code: '123456',
+    });
+    expect(guess.body.code).toBe('verification_code.invalid');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(mail.messages.length).toBe(before);
+  });
+
+  it('refuses an expired code, and a right code after five wrong ones', async () => {
+    await createUser({ primaryEmail: 'codes@example.com', password: strong });
+    const identifier = { type: 'email', value: 'codes@example.com' };
+    const { browser } = await newSignIn();
+    await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' });
+
+    const expiring = await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: 'ForgotPassword' });
+    const expiringCode = await mail.nextCode('codes@example.com');
+    await server.database.db
+      .collection('verification_codes')
+      .updateOne({ _id: expiring.body.verificationId }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+    expect(
+      (
+        await browser.json('POST', '/api/experience/verification/verification-code/verify', {
+          identifier,
+          verificationId: expiring.body.verificationId,
+          code: expiringCode,
+        })
+      ).body,
+    ).toEqual({ code: 'verification_code.invalid', message: 'the verification code is wrong or has expired' });
+
+    const guessed = await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: 'ForgotPassword' });
+    const code = await mail.nextCode('codes@example.com');
+    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      expect(
+        (
+          await browser.json('POST', '/api/experience/verification/verification-code/verify', {
+            identifier,
+            verificationId: guessed.body.verificationId,
+            code: wrong,
+          })
+        ).status,
+      ).toBe(422);
+    }
+    expect(
+      (await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: guessed.body.verificationId, code }))
+        .body.code,
+    ).toBe('verification_code.invalid');
+  });
+
+  it('limits how many codes one address can be sent', async () => {
+    const { browser } = await newSignIn();
+    await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 6; attempt += 1) {
+      const answer = await browser.json('POST', '/api/experience/verification/verification-code', {
+        identifier: { type: 'email', value: 'flooded@example.com' },
+        interactionEvent: 'Register',
+      });
+      statuses.push(answer.status);
+      if (answer.status === 429) expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  });
+
+  it('refuses cross-site requests: another origin, a form body, a page form without its token', async () => {
+    const user = await createUser({ username: 'csrf_target', password: strong });
+    const { browser, page, csrf } = await newSignIn();
+    const foreign = await browser.json('PUT', '/api/experience', { interactionEvent: 'SignIn' }, { origin: 'https://evil.example' });
+    expect(foreign).toMatchObject({ status: 403, body: { code: 'session.csrf_failed' } });
+    const formBody = await browser.go('/api/experience', {
+      method: 'PUT',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'interactionEvent=SignIn',
+    });
+    expect(formBody.status).toBe(415);
+
+    const forged = await browser.form(`${page}/sign-in`, { identifier: 'csrf_target', password: strong });
+    expect(forged.status).toBe(403);
+    expect(await forged.text()).toContain('This form has expired');
+    const stored = await server.api('GET', `/api/users/${user.id}`);
+    expect(stored.body.lastSignInAt).toBeNull();
+    // With its token the same form signs in.
+    const signedIn = await browser.form(`${page}/sign-in`, { csrf, identifier: 'csrf_target', password: strong });
+    expect(signedIn.status).toBe(303);
+  });
+
+  it('without the interaction cookie the API answers 401, and an unknown interaction page says it expired', async () => {
+    const stranger = new TestBrowser(server.url);
+    expect(await stranger.json('PUT', '/api/experience', { interactionEvent: 'SignIn' })).toMatchObject({ status: 401, body: { code: 'session.not_found' } });
+    const page = await stranger.go('/interaction/not-a-real-one');
+    expect(page.status).toBe(400);
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(await page.text()).toContain('This sign-in has expired');
+  });
+
+  it('pages: sign up with an emailed code, then the application gets an ID token for the new user', async () => {
+    const { browser, page, csrf } = await newSignIn();
+    const signUp = await browser.go(`${page}/sign-up`);
+    expect(signUp.headers.get('content-security-policy')).toMatch(/form-action 'self' http:\/\/127\.0\.0\.1:9/);
+    const codePage = await browser.form(`${page}/sign-up`, { csrf, username: 'page_person', email: 'page.person@example.com', password: strong });
+    expect(codePage.status).toBe(200);
+    const html = await codePage.text();
+    const verificationId = /name="verificationId" value="([^"]+)"/.exec(html)![1]!;
+    const code = await mail.nextCode('page.person@example.com');
+    const done = await browser.form(`${page}/sign-up/code`, { csrf: csrfOf(html), email: 'page.person@example.com', verificationId, code });
+    expect(done.status).toBe(303);
+    const authorizationCode = await codeFrom(browser, done.headers.get('location')!);
+    await deliveriesSettled(server.database.db);
+
+    const user = (await server.api('GET', '/api/users?search.username=page_person')).body[0];
+    expect(user).toMatchObject({ username: 'page_person', primaryEmail: 'page.person@example.com' });
+    expect(authorizationCode).toEqual(expect.any(String));
+  });
+
+  it("asks a third-party application's user for consent, and honours allow and deny", async () => {
+    await createUser({ username: 'consenting', password: strong });
+    const thirdParty = await server.create('/api/applications', {
+      name: 'Partner app',
+      type: 'Traditional',
+      isThirdParty: true,
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    });
+    const consentFor = async (decision: string) => {
+      const browser = new TestBrowser(server.url, nextAddress());
+      const { page, csrf } = await startAuthorization(browser, thirdParty.id, redirectUri);
+      const signedIn = await browser.form(`${page}/sign-in`, { csrf, identifier: 'consenting', password: strong });
+      const { response, url } = await browser.follow(signedIn.headers.get('location')!, redirectUri);
+      const html = await response.text();
+      expect(url.pathname).toMatch(/^\/interaction\//);
+      expect(html).toContain('Allow Partner app?');
+      expect(html).toContain('<li>profile</li>');
+      const answered = await browser.form(`${url.pathname}/consent`, { csrf: csrfOf(html), decision });
+      expect(answered.status).toBe(303);
+      return (await browser.follow(answered.headers.get('location')!, redirectUri)).url;
+    };
+    const allowed = await consentFor('allow');
+    expect(allowed.searchParams.get('code')).toEqual(expect.any(String));
+    const denied = await consentFor('deny');
+    expect(denied.searchParams.get('error')).toBe('access_denied');
+  });
+});

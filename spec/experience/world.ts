@@ -1,0 +1,68 @@
+import { hookTestEnv, subscribe } from '../support/hooks.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
+import { TestBrowser, startAuthorization } from '../support/browser.js';
+
+export const redirectUri = 'http://127.0.0.1:9/callback';
+export const strong = 'correct horse battery staple';
+
+export interface ExperienceWorld {
+  server: TestServer;
+  receiver: Receiver;
+  mail: MailCatcher;
+  clientId: string;
+}
+
+/**
+ * A server with the sign-in experience, an SMTP catcher, a webhook receiver subscribed to the
+ * user and interaction events, and a web application; set up before the suite's tests, closed after.
+ */
+export function experienceWorld(label: string) {
+  const world = {} as ExperienceWorld;
+  let ipCounter = 10;
+  /** A client address of its own: limits count per address. */
+  const nextAddress = () => `198.51.100.${(ipCounter += 1)}`;
+
+  beforeAll(async () => {
+    world.receiver = await startReceiver();
+    world.mail = await startMailCatcher();
+    world.server = await startTestServer(label, { ...hookTestEnv, TRUST_PROXY: 'true', SMTP_URL: world.mail.url, EMAIL_FROM: 'Identity <no-reply@id.test>' });
+    await subscribe(world.server, world.receiver, ['User.Created', 'User.Data.Updated', 'PostRegister', 'PostSignIn', 'PostResetPassword']);
+    const application = await world.server.create('/api/applications', {
+      name: 'Web app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    });
+    world.clientId = application.id;
+  });
+  afterAll(async () => {
+    await world.server.close();
+    await world.receiver.close();
+    await world.mail.close();
+  });
+  /** A new browser, from an address of its own (limits count per address), on the sign-in page. */
+  async function newSignIn() {
+    const browser = new TestBrowser(world.server.url, nextAddress());
+    const authorization = await startAuthorization(browser, world.clientId, redirectUri);
+    return { browser, ...authorization };
+  }
+
+  async function createUser(body: Record<string, unknown>) {
+    return world.server.create('/api/users', body) as Promise<{ id: string }>;
+  }
+
+  /** Follows a submit's redirect back to the application; answers the authorization code. */
+  async function codeFrom(browser: TestBrowser, redirectTo: string) {
+    const { url } = await browser.follow(redirectTo, redirectUri);
+    expect(url.href.startsWith(redirectUri)).toBe(true);
+    return url.searchParams.get('code');
+  }
+
+  async function signInWithApi(browser: TestBrowser, identifier: { type: string; value: string }, password: string) {
+    expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'SignIn' })).status).toBe(204);
+    return browser.json('POST', '/api/experience/verification/password', { identifier, password });
+  }
+
+  return { world, nextAddress, newSignIn, createUser, codeFrom, signInWithApi };
+}
