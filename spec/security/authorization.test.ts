@@ -2,7 +2,7 @@ import * as oauth from 'openid-client';
 import { decodeJwt } from 'jose';
 
 import { TestBrowser } from '../support/browser.js';
-import { codeFlow, redeem, signUpWithApi } from '../support/flows.js';
+import { codeFlow, redeem, signUpWithApi, userWith as createUserWith } from '../support/flows.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const redirectUri = 'http://127.0.0.1:9/callback';
@@ -46,11 +46,7 @@ describe('authorization: every token carries only what its subject holds', () =>
     await server.close();
   });
 
-  const userWith = async (username: string, roleIds: string[] = []) => {
-    const user = await server.create('/api/users', { username, password: strong });
-    if (roleIds.length > 0) await server.create(`/api/users/${user.id}/roles`, { roleIds });
-    return user.id as string;
-  };
+  const userWith = (username: string, roleIds: string[] = []) => createUserWith(server, username, strong, roleIds);
   const scopesOf = (accessToken: string) =>
     String(decodeJwt(accessToken).scope ?? '')
       .split(' ')

@@ -1,6 +1,7 @@
 import * as oauth from 'openid-client';
 import { SignJWT, decodeJwt, importJWK, type JWK } from 'jose';
 
+import { userWith as createUserWith } from '../support/flows.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const redirectUri = 'http://127.0.0.1:9/callback';
@@ -33,11 +34,7 @@ describe('authorization: who may call the Management API', () => {
     await server.close();
   });
 
-  const userWith = async (username: string, roleIds: string[] = []) => {
-    const user = await server.create('/api/users', { username, password: strong });
-    if (roleIds.length > 0) await server.create(`/api/users/${user.id}/roles`, { roleIds });
-    return user.id as string;
-  };
+  const userWith = (username: string, roleIds: string[] = []) => createUserWith(server, username, strong, roleIds);
 
   describe('the Management API is for machine-to-machine applications only', () => {
     let m2mScopeId: string;

@@ -73,3 +73,10 @@ export async function signUpWithApi(server: TestServer, clientId: string, redire
   const users = await server.api('GET', `/api/users?search.username=${username}`);
   return users.body[0] as { id: string };
 }
+
+/** A user with a password, holding `roleIds`, made through the Management API; answers its id. */
+export async function userWith(server: TestServer, username: string, password: string, roleIds: string[] = []): Promise<string> {
+  const user = await server.create('/api/users', { username, password });
+  if (roleIds.length > 0) await server.create(`/api/users/${user.id}/roles`, { roleIds });
+  return user.id as string;
+}
