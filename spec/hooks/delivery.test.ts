@@ -120,14 +120,18 @@ describe('webhook delivery', () => {
   });
 
   it('gives up after the last attempt of the schedule, and a timeout counts as a failure', async () => {
-    const hook = await subscribe(server, receiver, ['Role.Created'], 'always slow');
-    receiver.answer = () => ({ status: 204, delayMs: 2500 });
+    const hook = await subscribe(server, receiver, ['Role.Created'], 'slow or failing');
+    // The first and the last of the eight attempts outlast the 2 s timeout; the others fail at once.
+    let answered = 0;
+    receiver.answer = () => ((answered += 1) === 1 || answered === 8 ? { status: 204, delayMs: 2500 } : { status: 503 });
     await createRole('too slow');
     await settled(60_000);
     const {
       body: [delivery],
     } = await server.api('GET', `/api/hooks/${hook.id}/deliveries`);
     expect(delivery).toMatchObject({ state: 'failed', attemptCount: 8, lastStatus: null, lastError: 'no answer within 2000 ms' });
+    // A timed-out first attempt was retried like any other failure (the attempts are newest first).
+    expect(delivery.attempts.at(-1)).toMatchObject({ ok: false, statusCode: null, error: 'no answer within 2000 ms' });
     await server.api('DELETE', `/api/hooks/${hook.id}`);
   }, 90_000);
 
