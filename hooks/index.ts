@@ -53,6 +53,7 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
     timeoutMs: settings.timeoutMs,
     pollMs: settings.pollMs,
     concurrency: settings.concurrency,
+    concurrencyPerHook: settings.concurrencyPerHook,
     disableAfterMs: settings.disableAfter * second,
   });
   const outbox = createOutbox(db, queries, { retentionMs, onQueued: () => worker.wake(), ...(settings.deliver && { fanOutBy: owner }) });

@@ -15,7 +15,10 @@ export interface HookSettings {
   /** How long a rotated-out signing key keeps signing, in seconds. */
   keyOverlap: number;
   pollMs: number;
+  /** Attempts in flight at once in one process, all hooks together. */
   concurrency: number;
+  /** Attempts in flight at once for one hook, so that a slow or hanging endpoint holds only these. */
+  concurrencyPerHook: number;
   retentionDays: number;
 }
 
@@ -32,6 +35,7 @@ export const defaultHookSettings: HookSettings = {
   keyOverlap: 24 * 60 * 60,
   pollMs: 1000,
   concurrency: 16,
+  concurrencyPerHook: 4,
   retentionDays: 30,
 };
 
@@ -42,6 +46,7 @@ const bounds = {
   keyOverlap: { type: 'integer', minimum: 0, maximum: 2592000 },
   pollMs: { type: 'integer', minimum: 20, maximum: 60000 },
   concurrency: { type: 'integer', minimum: 1, maximum: 256 },
+  concurrencyPerHook: { type: 'integer', minimum: 1, maximum: 256 },
   retentionDays: { type: 'integer', minimum: 1, maximum: 3650 },
 } as const;
 const retryDelay = { type: 'integer', minimum: 0, maximum: 999999 } as const;
@@ -57,6 +62,7 @@ export const hookEnvironment = {
   HOOKS_KEY_OVERLAP: { ...bounds.keyOverlap, default: defaultHookSettings.keyOverlap },
   HOOKS_POLL_MS: { ...bounds.pollMs, default: defaultHookSettings.pollMs },
   HOOKS_CONCURRENCY: { ...bounds.concurrency, default: defaultHookSettings.concurrency },
+  HOOKS_CONCURRENCY_PER_HOOK: { ...bounds.concurrencyPerHook, default: defaultHookSettings.concurrencyPerHook },
   HOOKS_RETENTION_DAYS: { ...bounds.retentionDays, default: defaultHookSettings.retentionDays },
 } satisfies EnvironmentSpec;
 
@@ -78,6 +84,7 @@ export function hookSettingsFrom(e: Record<keyof typeof hookEnvironment, unknown
     keyOverlap: e.HOOKS_KEY_OVERLAP as number,
     pollMs: e.HOOKS_POLL_MS as number,
     concurrency: e.HOOKS_CONCURRENCY as number,
+    concurrencyPerHook: e.HOOKS_CONCURRENCY_PER_HOOK as number,
     retentionDays: e.HOOKS_RETENTION_DAYS as number,
   };
 }

@@ -1,13 +1,23 @@
+import type { AnyBulkWriteOperation } from 'mongodb';
+
 import { generateId } from '../../lib/ids.js';
+import { createBatch } from '../../lib/store/batch.js';
 import { webhookRequest } from '../message.js';
-import type { AttemptDocument, DeliveryDocument, HookDocument, HookEventDocument } from '../models.js';
+import type { AttemptDocument, DeliveryDocument, DeliveryState, HookDocument, HookEventDocument } from '../models.js';
 import { nextRetryDelay } from '../schedule.js';
 import type { SendResult } from '../send.js';
-import { fromNow, type Taken, type WorkerContext } from './context.js';
-import { settle } from './lease.js';
+import { fromNow, type Leased, type WorkerContext } from './context.js';
 
 /** A delivery whose event this worker cannot read yet is looked at again for this long before it is skipped. */
 const unseenEventGraceMs = 60_000;
+
+/** What became of one delivery: its new state, and the attempt made, if one was. */
+export interface Outcome {
+  delivery: Leased;
+  state: DeliveryState;
+  set: Partial<DeliveryDocument>;
+  attempt?: AttemptDocument;
+}
 
 /** Clears a hook's failing streak on a success; disables it on 410 Gone or once it has failed for `disableAfterMs`. */
 async function keepHealth({ hooks, disableAfterMs, logger }: WorkerContext, hook: HookDocument, result: SendResult, now: Date) {
@@ -37,26 +47,22 @@ function skipReason(delivery: DeliveryDocument, hook: HookDocument | undefined, 
   return undefined;
 }
 
-/** Sends one delivery; answers its attempt record, having settled it unless it succeeded. */
-async function attempt(
+/** Sends one delivery (unless it is to be skipped or looked at again) and answers what became of it; records nothing of it. */
+export async function attempt(
   context: WorkerContext,
-  delivery: DeliveryDocument,
+  delivery: Leased,
   hook: HookDocument | undefined,
   event: HookEventDocument | undefined,
-): Promise<AttemptDocument | undefined> {
+): Promise<Outcome> {
   const { clock, send, retry, owner, retentionMs, pollMs } = context;
   if (!event && clock.now().getTime() - delivery.createdAt.getTime() < unseenEventGraceMs) {
     // The event is written before its delivery (in the same transaction, or just before it), so it
     // exists; a read outside the transaction can still miss it while a commit spreads across
     // shards. Look again shortly instead of skipping a delivery that is due.
-    await settle(context, delivery, 'pending', { nextAttemptAt: fromNow(context, pollMs) });
-    return undefined;
+    return { delivery, state: 'pending', set: { nextAttemptAt: fromNow(context, pollMs) } };
   }
   const skip = skipReason(delivery, hook, event);
-  if (skip || !hook || !event) {
-    await settle(context, delivery, 'skipped', { lastError: skip ?? null });
-    return undefined;
-  }
+  if (skip || !hook || !event) return { delivery, state: 'skipped', set: { lastError: skip ?? null } };
 
   const startedAt = clock.now();
   const result = await send(webhookRequest(hook, event._id, event.payload, startedAt));
@@ -76,53 +82,33 @@ async function attempt(
     worker: owner,
     expiresAt: new Date(now.getTime() + retentionMs),
   };
-  if (!result.ok) {
-    const made = delivery.attempts + 1;
-    const outcome = { attempts: made, lastAttemptAt: startedAt, lastStatus: result.statusCode, lastError: result.error };
-    const delay = result.statusCode === 410 ? undefined : nextRetryDelay(retry, made, result.retryAfterMs);
-    if (delay === undefined) await settle(context, delivery, 'failed', outcome);
-    else await settle(context, delivery, 'pending', { ...outcome, nextAttemptAt: new Date(now.getTime() + delay) });
-  }
   await keepHealth(context, hook, result, now);
-  return record;
+  const made = delivery.attempts + 1;
+  const outcome = { attempts: made, lastAttemptAt: startedAt, lastStatus: result.statusCode, lastError: result.error };
+  if (result.ok) return { delivery, state: 'succeeded', set: outcome, attempt: record };
+  const delay = result.statusCode === 410 ? undefined : nextRetryDelay(retry, made, result.retryAfterMs);
+  return delay === undefined
+    ? { delivery, state: 'failed', set: outcome, attempt: record }
+    : { delivery, state: 'pending', set: { ...outcome, nextAttemptAt: new Date(now.getTime() + delay) }, attempt: record };
 }
 
 /**
- * Sends a batch at once and records it: the attempts in one insert, and the deliveries that
- * succeeded with one update per status code (failures were settled one by one, each with its
- * own next attempt), so that the usual case costs two writes per batch, not two per delivery.
+ * Records outcomes as they come, each delivery's as soon as it settles, but group-committed:
+ * outcomes that arrive while a recording is on its way go together in the next, as one insert
+ * of their attempts and one bulk update of their deliveries (each conditional on the lease still
+ * being this worker's). Under load many deliveries share two writes; alone, one pays two.
  */
-export async function deliverBatch(context: WorkerContext, { batch, hooks: knownHooks, events: knownEvents }: Taken) {
-  const { hooks, events, attempts, deliveries, clock, logger } = context;
-  const [hookList, eventList] = await Promise.all([
-    knownHooks ?? hooks.find({ _id: { $in: [...new Set(batch.map(({ hookId }) => hookId))] } }).toArray(),
-    knownEvents ?? events.find({ _id: { $in: batch.map(({ eventId }) => eventId) } }).toArray(),
-  ]);
-  const hookById = new Map(hookList.map((hook) => [hook._id, hook]));
-  const eventById = new Map(eventList.map((event) => [event._id, event]));
-  const records = await Promise.all(
-    batch.map((delivery) =>
-      attempt(context, delivery, hookById.get(delivery.hookId), eventById.get(delivery.eventId)).catch((error: unknown) => {
-        // Its lease runs out and a worker tries again.
-        logger.error(`Webhook delivery ${delivery._id} could not be recorded`, error);
-        return undefined;
-      }),
-    ),
-  );
-  const made = records.filter((record): record is AttemptDocument => record !== undefined);
-  if (made.length > 0) await attempts.insertMany(made);
-  const succeeded = new Map<number, string[]>();
-  for (const { ok, statusCode, deliveryId } of made) {
-    if (ok && statusCode !== null) succeeded.set(statusCode, [...(succeeded.get(statusCode) ?? []), deliveryId]);
-  }
-  const now = clock.now();
-  const lease = batch[0].leaseOwner;
-  await Promise.all(
-    [...succeeded].map(([lastStatus, ids]) =>
-      deliveries.updateMany(
-        { _id: { $in: ids }, leaseOwner: lease },
-        { $set: { state: 'succeeded', lastStatus, lastError: null, lastAttemptAt: now, leaseOwner: null, updatedAt: now }, $inc: { attempts: 1 } },
-      ),
-    ),
-  );
+export function createRecorder(context: WorkerContext): (outcome: Outcome) => Promise<void> {
+  const { attempts, deliveries, clock } = context;
+  return createBatch<Outcome, void>(async (outcomes) => {
+    const made = outcomes.flatMap(({ attempt: record }) => (record ? [record] : []));
+    // The attempts first: a delivery shown settled always has its attempt to show.
+    if (made.length > 0) await attempts.insertMany(made, { ordered: false });
+    const updatedAt = clock.now();
+    const updates: AnyBulkWriteOperation<DeliveryDocument>[] = outcomes.map(({ delivery, state, set }) => ({
+      updateOne: { filter: { _id: delivery._id, leaseOwner: delivery.leaseOwner }, update: { $set: { ...set, state, leaseOwner: null, updatedAt } } },
+    }));
+    await deliveries.bulkWrite(updates, { ordered: false });
+    return outcomes.map(() => undefined);
+  });
 }

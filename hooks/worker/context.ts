@@ -30,6 +30,8 @@ export interface WorkerContext {
   /** This worker's id, as the outbox of its process names it on the events it records. */
   owner: string;
   pollMs: number;
+  /** Attempts in flight at once for one hook. */
+  concurrencyPerHook: number;
   /** Longer than an attempt can last, with room for the reads around it. */
   leaseMs: number;
   /** A hook failing without a success for this long is disabled. */
@@ -54,6 +56,9 @@ export function workerContext(
 
 /** A fresh lease token: this worker's id and a nonce, so that each take is told apart. */
 export const newLease = ({ owner }: WorkerContext) => `${owner}.${generateId(8)}`;
+
+/** How many more attempts a hook may have in flight in this worker now. */
+export type Room = (hookId: string) => number;
 
 /** `ms` from now on the worker's clock. */
 export const fromNow = ({ clock }: WorkerContext, ms: number) => new Date(clock.now().getTime() + ms);

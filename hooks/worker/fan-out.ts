@@ -1,7 +1,7 @@
 import { generateId } from '../../lib/ids.js';
 import { insertEach, throwingFailures } from '../../lib/store/insert-each.js';
 import type { DeliveryDocument } from '../models.js';
-import { fromNow, newLease, type Taken, type WorkerContext } from './context.js';
+import { fromNow, newLease, type Room, type Taken, type WorkerContext } from './context.js';
 
 /** Events fanned out at once. */
 export const fanOutBatch = 500;
@@ -21,10 +21,10 @@ const clockSkewMs = 5000;
  * never lost to a hook that existed when it was recorded; and a hook created later, while no
  * worker ran, does not get the backlog (a replay does that, on request).
  *
- * Answers what this worker took to send now (up to `free`), and whether a full batch may have
- * left more events behind it.
+ * Answers what this worker took to send now (up to `free`, and no more of one hook than its
+ * `room`), and whether a full batch may have left more events behind it.
  */
-export async function fanOut(context: WorkerContext, free: number): Promise<{ taken?: Taken; more: boolean }> {
+export async function fanOut(context: WorkerContext, free: number, room: Room): Promise<{ taken?: Taken; more: boolean }> {
   const { events, hooks, deliveries, owner, clock } = context;
   /** How long the recording process's worker has to fan out its events before any other may. */
   const handOverMs = 2 * context.pollMs;
@@ -63,7 +63,16 @@ export async function fanOut(context: WorkerContext, free: number): Promise<{ ta
         expiresAt: event.expiresAt,
       })),
   );
-  made.slice(0, Math.max(free, 0)).forEach((delivery) => Object.assign(delivery, { leaseOwner: lease, nextAttemptAt: fromNow(context, context.leaseMs) }));
+  const takenOf = new Map<string, number>();
+  let left = free;
+  for (const delivery of made) {
+    const already = takenOf.get(delivery.hookId) ?? 0;
+    if (left <= 0) break;
+    if (already >= room(delivery.hookId)) continue;
+    Object.assign(delivery, { leaseOwner: lease, nextAttemptAt: fromNow(context, context.leaseMs) });
+    takenOf.set(delivery.hookId, already + 1);
+    left -= 1;
+  }
   const outcomes = made.length > 0 ? throwingFailures(await insertEach(deliveries, made)) : [];
   await events.updateMany({ _id: { $in: due.map(({ _id }) => _id) } }, { $unset: { fanOutDue: '' } });
   // Only those this worker stored are its own: another worker's copy of the same pair won.

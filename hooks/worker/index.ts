@@ -5,8 +5,8 @@ import { generateId } from '../../lib/ids.js';
 import type { Logger } from '../../lib/logger.js';
 import type { RetryPlan } from '../schedule.js';
 import type { Sender } from '../send.js';
-import { deliverBatch } from './attempt.js';
-import { workerContext, type Taken } from './context.js';
+import { attempt, createRecorder } from './attempt.js';
+import { workerContext, type Room, type Taken } from './context.js';
 import { fanOut } from './fan-out.js';
 import { claim } from './lease.js';
 
@@ -20,6 +20,8 @@ export interface WorkerOptions {
   pollMs: number;
   /** Attempts in flight at once in this process. */
   concurrency: number;
+  /** Attempts in flight at once for one hook. */
+  concurrencyPerHook: number;
   /** A hook failing without a success for this long is disabled. */
   disableAfterMs: number;
   retentionMs: number;
@@ -45,8 +47,8 @@ export interface DeliveryWorker {
  * dies, the delivery is due again when the lease ends and another worker takes it over.
  *
  * The stages, each in its own file: fan-out (events become deliveries, `fan-out.ts`), the lease
- * (due deliveries are taken and settled, `lease.ts`), the attempt (a batch is sent and recorded,
- * `attempt.ts`); this file is the loop that runs them.
+ * (due deliveries are taken fairly across hooks, `lease.ts`), the attempt (one delivery sent, its
+ * outcome group-committed, `attempt.ts`); this file is the loop that runs them, one slot per delivery.
  */
 export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   const { db, concurrency, logger, clock = systemClock } = options;
@@ -57,15 +59,20 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     logger,
     owner: options.owner ?? generateId(),
     pollMs: options.pollMs,
+    concurrencyPerHook: options.concurrencyPerHook,
     timeoutMs: options.timeoutMs,
     disableAfterMs: options.disableAfterMs,
     retentionMs: options.retentionMs,
   });
+  const record = createRecorder(context);
   let running = false;
   let loop: Promise<void> | undefined;
   const inFlight = new Set<Promise<void>>();
-  /** Deliveries in flight, across the batches in `inFlight`. */
-  let taken = 0;
+  /** Attempts in flight per hook; their sum is `inFlight.size`. */
+  const busy = new Map<string, number>();
+  const room: Room = (hookId) => context.concurrencyPerHook - (busy.get(hookId) ?? 0);
+  /** Where the next claim starts among the hooks with due deliveries, so that each gets its turn. */
+  let turn = 0;
   let woken = false;
   let interrupt: () => void = () => {};
 
@@ -74,22 +81,61 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     interrupt = cancel;
     return done;
   };
+  const wake = () => {
+    woken = true;
+    interrupt();
+  };
 
   /** New events first: what their fan-out takes is sent at once; otherwise whatever is due. */
   async function take(free: number): Promise<Taken | undefined> {
-    const { taken: fannedOut, more } = await fanOut(context, free);
+    const { taken: fannedOut, more } = await fanOut(context, free, room);
     // A full batch may leave more behind it: look again at once.
     if (more) woken = true;
     if (fannedOut) return fannedOut;
-    const batch = await claim(context, free);
+    const batch = await claim(context, free, room, turn++);
     return batch.length > 0 ? { batch } : undefined;
+  }
+
+  /**
+   * Sends each delivery of what was taken on its own: each holds its slot (and one of its hook's)
+   * until its own outcome is recorded, not until the slowest of its batch is.
+   */
+  async function send({ batch, hooks: knownHooks, events: knownEvents }: Taken) {
+    for (const { hookId } of batch) busy.set(hookId, (busy.get(hookId) ?? 0) + 1);
+    const [hookList, eventList] = await Promise.all([
+      knownHooks ?? context.hooks.find({ _id: { $in: [...new Set(batch.map(({ hookId }) => hookId))] } }).toArray(),
+      knownEvents ?? context.events.find({ _id: { $in: batch.map(({ eventId }) => eventId) } }).toArray(),
+    ]).catch((error: unknown) => {
+      // The database is unreachable: the leases run out and the deliveries are taken again.
+      logger.error('Webhook deliveries could not be read; they will be retried', error);
+      return [undefined, undefined] as const;
+    });
+    const hookById = new Map(hookList?.map((hook) => [hook._id, hook]));
+    const eventById = new Map(eventList?.map((event) => [event._id, event]));
+    for (const delivery of batch) {
+      const job = (
+        hookList && eventList ? attempt(context, delivery, hookById.get(delivery.hookId), eventById.get(delivery.eventId)).then(record) : Promise.resolve()
+      )
+        // A database failure while recording: its lease runs out and it is tried again. Never
+        // left unhandled, which would end the process.
+        .catch((error: unknown) => logger.error(`Webhook delivery ${delivery._id} could not be recorded; it will be retried`, error))
+        .finally(() => {
+          inFlight.delete(job);
+          const left = (busy.get(delivery.hookId) ?? 1) - 1;
+          if (left > 0) busy.set(delivery.hookId, left);
+          else busy.delete(delivery.hookId);
+          // A slot is free: whatever waits for it may go now.
+          wake();
+        });
+      inFlight.add(job);
+    }
   }
 
   /** Runs until stopped: takes what is due, up to the free slots, and sleeps when nothing is. */
   async function run() {
     let failures = 0;
     while (running) {
-      const free = concurrency - taken;
+      const free = concurrency - inFlight.size;
       if (free <= 0) {
         await Promise.race(inFlight);
         continue;
@@ -103,21 +149,8 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
         // The database is unreachable: say so once per outage, and keep trying.
         if (failures++ === 0) logger.error('Webhook delivery cannot read the database; retrying', error);
       }
-      if (work) {
-        const size = work.batch.length;
-        taken += size;
-        const job = deliverBatch(context, work)
-          // A database failure while recording: the batch's leases run out and it is tried again.
-          // Never left unhandled, which would end the process.
-          .catch((error: unknown) => logger.error('A batch of webhook deliveries could not be recorded; it will be retried', error))
-          .finally(() => {
-            inFlight.delete(job);
-            taken -= size;
-          });
-        inFlight.add(job);
-      } else if (!woken && running) {
-        await pause(context.pollMs);
-      }
+      if (work) await send(work);
+      else if (!woken && running) await pause(context.pollMs);
     }
   }
 
@@ -127,10 +160,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
       running = true;
       loop = run();
     },
-    wake() {
-      woken = true;
-      interrupt();
-    },
+    wake,
     async stop() {
       running = false;
       interrupt();

@@ -1,30 +1,38 @@
-import type { DeliveryDocument, DeliveryState } from '../models.js';
-import { fromNow, newLease, type Leased, type WorkerContext } from './context.js';
+import { fromNow, newLease, type Leased, type Room, type WorkerContext } from './context.js';
 
 /**
- * Takes up to `limit` due deliveries under a fresh lease token: one update over the candidates
- * (each document's update re-checks that it is still due, so of two workers racing for one
- * delivery only one matches), then a read of those that carry the token.
+ * Takes up to `limit` due deliveries under a fresh lease token, fairly across hooks: each hook
+ * with due deliveries and room for more gets an equal share (the hooks taken in turn from
+ * `start`, so that when there are more hooks than slots each gets its turn), and a hook at its
+ * limit gets none, so that a slow or hanging endpoint's backlog never fills the slots the others
+ * need. Then one update over the chosen (each document's update re-checks that it is still due,
+ * so of two workers racing for one delivery only one matches), and a read of those that carry
+ * the token.
  */
-export async function claim(context: WorkerContext, limit: number): Promise<Leased[]> {
+export async function claim(context: WorkerContext, limit: number, room: Room, start = 0): Promise<Leased[]> {
   const { deliveries, clock } = context;
   const now = clock.now();
-  const due = await deliveries
-    .find({ state: 'pending', nextAttemptAt: { $lte: now } })
-    .sort({ nextAttemptAt: 1 })
-    .limit(limit)
-    .toArray();
-  if (due.length === 0) return [];
-  const lease = newLease(context);
-  const ids = due.map(({ _id }) => _id);
-  await deliveries.updateMany(
-    { _id: { $in: ids }, state: 'pending', nextAttemptAt: { $lte: now } },
-    { $set: { nextAttemptAt: fromNow(context, context.leaseMs), leaseOwner: lease } },
+  const due = { state: 'pending' as const, nextAttemptAt: { $lte: now } };
+  const waiting = (await deliveries.distinct('hookId', due)).filter((hookId) => room(hookId) > 0);
+  if (waiting.length === 0) return [];
+  const turn = start % waiting.length;
+  const hooks = [...waiting.slice(turn), ...waiting.slice(0, turn)];
+  const share = Math.max(1, Math.ceil(limit / hooks.length));
+  const found = await Promise.all(
+    hooks.map((hookId) =>
+      deliveries
+        .find({ ...due, hookId }, { projection: { _id: 1 } })
+        .sort({ nextAttemptAt: 1 })
+        .limit(Math.min(share, room(hookId)))
+        .toArray(),
+    ),
   );
+  const ids = found
+    .flat()
+    .map(({ _id }) => _id)
+    .slice(0, limit);
+  if (ids.length === 0) return [];
+  const lease = newLease(context);
+  await deliveries.updateMany({ _id: { $in: ids }, ...due }, { $set: { nextAttemptAt: fromNow(context, context.leaseMs), leaseOwner: lease } });
   return (await deliveries.find({ _id: { $in: ids }, leaseOwner: lease }).toArray()) as Leased[];
-}
-
-/** Writes a delivery's outcome, if its lease is still this worker's. */
-export async function settle({ deliveries, clock }: WorkerContext, delivery: DeliveryDocument, state: DeliveryState, set: Partial<DeliveryDocument>) {
-  await deliveries.updateOne({ _id: delivery._id, leaseOwner: delivery.leaseOwner }, { $set: { ...set, state, leaseOwner: null, updatedAt: clock.now() } });
 }
