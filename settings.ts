@@ -21,6 +21,8 @@ export interface Settings {
   bootstrapClientSecret: string | undefined;
   apiBodyLimit: number;
   cacheRefreshMs: number;
+  /** On SIGTERM, how long requests in flight may take to finish before their connections are closed. */
+  shutdownGraceMs: number;
   /** Which proxies may say who the client is (`X-Forwarded-*`). */
   trustProxy: ProxyTrust;
   subjectTokenTtl: number;
@@ -68,6 +70,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     bootstrapClientSecret: e.BOOTSTRAP_CLIENT_SECRET as string | undefined,
     apiBodyLimit: e.API_BODY_LIMIT as number,
     cacheRefreshMs: e.CACHE_REFRESH_MS as number,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS as number,
     trustProxy: proxyTrustOf(e.TRUST_PROXY as string),
     subjectTokenTtl: e.SUBJECT_TOKEN_TTL as number,
     managementApiTokenTtl: e.MANAGEMENT_API_TOKEN_TTL as number,

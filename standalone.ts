@@ -14,6 +14,7 @@ import { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mon
 import { createIdentity, type Identity } from './identity.js';
 import { consoleLogger, type Logger } from './lib/logger.js';
 import type { Clock } from './lib/clock.js';
+import { createDrain } from './lib/http/drain.js';
 import { mountApp } from './lib/http/mount.js';
 import type { ManagementApi } from './management/router.js';
 
@@ -80,7 +81,11 @@ export async function startStandaloneServer(
     res.statusCode = 503;
     res.end();
   };
-  const server = createServer((req, res) => handler(req, res));
+  const drain = createDrain();
+  const server = createServer((req, res) => {
+    drain.track(res);
+    return handler(req, res);
+  });
   let database: Database | undefined;
   try {
     const port = await listen(server, settings.port);
@@ -136,10 +141,10 @@ export async function startStandaloneServer(
       database: openDb,
       ...(created && { createdCredentials: created }),
       async close() {
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeAllConnections();
-        });
+        // Requests in flight finish first (up to SHUTDOWN_GRACE_MS); then the webhook worker
+        // finishes or releases its deliveries, and the database closes.
+        const cutOff = await drain.drain(server, settings.shutdownGraceMs);
+        if (cutOff > 0) logger.warn(`${cutOff} requests were still unanswered after ${settings.shutdownGraceMs} ms; their connections were closed`);
         await identity.close();
         await openDb.close();
         await embedded?.stop();

@@ -1,9 +1,10 @@
 /**
- * Webhook delivery: how many events per second reach a local receiver, and how long an event
- * takes from its commit to its receipt at a steady rate.
+ * Webhook delivery: how many events per second reach a local receiver, how long an event
+ * takes from its commit to its receipt at a steady rate, and the same for a healthy hook beside
+ * one whose endpoint is slow or hangs.
  *
  *   npm run bench:webhooks            (embedded engine; MONGODB_URI=... for a real server)
- *   BENCH_BURST=1000 BENCH_RATES=20,100 BENCH_SECONDS=10 (the defaults)
+ *   BENCH_BURST=1000 BENCH_RATES=20,100 BENCH_SECONDS=10 BENCH_ISOLATION_RATE=50 (the defaults)
  *
  * Both figures depend on the database's speed: the embedded engine takes milliseconds per write,
  * so read them with the engine named in the output.
@@ -21,14 +22,16 @@ import { startStandaloneServer, type StandaloneServer } from '../standalone.js';
 const burstSize = Number(process.env.BENCH_BURST ?? 1000);
 const steadyRates = (process.env.BENCH_RATES ?? '20,100').split(',').map(Number);
 const steadySeconds = Number(process.env.BENCH_SECONDS ?? 10);
+/** The rate at which a healthy hook's latency is measured beside a slow and a hanging one. */
+const isolationRate = Number(process.env.BENCH_ISOLATION_RATE ?? 50);
 const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
 
 function percentile(sorted: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** A receiver that answers 204 at once and notes when each event arrived, against its `createdAt`. */
-export async function startReceiver() {
+/** A receiver that answers 204 (after `delayMs`, at once by default) and notes when each event arrived, against its `createdAt`. */
+export async function startReceiver(delayMs = 0) {
   const latencies: number[] = [];
   const seen = new Set<string>();
   const server = createServer((req, res) => {
@@ -38,11 +41,16 @@ export async function startReceiver() {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; createdAt: string };
       latencies.push(Date.now() - Date.parse(body.createdAt));
       seen.add(body.id);
-      res.writeHead(204).end();
+      setTimeout(() => res.writeHead(204).end(), delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, latencies, seen, close: () => new Promise((resolve) => server.close(resolve)) };
+  const close = () =>
+    new Promise((resolve) => {
+      server.close(resolve);
+      server.closeAllConnections();
+    });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, latencies, seen, close };
 }
 
 async function start(uri: string, dbName: string, env: Record<string, string>) {
@@ -110,17 +118,7 @@ export async function webhookFigures(uri: string): Promise<Array<[string, string
       const live = await start(uri, `${dbName}_steady_${steadyRate}`, {});
       const liveBearer = await token(live);
       await post(live, liveBearer, '/api/hooks', { name: 'bench', events: ['Role.Created'], config: { url: receiver.url } });
-      const total = steadyRate * steadySeconds;
-      const begin = performance.now();
-      const writes: Array<Promise<unknown>> = [];
-      for (let i = 0; i < total; i += 1) {
-        const due = begin + (i * 1000) / steadyRate;
-        const wait = due - performance.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-        writes.push(post(live, liveBearer, '/api/roles', { name: `steady ${i}` }));
-      }
-      await Promise.all(writes);
-      const achieved = total / ((performance.now() - begin) / 1000);
+      const { total, achieved } = await steady(live, liveBearer, steadyRate, 'steady');
       await waitFor(() => receiver.seen.size >= total, 300_000);
       const sorted = [...receiver.latencies].sort((a, b) => a - b);
       // When the database cannot take the writes at the asked rate, say so: the latency then includes its queue.
@@ -130,10 +128,51 @@ export async function webhookFigures(uri: string): Promise<Array<[string, string
       await live.close();
     }
     await writer.close();
+
+    // 3. Isolation: a healthy hook's latency while another hook's endpoint is slow (5 s an
+    // answer) or hangs (past HOOKS_TIMEOUT_MS, 10 s), both subscribed to every event.
+    // Alone first, for comparison: what the database and the rate cost by themselves.
+    for (const [label, delayMs] of [
+      ['no other', undefined],
+      ['slow (5 s)', 5000],
+      ['hanging', 60_000],
+    ] as const) {
+      receiver.latencies.length = 0;
+      receiver.seen.clear();
+      const other = delayMs === undefined ? undefined : await startReceiver(delayMs);
+      const live = await start(uri, `${dbName}_isolation_${delayMs ?? 0}`, {});
+      const liveBearer = await token(live);
+      if (other) await post(live, liveBearer, '/api/hooks', { name: label, events: ['Role.Created'], config: { url: other.url } });
+      await post(live, liveBearer, '/api/hooks', { name: 'healthy', events: ['Role.Created'], config: { url: receiver.url } });
+      const { total, achieved } = await steady(live, liveBearer, isolationRate, `beside ${label}`);
+      await waitFor(() => receiver.seen.size >= total, 300_000);
+      const sorted = [...receiver.latencies].sort((a, b) => a - b);
+      rows.push([
+        `healthy hook beside ${label === 'no other' ? 'no other' : `a ${label} one`} at ${isolationRate} events/s (${achieved.toFixed(0)} committed/s): commit to receipt p50 / p95 / p99`,
+        `${percentile(sorted, 50)} / ${percentile(sorted, 95)} / ${percentile(sorted, 99)} ms`,
+      ]);
+      await other?.close();
+      await live.close();
+    }
   } finally {
     await receiver.close();
   }
   return rows;
+}
+
+/** Writes `rate` events a second for `steadySeconds` through `server`; answers how many, and the rate the database took. */
+async function steady(server: StandaloneServer, bearer: string, rate: number, label: string) {
+  const total = rate * steadySeconds;
+  const begin = performance.now();
+  const writes: Array<Promise<unknown>> = [];
+  for (let i = 0; i < total; i += 1) {
+    const due = begin + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    writes.push(post(server, bearer, '/api/roles', { name: `${label} ${i}` }));
+  }
+  await Promise.all(writes);
+  return { total, achieved: total / ((performance.now() - begin) / 1000) };
 }
 
 async function main() {

@@ -67,6 +67,8 @@ export const coreEnvironment = {
   BOOTSTRAP_CLIENT_SECRET: { type: 'string', minLength: 16, maxLength: 256 },
   API_BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 16777216, default: 102400 },
   CACHE_REFRESH_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },
+  // How long a stopping server lets the requests it holds finish before it closes their connections.
+  SHUTDOWN_GRACE_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 10000 },
   // false, true (one proxy), a number of proxies, or the proxies' addresses and CIDR ranges.
   TRUST_PROXY: { type: 'string', maxLength: 2048, default: 'false' },
   SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600 },

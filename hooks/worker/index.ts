@@ -68,7 +68,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   let running = false;
   let loop: Promise<void> | undefined;
   const inFlight = new Set<Promise<void>>();
-  /** Attempts in flight per hook; their sum is `inFlight.size`. */
+  /** Attempts in flight per hook, until their endpoint has answered. */
   const busy = new Map<string, number>();
   const room: Room = (hookId) => context.concurrencyPerHook - (busy.get(hookId) ?? 0);
   /** Where the next claim starts among the hooks with due deliveries, so that each gets its turn. */
@@ -97,8 +97,9 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   }
 
   /**
-   * Sends each delivery of what was taken on its own: each holds its slot (and one of its hook's)
-   * until its own outcome is recorded, not until the slowest of its batch is.
+   * Sends each delivery of what was taken on its own: each holds one of the process's slots
+   * until its own outcome is recorded (not until the slowest of its batch is), and one of its
+   * hook's slots until its endpoint has answered.
    */
   async function send({ batch, hooks: knownHooks, events: knownEvents }: Taken) {
     for (const { hookId } of batch) busy.set(hookId, (busy.get(hookId) ?? 0) + 1);
@@ -113,17 +114,24 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     const hookById = new Map(hookList?.map((hook) => [hook._id, hook]));
     const eventById = new Map(eventList?.map((event) => [event._id, event]));
     for (const delivery of batch) {
-      const job = (
-        hookList && eventList ? attempt(context, delivery, hookById.get(delivery.hookId), eventById.get(delivery.eventId)).then(record) : Promise.resolve()
-      )
+      let hookSlotHeld = true;
+      /** The hook's slot is its endpoint's: it is free as soon as the endpoint has answered (or not), before the outcome is written. */
+      const releaseHookSlot = () => {
+        if (!hookSlotHeld) return;
+        hookSlotHeld = false;
+        const left = (busy.get(delivery.hookId) ?? 1) - 1;
+        if (left > 0) busy.set(delivery.hookId, left);
+        else busy.delete(delivery.hookId);
+        wake();
+      };
+      const sent = hookList && eventList ? attempt(context, delivery, hookById.get(delivery.hookId), eventById.get(delivery.eventId)) : undefined;
+      const job = (sent ? sent.finally(releaseHookSlot).then(record) : Promise.resolve())
         // A database failure while recording: its lease runs out and it is tried again. Never
         // left unhandled, which would end the process.
         .catch((error: unknown) => logger.error(`Webhook delivery ${delivery._id} could not be recorded; it will be retried`, error))
         .finally(() => {
+          releaseHookSlot();
           inFlight.delete(job);
-          const left = (busy.get(delivery.hookId) ?? 1) - 1;
-          if (left > 0) busy.set(delivery.hookId, left);
-          else busy.delete(delivery.hookId);
           // A slot is free: whatever waits for it may go now.
           wake();
         });
