@@ -131,9 +131,11 @@ export async function webhookFigures(uri: string): Promise<Array<[string, string
 
     // 3. Isolation: a healthy hook's latency while another hook's endpoint is slow (5 s an
     // answer) or hangs (past HOOKS_TIMEOUT_MS, 10 s), both subscribed to every event.
-    // Alone first, for comparison: what the database and the rate cost by themselves.
+    // Alone first, and beside another healthy hook, for comparison: what the database and the
+    // deliveries' writes cost by themselves.
     for (const [label, delayMs] of [
       ['no other', undefined],
+      ['healthy', 0],
       ['slow (5 s)', 5000],
       ['hanging', 60_000],
     ] as const) {

@@ -60,5 +60,15 @@ export const newLease = ({ owner }: WorkerContext) => `${owner}.${generateId(8)}
 /** How many more attempts a hook may have in flight in this worker now. */
 export type Room = (hookId: string) => number;
 
+/**
+ * The worker's free slots, held at the moment a loop decides what to take (synchronously, after
+ * its reads), so that two loops reading at once never take more than there is room for together.
+ */
+export interface Budget {
+  available(): number;
+  hold(count: number): void;
+  release(count: number): void;
+}
+
 /** `ms` from now on the worker's clock. */
 export const fromNow = ({ clock }: WorkerContext, ms: number) => new Date(clock.now().getTime() + ms);

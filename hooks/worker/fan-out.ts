@@ -1,7 +1,7 @@
 import { generateId } from '../../lib/ids.js';
 import { insertEach, throwingFailures } from '../../lib/store/insert-each.js';
 import type { DeliveryDocument } from '../models.js';
-import { fromNow, newLease, type Room, type Taken, type WorkerContext } from './context.js';
+import { fromNow, newLease, type Budget, type Room, type Taken, type WorkerContext } from './context.js';
 
 /** Events fanned out at once. */
 export const fanOutBatch = 500;
@@ -21,22 +21,26 @@ const clockSkewMs = 5000;
  * never lost to a hook that existed when it was recorded; and a hook created later, while no
  * worker ran, does not get the backlog (a replay does that, on request).
  *
- * Answers what this worker took to send now (up to `free`, and no more of one hook than its
- * `room`), and whether a full batch may have left more events behind it.
+ * Answers what this worker took to send now (up to the `budget`'s free slots, which it holds for
+ * them, and no more of one hook than its `room`), the hooks whose deliveries it left waiting, and whether a full batch may have left
+ * more events behind it.
  */
-export async function fanOut(context: WorkerContext, free: number, room: Room): Promise<{ taken?: Taken; more: boolean }> {
+export async function fanOut(context: WorkerContext, budget: Budget, room: Room): Promise<{ taken?: Taken; more: boolean; leftFor: Set<string> }> {
   const { events, hooks, deliveries, owner, clock } = context;
   /** How long the recording process's worker has to fan out its events before any other may. */
   const handOverMs = 2 * context.pollMs;
+  const limit = Math.min(fanOutBatch, Math.max(budget.available(), 1));
   const due = await events
     .find({
       fanOutDue: { $type: 'date' },
       $or: [{ fanOutBy: owner }, { fanOutDue: { $lte: fromNow(context, -handOverMs) } }],
     })
     .sort({ fanOutDue: 1 })
-    .limit(fanOutBatch)
+    // No more events than there are free slots: what cannot be sent now is better left as events
+    // (fanned out later, at no cost) than made into deliveries that must then be looked for.
+    .limit(limit)
     .toArray();
-  if (due.length === 0) return { more: false };
+  if (due.length === 0) return { more: false, leftFor: new Set() };
   const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(due.map(({ event }) => event))] } }).toArray();
   const now = clock.now();
   // As many as this worker has room for are made already taken by it (under a lease, as
@@ -64,18 +68,34 @@ export async function fanOut(context: WorkerContext, free: number, room: Room): 
       })),
   );
   const takenOf = new Map<string, number>();
-  let left = free;
+  /** Hooks whose deliveries wait because the hook is at its limit (not because this worker is). */
+  const leftFor = new Set<string>();
+  let left = Math.max(budget.available(), 0);
+  const held = left;
   for (const delivery of made) {
     const already = takenOf.get(delivery.hookId) ?? 0;
     if (left <= 0) break;
-    if (already >= room(delivery.hookId)) continue;
+    if (already >= room(delivery.hookId)) {
+      leftFor.add(delivery.hookId);
+      continue;
+    }
     Object.assign(delivery, { leaseOwner: lease, nextAttemptAt: fromNow(context, context.leaseMs) });
     takenOf.set(delivery.hookId, already + 1);
     left -= 1;
   }
-  const outcomes = made.length > 0 ? throwingFailures(await insertEach(deliveries, made)) : [];
-  await events.updateMany({ _id: { $in: due.map(({ _id }) => _id) } }, { $unset: { fanOutDue: '' } });
-  // Only those this worker stored are its own: another worker's copy of the same pair won.
+  // Held now, before the writes below, so that the other loop cannot promise the same slots.
+  const holding = held - left;
+  budget.hold(holding);
+  let outcomes: ReturnType<typeof throwingFailures>;
+  try {
+    outcomes = made.length > 0 ? throwingFailures(await insertEach(deliveries, made)) : [];
+    await events.updateMany({ _id: { $in: due.map(({ _id }) => _id) } }, { $unset: { fanOutDue: '' } });
+  } catch (error) {
+    budget.release(holding);
+    throw error;
+  }
+  // Only those this worker stored are its own: another worker's copy of the same pair won, and its slot is given back.
   const mine = made.filter((delivery, index) => delivery.leaseOwner === lease && outcomes[index] === 'inserted') as Taken['batch'];
-  return { more: due.length === fanOutBatch, ...(mine.length > 0 && { taken: { batch: mine, hooks: subscribed, events: due } }) };
+  budget.release(holding - mine.length);
+  return { more: due.length === limit, leftFor, ...(mine.length > 0 && { taken: { batch: mine, hooks: subscribed, events: due } }) };
 }

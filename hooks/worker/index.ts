@@ -6,7 +6,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { RetryPlan } from '../schedule.js';
 import type { Sender } from '../send.js';
 import { attempt, createRecorder } from './attempt.js';
-import { workerContext, type Room, type Taken } from './context.js';
+import { workerContext, type Budget, type Room, type Taken } from './context.js';
 import { fanOut } from './fan-out.js';
 import { claim } from './lease.js';
 
@@ -30,6 +30,12 @@ export interface WorkerOptions {
   owner?: string;
   /** What is due, leases, retry delays and disabling read this clock (the system's by default). */
   clock?: Clock;
+}
+
+/** One of the worker's two loops (new events; due deliveries). */
+interface Loop {
+  run(): Promise<void>;
+  wake(): void;
 }
 
 export interface DeliveryWorker {
@@ -65,44 +71,76 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     retentionMs: options.retentionMs,
   });
   const record = createRecorder(context);
-  let running = false;
-  let loop: Promise<void> | undefined;
   const inFlight = new Set<Promise<void>>();
   /** Attempts in flight per hook, until their endpoint has answered. */
   const busy = new Map<string, number>();
   const room: Room = (hookId) => context.concurrencyPerHook - (busy.get(hookId) ?? 0);
   /** Where the next claim starts among the hooks with due deliveries, so that each gets its turn. */
   let turn = 0;
-  let woken = false;
-  let interrupt: () => void = () => {};
-
-  const pause = (ms: number) => {
-    const { done, cancel } = clock.wait(ms);
-    interrupt = cancel;
-    return done;
+  /** Hooks whose deliveries this worker's fan-out left waiting for room: a slot of theirs freed calls for a claim. */
+  const owed = new Set<string>();
+  let lastClaim = -Infinity;
+  /** Slots held by a loop between deciding what to take and sending it. */
+  let held = 0;
+  const budget: Budget = {
+    available: () => concurrency - inFlight.size - held,
+    hold: (count) => {
+      held += count;
+    },
+    release: (count) => {
+      held -= count;
+    },
   };
-  const wake = () => {
-    woken = true;
-    interrupt();
-  };
 
-  /** New events first: what their fan-out takes is sent at once; otherwise whatever is due. */
-  async function take(free: number): Promise<Taken | undefined> {
-    const { taken: fannedOut, more } = await fanOut(context, free, room);
+  /**
+   * New events first, in a loop of their own: what their fan-out takes is sent at once, so that
+   * a slow look for due deliveries never delays them.
+   */
+  async function takeNew(loop: Loop): Promise<Taken | undefined> {
+    const { taken, more, leftFor } = await fanOut(context, budget, room);
+    for (const hookId of leftFor) owed.add(hookId);
     // A full batch may leave more behind it: look again at once.
-    if (more) woken = true;
-    if (fannedOut) return fannedOut;
-    const batch = await claim(context, free, room, turn++);
+    if (more) loop.wake();
+    return taken;
+  }
+
+  /**
+   * Whatever else is due (retries, other processes' leftovers, what fan-out left waiting for
+   * room), looked for once a poll, or at once when a hook this worker left deliveries waiting for
+   * has room again: not on every wake, since each look reads every pending delivery's hook, and a
+   * hook that hangs leaves many.
+   */
+  async function takeDue(): Promise<Taken | undefined> {
+    const now = clock.now().getTime();
+    if (now - lastClaim < context.pollMs && ![...owed].some((hookId) => room(hookId) > 0)) return undefined;
+    lastClaim = now;
+    const roomBefore = new Map([...owed].map((hookId) => [hookId, room(hookId)]));
+    const free = budget.available();
+    const batch = await claim(context, budget, room, turn++);
+    // A hook is paid once a claim took fewer of its deliveries than it had room for (none are
+    // left due); one that filled its room may have more waiting, and stays owed.
+    const claimedOf = new Map<string, number>();
+    for (const { hookId } of batch) claimedOf.set(hookId, (claimedOf.get(hookId) ?? 0) + 1);
+    for (const [hookId, before] of roomBefore) if (before > 0 && (claimedOf.get(hookId) ?? 0) < Math.min(before, free)) owed.delete(hookId);
     return batch.length > 0 ? { batch } : undefined;
   }
 
   /**
    * Sends each delivery of what was taken on its own: each holds one of the process's slots
    * until its own outcome is recorded (not until the slowest of its batch is), and one of its
-   * hook's slots until its endpoint has answered.
+   * hook's slots until its endpoint has answered. The slots the budget held for them pass to the
+   * deliveries' own jobs.
    */
   async function send({ batch, hooks: knownHooks, events: knownEvents }: Taken) {
     for (const { hookId } of batch) busy.set(hookId, (busy.get(hookId) ?? 0) + 1);
+    try {
+      await sendEach(batch, knownHooks, knownEvents);
+    } finally {
+      budget.release(batch.length);
+    }
+  }
+
+  async function sendEach(batch: Taken['batch'], knownHooks: Taken['hooks'], knownEvents: Taken['events']) {
     const [hookList, eventList] = await Promise.all([
       knownHooks ?? context.hooks.find({ _id: { $in: [...new Set(batch.map(({ hookId }) => hookId))] } }).toArray(),
       knownEvents ?? context.events.find({ _id: { $in: batch.map(({ eventId }) => eventId) } }).toArray(),
@@ -139,40 +177,64 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     }
   }
 
-  /** Runs until stopped: takes what is due, up to the free slots, and sleeps when nothing is. */
-  async function run() {
-    let failures = 0;
-    while (running) {
-      const free = concurrency - inFlight.size;
-      if (free <= 0) {
-        await Promise.race(inFlight);
-        continue;
-      }
-      woken = false;
-      let work: Taken | undefined;
-      try {
-        work = await take(free);
-        failures = 0;
-      } catch (error) {
-        // The database is unreachable: say so once per outage, and keep trying.
-        if (failures++ === 0) logger.error('Webhook delivery cannot read the database; retrying', error);
-      }
-      if (work) await send(work);
-      else if (!woken && running) await pause(context.pollMs);
-    }
+  /** A loop that takes work with `take` while the worker runs, and sleeps until woken (or a poll) when there is none or no slot. */
+  function createLoop(take: (loop: Loop) => Promise<Taken | undefined>, label: string): Loop {
+    let woken = false;
+    let interrupt: () => void = () => {};
+    const pause = () => {
+      const { done, cancel } = clock.wait(context.pollMs);
+      interrupt = cancel;
+      return done;
+    };
+    const loop: Loop = {
+      wake() {
+        woken = true;
+        interrupt();
+      },
+      async run() {
+        let failures = 0;
+        while (running) {
+          woken = false;
+          if (budget.available() <= 0) {
+            // A delivery that ends wakes every loop.
+            if (!woken) await pause();
+            continue;
+          }
+          let took = false;
+          try {
+            const work = await take(loop);
+            failures = 0;
+            if (work) {
+              took = true;
+              await send(work);
+            }
+          } catch (error) {
+            // The database is unreachable: say so once per outage, and keep trying.
+            if (failures++ === 0) logger.error(`Webhook delivery (${label}) cannot read the database; retrying`, error);
+          }
+          if (!took && !woken && running) await pause();
+        }
+      },
+    };
+    return loop;
   }
+
+  const loops = [createLoop(takeNew, 'new events'), createLoop(takeDue, 'due deliveries')];
+  let running = false;
+  let stopped: Promise<unknown> | undefined;
+  const wake = () => loops.forEach((loop) => loop.wake());
 
   return {
     start() {
       if (running) return;
       running = true;
-      loop = run();
+      stopped = Promise.all(loops.map((loop) => loop.run()));
     },
     wake,
     async stop() {
       running = false;
-      interrupt();
-      await loop;
+      wake();
+      await stopped;
       await Promise.all(inFlight);
     },
   };
