@@ -24,6 +24,8 @@ const steadyRates = (process.env.BENCH_RATES ?? '20,100').split(',').map(Number)
 const steadySeconds = Number(process.env.BENCH_SECONDS ?? 10);
 /** The rate at which a healthy hook's latency is measured beside a slow and a hanging one. */
 const isolationRate = Number(process.env.BENCH_ISOLATION_RATE ?? 50);
+/** Which of the isolation rows to take: the other hook's endpoint answers at once (`healthy`), in 5 s (`slow`), or never (`hanging`); `none` is the healthy hook alone. */
+const isolationCases = new Set((process.env.BENCH_ISOLATION ?? 'none,healthy,slow,hanging').split(','));
 const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
 
 function percentile(sorted: number[], p: number) {
@@ -133,12 +135,13 @@ export async function webhookFigures(uri: string): Promise<Array<[string, string
     // answer) or hangs (past HOOKS_TIMEOUT_MS, 10 s), both subscribed to every event.
     // Alone first, and beside another healthy hook, for comparison: what the database and the
     // deliveries' writes cost by themselves.
-    for (const [label, delayMs] of [
-      ['no other', undefined],
-      ['healthy', 0],
-      ['slow (5 s)', 5000],
-      ['hanging', 60_000],
+    for (const [key, label, delayMs] of [
+      ['none', 'no other', undefined],
+      ['healthy', 'healthy', 0],
+      ['slow', 'slow (5 s)', 5000],
+      ['hanging', 'hanging', 60_000],
     ] as const) {
+      if (!isolationCases.has(key)) continue;
       receiver.latencies.length = 0;
       receiver.seen.clear();
       const other = delayMs === undefined ? undefined : await startReceiver(delayMs);

@@ -29,16 +29,16 @@ export async function fanOut(context: WorkerContext, budget: Budget, room: Room)
   const { events, hooks, deliveries, owner, clock } = context;
   /** How long the recording process's worker has to fan out its events before any other may. */
   const handOverMs = 2 * context.pollMs;
-  const limit = Math.min(fanOutBatch, Math.max(budget.available(), 1));
   const due = await events
     .find({
       fanOutDue: { $type: 'date' },
       $or: [{ fanOutBy: owner }, { fanOutDue: { $lte: fromNow(context, -handOverMs) } }],
     })
     .sort({ fanOutDue: 1 })
-    // No more events than there are free slots: what cannot be sent now is better left as events
-    // (fanned out later, at no cost) than made into deliveries that must then be looked for.
-    .limit(limit)
+    // All of a batch's events at once, whatever the free slots: fanning out a few at a time when
+    // slots are short multiplies the reads and writes per event just when the database is busiest
+    // (measured: a healthy hook beside another at 50 events/s went from 28 ms to 28 s at p50).
+    .limit(fanOutBatch)
     .toArray();
   if (due.length === 0) return { more: false, leftFor: new Set() };
   const subscribed = await hooks.find({ enabled: true, events: { $in: [...new Set(due.map(({ event }) => event))] } }).toArray();
@@ -97,5 +97,5 @@ export async function fanOut(context: WorkerContext, budget: Budget, room: Room)
   // Only those this worker stored are its own: another worker's copy of the same pair won, and its slot is given back.
   const mine = made.filter((delivery, index) => delivery.leaseOwner === lease && outcomes[index] === 'inserted') as Taken['batch'];
   budget.release(holding - mine.length);
-  return { more: due.length === limit, leftFor, ...(mine.length > 0 && { taken: { batch: mine, hooks: subscribed, events: due } }) };
+  return { more: due.length === fanOutBatch, leftFor, ...(mine.length > 0 && { taken: { batch: mine, hooks: subscribed, events: due } }) };
 }

@@ -112,7 +112,10 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
    */
   async function takeDue(): Promise<Taken | undefined> {
     const now = clock.now().getTime();
-    if (now - lastClaim < context.pollMs && ![...owed].some((hookId) => room(hookId) > 0)) return undefined;
+    // A hook owed deliveries calls for a look once half its slots are free, not at each one: a
+    // look costs the same for one delivery as for several.
+    const worthALook = (hookId: string) => room(hookId) >= Math.ceil(context.concurrencyPerHook / 2);
+    if (now - lastClaim < context.pollMs && ![...owed].some(worthALook)) return undefined;
     lastClaim = now;
     const roomBefore = new Map([...owed].map((hookId) => [hookId, room(hookId)]));
     const free = budget.available();
