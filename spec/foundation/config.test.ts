@@ -19,6 +19,7 @@ describe('settings', () => {
       bootstrapClientSecret: undefined,
       apiBodyLimit: 102400,
       cacheRefreshMs: 1000,
+      shutdownGraceMs: 10000,
       trustProxy: { hops: 0 },
       subjectTokenTtl: 600,
       managementApiTokenTtl: 600,
@@ -35,6 +36,7 @@ describe('settings', () => {
         keyOverlap: 86400,
         pollMs: 1000,
         concurrency: 16,
+        concurrencyPerHook: 4,
         retentionDays: 30,
       },
       experience: { productName: 'oidc-identity', logoUrl: undefined, primaryColor: '#3451b2', smtpUrl: undefined, emailFrom: undefined },
@@ -49,8 +51,9 @@ describe('settings', () => {
         HOOKS_ALLOWED_HOSTS: '127.0.0.1, localhost,10.0.0.0/8,fd00::/8',
         HOOKS_DELIVERY: 'false',
         HOOKS_RETRY_SCHEDULE: '0,1,60',
+        HOOKS_CONCURRENCY_PER_HOOK: '2',
       }).hooks,
-    ).toMatchObject({ allowedHosts: ['127.0.0.1', 'localhost', '10.0.0.0/8', 'fd00::/8'], deliver: false, retrySchedule: [0, 1, 60] });
+    ).toMatchObject({ allowedHosts: ['127.0.0.1', 'localhost', '10.0.0.0/8', 'fd00::/8'], deliver: false, retrySchedule: [0, 1, 60], concurrencyPerHook: 2 });
   });
 
   it('reads the sign-in experience settings', () => {
@@ -103,6 +106,8 @@ describe('settings', () => {
     [{ TRUST_PROXY: '10.0.0.0/40' }, 'Invalid setting: TRUST_PROXY: `10.0.0.0/40` has a bad prefix length'],
     [{ TRUST_PROXY: '11' }, 'Invalid setting: TRUST_PROXY counts at most 10 proxies'],
     [{ MANAGEMENT_API_TOKEN_TTL: '5' }, 'Invalid setting: MANAGEMENT_API_TOKEN_TTL must be >= 30'],
+    [{ SHUTDOWN_GRACE_MS: '-1' }, 'Invalid setting: SHUTDOWN_GRACE_MS must be >= 0'],
+    [{ HOOKS_CONCURRENCY_PER_HOOK: '0' }, 'Invalid setting: HOOKS_CONCURRENCY_PER_HOOK must be >= 1'],
     [{ HOOKS_RETRY_SCHEDULE: '0,5s' }, 'Invalid setting: HOOKS_RETRY_SCHEDULE must match pattern "^\\d{1,6}(,\\d{1,6}){0,19}$"'],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => loadSettings(env)).toThrow(new ConfigError(message));
