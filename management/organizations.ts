@@ -4,6 +4,7 @@ import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type OrganizationRoleDocument } from '../lib/store/models.js';
+import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { namedEntityRoutes } from './named-entities.js';
 import { originOf } from './origin.js';
@@ -23,6 +24,7 @@ import { idList } from './schemas/roles.js';
 export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;
   const { organizations, organizationRoles, organizationScopes, organizationUserRoles, links } = queries;
+  const withOwnerLock = createOwnerLocks(deps.database.db);
 
   namedEntityRoutes(router, deps, {
     path: '/organizations',
@@ -109,18 +111,21 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     userId: string,
     apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>,
   ) {
-    await deps.write(originOf(ctx), async ({ session, record }) => {
-      await member(organizationId, userId, session);
-      const { added, removed } = await apply(session);
-      if (added.length + removed.length > 0) {
-        record({
-          entity: 'Organization',
-          action: 'membership.roles.updated',
-          id: organizationId,
-          data: { userId, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed },
-        });
-      }
-    });
+    // One change at a time to a member's roles, in every process (see relations.ts).
+    await withOwnerLock(`organization-member-roles:${organizationId}:${userId}`, () =>
+      deps.write(originOf(ctx), async ({ session, record }) => {
+        await member(organizationId, userId, session);
+        const { added, removed } = await apply(session);
+        if (added.length + removed.length > 0) {
+          record({
+            entity: 'Organization',
+            action: 'membership.roles.updated',
+            id: organizationId,
+            data: { userId, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed },
+          });
+        }
+      }),
+    );
   }
 
   router.get(memberRoles, guard({ params: idParams('id', 'userId'), response: { type: 'array', items: organizationRoleResponse } }), async (ctx) => {

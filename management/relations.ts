@@ -6,6 +6,7 @@ import { createEntityQueries, type EntityDocument } from '../lib/store/entities.
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard, type Schema } from '../lib/http/guard.js';
 import type { Links } from '../lib/store/links.js';
+import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import { userToApi, withId, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/store/models.js';
 import { assertAssignable } from './roles.js';
 import { pageOf } from '../lib/http/pagination.js';
@@ -191,6 +192,7 @@ export const relations: Relation[] = [
 
 export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { db } = deps.database;
+  const withOwnerLock = createOwnerLocks(db);
   for (const relation of relations) {
     const { path, ownerParam, targetParam, bodyKey } = relation;
     const owners = createEntityQueries<Doc>(db, { collection: relation.owner.collection, label: relation.owner.label });
@@ -206,13 +208,35 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       ownerId: string,
       apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>,
     ) => {
-      await deps.write(origin, async ({ session, record }) => {
-        const { added, removed } = await apply(session);
-        if (removed.length > 0) await relation.afterRemove?.(deps.queries, ownerId, removed, session);
-        if (added.length + removed.length > 0) {
-          record({ ...recorded, id: ownerId, data: { [`added${changedKey}`]: added, [`removed${changedKey}`]: removed } });
-        }
-      });
+      // One write at a time to an owner's set (its read, difference and write), in every process.
+      await withOwnerLock(`${path}:${ownerId}`, () =>
+        deps.write(origin, async ({ session, record }) => {
+          const applied = await apply(session);
+          const added = await keepLive(ownerId, applied.added, session);
+          const { removed } = applied;
+          if (removed.length > 0) await relation.afterRemove?.(deps.queries, ownerId, removed, session);
+          if (added.length + removed.length > 0) {
+            record({ ...recorded, id: ownerId, data: { [`added${changedKey}`]: added, [`removed${changedKey}`]: removed } });
+          }
+        }),
+      );
+    };
+
+    /**
+     * Checked again after linking: a target (or the owner) deleted meanwhile, whose delete removed
+     * its links before ours were written, must not keep ours. Either its delete comes after this
+     * read, and removes our link itself (it deletes the document first, then its links), or this
+     * read sees it gone and removes the link here. Answers the added ids still linked.
+     */
+    const keepLive = async (ownerId: string, added: string[], session: ClientSession | undefined) => {
+      if (added.length === 0) return added;
+      if (!(await owners.findById(ownerId, session))) {
+        for (const id of added) await links.remove(ownerId, id, session);
+        throw notFound(relation.owner.label, ownerId);
+      }
+      const live = new Set((await targets.findByIds(added, session)).map(({ _id }) => _id));
+      for (const id of added) if (!live.has(id)) await links.remove(ownerId, id, session);
+      return added.filter((id) => live.has(id));
     };
 
     /** The owner and the named targets, checked in the unit of work that then links or unlinks them. */

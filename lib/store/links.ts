@@ -55,20 +55,20 @@ export function createLinks(db: Db, table: LinkTable, { reversed = false } = {})
       const unique = [...new Set(rights)];
       if (unique.length === 0) return [];
       const existing = new Set(await links.rightsOf(left, session));
-      const added = unique.filter((right) => !existing.has(right));
-      if (added.length > 0) {
-        await collection.bulkWrite(
-          added.map((right) => ({
-            updateOne: {
-              filter: { _id: idOf(left, right) },
-              update: { $setOnInsert: { [leftField]: left, [rightField]: right } },
-              upsert: true,
-            },
-          })),
-          { session },
-        );
-      }
-      return added;
+      const candidates = unique.filter((right) => !existing.has(right));
+      if (candidates.length === 0) return [];
+      const result = await collection.bulkWrite(
+        candidates.map((right) => ({
+          updateOne: {
+            filter: { _id: idOf(left, right) },
+            update: { $setOnInsert: { [leftField]: left, [rightField]: right } },
+            upsert: true,
+          },
+        })),
+        { session },
+      );
+      // What this call inserted, not what it found missing: a link another writer made meanwhile is not ours to announce.
+      return Object.keys(result.upsertedIds).map((index) => candidates[Number(index)]);
     },
 
     async replace(left, rights, session) {

@@ -1,0 +1,57 @@
+import { startTestServer, type TestServer } from '../support/server.js';
+
+/**
+ * Relation writes to one owner are serialized, and each change record says the difference it
+ * really made: concurrent replacements of a set leave one request's set, and the announced
+ * additions and removals add up to it. A target deleted while it is being linked leaves no link.
+ */
+describe('relation writes under concurrency', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('relation-races');
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it("20 concurrent PUTs of an organization's members leave one of the sets, and the announced deltas add up to it", async () => {
+    const organization = await server.create('/api/organizations', { name: 'Raced' });
+    const users: string[] = [];
+    for (let i = 0; i < 24; i += 1) users.push((await server.create('/api/users', { username: `raced_${i}` })).id);
+    // Each request names a different set: a window of 8 users sliding along the 24.
+    const sets = Array.from({ length: 20 }, (_, i) => users.slice(i % 17, (i % 17) + 8));
+    const answers = await Promise.all(sets.map((userIds) => server.api('PUT', `/api/organizations/${organization.id}/users`, { body: { userIds } })));
+    expect(answers.map(({ status }) => status)).toEqual(Array(20).fill(204));
+
+    const { body: members } = await server.api('GET', `/api/organizations/${organization.id}/users?page_size=100`);
+    const final = (members as Array<{ id: string }>).map(({ id }) => id).sort();
+    expect(sets.map((set) => [...set].sort().join())).toContain(final.join());
+
+    const records = await server.database.db
+      .collection('changes')
+      .find({ entity: 'Organization', action: 'membership.updated', id: organization.id })
+      .toArray();
+    const net = new Map<string, number>();
+    for (const { data } of records) {
+      for (const id of data.addedUserIds as string[]) net.set(id, (net.get(id) ?? 0) + 1);
+      for (const id of data.removedUserIds as string[]) net.set(id, (net.get(id) ?? 0) - 1);
+    }
+    for (const id of users) expect([id, net.get(id) ?? 0]).toEqual([id, final.includes(id) ? 1 : 0]);
+  });
+
+  it('leaves no link to a role deleted while it was being assigned', async () => {
+    const user = await server.create('/api/users', { username: 'assigned_while_deleted' });
+    const roles: string[] = [];
+    for (let i = 0; i < 12; i += 1) roles.push((await server.create('/api/roles', { name: `short-lived ${i}` })).id);
+    await Promise.all(
+      roles.flatMap((roleId) => [
+        server.api('POST', `/api/users/${user.id}/roles`, { body: { roleIds: [roleId] } }),
+        server.api('DELETE', `/api/roles/${roleId}`),
+      ]),
+    );
+    const { db } = server.database;
+    const links = await db.collection('users_roles').find({ userId: user.id }).toArray();
+    const existing = await db.collection('roles').countDocuments({ _id: { $in: links.map(({ roleId }) => roleId) } });
+    expect(existing).toBe(links.length);
+  });
+});
