@@ -36,6 +36,8 @@ function percentile(sorted: number[], p: number) {
 export async function startReceiver(delayMs = 0) {
   const latencies: number[] = [];
   const seen = new Set<string>();
+  /** Answers waiting for their delay: cleared on close, so that a hanging receiver's timers do not keep the process alive. */
+  const answering = new Set<NodeJS.Timeout>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -43,12 +45,17 @@ export async function startReceiver(delayMs = 0) {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; createdAt: string };
       latencies.push(Date.now() - Date.parse(body.createdAt));
       seen.add(body.id);
-      setTimeout(() => res.writeHead(204).end(), delayMs);
+      const timer = setTimeout(() => {
+        answering.delete(timer);
+        res.writeHead(204).end();
+      }, delayMs);
+      answering.add(timer);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const close = () =>
     new Promise((resolve) => {
+      for (const timer of answering) clearTimeout(timer);
       server.close(resolve);
       server.closeAllConnections();
     });

@@ -27,8 +27,9 @@ export function createDrain() {
     async drain(server: Server, graceMs: number): Promise<number> {
       draining = true;
       for (const response of active) if (!response.headersSent) response.setHeader('connection', 'close');
+      // Node's close also closes the idle keep-alive connections (since Node 19); those carrying a
+      // request stay open until it is answered.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
       if (active.size > 0) {
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, graceMs);

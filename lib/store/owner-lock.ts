@@ -9,7 +9,7 @@ interface LockDocument {
   until: Date;
 }
 
-export const ownerLocksCollection = 'owner_locks';
+const ownerLocksCollection = 'owner_locks';
 
 /**
  * One writer at a time per key (an owner's set of links), across processes, with or without
@@ -37,9 +37,8 @@ export function createOwnerLocks(db: Db, { leaseMs = 10_000, waitMs = 10_000 } =
     try {
       return await work();
     } finally {
+      // A release that fails leaves the lock to its lease: the next writer takes it over then.
       await locks.deleteOne({ _id: key, token }).catch(() => undefined);
     }
   };
 }
-
-export type OwnerLock = ReturnType<typeof createOwnerLocks>;

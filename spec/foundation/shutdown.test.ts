@@ -50,7 +50,11 @@ describe('stopping a server (SIGTERM)', () => {
       // that all are in flight at once); the stop comes as soon as the first has committed.
       const writes = Array.from({ length: 20 }, (_, i) => send(agent, server.port, 'POST', '/api/users', token, { username: `leaving_${i}`, password }));
       const users = database.db.collection('users');
-      while ((await users.countDocuments({ username: /^leaving_/ })) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const deadline = Date.now() + 30_000;
+      while ((await users.countDocuments({ username: /^leaving_/ })) === 0) {
+        if (Date.now() > deadline) throw new Error(`no write committed within 30 s:\n${server.output()}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       const exited = server.stop('SIGTERM');
       const answers = await Promise.all(writes);
       agent.destroy();

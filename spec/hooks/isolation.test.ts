@@ -33,7 +33,9 @@ describe('webhook delivery: a hanging endpoint beside a healthy one', () => {
     for (let i = 0; i < 20; i += 1) roles.push(await server.create('/api/roles', { name: `isolated ${i}` }));
     // Before any hanging attempt can time out (a minute), every event has reached the healthy endpoint.
     await healthy.waitFor((got) => roles.every((role) => got.some(({ body }) => body.data?.id === role.id)), 30_000);
-    // The hanging endpoint has been sent only as many as its hook may have in flight.
+    // The hanging endpoint has been sent only as many as its hook may have in flight (waiting for
+    // both to arrive, since they race the healthy hook's; a third could only follow a minute's timeout).
+    await hanging.waitFor((got) => got.length >= 2);
     expect(hanging.received).toHaveLength(2);
     const { db } = server.database;
     const hangingHook = (await db.collection('hooks').findOne({ name: 'hangs' }))!;

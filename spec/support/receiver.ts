@@ -53,6 +53,8 @@ export async function startReceiver(): Promise<Receiver> {
   };
   let server: Server | undefined;
   let port = 0;
+  /** Answers waiting for their `delayMs`. */
+  const answering = new Set<NodeJS.Timeout>();
 
   function handler(req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) {
     const chunks: Buffer[] = [];
@@ -79,10 +81,12 @@ export async function startReceiver(): Promise<Receiver> {
       const received = { id: headers['webhook-id']!, headers: req.headers, raw, body: JSON.parse(raw) };
       state.received.push(received);
       const { status, headers: answerHeaders = {}, body = '', delayMs = 0 } = state.answer(received);
-      setTimeout(() => {
+      const timer = setTimeout(() => {
+        answering.delete(timer);
         res.writeHead(status, answerHeaders);
         res.end(body);
       }, delayMs);
+      answering.add(timer);
     });
   }
 
@@ -94,6 +98,9 @@ export async function startReceiver(): Promise<Receiver> {
   }
 
   async function down() {
+    // Answers still waiting their delay die with the connections, so that no timer outlives the receiver.
+    for (const timer of answering) clearTimeout(timer);
+    answering.clear();
     if (!server) return;
     const closing = server;
     server = undefined;
