@@ -23,6 +23,7 @@ import { createCustomClaims, createDryRun } from './provider/custom-claims.js';
 import { Sandbox } from './provider/sandbox/index.js';
 import type { MintedToken } from './provider/token-types.js';
 import { installHashedSecretComparison } from './provider/client-secret.js';
+import { answerUnavailability } from './provider/unavailable.js';
 import { toClientMetadata } from './provider/clients.js';
 import { configureProvider } from './provider/configure.js';
 import { createProviderCaches } from './provider/caches.js';
@@ -178,6 +179,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     install(provider: Provider) {
       if (!configured) throw new TypeError('call configure() and build the provider from its result before install()');
       installHashedSecretComparison(provider);
+      answerUnavailability(provider);
       const clientAddress = createClientAddress(options.trustProxy ?? noProxy);
       provider.use(useClientAddress(clientAddress));
       provider.use(tokenResponseConformance);

@@ -1,6 +1,7 @@
 /** oidc-identity's public API. */
 export { createIdentity, type Identity, type IdentityOptions } from './identity.js';
 export { openDatabase, attachDatabase, ensureIndexes, type Database } from './lib/store/database.js';
+export { driverTimeouts, defaultDatabaseTimeouts, type DatabaseTimeouts } from './lib/store/availability.js';
 export { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
 export { startStandaloneServer, providerPrefix, type StandaloneServer, type StandaloneOptions } from './standalone.js';
 export { loadSettings, type Settings } from './settings.js';

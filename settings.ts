@@ -4,6 +4,7 @@
  * documented in the README.
  */
 import { allowListProblem } from './lib/outbound-addresses.js';
+import type { DatabaseTimeouts } from './lib/store/availability.js';
 import { ConfigError, coreEnvironment, coreEnvironmentDependencies, readEnvironment, type AccessTokenAlg } from './lib/config.js';
 import { proxyListProblem, type ProxyTrust } from './lib/http/client-address.js';
 import { experienceEnvironment, experienceEnvironmentDependencies, experienceSettingsFrom, type ExperienceSettings } from './experience/settings.js';
@@ -16,6 +17,8 @@ export interface Settings {
   /** Public URL of the server; by default `http://localhost:<the port it listens on>`. */
   baseUrl: string | undefined;
   mongodbUri: string | undefined;
+  /** Bounds on waiting for the database (`MONGODB_*_TIMEOUT_MS`). */
+  databaseTimeouts: DatabaseTimeouts;
   accessTokenAlg: AccessTokenAlg;
   bootstrapClientId: string | undefined;
   bootstrapClientSecret: string | undefined;
@@ -65,6 +68,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     port: e.PORT as number,
     baseUrl: (e.BASE_URL as string | undefined)?.replace(/\/+$/, ''),
     mongodbUri: e.MONGODB_URI as string | undefined,
+    databaseTimeouts: {
+      serverSelectionTimeoutMs: e.MONGODB_SERVER_SELECTION_TIMEOUT_MS as number,
+      socketTimeoutMs: e.MONGODB_SOCKET_TIMEOUT_MS as number,
+    },
     accessTokenAlg: e.ACCESS_TOKEN_ALG as AccessTokenAlg,
     bootstrapClientId: e.BOOTSTRAP_CLIENT_ID as string | undefined,
     bootstrapClientSecret: e.BOOTSTRAP_CLIENT_SECRET as string | undefined,

@@ -9,6 +9,7 @@ import type { BootstrapCredentials } from './management/bootstrap.js';
 import type { ExperienceSettings } from './experience/settings.js';
 import type { Settings } from './settings.js';
 import { smtpConnector, type ExperienceOptions } from './experience/index.js';
+import { driverTimeouts } from './lib/store/availability.js';
 import { openDatabase, type Database } from './lib/store/database.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
 import { createIdentity, type Identity } from './identity.js';
@@ -92,7 +93,10 @@ export async function startStandaloneServer(
     const baseUrl = settings.baseUrl ?? `http://localhost:${port}`;
     const issuer = `${baseUrl}${providerPrefix}`;
 
-    database = await openDatabase(uri, { ...(dbName !== undefined && { dbName }), ...(mongoClientOptions && { clientOptions: mongoClientOptions }) });
+    database = await openDatabase(uri, {
+      ...(dbName !== undefined && { dbName }),
+      clientOptions: { ...driverTimeouts(settings.databaseTimeouts), ...mongoClientOptions },
+    });
     const identity = await createIdentity({
       database,
       issuer,

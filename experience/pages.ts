@@ -5,6 +5,7 @@ import type { ParameterizedContext } from 'koa';
 import type Provider from 'oidc-provider';
 
 import { ApiError } from '../lib/errors.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../lib/store/availability.js';
 import { email as emailSchema } from '../lib/identifiers.js';
 import { callerOf, experienceCookie, experiencePrefix, usernamePattern } from './api.js';
 import { grantMissing, type MissingConsent } from './consent.js';
@@ -99,6 +100,24 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     ctx.set('Cache-Control', 'no-store');
   }
 
+  /** A database that cannot be reached: a page that says to retry (503, Retry-After), not a 500 or "expired". */
+  router.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      securityHeaders(ctx);
+      ctx.set('Retry-After', String(databaseRetryAfterSeconds));
+      ctx.status = 503;
+      ctx.type = 'html';
+      ctx.body = views.messagePage(
+        branding,
+        'Temporarily unavailable',
+        'The sign-in service cannot be reached at the moment. Wait a few seconds and try again.',
+      );
+    }
+  });
+
   /** Loads and checks the interaction, runs the handler, and turns its errors into the page again. */
   function route(render: (request: PageRequest, error?: string) => string, handler?: PageHandler) {
     return async (ctx: ParameterizedContext) => {
@@ -107,7 +126,9 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         // Checks that this browser holds the interaction (its cookie), not only that the uid exists.
         details = await provider.interactionDetails(ctx.req, ctx.res);
         if (details.uid !== ctx.params.uid) throw new Error('interaction mismatch');
-      } catch {
+      } catch (error) {
+        // An interaction we could not look up is not an expired one: the person may retry.
+        if (isDatabaseUnavailable(error)) throw error;
         securityHeaders(ctx);
         ctx.status = 400;
         ctx.type = 'html';

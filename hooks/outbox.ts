@@ -6,6 +6,7 @@ import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
 import { changeEvents, interactionEvents, type ChangeKey, type InteractionEvent } from './catalog.js';
 import { hookCollections, type HookEventDocument } from './models.js';
+import { insertOwn } from '../lib/store/insert-each.js';
 
 /** What sign-up, sign-in and password-reset code tells us about a finished interaction. */
 export interface InteractionReport {
@@ -87,7 +88,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         expiresAt,
       };
     });
-    await events.insertMany(documents, { session });
+    await insertOwn(events, documents, session);
     return true;
   }
 

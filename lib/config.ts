@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv';
 
+import { defaultDatabaseTimeouts } from './store/availability.js';
 import { defaultChangeRetentionDays } from './store/unit-of-work.js';
 
 /** Signing algorithms we offer for access tokens. ES256 and EdDSA sign several times faster than RS256. */
@@ -62,6 +63,10 @@ export const coreEnvironment = {
   PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
   BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
   MONGODB_URI: { type: 'string', pattern: '^mongodb(\\+srv)?://' },
+  // How long to look for a database server before answering 503 (also the bound on opening a connection).
+  MONGODB_SERVER_SELECTION_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 120000, default: defaultDatabaseTimeouts.serverSelectionTimeoutMs },
+  // How long an operation sent to the database may go without an answer before it fails with 503.
+  MONGODB_SOCKET_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: defaultDatabaseTimeouts.socketTimeoutMs },
   ACCESS_TOKEN_ALG: { enum: accessTokenAlgs, default: 'ES256' },
   BOOTSTRAP_CLIENT_ID: { type: 'string', pattern: '^[A-Za-z0-9._~-]{1,128}$' },
   BOOTSTRAP_CLIENT_SECRET: { type: 'string', minLength: 16, maxLength: 256 },

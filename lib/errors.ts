@@ -55,6 +55,7 @@ export const apiErrorStatus = {
   'verification_code.invalid': 422,
   'verification_code.too_many_requests': 429,
   'password.rejected': 422,
+  'database.unavailable': 503,
   internal_error: 500,
 } as const;
 
@@ -63,7 +64,7 @@ export type ApiErrorCode = keyof typeof apiErrorStatus;
 export class ApiError extends Error {
   readonly code: ApiErrorCode;
   readonly status: number;
-  /** Whether `message` may be shown to the caller. Server faults keep theirs private. */
+  /** Whether `message` may be shown to the caller. Server faults keep theirs private; an unavailable database is no secret. */
   readonly expose: boolean;
   readonly data: Record<string, unknown> | undefined;
 
@@ -72,7 +73,7 @@ export class ApiError extends Error {
     this.name = 'ApiError';
     this.code = code;
     this.status = apiErrorStatus[code];
-    this.expose = this.status < 500;
+    this.expose = this.status < 500 || this.status === 503;
     this.data = data;
   }
 }

@@ -11,6 +11,7 @@ import { applicationRoutes } from './applications.js';
 import type { ManagementDeps } from './deps.js';
 import { apiErrors, type ErrorLogger } from '../lib/http/api-errors.js';
 import { guard } from '../lib/http/guard.js';
+import { databaseAnswers, databaseUnavailable } from '../lib/store/availability.js';
 import { packageVersion } from '../lib/version.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { organizationRoutes } from './organizations.js';
@@ -53,6 +54,9 @@ const routeTables = [
 
 export const managementPrefix = '/api';
 
+/** How long the health check waits for the database's answer to its ping. */
+const statusPingMs = 2_000;
+
 export interface ManagementApi {
   /** Koa middleware answering everything under `/api`; other paths pass through. */
   middleware: Middleware;
@@ -64,8 +68,11 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   const authenticate = bearerAuth(auth);
   const router = new Router({ prefix: managementPrefix });
 
-  // Health check for load balancers, as Logto's: the one route without a token, and it tells nothing.
-  router.get('/status', guard({ status: 204, public: true }), (ctx) => {
+  // Health check for load balancers, as Logto's: the one route without a token, and it tells
+  // nothing but whether this process can serve, which needs its database: 503 when that does not
+  // answer a ping in time, so that a balancer sends requests elsewhere.
+  router.get('/status', guard({ status: 204, public: true }), async (ctx) => {
+    if (!(await databaseAnswers(deps.database.db, statusPingMs))) throw databaseUnavailable();
     ctx.status = 204;
   });
 

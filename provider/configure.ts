@@ -1,10 +1,11 @@
 import type { Db } from 'mongodb';
-import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import type { Adapter, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 
 import { createOutboundPolicy } from '../lib/outbound-addresses.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { createFindAccount, standardClaims } from './accounts.js';
 import { composeAdapters, type ClientFinder } from './adapter.js';
+import { failingAsUnavailable, reportingUnavailability } from './unavailable.js';
 import { clientPolicies, extraClientMetadata } from './client-policies.js';
 import { createProviderFetch } from './fetch.js';
 import type { KeyRing } from './oidc-keys.js';
@@ -41,30 +42,32 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
   const features = host.features ?? {};
   const hostResourceIndicators = features.resourceIndicators;
   const { experience } = deps;
-  const getResourceServerInfo = createGetResourceServerInfo({
-    resources: deps.resources,
-    held: deps.held,
-    accessTokenAlg: deps.accessTokenAlg,
-    managementApiTokenTtl: deps.managementApiTokenTtl,
-    ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),
-  });
+  const getResourceServerInfo = failingAsUnavailable(
+    createGetResourceServerInfo({
+      resources: deps.resources,
+      held: deps.held,
+      accessTokenAlg: deps.accessTokenAlg,
+      managementApiTokenTtl: deps.managementApiTokenTtl,
+      ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),
+    }),
+  );
   const configuration: Configuration = {
     ...host,
-    adapter: composeAdapters(deps.db, (id) => deps.clients.get(id), host.adapter),
+    adapter: unavailabilityReported(composeAdapters(deps.db, (id) => deps.clients.get(id), host.adapter)),
     // Our keys, from the ring that rotation changes; a host's own keys are the host's to rotate.
     jwks: host.jwks ?? deps.keyRing.jwks(),
     // Discovery says only what works: `client_secret_jwt` needs the secret itself, which we
     // do not keep (only its hash).
     clientAuthMethods: host.clientAuthMethods ?? ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
-    findAccount: createFindAccount(deps.queries, host.findAccount),
+    findAccount: failingAsUnavailable(createFindAccount(deps.queries, host.findAccount)),
     // The host's claims, then ours, which nothing overrides.
-    extraTokenClaims: async (ctx: KoaContextWithOIDC, token) => ({
+    extraTokenClaims: failingAsUnavailable(async (ctx: KoaContextWithOIDC, token) => ({
       ...(await host.extraTokenClaims?.(ctx, token)),
       ...(await deps.extraTokenClaims(ctx, token)),
-    }),
+    })),
     ...(experience && {
       interactions: { ...host.interactions, url: host.interactions?.url ?? ((_ctx, interaction) => experience.interactionUrl(interaction.uid)) },
-      loadExistingGrant: experience.loadExistingGrant(host.loadExistingGrant),
+      loadExistingGrant: failingAsUnavailable(experience.loadExistingGrant(host.loadExistingGrant)),
     }),
     // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
     claims: { ...standardClaims, ...host.claims },
@@ -99,4 +102,14 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
     },
   };
   return { configuration, getResourceServerInfo };
+}
+
+/** Each model's adapter, wrapped once, so that an unreachable database is `temporarily_unavailable` (`unavailable.ts`). */
+function unavailabilityReported(factory: (name: string) => Adapter): (name: string) => Adapter {
+  const wrapped = new Map<string, Adapter>();
+  return (name) => {
+    let adapter = wrapped.get(name);
+    if (!adapter) wrapped.set(name, (adapter = reportingUnavailability(factory(name))));
+    return adapter;
+  };
 }

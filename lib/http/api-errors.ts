@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 
 import { ApiError } from '../errors.js';
+import { databaseUnavailable, isDatabaseUnavailable } from '../store/availability.js';
 
 export type ErrorLogger = (error: unknown, context: { method: string; path: string }) => void;
 
@@ -34,7 +35,7 @@ export function apiErrors(log: ErrorLogger): Middleware {
       const code = ctx.body === undefined ? unansweredRoutes[ctx.status] : undefined;
       if (code) throw new ApiError(code, `${ctx.method} ${ctx.path} ${routeProblems[code]}`);
     } catch (error) {
-      const known = error instanceof ApiError ? error : fromFramework(error);
+      const known = error instanceof ApiError ? error : isDatabaseUnavailable(error) ? databaseUnavailable() : fromFramework(error);
       // Our own faults too (a response that does not fit its schema), not only the unexpected.
       if (!known || known.status >= 500) log(error, { method: ctx.method, path: ctx.path });
       const answer = known ?? new ApiError('internal_error', 'internal server error');
@@ -49,7 +50,7 @@ export function apiErrors(log: ErrorLogger): Middleware {
       else if (answer.status === 401) ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
       if (answer.status === 403 && answer.code.startsWith('auth.')) ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
       const retryAfter = answer.data?.retryAfter;
-      if (answer.status === 429 && typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
+      if ((answer.status === 429 || answer.status === 503) && typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
     }
   };
 }

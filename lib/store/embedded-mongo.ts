@@ -4,6 +4,8 @@ import { dirname, join } from 'node:path';
 
 export interface EmbeddedMongo {
   uri: string;
+  /** The engine's process id (fault-injection tests stop and resume it). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -58,7 +60,7 @@ export async function startEmbeddedMongo({ timeoutMs = 30_000 } = {}): Promise<E
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
 
-  return { uri, stop: () => stopChild(child, killOnExit) };
+  return { uri, pid: child.pid!, stop: () => stopChild(child, killOnExit) };
 }
 
 function stopChild(child: ChildProcess, killOnExit: () => void): Promise<void> {

@@ -1,7 +1,8 @@
-import type { ClientSession, Db, Document, Filter, OptionalUnlessRequiredId, MatchKeysAndValues } from 'mongodb';
+import type { ClientSession, Db, Document, Filter, MatchKeysAndValues } from 'mongodb';
 
 import { ApiError, duplicateKeyIndex, isDuplicateKeyError, notFound } from '../errors.js';
 import type { Page } from './models.js';
+import { insertOwn } from './insert-each.js';
 
 export interface EntityDocument {
   _id: string;
@@ -44,7 +45,7 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
     collection,
 
     async insert(document: T, session?: ClientSession): Promise<T> {
-      await refusingDuplicates(() => collection.insertOne(document as OptionalUnlessRequiredId<T>, { session }), conflicts);
+      await refusingDuplicates(() => insertOwn(collection, [document], session), conflicts);
       return document;
     },
 

@@ -1,4 +1,4 @@
-import { MongoBulkWriteError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
+import { MongoBulkWriteError, type ClientSession, type Collection, type Document, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
 
 import { isDuplicateKeyError } from '../errors.js';
 
@@ -55,4 +55,27 @@ export function throwingFailures(outcomes: InsertOutcome[]): Array<'inserted' | 
 /** Inserts each document unless its unique key is taken already; throws any other failure. */
 export async function insertMissing<T extends Document>(collection: Collection<T>, documents: Array<OptionalUnlessRequiredId<T>>): Promise<void> {
   throwingFailures(await insertEach(collection, documents));
+}
+
+/**
+ * Inserts documents whose `_id` we generated (random, so no one else's document has it), in the
+ * unit of work's session. A driver retries an insert whose answer the network lost (a retryable
+ * write); a server that does not recognise the retry then refuses it as a duplicate key, of `_id`
+ * or of another unique key, although the first try stored it. That document being there under our
+ * `_id` is the success the first answer would have brought. Inside a transaction the refusal
+ * stands: the transaction is aborted, and a real replica set recognises retries anyway.
+ */
+export async function insertOwn<T extends Document & { _id: string }>(collection: Collection<T>, documents: T[], session?: ClientSession): Promise<void> {
+  try {
+    const writable = documents as Array<OptionalUnlessRequiredId<T>>;
+    if (writable.length === 1) await collection.insertOne(writable[0], { session });
+    else await collection.insertMany(writable, { session });
+  } catch (error) {
+    if (!isDuplicateKeyError(error) || session?.inTransaction()) throw error;
+    const ids = documents.map(({ _id }) => _id);
+    const stored = new Set((await collection.find({ _id: { $in: ids } } as Filter<T>, { session }).toArray()).map(({ _id }) => _id as string));
+    if (stored.size === 0) throw error;
+    const missing = documents.filter(({ _id }) => !stored.has(_id));
+    if (missing.length > 0) await insertOwn(collection, missing, session);
+  }
 }

@@ -2,6 +2,7 @@ import type { ClientSession } from 'mongodb';
 
 import type { Database } from './database.js';
 import { generateId } from '../ids.js';
+import { insertOwn } from './insert-each.js';
 
 /** What caused a write: the Management API request, or a flow of the provider. */
 export interface Origin {
@@ -107,7 +108,7 @@ export function createWriter<K extends string = string>(
         const createdAt = new Date();
         const expiresAt = new Date(createdAt.getTime() + retentionDays * 24 * 60 * 60 * 1000);
         const records = changes.map((change) => ({ _id: generateId(), ...change, origin, createdAt, expiresAt }));
-        await database.db.collection<ChangeRecord>(changesCollection).insertMany(records, { session });
+        await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records, session);
         // A retried transaction runs this again; the last run is the one that committed.
         announce = (await sink?.record(records, session)) ?? false;
       }

@@ -14,6 +14,7 @@ describe('settings', () => {
       port: 3001,
       baseUrl: undefined,
       mongodbUri: undefined,
+      databaseTimeouts: { serverSelectionTimeoutMs: 5000, socketTimeoutMs: 10000 },
       accessTokenAlg: 'ES256',
       bootstrapClientId: undefined,
       bootstrapClientSecret: undefined,
@@ -107,6 +108,8 @@ describe('settings', () => {
     [{ TRUST_PROXY: '11' }, 'Invalid setting: TRUST_PROXY counts at most 10 proxies'],
     [{ MANAGEMENT_API_TOKEN_TTL: '5' }, 'Invalid setting: MANAGEMENT_API_TOKEN_TTL must be >= 30'],
     [{ SHUTDOWN_GRACE_MS: '-1' }, 'Invalid setting: SHUTDOWN_GRACE_MS must be >= 0'],
+    [{ MONGODB_SOCKET_TIMEOUT_MS: '0' }, 'Invalid setting: MONGODB_SOCKET_TIMEOUT_MS must be >= 100'],
+    [{ MONGODB_SERVER_SELECTION_TIMEOUT_MS: 'soon' }, 'Invalid setting: MONGODB_SERVER_SELECTION_TIMEOUT_MS must be integer'],
     [{ HOOKS_CONCURRENCY_PER_HOOK: '0' }, 'Invalid setting: HOOKS_CONCURRENCY_PER_HOOK must be >= 1'],
     [{ HOOKS_RETRY_SCHEDULE: '0,5s' }, 'Invalid setting: HOOKS_RETRY_SCHEDULE must match pattern "^\\d{1,6}(,\\d{1,6}){0,19}$"'],
   ])('refuses %j with one line naming the setting', (env, message) => {

@@ -14,5 +14,10 @@ export function uniqueDbName(label: string): string {
 
 /** The run's server URI with another database in its path. */
 export function uriForDb(dbName: string): string {
-  return testMongoUri().replace(/^(mongodb(?:\+srv)?:\/\/[^/?]+)(\/[^?]*)?/, `$1/${dbName}`);
+  return withDatabase(testMongoUri(), dbName);
+}
+
+/** `uri` with `dbName` in its path. */
+export function withDatabase(uri: string, dbName: string): string {
+  return uri.replace(/^(mongodb(?:\+srv)?:\/\/[^/?]+)(\/[^?]*)?/, `$1/${dbName}`);
 }

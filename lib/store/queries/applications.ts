@@ -3,6 +3,7 @@ import type { ClientSession, Db, Filter } from 'mongodb';
 import { notFound } from '../../errors.js';
 import { createLinks } from '../links.js';
 import type { ApplicationDocument, ApplicationSecretDocument, ApplicationType, Page } from '../models.js';
+import { insertOwn } from '../insert-each.js';
 
 export interface ApplicationFilter {
   types?: ApplicationType[];
@@ -21,8 +22,8 @@ export function createApplicationQueries(db: Db) {
 
   return {
     async insert(application: ApplicationDocument, secret?: ApplicationSecretDocument, session?: ClientSession) {
-      await applications.insertOne(application, { session });
-      if (secret) await secrets.insertOne(secret, { session });
+      await insertOwn(applications, [application], session);
+      if (secret) await insertOwn(secrets, [secret], session);
       return application;
     },
 
@@ -76,7 +77,7 @@ export function createApplicationQueries(db: Db) {
 
     secrets: {
       listFor: (applicationId: string) => secrets.find({ applicationId }).sort({ createdAt: 1, _id: 1 }).toArray(),
-      insert: (secret: ApplicationSecretDocument, session?: ClientSession) => secrets.insertOne(secret, { session }),
+      insert: (secret: ApplicationSecretDocument, session?: ClientSession) => insertOwn(secrets, [secret], session),
       async delete(applicationId: string, name: string, session?: ClientSession) {
         const { deletedCount } = await secrets.deleteOne({ applicationId, name }, { session });
         return deletedCount === 1;

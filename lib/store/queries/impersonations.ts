@@ -5,6 +5,7 @@ import { insertEach } from '../insert-each.js';
 import { generateId } from '../../ids.js';
 import type { Page } from '../models.js';
 import { createdWithin } from './time-range.js';
+import { insertOwn } from '../insert-each.js';
 
 /** One line of the impersonation audit: who acted as whom, when, why, and how it ended. */
 export interface ImpersonationEvent {
@@ -53,7 +54,7 @@ export function createImpersonationQueries(db: Db) {
 
   return {
     async record(event: Omit<ImpersonationEvent, '_id' | 'createdAt'>, session?: ClientSession) {
-      await collection.insertOne({ _id: generateId(), ...event, createdAt: Date.now() }, { session });
+      await insertOwn(collection, [{ _id: generateId(), ...event, createdAt: Date.now() }], session);
     },
 
     /**

@@ -3,6 +3,7 @@ import type { ClientSession, Db } from 'mongodb';
 import { notFound } from '../../errors.js';
 import { createLinks } from '../links.js';
 import type { Page, ResourceDocument, ScopeDocument } from '../models.js';
+import { insertOwn } from '../insert-each.js';
 
 export function createResourceQueries(db: Db) {
   const resources = db.collection<ResourceDocument>('resources');
@@ -17,7 +18,7 @@ export function createResourceQueries(db: Db) {
 
   return {
     insert: async (resource: ResourceDocument, session?: ClientSession) => {
-      await resources.insertOne(resource, { session });
+      await insertOwn(resources, [resource], session);
       return resource;
     },
     findById: (id: string) => resources.findOne({ _id: id }),
@@ -46,7 +47,7 @@ export function createResourceQueries(db: Db) {
 
     scopes: {
       insert: async (scope: ScopeDocument, session?: ClientSession) => {
-        await scopes.insertOne(scope, { session });
+        await insertOwn(scopes, [scope], session);
         return scope;
       },
       findForResource: (resourceId: string, page?: Page) => {

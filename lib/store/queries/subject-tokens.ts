@@ -1,6 +1,7 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { generateSecret, sha256 } from '../../ids.js';
+import { insertOwn } from '../insert-each.js';
 
 export interface SubjectTokenDocument {
   /** SHA-256 of the token: the token itself is never stored. */
@@ -28,7 +29,7 @@ export function createSubjectTokenQueries(db: Db) {
         createdAt: new Date(now),
         expiresAt: new Date(now + ttlSeconds * 1000),
       };
-      await collection.insertOne(document, { session });
+      await insertOwn(collection, [document], session);
       return { token, document };
     },
   };

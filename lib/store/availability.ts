@@ -1,0 +1,86 @@
+import {
+  MongoClientClosedError,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  type Db,
+  type MongoClientOptions,
+} from 'mongodb';
+
+import { ApiError } from '../errors.js';
+
+/** What a caller is told to wait before retrying while the database cannot be reached, in seconds. */
+export const databaseRetryAfterSeconds = 5;
+
+/** How long the driver may wait for the database, in milliseconds (`MONGODB_*_TIMEOUT_MS`). */
+export interface DatabaseTimeouts {
+  /** Finding a server to run an operation on; also the bound on opening a connection. */
+  serverSelectionTimeoutMs: number;
+  /** A connection that has been sent an operation and hears nothing back for this long is closed. */
+  socketTimeoutMs: number;
+}
+
+export const defaultDatabaseTimeouts: DatabaseTimeouts = { serverSelectionTimeoutMs: 5_000, socketTimeoutMs: 10_000 };
+
+/**
+ * The driver's options that bound every wait on the database. The driver's own defaults wait 30 s
+ * to find a server and forever for an answer on an open connection, so that a stalled server
+ * held requests for as long as it stalled. Monitoring connections use the connect timeout as
+ * theirs, so a stall is also noticed by the monitor within a heartbeat and this bound.
+ */
+export function driverTimeouts({ serverSelectionTimeoutMs, socketTimeoutMs }: DatabaseTimeouts): MongoClientOptions {
+  return { serverSelectionTimeoutMS: serverSelectionTimeoutMs, connectTimeoutMS: serverSelectionTimeoutMs, socketTimeoutMS: socketTimeoutMs };
+}
+
+/**
+ * Whether an error says that the database could not be reached or did not answer in time, as
+ * opposed to refusing the operation: the caller may retry the same request later. A network
+ * error includes its timeout; a server that could not be selected, and a client closed by a
+ * stopping process, also mean "not now".
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof ApiError) return error.code === 'database.unavailable';
+  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+    if (
+      cause instanceof MongoNetworkError ||
+      cause instanceof MongoServerSelectionError ||
+      cause instanceof MongoNotConnectedError ||
+      cause instanceof MongoTopologyClosedError ||
+      cause instanceof MongoClientClosedError
+    ) {
+      return true;
+    }
+    if (serverUnavailableCodes.has((cause as { code?: unknown }).code as number)) return true;
+  }
+  return false;
+}
+
+/** Server answers that mean "not here, not now": a stepping-down primary, a server shutting down. */
+const serverUnavailableCodes = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
+
+export function databaseUnavailable(): ApiError {
+  return new ApiError('database.unavailable', 'the database cannot be reached at the moment; retry later', { retryAfter: databaseRetryAfterSeconds });
+}
+
+/**
+ * Whether the database answers a ping within `withinMs`, for the health check. A ping that has not
+ * answered by then is left to the driver's own bounds; the check does not wait for it.
+ */
+export async function databaseAnswers(db: Db, withinMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), withinMs);
+  });
+  try {
+    return await Promise.race([
+      db.command({ ping: 1 }).then(
+        () => true,
+        () => false,
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

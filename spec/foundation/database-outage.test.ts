@@ -1,0 +1,109 @@
+import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/store/embedded-mongo.js';
+import { uniqueDbName, withDatabase } from '../support/env.js';
+import { hookTestEnv } from '../support/hooks.js';
+import { callApi, clientCredentials, spawnServer, type ServerProcess } from '../support/process.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+
+const baseUrl = 'http://id.test.local';
+const admin = { BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'process-test-secret-0123456789' };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(probe: () => Promise<boolean>, timeoutMs: number, what: string, output: () => string) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms:\n${output().slice(-3000)}`);
+    await sleep(200);
+  }
+}
+
+/** What the server answers while its database is stopped: each request, its status, error code and Retry-After. */
+async function probeAll(server: ServerProcess, token: string) {
+  const api = async (method: string, path: string, body?: unknown) => {
+    const response = await fetch(`${server.local}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), code: text ? (JSON.parse(text) as { code?: string }).code : undefined };
+  };
+  const tokenRequest = async () => {
+    const response = await fetch(`${server.local}/oidc/token`, {
+      method: 'POST',
+      headers: {
+        authorization: `Basic ${Buffer.from(`${admin.BOOTSTRAP_CLIENT_ID}:${admin.BOOTSTRAP_CLIENT_SECRET}`).toString('base64')}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all' }),
+    });
+    const body = (await response.json()) as { error?: string };
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), code: body.error };
+  };
+  const status = async () => {
+    const response = await fetch(`${server.local}/api/status`);
+    const text = await response.text();
+    return { status: response.status, retryAfter: response.headers.get('retry-after'), code: text ? (JSON.parse(text) as { code?: string }).code : undefined };
+  };
+  const [list, create, health, issued] = await Promise.all([
+    api('GET', '/api/users'),
+    api('POST', '/api/roles', { name: `during the outage ${Date.now()}` }),
+    status(),
+    tokenRequest(),
+  ]);
+  return { list, create, health, issued };
+}
+
+describe('a database that stops answering (SIGSTOP of the engine)', () => {
+  let engine: EmbeddedMongo;
+  let server: ServerProcess | undefined;
+  let receiver: Receiver;
+
+  beforeEach(async () => {
+    engine = await startEmbeddedMongo();
+    receiver = await startReceiver();
+  });
+  afterEach(async () => {
+    process.kill(engine.pid, 'SIGCONT');
+    await server?.stop('SIGKILL');
+    await receiver.close();
+    await engine.stop();
+  });
+
+  it('answers 503 with Retry-After while it is stopped (Management API: database.unavailable; token endpoint: temporarily_unavailable, RFC 6749 §4.1.2.1), and serves again when it returns, without a restart', async () => {
+    const dbName = uniqueDbName('outage');
+    server = await spawnServer(dbName, {
+      MONGODB_URI: withDatabase(engine.uri, dbName),
+      MONGODB_SERVER_SELECTION_TIMEOUT_MS: '1500',
+      MONGODB_SOCKET_TIMEOUT_MS: '1500',
+      BASE_URL: baseUrl,
+      ...admin,
+      ...hookTestEnv,
+    });
+    const { body } = await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`);
+    const token = body.access_token!;
+    const hook = await callApi(server, token, 'POST', '/api/hooks', { name: 'after the outage', events: ['Role.Created'], config: { url: receiver.url } });
+    expect(hook.status).toBe(201);
+    receiver.keys.push(hook.body.signingKey);
+    expect((await fetch(`${server.local}/api/status`)).status).toBe(204);
+
+    process.kill(engine.pid, 'SIGSTOP');
+    const unavailable = { status: 503, retryAfter: '5', code: 'database.unavailable' };
+    const expected = { list: unavailable, create: unavailable, health: unavailable, issued: { status: 503, retryAfter: '5', code: 'temporarily_unavailable' } };
+    // At once (operations on open connections time out), and again once the driver has given the
+    // server up (new operations find no server).
+    expect(await probeAll(server, token)).toEqual(expected);
+    await sleep(4_000);
+    expect(await probeAll(server, token)).toEqual(expected);
+    await sleep(3_000);
+    process.kill(engine.pid, 'SIGCONT');
+
+    await until(async () => (await fetch(`${server!.local}/api/status`)).status === 204, 30_000, 'the health check recovering', server.output);
+    expect((await callApi(server, token, 'GET', '/api/users')).status).toBe(200);
+    expect((await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`)).status).toBe(200);
+    const created = await callApi(server, token, 'POST', '/api/roles', { name: 'after the outage' });
+    expect(created.status).toBe(200);
+    // The delivery worker carried on too.
+    await receiver.waitFor((got) => got.some(({ body: event }) => event.data?.id === created.body.id), 30_000);
+    expect(server.output()).not.toMatch(/unhandled|uncaught/i);
+  });
+});
