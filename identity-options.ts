@@ -42,6 +42,12 @@ export interface IdentityOptions {
    */
   clock?: Clock;
   /**
+   * Called once if the database this process started on is replaced (an engine that restarted
+   * empty, another deployment's data): our routes answer 503 from then on, and the standalone
+   * server exits 1 so that its supervisor restarts it. By default only logged.
+   */
+  onDatabaseLost?(reason: string): void;
+  /**
    * Private, loopback or reserved hosts and ranges the provider may still call (back-channel
    * logout, an application's `jwksUri`); public addresses always may. As `OUTBOUND_ALLOWED_HOSTS`.
    */

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { createLocalJWKSet } from 'jose';
 import type { ClientSession } from 'mongodb';
@@ -24,6 +25,7 @@ import { Sandbox } from './provider/sandbox/index.js';
 import type { MintedToken } from './provider/token-types.js';
 import { installHashedSecretComparison } from './provider/client-secret.js';
 import { answerUnavailability } from './provider/unavailable.js';
+import { watchDatabaseIdentity } from './lib/store/database-identity.js';
 import { toClientMetadata } from './provider/clients.js';
 import { configureProvider } from './provider/configure.js';
 import { createProviderCaches } from './provider/caches.js';
@@ -38,7 +40,7 @@ import { ensureIndexes } from './lib/store/database.js';
 import { experienceCollections } from './experience/collections.js';
 import { hookCollections } from './hooks/collections.js';
 import { providerCollections, revokeAccount } from './provider/collections.js';
-import { createExperience, interactionUrl, logConnector } from './experience/index.js';
+import { createExperience, interactionUrl, logConnector, pagesPrefix } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provider/keys.js';
@@ -91,6 +93,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   }
   // Each part declares the collections it owns; the entities' are ensured when the database is opened.
   await ensureIndexes(database.db, { ...providerCollections, ...hookCollections, ...(options.experience && experienceCollections) });
+  const watch = await watchDatabaseIdentity(database.client, database.db, {
+    logger,
+    ...(options.onDatabaseLost && { onLost: options.onDatabaseLost }),
+  });
   const hooks = createHooks(database.db, queries, hookSettings, logger, options.clock);
   const revoke = (userId: string, session?: ClientSession) => revokeAccount(database.db, userId, session);
 
@@ -180,6 +186,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       if (!configured) throw new TypeError('call configure() and build the provider from its result before install()');
       installHashedSecretComparison(provider);
       answerUnavailability(provider);
+      provider.use(watch.providerMiddleware);
       const clientAddress = createClientAddress(options.trustProxy ?? noProxy);
       provider.use(useClientAddress(clientAddress));
       provider.use(tokenResponseConformance);
@@ -271,8 +278,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         },
       );
       // The experience's routes come first: `/api/experience` is not the Management API's, which would ask for a token.
-      if (!experience) return managementApi;
-      return { ...managementApi, middleware: compose([experience.middleware, managementApi.middleware]) };
+      const parts = experience ? [experience.middleware, managementApi.middleware] : [managementApi.middleware];
+      return { ...managementApi, middleware: compose([whenOurs(watch.middleware), ...parts]) };
     },
 
     async bootstrap(credentials) {
@@ -282,8 +289,15 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     },
 
     async close() {
+      watch.stop();
       caches.stop();
       await Promise.all([sandbox.close(), dryRuns.close(), hooks.close()]);
     },
   };
+}
+
+/** Runs `middleware` for our own paths only (the Management and Experience APIs, the sign-in pages), never for the host's. */
+function whenOurs(middleware: Middleware): Middleware {
+  const ours = [managementPrefix, pagesPrefix];
+  return (ctx, next) => (ours.some((prefix) => ctx.path === prefix || ctx.path.startsWith(`${prefix}/`)) ? middleware(ctx, next) : next());
 }

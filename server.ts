@@ -30,20 +30,22 @@ async function main() {
   }
 
   let closing = false;
-  const shutdown = (signal: string) => {
+  const shutdown = (why: string, code = 0) => {
     if (closing) return;
     closing = true;
-    consoleLogger.info(`${signal} received, closing`);
+    consoleLogger.info(`${why}, closing`);
     server.close().then(
-      () => process.exit(0),
+      () => process.exit(code),
       (error: unknown) => {
         consoleLogger.error('close failed', error);
         process.exit(1);
       },
     );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM received'));
+  process.on('SIGINT', () => shutdown('SIGINT received'));
+  // Exits 1, so that a supervisor starts it again on the database as it now is.
+  void server.failed.then((error) => shutdown(`cannot go on: ${error.message}`, 1));
 }
 
 main().catch((error: unknown) => {

@@ -31,6 +31,11 @@ export interface StandaloneServer {
   provider: Provider;
   managementApi: ManagementApi;
   database: Database;
+  /**
+   * Settles when the server cannot go on (the database it started on was replaced), with why: the
+   * caller should close it and exit non-zero, as `npm start` does, so that a supervisor restarts it.
+   */
+  failed: Promise<Error>;
   /** Credentials of a Management API client created by this start (empty database, no BOOTSTRAP_* settings). */
   createdCredentials?: BootstrapCredentials;
   close(): Promise<void>;
@@ -88,6 +93,14 @@ export async function startStandaloneServer(
     return handler(req, res);
   });
   let database: Database | undefined;
+  let fail: (error: Error) => void = () => undefined;
+  const failed = new Promise<Error>((resolve) => {
+    fail = resolve;
+  });
+  void embedded?.died.then((reason) => {
+    logger.error(`DATABASE LOST: ${reason}.`);
+    fail(new Error(reason));
+  });
   try {
     const port = await listen(server, settings.port);
     const baseUrl = settings.baseUrl ?? `http://localhost:${port}`;
@@ -115,6 +128,7 @@ export async function startStandaloneServer(
       hooks: settings.hooks,
       experience: experienceOf(settings.experience),
       ...(clock && { clock }),
+      onDatabaseLost: (reason) => fail(new Error(reason)),
     });
     // `configure` turns oidc-provider's development login off; our sign-in pages replace it.
     const provider = new Provider(issuer, identity.configure());
@@ -143,6 +157,7 @@ export async function startStandaloneServer(
       provider,
       managementApi,
       database: openDb,
+      failed,
       ...(created && { createdCredentials: created }),
       async close() {
         // Requests in flight finish first (up to SHUTDOWN_GRACE_MS); then the webhook worker

@@ -6,6 +6,8 @@ export interface EmbeddedMongo {
   uri: string;
   /** The engine's process id (fault-injection tests stop and resume it). */
   pid: number;
+  /** Settles if the engine exits without `stop()` (its data, all in memory, is then gone). */
+  died: Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -22,11 +24,11 @@ function binaryPath(): string {
 
 /**
  * Starts the in-memory MongoDB-compatible engine (jongodb) as a child process on a
- * free loopback port, as a one-node replica set so that transactions work. Its data
+ * free loopback port (or `port`), as a one-node replica set so that transactions work. Its data
  * lives in memory only and is gone when it stops.
  */
-export async function startEmbeddedMongo({ timeoutMs = 30_000 } = {}): Promise<EmbeddedMongo> {
-  const child = spawn(binaryPath(), ['--host=127.0.0.1', '--port=0', '--topology-profile=singleNodeReplicaSet', '--replica-set-name=rs0'], {
+export async function startEmbeddedMongo({ timeoutMs = 30_000, port = 0 } = {}): Promise<EmbeddedMongo> {
+  const child = spawn(binaryPath(), ['--host=127.0.0.1', `--port=${port}`, '--topology-profile=singleNodeReplicaSet', '--replica-set-name=rs0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
 
@@ -60,7 +62,21 @@ export async function startEmbeddedMongo({ timeoutMs = 30_000 } = {}): Promise<E
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
 
-  return { uri, pid: child.pid!, stop: () => stopChild(child, killOnExit) };
+  let stopping = false;
+  const died = new Promise<string>((resolve) => {
+    child.once('exit', (code, signal) => {
+      if (!stopping) resolve(`the embedded MongoDB engine exited (${signal ?? `code ${code}`}); the data it held is gone`);
+    });
+  });
+  return {
+    uri,
+    pid: child.pid!,
+    died,
+    stop: () => {
+      stopping = true;
+      return stopChild(child, killOnExit);
+    },
+  };
 }
 
 function stopChild(child: ChildProcess, killOnExit: () => void): Promise<void> {

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { uriForDb } from './env.js';
 
 export interface ServerProcess {
+  pid: number;
   port: number;
   local: string;
   output(): string;
@@ -10,10 +11,14 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs the built standalone server (`node dist/server.js`) as a separate process, as `npm start` does. */
-export async function spawnServer(dbName: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+/**
+ * Runs the built standalone server (`node dist/server.js`) as a separate process, as `npm start` does.
+ * A variable given as `undefined` is left out (`MONGODB_URI: undefined`: the embedded engine).
+ */
+export async function spawnServer(dbName: string, env: Record<string, string | undefined> = {}): Promise<ServerProcess> {
+  const merged = { ...process.env, MONGODB_URI: uriForDb(dbName), PORT: '0', CACHE_REFRESH_MS: '100', ...env };
   const child: ChildProcess = spawn(process.execPath, ['dist/server.js'], {
-    env: { ...process.env, MONGODB_URI: uriForDb(dbName), PORT: '0', CACHE_REFRESH_MS: '100', ...env },
+    env: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -42,6 +47,7 @@ export async function spawnServer(dbName: string, env: Record<string, string> = 
   });
 
   return {
+    pid: child.pid!,
     port,
     local: `http://localhost:${port}`,
     output: () => output,
