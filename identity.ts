@@ -30,7 +30,8 @@ import { toClientMetadata } from './provider/clients.js';
 import { configureProvider } from './provider/configure.js';
 import { createProviderCaches } from './provider/caches.js';
 import { cachesStaleAfter } from './provider/stale-caches.js';
-import type { ChangeKey } from './hooks/catalog.js';
+import { changeEvents, type ChangeKey } from './hooks/catalog.js';
+import { systemClock } from './lib/clock.js';
 import { changeRetentionRule, checkOptions } from './lib/config.js';
 import { resolveHookSettings } from './hooks/settings.js';
 import { resolveBranding } from './experience/settings.js';
@@ -47,7 +48,9 @@ import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provide
 import { createKeyRing } from './provider/oidc-keys.js';
 import { replaceSigningKeys } from './provider/internals.js';
 import { createQueries, type Queries } from './lib/store/queries/index.js';
-import { createWriter, defaultChangeRetentionDays } from './lib/store/unit-of-work.js';
+import { createRecordWriter, createWriter, defaultChangeRetentionDays } from './lib/store/unit-of-work.js';
+import { intentCollections, startIntentResolver } from './lib/store/intents.js';
+import { intentStates } from './management/intent-states.js';
 import type { IdentityOptions } from './identity-options.js';
 
 export type { IdentityOptions } from './identity-options.js';
@@ -88,11 +91,11 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const queries = createQueries(database.db);
   if (!database.transactions) {
     logger.warn(
-      `Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic, and webhook events are written right after the change they announce, so a crash between the two can lose an event.`,
+      `Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic. A change that announces a webhook event is stored as intended before it is written, so that one a crash leaves without its event is found and announced within a minute; other change records are written after their change (see the README, Delivery).`,
     );
   }
   // Each part declares the collections it owns; the entities' are ensured when the database is opened.
-  await ensureIndexes(database.db, { ...providerCollections, ...hookCollections, ...(options.experience && experienceCollections) });
+  await ensureIndexes(database.db, { ...providerCollections, ...hookCollections, ...intentCollections, ...(options.experience && experienceCollections) });
   const watch = await watchDatabaseIdentity(database.client, database.db, {
     logger,
     ...(options.onDatabaseLost && { onLost: options.onDatabaseLost }),
@@ -140,6 +143,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   let resourceServerInfo: ReturnType<typeof configureProvider>['getResourceServerInfo'] | undefined;
   // What a grant tells `extraTokenClaims` about a token it mints, through the token itself.
   const minted = new WeakMap<object, MintedToken>();
+  let resolver: ReturnType<typeof startIntentResolver> | undefined;
 
   return {
     queries,
@@ -219,12 +223,22 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         }),
         tokenExchange.parameters,
       );
+      // Without transactions, writes a stopped process left without their records are found and recorded.
+      if (!database.transactions) {
+        resolver = startIntentResolver(database.db, {
+          state: intentStates(database.db, queries),
+          write: createRecordWriter(database, hooks.outbox, changesRetentionDays),
+          logger,
+          clock: options.clock ?? systemClock,
+        });
+      }
       if (options.signInEventsFromProvider ?? true) {
         signInReports(provider, (report) => hooks.reportInteraction(report), logger);
       }
       hooks.start();
       const write = createWriter<ChangeKey>(database, hooks.outbox, {
         retentionDays: changesRetentionDays,
+        mustIntend: ({ entity, action }) => Object.hasOwn(changeEvents, `${entity}.${action}`),
         afterCommit: async (changes) => {
           await Promise.all(cachesStaleAfter(changes).map((name) => caches.changed(name)));
         },
@@ -290,6 +304,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
 
     async close() {
       watch.stop();
+      await resolver?.stop();
       caches.stop();
       await Promise.all([sandbox.close(), dryRuns.close(), hooks.close()]);
     },

@@ -36,7 +36,8 @@ export function createSubmitters(
       await accounts.assertUnused({ username, email });
       const now = Date.now();
       const user = newUser({ username, primaryEmail: email, passwordHash, lastSignInAt: now }, now);
-      await deps.write(origin, async ({ session, record }) => {
+      await deps.write(origin, async ({ session, intend, record }) => {
+        await intend({ entity: 'User', action: 'created', id: user._id });
         await queries.users.insert(user, session);
         record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
       });
@@ -48,7 +49,8 @@ export function createSubmitters(
       assertThat(experience.profile.passwordHash, new ApiError('session.missing_profile', 'a new password is needed', { missing: ['password'] }));
       const userId = experience.userId;
       const now = Date.now();
-      await deps.write(origin, async ({ session, record }) => {
+      await deps.write(origin, async ({ session, intend, record }) => {
+        await intend({ entity: 'User', action: 'updated', id: userId });
         const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash, updatedAt: now, lastSignInAt: now }, session);
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated) });
         // Whoever held the old password may hold a session: every session, grant and token ends.

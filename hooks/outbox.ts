@@ -37,12 +37,14 @@ export interface OutboxOptions {
 }
 
 /** The data event a change announces, if any: Logto's data-hook body without `hookId`. */
-function dataEventOf(change: ChangeRecord): { event: string; payload: Record<string, unknown> } | undefined {
+function dataEventOf(change: ChangeRecord): { id: string; event: string; payload: Record<string, unknown> } | undefined {
   const rule = changeEvents[`${change.entity}.${change.action}` as ChangeKey];
   if (!rule) return undefined;
   const { origin } = change;
   const data = rule.ownerKey ? { [rule.ownerKey]: change.id, ...(change.data as object) } : change.data;
   return {
+    // The change's id: written by a unit of work or by a resolver that found it unrecorded, it is one event.
+    id: change._id,
     event: rule.event,
     payload: {
       data,
@@ -72,11 +74,10 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
   const events = db.collection<HookEventDocument>(hookCollections.events);
 
   /** Writes the events; answers whether there were any. */
-  async function enqueue(found: Array<{ event: string; payload: Record<string, unknown> }>, createdAt: Date, session: ClientSession | undefined) {
+  async function enqueue(found: Array<{ id?: string; event: string; payload: Record<string, unknown> }>, createdAt: Date, session: ClientSession | undefined) {
     if (found.length === 0) return false;
     const expiresAt = new Date(createdAt.getTime() + retentionMs);
-    const documents: HookEventDocument[] = found.map(({ event, payload }) => {
-      const id = generateId();
+    const documents: HookEventDocument[] = found.map(({ id = generateId(), event, payload }) => {
       // `id`, `event` and `createdAt` lead the body, as receivers read them first.
       return {
         _id: id,

@@ -59,6 +59,7 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
     const document = spec.build(ctx.guard.body);
     await deps.write(originOf(ctx), async (write) => {
       await spec.beforeCreate?.(ctx.guard.body, write.session);
+      await write.intend({ entity, action: 'created', id: document._id });
       await queries.insert(document, write.session);
       write.record({ entity, action: 'created', id: document._id, data: await one(document) });
       await spec.afterCreate?.(document, ctx.guard.body, write);
@@ -75,7 +76,8 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
       params: { id },
       body,
     } = ctx.guard;
-    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+    const updated = await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await intend({ entity, action: 'updated', id });
       // The spec's patch schema admits only parts of the document (its type says so).
       const after = await queries.update(id, body as Partial<Omit<T, '_id'>>, session);
       record({ entity, action: 'updated', id, data: await one(after) });
@@ -86,7 +88,8 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
 
   router.delete(`${path}/:id`, guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
-    await deps.write(originOf(ctx), async ({ session, record }) => {
+    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await intend({ entity, action: 'deleted', id });
       const before = await queries.delete(id, session);
       await spec.cascade(id, session);
       record({ entity, action: 'deleted', id, data: await one(before) });

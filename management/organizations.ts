@@ -5,6 +5,7 @@ import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type OrganizationRoleDocument } from '../lib/store/models.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
+import type { Queries } from '../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { namedEntityRoutes } from './named-entities.js';
 import { originOf } from './origin.js';
@@ -20,6 +21,16 @@ import {
   organizationScopeResponse,
 } from './schemas/organizations.js';
 import { idList } from './schemas/roles.js';
+
+/** Organization roles are shown with their permissions' ids and names. */
+export async function presentOrganizationRoles({ links, organizationScopes }: Queries, roles: OrganizationRoleDocument[]) {
+  const grants = await Promise.all(roles.map(({ _id }) => links.organizationRoleScopes.rightsOf(_id)));
+  const scopes = new Map((await organizationScopes.findByIds([...new Set(grants.flat())])).map((scope) => [scope._id, scope]));
+  return roles.map((role, index) => ({
+    ...withId(role),
+    scopes: grants[index].flatMap((id) => (scopes.has(id) ? [{ id, name: scopes.get(id)!.name }] : [])),
+  }));
+}
 
 export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;
@@ -50,16 +61,6 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     cascade: (id, session) => links.organizationRoleScopes.removeAllOfRight(id, session),
   });
 
-  /** Organization roles are shown with their permissions' ids and names. */
-  async function presentRoles(roles: OrganizationRoleDocument[]) {
-    const grants = await Promise.all(roles.map(({ _id }) => links.organizationRoleScopes.rightsOf(_id)));
-    const scopes = new Map((await organizationScopes.findByIds([...new Set(grants.flat())])).map((scope) => [scope._id, scope]));
-    return roles.map((role, index) => ({
-      ...withId(role),
-      scopes: grants[index].flatMap((id) => (scopes.has(id) ? [{ id, name: scopes.get(id)!.name }] : [])),
-    }));
-  }
-
   namedEntityRoutes(router, deps, {
     path: '/organization-roles',
     entity: 'OrganizationRole',
@@ -68,12 +69,13 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     patchSchema: namedPatchSchema,
     response: organizationRoleResponse,
     build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, createdAt: Date.now() }),
-    present: presentRoles,
+    present: (roles) => presentOrganizationRoles(queries, roles),
     async beforeCreate({ organizationScopeIds = [] }, session) {
       await organizationScopes.assertAllExist(organizationScopeIds, session);
     },
-    async afterCreate(role, { organizationScopeIds = [] }, { session, record }) {
+    async afterCreate(role, { organizationScopeIds = [] }, { session, intend, record }) {
       if (organizationScopeIds.length === 0) return;
+      await intend({ entity: 'OrganizationRole', action: 'scopes.updated', id: role._id, before: [] });
       await links.organizationRoleScopes.add(role._id, organizationScopeIds, session);
       record({
         entity: 'OrganizationRole',
@@ -131,7 +133,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.get(memberRoles, guard({ params: idParams('id', 'userId'), response: { type: 'array', items: organizationRoleResponse } }), async (ctx) => {
     const { id, userId } = ctx.guard.params;
     await member(id, userId);
-    ctx.body = await presentRoles(await organizationRoles.findByIds(await organizationUserRoles.rolesOf(id, userId)));
+    ctx.body = await presentOrganizationRoles(queries, await organizationRoles.findByIds(await organizationUserRoles.rolesOf(id, userId)));
   });
 
   router.post(
@@ -147,7 +149,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
         roles = await organizationRoles.assertAllExist(organizationRoleIds, session);
         return { added: await organizationUserRoles.add(id, userId, organizationRoleIds, session), removed: [] };
       });
-      ctx.body = await presentRoles(roles);
+      ctx.body = await presentOrganizationRoles(queries, roles);
       ctx.status = 201;
     },
   );

@@ -210,7 +210,9 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     ) => {
       // One write at a time to an owner's set (its read, difference and write), in every process.
       await withOwnerLock(`${path}:${ownerId}`, () =>
-        deps.write(origin, async ({ session, record }) => {
+        deps.write(origin, async ({ session, intend, record }) => {
+          // Read only when the intent is stored (without transactions, for a change that announces an event).
+          await intend({ ...recorded, id: ownerId, before: () => links.rightsOf(ownerId, session) });
           const applied = await apply(session);
           const added = await keepLive(ownerId, applied.added, session);
           const { removed } = applied;

@@ -127,7 +127,8 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
       };
       await refusingDuplicates(
         () =>
-          deps.write(originOf(ctx), async ({ session, record }) => {
+          deps.write(originOf(ctx), async ({ session, intend, record }) => {
+            await intend({ entity: 'Scope', action: 'created', id: scope._id });
             await resources.scopes.insert(scope, session);
             record({ entity: 'Scope', action: 'created', id: scope._id, data: withId(scope) });
           }),
@@ -148,7 +149,8 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
       await writableResource(resourceId);
       const updated = await refusingDuplicates(
         () =>
-          deps.write(originOf(ctx), async ({ session, record }) => {
+          deps.write(originOf(ctx), async ({ session, intend, record }) => {
+            await intend({ entity: 'Scope', action: 'updated', id: scopeId });
             const after = await resources.scopes.update(resourceId, scopeId, body, session);
             record({ entity: 'Scope', action: 'updated', id: scopeId, data: withId(after) });
             return after;
@@ -162,7 +164,8 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.delete('/resources/:resourceId/scopes/:scopeId', guard({ params: idParams('resourceId', 'scopeId') }), async (ctx) => {
     const { resourceId, scopeId } = ctx.guard.params;
     await writableResource(resourceId);
-    await deps.write(originOf(ctx), async ({ session, record }) => {
+    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await intend({ entity: 'Scope', action: 'deleted', id: scopeId });
       const before = await resources.scopes.delete(resourceId, scopeId, session);
       record({ entity: 'Scope', action: 'deleted', id: scopeId, data: withId(before) });
     });

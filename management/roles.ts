@@ -50,9 +50,11 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
       isDefault: body.isDefault ?? false,
       createdAt: Date.now(),
     };
-    await deps.write(originOf(ctx), async ({ session, record }) => {
+    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
       // Checked in the unit of work that links them, so that the check and the links are read and written together.
       if (scopeIds.length > 0) assertAssignable(role.type, await queries.scopes.assertAllExist(scopeIds, session));
+      await intend({ entity: 'Role', action: 'created', id: role._id });
+      if (scopeIds.length > 0) await intend({ entity: 'Role', action: 'scopes.updated', id: role._id, before: [] });
       await roles.insert(role, session);
       record({ entity: 'Role', action: 'created', id: role._id, data: withId(role) });
       if (scopeIds.length > 0) {
@@ -74,7 +76,8 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
     } = ctx.guard;
     assertThat(id !== builtIn.managementRoleId, builtInRole);
     ctx.body = withId(
-      await deps.write(originOf(ctx), async ({ session, record }) => {
+      await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+        await intend({ entity: 'Role', action: 'updated', id });
         const updated = await roles.update(id, body, session);
         record({ entity: 'Role', action: 'updated', id, data: withId(updated) });
         return updated;
@@ -85,7 +88,8 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.delete('/roles/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
     assertThat(id !== builtIn.managementRoleId, builtInRole);
-    await deps.write(originOf(ctx), async ({ session, record }) => {
+    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await intend({ entity: 'Role', action: 'deleted', id });
       const before = await roles.delete(id, session);
       await links.rolesUsers.removeAllOfLeft(id, session);
       await links.rolesApplications.removeAllOfLeft(id, session);

@@ -62,8 +62,9 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     action: 'updated' | 'suspension.updated',
     set: (current: UserDocument, session: Write['session']) => Promise<Partial<UserDocument>> | Partial<UserDocument>,
   ) =>
-    deps.write(origin, async ({ session, record }) => {
+    deps.write(origin, async ({ session, intend, record }) => {
       const current = await users.findByIdOrThrow(userId, session);
+      await intend({ entity: 'User', action, id: userId });
       const updated = await users.update(userId, { ...(await set(current, session)), updatedAt: Date.now() }, session);
       record({ entity: 'User', action, id: userId, data: userToApi(updated) });
       return updated;
@@ -80,7 +81,8 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.post('/users', guard({ body: userCreateSchema, response: userResponse, status: 200 }), async (ctx) => {
     const { password, customData, profile, ...fields } = ctx.guard.body;
     const user = newUser({ ...identifiers(fields), customData, profile, passwordHash: password === undefined ? null : await hashPassword(password) });
-    await deps.write(originOf(ctx), async ({ session, record }) => {
+    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await intend({ entity: 'User', action: 'created', id: user._id });
       await users.insert(user, session);
       record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
     });
@@ -149,7 +151,8 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete('/users/:userId', guard({ params: idParams('userId') }), async (ctx) => {
     const { userId } = ctx.guard.params;
-    await deps.write(originOf(ctx), async ({ session, record }) => {
+    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await intend({ entity: 'User', action: 'deleted', id: userId });
       const before = await users.delete(userId, session);
       await queries.links.usersRoles.removeAllOfLeft(userId, session);
       await queries.links.organizationUsers.removeAllOfRight(userId, session);

@@ -1,7 +1,9 @@
 import type { ClientSession } from 'mongodb';
 
 import type { Database } from './database.js';
+import { ApiError, isDuplicateKeyError } from '../errors.js';
 import { generateId } from '../ids.js';
+import { createIntents, type Intent } from './intents.js';
 import { insertOwn } from './insert-each.js';
 
 /** What caused a write: the Management API request, or a flow of the provider. */
@@ -56,8 +58,21 @@ export type ChangeNameOf<K extends string> = K extends `${infer E}.${infer A}` ?
 export interface Write<K extends string = string> {
   /** Pass to every query of the unit, so that they share its transaction. */
   session: ClientSession | undefined;
+  /**
+   * Says, before the writes that make them, which changes the unit is about to make (the entity,
+   * the action, its id, and for a relation the owner's linked ids before). Without transactions it
+   * is stored first, so that a crash after the writes but before their records is found and
+   * resolved by looking at the entities (`intents.ts`); with transactions it costs nothing.
+   */
+  intend(...intents: Array<IntentOf<K>>): Promise<void>;
   record(change: ChangeOf<K>): void;
 }
+
+/**
+ * A change to come: its entity, action and id, as `ChangeOf` names them, and for a relation the
+ * owner's linked ids before the write (or how to read them, read only if the intent is stored).
+ */
+export type IntentOf<K extends string> = Omit<ChangeOf<K>, 'data'> & { before?: string[] | (() => Promise<string[]>) };
 
 /**
  * Where change records go besides `changes`, inside the same transaction: the webhooks outbox.
@@ -84,38 +99,89 @@ export interface WriterOptions {
   retentionDays?: number;
   /** Runs once the unit of work has committed, with what it changed (clearing what those changes make stale). */
   afterCommit?(changes: Change[]): Promise<void>;
+  /**
+   * Which changes must be intended before they are written (those whose loss a crash would make
+   * unseen: the ones that announce events). Without transactions, recording one of them without
+   * its intent is a programming error, refused. By default none.
+   */
+  mustIntend?(change: Change): boolean;
 }
 
 export function createWriter<K extends string = string>(
   database: Database,
   sink?: ChangeSink,
-  { retentionDays = defaultChangeRetentionDays, afterCommit }: WriterOptions = {},
+  { retentionDays = defaultChangeRetentionDays, afterCommit, mustIntend = () => false }: WriterOptions = {},
 ): Writer<K> {
+  const intents = database.transactions ? undefined : createIntents(database.db);
+  const persist = async (records: ChangeRecord[], session: ClientSession | undefined) => {
+    await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records, session);
+    return (await sink?.record(records, session)) ?? false;
+  };
   return async (origin, work) => {
     let announce = false;
     let committed: Change[] = [];
-    const result = await database.transaction(async (session) => {
-      const changes: Change[] = [];
-      const value = await work({
-        session,
-        record: (change) => {
-          changes.push(change as Change);
-        },
-      });
-      // A retried transaction runs this again; the last run is the one that committed.
-      committed = changes;
-      if (changes.length > 0) {
-        const createdAt = new Date();
-        const expiresAt = new Date(createdAt.getTime() + retentionDays * 24 * 60 * 60 * 1000);
-        const records = changes.map((change) => ({ _id: generateId(), ...change, origin, createdAt, expiresAt }));
-        await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records, session);
+    const unit = intents?.unit(origin);
+    let result;
+    try {
+      result = await database.transaction(async (session) => {
+        const changes: Array<Change & { _id?: string }> = [];
+        const value = await work({
+          session,
+          intend: async (...planned) => {
+            if (!unit) return;
+            const stored: Intent[] = [];
+            for (const { before, ...intent } of planned as Array<IntentOf<string>>) {
+              if (!mustIntend({ ...intent, data: undefined })) continue;
+              stored.push({ ...intent, ...(before !== undefined && { before: typeof before === 'function' ? await before() : before }) });
+            }
+            await unit.intend(stored);
+          },
+          record: (change) => {
+            const intended = unit?.claim(change as Change);
+            if (unit && !intended && mustIntend(change as Change)) {
+              throw new TypeError(`the change ${change.entity}.${change.action} was recorded without being intended first`);
+            }
+            changes.push({ ...(change as Change), ...(intended && { _id: intended }) });
+          },
+        });
         // A retried transaction runs this again; the last run is the one that committed.
-        announce = (await sink?.record(records, session)) ?? false;
-      }
-      return value;
-    });
+        committed = changes;
+        if (changes.length > 0) {
+          const createdAt = new Date();
+          const expiresAt = new Date(createdAt.getTime() + retentionDays * 24 * 60 * 60 * 1000);
+          // An intended change keeps its intent's id: whoever writes it first (this unit, or a
+          // resolver that found the unit crashed) writes it once.
+          const records = changes.map(({ _id = generateId(), ...change }) => ({ _id, ...change, origin, createdAt, expiresAt }));
+          announce = await persist(records, session);
+        }
+        return value;
+      });
+    } catch (error) {
+      // A refusal decided before writing: its intents announce nothing. Any other failure (the
+      // database gone mid-unit) leaves them to the resolver, which looks at what was written.
+      if (error instanceof ApiError || isDuplicateKeyError(error)) await unit?.abandon().catch(() => undefined);
+      throw error;
+    }
+    await unit?.settle();
     if (announce) sink!.committed();
     if (committed.length > 0) await afterCommit?.(committed);
     return result;
+  };
+}
+
+/**
+ * Writes, as the writer would have, what a resolver found a stopped unit of work left unwritten
+ * (`intents.ts`): the records of changes it made (`found`), and the events of records it wrote
+ * (`recorded`: it may have stopped between the two). Events take their record's id, so one
+ * written already stays the one.
+ */
+export function createRecordWriter(database: Database, sink: ChangeSink | undefined, retentionDays = defaultChangeRetentionDays) {
+  return async (found: Array<Change & { _id: string; origin: Origin }>, recorded: ChangeRecord[]) => {
+    const createdAt = new Date();
+    const expiresAt = new Date(createdAt.getTime() + retentionDays * 24 * 60 * 60 * 1000);
+    const records = found.map((change) => ({ ...change, createdAt, expiresAt }));
+    if (records.length > 0) await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records);
+    const announced = [...recorded, ...records];
+    if (announced.length > 0 && (await sink?.record(announced, undefined))) sink!.committed();
   };
 }

@@ -8,6 +8,7 @@ describe('the change vocabulary', () => {
     const recorded: unknown[] = [];
     const write: Write<ChangeKey> = {
       session: undefined,
+      intend: async () => undefined,
       record: (change) => {
         recorded.push(change);
       },
