@@ -41,8 +41,12 @@ export interface UnitIntents {
   intend(intents: Intent[]): Promise<void>;
   /** The id of the stored intent this change fulfils, if any (each intent is claimed once). */
   claim(change: Change): string | undefined;
-  /** Removes the intents no recorded change claimed (a relation write that changed nothing). */
-  settle(): Promise<void>;
+  /**
+   * The unit finished: its intents are spent (those claimed are recorded, the others were writes
+   * that changed nothing). They are removed off the request's path; any left (a process that
+   * stopped first) the resolver removes once it has looked.
+   */
+  settle(): void;
   /** Removes every intent of the unit: it was refused before it wrote. */
   abandon(): Promise<void>;
 }
@@ -75,9 +79,8 @@ export function createIntents(db: Db) {
           if (intent) claimed.add(intent._id);
           return intent?._id;
         },
-        async settle() {
-          const unclaimed = stored.filter(({ _id }) => !claimed.has(_id)).map(({ _id }) => _id);
-          if (unclaimed.length > 0) await collection.deleteMany({ _id: { $in: unclaimed } });
+        settle() {
+          if (stored.length > 0) void collection.deleteMany({ unit }).catch(() => undefined);
         },
         async abandon() {
           if (stored.length > 0) await collection.deleteMany({ unit });

@@ -162,7 +162,7 @@ export function createWriter<K extends string = string>(
       if (error instanceof ApiError || isDuplicateKeyError(error)) await unit?.abandon().catch(() => undefined);
       throw error;
     }
-    await unit?.settle();
+    unit?.settle();
     if (announce) sink!.committed();
     if (committed.length > 0) await afterCommit?.(committed);
     return result;

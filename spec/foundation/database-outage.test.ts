@@ -1,5 +1,6 @@
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/store/embedded-mongo.js';
 import { uniqueDbName, withDatabase } from '../support/env.js';
+import { startAuthorization, TestBrowser } from '../support/browser.js';
 import { hookTestEnv } from '../support/hooks.js';
 import { callApi, clientCredentials, spawnServer, type ServerProcess } from '../support/process.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -31,7 +32,9 @@ async function probeAll(server: ServerProcess, token: string) {
     const response = await fetch(`${server.local}/oidc/token`, {
       method: 'POST',
       headers: {
-        authorization: `Basic ${Buffer.from(`${admin.BOOTSTRAP_CLIENT_ID}:${admin.BOOTSTRAP_CLIENT_SECRET}`).toString('base64')}`,
+        // A client this process has not cached (a known one's client_credentials token may be issued
+        // from its caches alone, which is right: nothing needs the database then).
+        authorization: `Basic ${Buffer.from(`not-cached-${Math.random().toString(36).slice(2)}:some-secret`).toString('base64')}`,
         'content-type': 'application/x-www-form-urlencoded',
       },
       body: new URLSearchParams({ grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all' }),
@@ -69,7 +72,7 @@ describe('a database that stops answering (SIGSTOP of the engine)', () => {
     await engine.stop();
   });
 
-  it('answers 503 with Retry-After while it is stopped (Management API: database.unavailable; token endpoint: temporarily_unavailable, RFC 6749 §4.1.2.1), and serves again when it returns, without a restart', async () => {
+  it('answers 503 with Retry-After while it is stopped (Management API: database.unavailable; token endpoint: temporarily_unavailable, RFC 6749 §4.1.2.1; the sign-in page: one that says to retry), and serves again when it returns, without a restart', async () => {
     const dbName = uniqueDbName('outage');
     server = await spawnServer(dbName, {
       MONGODB_URI: withDatabase(engine.uri, dbName),
@@ -85,6 +88,14 @@ describe('a database that stops answering (SIGSTOP of the engine)', () => {
     expect(hook.status).toBe(201);
     receiver.keys.push(hook.body.signingKey);
     expect((await fetch(`${server.local}/api/status`)).status).toBe(204);
+    // A person on the sign-in page when the database stops.
+    const application = await callApi(server, token, 'POST', '/api/applications', {
+      name: 'Web app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: ['http://127.0.0.1/callback'], postLogoutRedirectUris: [] },
+    });
+    const browser = new TestBrowser(server.local);
+    const { page } = await startAuthorization(browser, application.body.id, 'http://127.0.0.1/callback');
 
     process.kill(engine.pid, 'SIGSTOP');
     const unavailable = { status: 503, retryAfter: '5', code: 'database.unavailable' };
@@ -92,6 +103,10 @@ describe('a database that stops answering (SIGSTOP of the engine)', () => {
     // At once (operations on open connections time out), and again once the driver has given the
     // server up (new operations find no server).
     expect(await probeAll(server, token)).toEqual(expected);
+    // The sign-in page says to try again (not that the sign-in expired), with Retry-After.
+    const stalledPage = await browser.go(page);
+    expect({ status: stalledPage.status, retryAfter: stalledPage.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '5' });
+    expect(await stalledPage.text()).toContain('Temporarily unavailable');
     await sleep(4_000);
     expect(await probeAll(server, token)).toEqual(expected);
     await sleep(3_000);
@@ -99,6 +114,7 @@ describe('a database that stops answering (SIGSTOP of the engine)', () => {
 
     await until(async () => (await fetch(`${server!.local}/api/status`)).status === 204, 30_000, 'the health check recovering', server.output);
     expect((await callApi(server, token, 'GET', '/api/users')).status).toBe(200);
+    expect((await browser.go(page)).status).toBe(200);
     expect((await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`)).status).toBe(200);
     const created = await callApi(server, token, 'POST', '/api/roles', { name: 'after the outage' });
     expect(created.status).toBe(200);

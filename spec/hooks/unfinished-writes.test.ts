@@ -79,13 +79,19 @@ describe('changes left unrecorded by a process that stopped mid-write (no transa
 
   it('writes the event of a change whose record was written before the process stopped', async () => {
     const recorded = role('recorded, event lost');
-    await writer()(origin, async ({ intend, record, session }) => {
-      await intend({ entity: 'Role', action: 'created', id: recorded._id });
-      await queries().roles.insert(recorded, session);
-      record({ entity: 'Role', action: 'created', id: recorded._id, data: withId(recorded) });
-    });
-    // As if the process had stopped between the record and its event.
-    await database.db.collection('hook_events').deleteMany({ 'payload.data.id': recorded._id });
+    // The process stops between the change's record and its event.
+    const dying = { record: async () => Promise.reject(new Died()), committed: () => undefined };
+    const mustIntend = ({ entity, action }: { entity: string; action: string }) => Object.hasOwn(changeEvents, `${entity}.${action}`);
+    await expect(
+      createWriter<ChangeKey>(database, dying, { mustIntend })(origin, async ({ intend, record, session }) => {
+        await intend({ entity: 'Role', action: 'created', id: recorded._id });
+        await queries().roles.insert(recorded, session);
+        record({ entity: 'Role', action: 'created', id: recorded._id, data: withId(recorded) });
+      }),
+    ).rejects.toBeInstanceOf(Died);
+    expect(await recordsFor(recorded._id)).toHaveLength(1);
+    expect(await eventsFor(recorded._id)).toHaveLength(0);
+
     const sweep = resolver();
     await sweep.resolveNow();
     await sweep.stop();
