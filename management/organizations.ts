@@ -4,6 +4,7 @@ import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type OrganizationRoleDocument } from '../lib/store/models.js';
+import { keepLiveTargets } from '../lib/store/links.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
@@ -77,11 +78,14 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       if (organizationScopeIds.length === 0) return;
       await intend({ entity: 'OrganizationRole', action: 'scopes.updated', id: role._id, before: [] });
       await links.organizationRoleScopes.add(role._id, organizationScopeIds, session);
+      // A permission deleted while the role was being created keeps no link (`keepLiveTargets`).
+      const linked = await keepLiveTargets(links.organizationRoleScopes, role._id, organizationScopeIds, organizationScopes.findByIds, session);
+      if (linked.length === 0) return;
       record({
         entity: 'OrganizationRole',
         action: 'scopes.updated',
         id: role._id,
-        data: { addedOrganizationScopeIds: organizationScopeIds, removedOrganizationScopeIds: [] },
+        data: { addedOrganizationScopeIds: linked, removedOrganizationScopeIds: [] },
       });
     },
     cascade: (id, session) => Promise.all([links.organizationRoleScopes.removeAllOfLeft(id, session), organizationUserRoles.removeAllOfRole(id, session)]),
@@ -106,6 +110,23 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     );
   }
 
+  /**
+   * Checked after adding a member's roles: a role deleted meanwhile keeps no assignment, and if the
+   * membership itself ended meanwhile (the member removed, the organization or user deleted, each
+   * under its own lock) none of the added ones stays. Answers the added roles still held.
+   */
+  async function liveMemberRoles(organizationId: string, userId: string, added: string[], session?: ClientSession) {
+    if (added.length === 0) return added;
+    const unassign = { remove: (_: string, roleId: string, s?: ClientSession) => organizationUserRoles.remove(organizationId, userId, roleId, s) };
+    try {
+      await member(organizationId, userId, session);
+    } catch (error) {
+      for (const roleId of added) await unassign.remove(organizationId, roleId, session);
+      throw error;
+    }
+    return keepLiveTargets(unassign, organizationId, added, organizationRoles.findByIds, session);
+  }
+
   /** Checks the membership and runs `apply` in one unit of work, which records what it changed. */
   async function changeMemberRoles(
     ctx: Parameters<typeof originOf>[0],
@@ -117,7 +138,9 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     await withOwnerLock(`organization-member-roles:${organizationId}:${userId}`, () =>
       deps.write(originOf(ctx), async ({ session, record }) => {
         await member(organizationId, userId, session);
-        const { added, removed } = await apply(session);
+        const applied = await apply(session);
+        const added = await liveMemberRoles(organizationId, userId, applied.added, session);
+        const { removed } = applied;
         if (added.length + removed.length > 0) {
           record({
             entity: 'Organization',

@@ -5,7 +5,7 @@ import { recordedChange } from '../hooks/catalog.js';
 import { createEntityQueries, type EntityDocument } from '../lib/store/entities.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard, type Schema } from '../lib/http/guard.js';
-import type { Links } from '../lib/store/links.js';
+import { keepLiveTargets, type Links } from '../lib/store/links.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import { userToApi, withId, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/store/models.js';
 import { assertAssignable } from './roles.js';
@@ -236,9 +236,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
         for (const id of added) await links.remove(ownerId, id, session);
         throw notFound(relation.owner.label, ownerId);
       }
-      const live = new Set((await targets.findByIds(added, session)).map(({ _id }) => _id));
-      for (const id of added) if (!live.has(id)) await links.remove(ownerId, id, session);
-      return added.filter((id) => live.has(id));
+      return keepLiveTargets(links, ownerId, added, targets.findByIds, session);
     };
 
     /** The owner and the named targets, checked in the unit of work that then links or unlinks them. */

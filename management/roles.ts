@@ -2,6 +2,7 @@ import type { Filter } from 'mongodb';
 
 import { builtIn } from './bootstrap.js';
 import { containsPattern } from '../lib/store/entities.js';
+import { keepLiveTargets } from '../lib/store/links.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
@@ -59,7 +60,9 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
       record({ entity: 'Role', action: 'created', id: role._id, data: withId(role) });
       if (scopeIds.length > 0) {
         await links.rolesScopes.add(role._id, scopeIds, session);
-        record({ entity: 'Role', action: 'scopes.updated', id: role._id, data: { addedScopeIds: scopeIds, removedScopeIds: [] } });
+        // A permission deleted while the role was being created keeps no link (`keepLiveTargets`).
+        const linked = await keepLiveTargets(links.rolesScopes, role._id, scopeIds, queries.scopes.findByIds, session);
+        if (linked.length > 0) record({ entity: 'Role', action: 'scopes.updated', id: role._id, data: { addedScopeIds: linked, removedScopeIds: [] } });
       }
     });
     ctx.body = withId(role);

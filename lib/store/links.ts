@@ -116,3 +116,22 @@ export function createLinks(db: Db, table: LinkTable, { reversed = false } = {})
   };
   return links;
 }
+
+/**
+ * Checked after linking: of the `added` targets, those that still exist. A target deleted while it
+ * was being linked removes its links right after its own document; either that removal comes
+ * after our link and takes it, or this read (after our link) sees the target gone and our link is
+ * removed here. So no link outlives its target, with or without transactions.
+ */
+export async function keepLiveTargets(
+  links: Pick<Links, 'remove'>,
+  ownerId: string,
+  added: string[],
+  findExisting: (ids: string[], session?: ClientSession) => Promise<Array<{ _id: string }>>,
+  session?: ClientSession,
+): Promise<string[]> {
+  if (added.length === 0) return added;
+  const live = new Set((await findExisting(added, session)).map(({ _id }) => _id));
+  for (const id of added) if (!live.has(id)) await links.remove(ownerId, id, session);
+  return added.filter((id) => live.has(id));
+}

@@ -54,4 +54,52 @@ describe('relation writes under concurrency', () => {
     const existing = await db.collection('roles').countDocuments({ _id: { $in: links.map(({ roleId }) => roleId) } });
     expect(existing).toBe(links.length);
   });
+
+  it('leaves no link to a permission deleted while a role was being created with it', async () => {
+    const resource = await server.create('/api/resources', { name: 'Raced API', indicator: 'https://raced.example.com' });
+    const scopes: string[] = [];
+    for (let i = 0; i < 12; i += 1) scopes.push((await server.create(`/api/resources/${resource.id}/scopes`, { name: `raced:${i}` })).id);
+    await Promise.all(
+      scopes.flatMap((scopeId, i) => [
+        server.api('POST', '/api/roles', { body: { name: `created with ${i}`, scopeIds: [scopeId] } }),
+        server.api('DELETE', `/api/resources/${resource.id}/scopes/${scopeId}`),
+      ]),
+    );
+    const { db } = server.database;
+    const links = await db
+      .collection('roles_scopes')
+      .find({ scopeId: { $in: scopes } })
+      .toArray();
+    expect(links).toEqual([]);
+  });
+
+  it('leaves no assignment of an organization role deleted while it was being given to a member, nor of a member removed meanwhile', async () => {
+    const organization = await server.create('/api/organizations', { name: 'Raced roles' });
+    const user = await server.create('/api/users', { username: 'member_while_deleted' });
+    const roles: string[] = [];
+    for (let i = 0; i < 12; i += 1) roles.push((await server.create('/api/organization-roles', { name: `short-lived org role ${i}` })).id);
+    expect((await server.api('POST', `/api/organizations/${organization.id}/users`, { body: { userIds: [user.id] } })).status).toBe(201);
+    await Promise.all([
+      ...roles.flatMap((roleId) => [
+        server.api('POST', `/api/organizations/${organization.id}/users/${user.id}/roles`, { body: { organizationRoleIds: [roleId] } }),
+        server.api('DELETE', `/api/organization-roles/${roleId}`),
+      ]),
+    ]);
+    const { db } = server.database;
+    expect(
+      await db
+        .collection('organization_user_roles')
+        .find({ organizationRoleId: { $in: roles } })
+        .toArray(),
+    ).toEqual([]);
+
+    const kept = (await server.create('/api/organization-roles', { name: 'kept org role' })).id;
+    await Promise.all([
+      server.api('POST', `/api/organizations/${organization.id}/users/${user.id}/roles`, { body: { organizationRoleIds: [kept] } }),
+      server.api('DELETE', `/api/organizations/${organization.id}/users/${user.id}`),
+    ]);
+    const member = await db.collection('organization_users').countDocuments({ organizationId: organization.id, userId: user.id });
+    const assigned = await db.collection('organization_user_roles').countDocuments({ organizationId: organization.id, userId: user.id });
+    expect({ member, assigned: member === 0 ? assigned : 0 }).toEqual({ member: 0, assigned: 0 });
+  });
 });
