@@ -56,9 +56,10 @@ async function probeAll(server: ServerProcess, token: string) {
   return { list, create, health, issued };
 }
 
-describe('a database that stops answering (SIGSTOP of the engine)', () => {
+describe('a database that stops answering (SIGSTOP of the engine for 10 s)', () => {
   let engine: EmbeddedMongo;
   let server: ServerProcess | undefined;
+  let other: ServerProcess | undefined;
   let receiver: Receiver;
 
   beforeEach(async () => {
@@ -67,21 +68,24 @@ describe('a database that stops answering (SIGSTOP of the engine)', () => {
   });
   afterEach(async () => {
     process.kill(engine.pid, 'SIGCONT');
-    await server?.stop('SIGKILL');
+    await Promise.all([server?.stop('SIGKILL'), other?.stop('SIGKILL')]);
     await receiver.close();
     await engine.stop();
   });
 
   it('answers 503 with Retry-After while it is stopped (Management API: database.unavailable; token endpoint: temporarily_unavailable, RFC 6749 §4.1.2.1; the sign-in page: one that says to retry), and serves again when it returns, without a restart', async () => {
     const dbName = uniqueDbName('outage');
-    server = await spawnServer(dbName, {
+    const env = {
       MONGODB_URI: withDatabase(engine.uri, dbName),
       MONGODB_SERVER_SELECTION_TIMEOUT_MS: '1500',
       MONGODB_SOCKET_TIMEOUT_MS: '1500',
       BASE_URL: baseUrl,
       ...admin,
       ...hookTestEnv,
-    });
+    };
+    // Two processes on the one database, as deployed behind a balancer.
+    server = await spawnServer(dbName, env);
+    other = await spawnServer(dbName, { ...env, HOOKS_DELIVERY: 'false' });
     const { body } = await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`);
     const token = body.access_token!;
     const hook = await callApi(server, token, 'POST', '/api/hooks', { name: 'after the outage', events: ['Role.Created'], config: { url: receiver.url } });
@@ -98,23 +102,29 @@ describe('a database that stops answering (SIGSTOP of the engine)', () => {
     const { page } = await startAuthorization(browser, application.body.id, 'http://127.0.0.1/callback');
 
     process.kill(engine.pid, 'SIGSTOP');
+    const stoppedAt = Date.now();
     const unavailable = { status: 503, retryAfter: '5', code: 'database.unavailable' };
     const expected = { list: unavailable, create: unavailable, health: unavailable, issued: { status: 503, retryAfter: '5', code: 'temporarily_unavailable' } };
     // At once (operations on open connections time out), and again once the driver has given the
     // server up (new operations find no server).
     expect(await probeAll(server, token)).toEqual(expected);
+    expect(await probeAll(other, token)).toEqual(expected);
     // The sign-in page says to try again (not that the sign-in expired), with Retry-After.
     const stalledPage = await browser.go(page);
     expect({ status: stalledPage.status, retryAfter: stalledPage.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '5' });
     expect(await stalledPage.text()).toContain('Temporarily unavailable');
     await sleep(4_000);
     expect(await probeAll(server, token)).toEqual(expected);
-    await sleep(3_000);
+    expect(await probeAll(other, token)).toEqual(expected);
+    // Ten seconds stopped in all.
+    await sleep(Math.max(0, 10_000 - (Date.now() - stoppedAt)));
     process.kill(engine.pid, 'SIGCONT');
 
     await until(async () => (await fetch(`${server!.local}/api/status`)).status === 204, 30_000, 'the health check recovering', server.output);
     expect((await callApi(server, token, 'GET', '/api/users')).status).toBe(200);
     expect((await browser.go(page)).status).toBe(200);
+    await until(async () => (await fetch(`${other!.local}/api/status`)).status === 204, 30_000, 'the other process recovering', other.output);
+    expect((await callApi(other, token, 'GET', '/api/users')).status).toBe(200);
     expect((await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`)).status).toBe(200);
     const created = await callApi(server, token, 'POST', '/api/roles', { name: 'after the outage' });
     expect(created.status).toBe(200);
