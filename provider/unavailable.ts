@@ -21,17 +21,16 @@ function temporarilyUnavailable(cause: unknown): Error {
  * database that cannot be reached becomes `temporarily_unavailable` rather than a 500.
  */
 export function reportingUnavailability<T extends object>(target: T): T {
+  // Each method wrapped once, on first use (the token endpoint calls them on every request).
+  const wrapped = new Map<PropertyKey, unknown>();
   return new Proxy(target, {
     get(object, key, receiver) {
       const value: unknown = Reflect.get(object, key, receiver);
       if (typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        try {
-          return await (value as (...a: unknown[]) => Promise<unknown>).apply(object, args);
-        } catch (error) {
-          throw isDatabaseUnavailable(error) ? temporarilyUnavailable(error) : error;
-        }
-      };
+      let method = wrapped.get(key);
+      if (!method)
+        wrapped.set(key, (method = failingAsUnavailable((...args: unknown[]) => (value as (...a: unknown[]) => Promise<unknown>).apply(object, args))));
+      return method;
     },
   });
 }

@@ -113,10 +113,6 @@ export function createWriter<K extends string = string>(
   { retentionDays = defaultChangeRetentionDays, afterCommit, mustIntend = () => false }: WriterOptions = {},
 ): Writer<K> {
   const intents = database.transactions ? undefined : createIntents(database.db);
-  const persist = async (records: ChangeRecord[], session: ClientSession | undefined) => {
-    await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records, session);
-    return (await sink?.record(records, session)) ?? false;
-  };
   return async (origin, work) => {
     let announce = false;
     let committed: Change[] = [];
@@ -147,12 +143,13 @@ export function createWriter<K extends string = string>(
         // A retried transaction runs this again; the last run is the one that committed.
         committed = changes;
         if (changes.length > 0) {
-          const createdAt = new Date();
-          const expiresAt = new Date(createdAt.getTime() + retentionDays * 24 * 60 * 60 * 1000);
           // An intended change keeps its intent's id: whoever writes it first (this unit, or a
           // resolver that found the unit crashed) writes it once.
-          const records = changes.map(({ _id = generateId(), ...change }) => ({ _id, ...change, origin, createdAt, expiresAt }));
-          announce = await persist(records, session);
+          const records = dated(
+            changes.map(({ _id = generateId(), ...change }) => ({ _id, ...change, origin })),
+            retentionDays,
+          );
+          announce = await persist(database, sink, records, session);
         }
         return value;
       });
@@ -177,11 +174,22 @@ export function createWriter<K extends string = string>(
  */
 export function createRecordWriter(database: Database, sink: ChangeSink | undefined, retentionDays = defaultChangeRetentionDays) {
   return async (found: Array<Change & { _id: string; origin: Origin }>, recorded: ChangeRecord[]) => {
-    const createdAt = new Date();
-    const expiresAt = new Date(createdAt.getTime() + retentionDays * 24 * 60 * 60 * 1000);
-    const records = found.map((change) => ({ ...change, createdAt, expiresAt }));
+    const records = dated(found, retentionDays);
     if (records.length > 0) await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records);
     const announced = [...recorded, ...records];
     if (announced.length > 0 && (await sink?.record(announced, undefined))) sink!.committed();
   };
+}
+
+/** Change records as stored: written now, kept `retentionDays`. */
+function dated(changes: Array<Change & { _id: string; origin: Origin }>, retentionDays: number): ChangeRecord[] {
+  const createdAt = new Date();
+  const expiresAt = new Date(createdAt.getTime() + retentionDays * 24 * 60 * 60 * 1000);
+  return changes.map((change) => ({ ...change, createdAt, expiresAt }));
+}
+
+/** Writes the records, then their events (the sink's); answers whether there were events. */
+async function persist(database: Database, sink: ChangeSink | undefined, records: ChangeRecord[], session: ClientSession | undefined) {
+  await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records, session);
+  return (await sink?.record(records, session)) ?? false;
 }
