@@ -94,12 +94,14 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     return event!;
   }
 
-  const originOf = (caller: Caller, clientId: string | undefined): Origin => ({
+  /** The interaction behind a write: its event and application, as Logto's data hooks name them. */
+  const originOf = (caller: Caller, experience: ExperienceDocument, event: string, clientId: string | undefined): Origin => ({
     method: caller.method,
     path: caller.path,
     ip: caller.ip,
     ...(caller.userAgent && { userAgent: caller.userAgent }),
     ...(clientId && { clientId }),
+    interaction: { event, sessionId: experience._id, ...(clientId && { applicationId: clientId }) },
   });
 
   /** Hands oidc-provider the interaction's result, as `interactionResult` does; answers where the browser goes next. */
@@ -242,7 +244,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const event = requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
       assertThat(await store.claimSubmit(experience._id), new ApiError('session.already_submitted', 'this interaction has been submitted'));
       try {
-        const accountId = await submitters[event](experience, originOf(caller, clientId));
+        const accountId = await submitters[event](experience, originOf(caller, experience, event, clientId));
         const result: ExperienceResult = { identityEvent: event };
         return await finish(experience._id, { login: { accountId, amr: ['pwd'] }, ...result });
       } catch (error) {

@@ -95,8 +95,14 @@ export function recordedChange(entity: string, action: string): ChangeNameOf<Cha
 
 interface DataEventRule {
   event: string;
-  /** For a change of a relation: the key under which the payload names the owner (`roleId`). */
+  /** For a change of a relation: the top-level key under which the payload names the owner (`roleId`), as Logto's. */
   ownerKey?: string;
+  /**
+   * What a relation's event carries besides its owner, as Logto's: the owner's permissions as they
+   * now are in `data` (`scopes`: a role's; `organizationScopes`: an organization role's), or the
+   * ids added and removed as top-level fields, each omitted when empty (`delta`).
+   */
+  carries?: 'scopes' | 'organizationScopes' | 'delta';
 }
 
 /**
@@ -113,18 +119,18 @@ export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = {
   'Role.created': { event: 'Role.Created' },
   'Role.deleted': { event: 'Role.Deleted' },
   'Role.updated': { event: 'Role.Data.Updated' },
-  'Role.scopes.updated': { event: 'Role.Scopes.Updated', ownerKey: 'roleId' },
+  'Role.scopes.updated': { event: 'Role.Scopes.Updated', ownerKey: 'roleId', carries: 'scopes' },
   'Scope.created': { event: 'Scope.Created' },
   'Scope.deleted': { event: 'Scope.Deleted' },
   'Scope.updated': { event: 'Scope.Data.Updated' },
   'Organization.created': { event: 'Organization.Created' },
   'Organization.deleted': { event: 'Organization.Deleted' },
   'Organization.updated': { event: 'Organization.Data.Updated' },
-  'Organization.membership.updated': { event: 'Organization.Membership.Updated', ownerKey: 'organizationId' },
+  'Organization.membership.updated': { event: 'Organization.Membership.Updated', ownerKey: 'organizationId', carries: 'delta' },
   'OrganizationRole.created': { event: 'OrganizationRole.Created' },
   'OrganizationRole.deleted': { event: 'OrganizationRole.Deleted' },
   'OrganizationRole.updated': { event: 'OrganizationRole.Data.Updated' },
-  'OrganizationRole.scopes.updated': { event: 'OrganizationRole.Scopes.Updated', ownerKey: 'organizationRoleId' },
+  'OrganizationRole.scopes.updated': { event: 'OrganizationRole.Scopes.Updated', ownerKey: 'organizationRoleId', carries: 'organizationScopes' },
   'OrganizationScope.created': { event: 'OrganizationScope.Created' },
   'OrganizationScope.deleted': { event: 'OrganizationScope.Deleted' },
   'OrganizationScope.updated': { event: 'OrganizationScope.Data.Updated' },

@@ -1,7 +1,7 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
-import { userToApi, type ApplicationDocument } from '../lib/store/models.js';
+import { userToApi, withId, type ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
 import { changeEvents, interactionEvents, type ChangeKey, type InteractionEvent } from './catalog.js';
@@ -36,27 +36,74 @@ export interface OutboxOptions {
   fanOutBy?: string;
 }
 
+/** Management API paths as Logto's receivers see them: relative to its root (`/users/:userId`). */
+const managementApiRoot = '/api';
+const relative = (path: string) => (path === managementApiRoot ? '/' : path.startsWith(`${managementApiRoot}/`) ? path.slice(managementApiRoot.length) : path);
+
 /** The data event a change announces, if any: Logto's data-hook body without `hookId`. */
-function dataEventOf(change: ChangeRecord): { id: string; event: string; payload: Record<string, unknown> } | undefined {
+async function dataEventOf(change: ChangeRecord, queries: Queries, session: ClientSession | undefined) {
   const rule = changeEvents[`${change.entity}.${change.action}` as ChangeKey];
   if (!rule) return undefined;
   const { origin } = change;
-  const data = rule.ownerKey ? { [rule.ownerKey]: change.id, ...(change.data as object) } : change.data;
   return {
     // The change's id: written by a unit of work or by a resolver that found it unrecorded, it is one event.
     id: change._id,
     event: rule.event,
     payload: {
-      data,
-      ...(origin.method !== undefined && { method: origin.method }),
-      ...(origin.path !== undefined && { path: origin.path }),
-      ...(origin.route !== undefined && { matchedRoute: origin.route }),
-      ...(origin.params !== undefined && { params: origin.params }),
-      ...(origin.status !== undefined && { status: origin.status }),
-      ...(origin.clientId !== undefined && { clientId: origin.clientId }),
-      ...(origin.ip !== undefined && { ip: origin.ip }),
-      ...(origin.userAgent !== undefined && { userAgent: origin.userAgent }),
+      ...(rule.ownerKey && { [rule.ownerKey]: change.id }),
+      ...(await carried(rule.carries, change, queries, session)),
+      ...(origin.interaction ? await interactionOrigin(origin, queries, session) : requestOrigin(origin)),
     },
+  };
+}
+
+/** What an event carries: the entity (`data`), or for a relation what its rule says. */
+async function carried(
+  carries: 'scopes' | 'organizationScopes' | 'delta' | undefined,
+  change: ChangeRecord,
+  queries: Queries,
+  session: ClientSession | undefined,
+) {
+  switch (carries) {
+    case 'scopes': {
+      const ids = await queries.links.rolesScopes.rightsOf(change.id, session);
+      return { data: (await queries.scopes.findByIds(ids, session)).map(withId) };
+    }
+    case 'organizationScopes': {
+      const ids = await queries.links.organizationRoleScopes.rightsOf(change.id, session);
+      return { data: (await queries.organizationScopes.findByIds(ids, session)).map(withId) };
+    }
+    case 'delta':
+      // Logto's membership delta: `addedUserIds` and `removedUserIds`, each only when not empty.
+      return Object.fromEntries(Object.entries(change.data as Record<string, string[]>).filter(([, ids]) => ids.length > 0));
+    default:
+      return { data: change.data };
+  }
+}
+
+/** A Management API request, as Logto's data hooks name it. */
+const requestOrigin = (origin: ChangeRecord['origin']) => ({
+  ...(origin.method !== undefined && { method: origin.method }),
+  ...(origin.path !== undefined && { path: relative(origin.path) }),
+  ...(origin.route !== undefined && { matchedRoute: relative(origin.route) }),
+  ...(origin.params !== undefined && { params: origin.params }),
+  ...(origin.status !== undefined && { status: origin.status }),
+  ...(origin.clientId !== undefined && { clientId: origin.clientId }),
+  ...(origin.ip !== undefined && { ip: origin.ip }),
+  ...(origin.userAgent !== undefined && { userAgent: origin.userAgent }),
+});
+
+/** A sign-in interaction, as Logto's data hooks name one: its event, session and application. */
+async function interactionOrigin({ interaction, ip, userAgent }: ChangeRecord['origin'], queries: Queries, session: ClientSession | undefined) {
+  const { event, sessionId, applicationId } = interaction!;
+  const application = applicationId ? await queries.applications.findById(applicationId, session) : null;
+  return {
+    interactionEvent: event,
+    ...(sessionId !== undefined && { sessionId }),
+    ...(applicationId !== undefined && { applicationId }),
+    ...(application && { application: applicationToEvent(application) }),
+    ...(ip !== undefined && { ip }),
+    ...(userAgent !== undefined && { userAgent }),
   };
 }
 
@@ -95,7 +142,12 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
 
   return {
     async record(changes, session) {
-      const found = changes.flatMap((change) => dataEventOf(change) ?? []);
+      // One after the other: a session does not take concurrent operations.
+      const found = [];
+      for (const change of changes) {
+        const event = await dataEventOf(change, queries, session);
+        if (event) found.push(event);
+      }
       return enqueue(found, changes[0]?.createdAt ?? new Date(), session);
     },
 

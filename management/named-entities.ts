@@ -3,7 +3,7 @@ import type { ClientSession } from 'mongodb';
 import { containsPattern, type EntityDocument, type EntityQueries } from '../lib/store/entities.js';
 import { guard, type Admitted, type Schema, type TypedSchema } from '../lib/http/guard.js';
 import { pageOf } from '../lib/http/pagination.js';
-import type { Write } from '../lib/store/unit-of-work.js';
+import type { ChangeOf, Write } from '../lib/store/unit-of-work.js';
 import type { ChangeKey } from '../hooks/catalog.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
@@ -29,8 +29,11 @@ export interface NamedEntitySpec<T extends Named, CreateSchema extends TypedSche
   present(documents: T[]): Promise<unknown[]>;
   /** Checks a create body against the database in the create's unit of work, before it writes (e.g. that referenced ids exist). */
   beforeCreate?(body: Admitted<CreateSchema>, session: ClientSession | undefined): Promise<void>;
-  /** Further writes of a create, in its unit of work (e.g. the permissions it was created with). */
-  afterCreate?(document: T, body: Admitted<CreateSchema>, write: Write<ChangeKey>): Promise<void>;
+  /**
+   * Further writes of a create, in its unit of work (e.g. the permissions it was created with);
+   * answers the changes they made, recorded after the create's own (which shows their result).
+   */
+  afterCreate?(document: T, body: Admitted<CreateSchema>, write: Write<ChangeKey>): Promise<Array<ChangeOf<ChangeKey>>>;
   /** Removes every reference to a deleted document, in its unit of work. */
   cascade(id: string, session: ClientSession | undefined): Promise<unknown>;
 }
@@ -61,8 +64,9 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
       await spec.beforeCreate?.(ctx.guard.body, write.session);
       await write.intend({ entity, action: 'created', id: document._id });
       await queries.insert(document, write.session);
+      const further = (await spec.afterCreate?.(document, ctx.guard.body, write)) ?? [];
       write.record({ entity, action: 'created', id: document._id, data: await one(document) });
-      await spec.afterCreate?.(document, ctx.guard.body, write);
+      for (const change of further) write.record(change);
     });
     ctx.body = await one(document);
   });

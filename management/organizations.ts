@@ -74,19 +74,21 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     async beforeCreate({ organizationScopeIds = [] }, session) {
       await organizationScopes.assertAllExist(organizationScopeIds, session);
     },
-    async afterCreate(role, { organizationScopeIds = [] }, { session, intend, record }) {
-      if (organizationScopeIds.length === 0) return;
+    async afterCreate(role, { organizationScopeIds = [] }, { session, intend }) {
+      if (organizationScopeIds.length === 0) return [];
       await intend({ entity: 'OrganizationRole', action: 'scopes.updated', id: role._id, before: [] });
       await links.organizationRoleScopes.add(role._id, organizationScopeIds, session);
       // A permission deleted while the role was being created keeps no link (`keepLiveTargets`).
       const linked = await keepLiveTargets(links.organizationRoleScopes, role._id, organizationScopeIds, organizationScopes.findByIds, session);
-      if (linked.length === 0) return;
-      record({
-        entity: 'OrganizationRole',
-        action: 'scopes.updated',
-        id: role._id,
-        data: { addedOrganizationScopeIds: linked, removedOrganizationScopeIds: [] },
-      });
+      if (linked.length === 0) return [];
+      return [
+        {
+          entity: 'OrganizationRole',
+          action: 'scopes.updated',
+          id: role._id,
+          data: { addedOrganizationScopeIds: linked, removedOrganizationScopeIds: [] },
+        },
+      ];
     },
     cascade: (id, session) => Promise.all([links.organizationRoleScopes.removeAllOfLeft(id, session), organizationUserRoles.removeAllOfRole(id, session)]),
   });

@@ -217,9 +217,8 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
           const added = await keepLive(ownerId, applied.added, session);
           const { removed } = applied;
           if (removed.length > 0) await relation.afterRemove?.(deps.queries, ownerId, removed, session);
-          if (added.length + removed.length > 0) {
-            record({ ...recorded, id: ownerId, data: { [`added${changedKey}`]: added, [`removed${changedKey}`]: removed } });
-          }
+          // Recorded (and announced) even when it changed nothing, as Logto announces every such write.
+          record({ ...recorded, id: ownerId, data: { [`added${changedKey}`]: added, [`removed${changedKey}`]: removed } });
         }),
       );
     };

@@ -19,6 +19,14 @@ export interface Origin {
   clientId?: string;
   ip?: string;
   userAgent?: string;
+  /** For a write made by a sign-in interaction (a sign-up's user, a reset's password): which, and for which application. */
+  interaction?: {
+    /** Logto's name of the interaction: `Register`, `SignIn`, `ForgotPassword`. */
+    event: string;
+    /** The interaction's id. */
+    sessionId?: string;
+    applicationId?: string;
+  };
 }
 
 /** One change to one entity, as the webhooks issue will announce it. Never holds a secret. */

@@ -108,6 +108,17 @@ describe('sign-in experience in a real browser (Chromium), through the example w
       await shoot('signed-in');
     });
     expect(signUp.map(({ body }) => body.event)).toEqual(['User.Created', 'PostRegister']);
+    // A data event caused by an interaction names the interaction, not a request (Logto's
+    // packages/core/src/libraries/hook/context-manager.ts, HookMetadata: InteractionApiMetadata).
+    const applicationId = signUp[1]!.body.applicationId;
+    expect(signUp[0]!.body).toMatchObject({
+      interactionEvent: 'Register',
+      sessionId: expect.any(String),
+      applicationId,
+      application: { id: applicationId, name: expect.any(String) },
+      data: { username: 'ada_lovelace' },
+    });
+    expect(signUp[0]!.body).not.toHaveProperty('matchedRoute');
 
     await signOut();
 
@@ -146,6 +157,7 @@ describe('sign-in experience in a real browser (Chromium), through the example w
       expect((await signedInAs()).who).toBe('ada_lovelace');
     });
     expect(reset.map(({ body }) => body.event)).toEqual(['User.Data.Updated', 'PostResetPassword']);
+    expect(reset[0]!.body).toMatchObject({ interactionEvent: 'ForgotPassword', applicationId, sessionId: expect.any(String) });
     for (const { raw } of [...signUp, ...signIn, ...reset]) expect(raw).not.toMatch(/passwordHash|analytical engine|a note on the engine/);
   });
 

@@ -29,7 +29,9 @@ describe('the events each Management API route announces', () => {
   }
   const names = (received: Array<{ body: { event: string } }>) => received.map(({ body }) => body.event);
 
-  it('announces the user routes, each with the request behind it, the acting client and no secret', async () => {
+  // Logto's data-hook context (packages/core/src/libraries/hook/utils.ts, buildManagementApiContext):
+  // `path` and `matchedRoute` relative to the Management API's root, as Logto's receivers route on them.
+  it('announces the user routes, each with the request behind it (paths relative to the API root, as Logto), the acting client and no secret', async () => {
     const created = await eventsOf('POST', '/api/users', { username: 'hooked', password: 'a long enough password' }, 200);
     expect(names(created.received)).toEqual(['User.Created']);
     const [event] = created.received;
@@ -41,8 +43,8 @@ describe('the events each Management API route announces', () => {
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       data: expect.objectContaining({ id: userId, username: 'hooked', hasPassword: true }),
       method: 'POST',
-      path: '/api/users',
-      matchedRoute: '/api/users',
+      path: '/users',
+      matchedRoute: '/users',
       params: {},
       status: 200,
       clientId: server.admin.clientId,
@@ -60,7 +62,14 @@ describe('the events each Management API route announces', () => {
     for (const [method, path, body] of updates) {
       const { received } = await eventsOf(method, path, body, 200);
       expect(names(received)).toEqual(['User.Data.Updated']);
-      expect(received[0]!.body).toMatchObject({ method, path, matchedRoute: path.replace(userId, ':userId'), params: { userId }, data: { id: userId } });
+      const relative = path.replace(/^\/api/, '');
+      expect(received[0]!.body).toMatchObject({
+        method,
+        path: relative,
+        matchedRoute: relative.replace(userId, ':userId'),
+        params: { userId },
+        data: { id: userId },
+      });
       expect(received[0]!.raw).not.toMatch(/passwordHash|another long password/);
     }
 
@@ -74,7 +83,8 @@ describe('the events each Management API route announces', () => {
     expect(deleted.received[0]!.body).toMatchObject({ status: 204, data: { id: userId, username: 'hooked', name: 'Hooked' } });
   });
 
-  it('announces roles, their permissions, and API permissions', async () => {
+  // Role.Scopes.Updated as Logto's (packages/core/src/routes/role.ts): `roleId` beside `data`, the role's permissions.
+  it('announces roles, their permissions (roleId and the permissions as they now are, as Logto), and API permissions', async () => {
     const { body: resource } = await server.api('POST', '/api/resources', { body: { name: 'Orders', indicator: 'https://orders.example' } });
     const scope = await eventsOf('POST', `/api/resources/${resource.id}/scopes`, { name: 'read:orders' }, 201);
     expect(names(scope.received)).toEqual(['Scope.Created']);
@@ -89,25 +99,27 @@ describe('the events each Management API route announces', () => {
     const withScopes = await eventsOf('POST', '/api/roles', { name: 'scoped role', scopeIds: [scopeId] }, 200);
     expect(names(withScopes.received)).toEqual(['Role.Created', 'Role.Scopes.Updated']);
     const roleId = withScopes.answer.body.id;
-    expect(withScopes.received[1]!.body.data).toEqual({ roleId, addedScopeIds: [scopeId], removedScopeIds: [] });
+    expect(withScopes.received[1]!.body).toMatchObject({ roleId, data: [expect.objectContaining({ id: scopeId, name: 'read:orders' })] });
+    const scopeIdsOf = (body: { data: Array<{ id: string }> }) => body.data.map(({ id }) => id).sort();
 
     expect(names((await eventsOf('PATCH', `/api/roles/${roleId}`, { description: 'Reads' }, 200)).received)).toEqual(['Role.Data.Updated']);
     const added = await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 201);
-    expect(added.received.map(({ body }) => [body.event, body.data])).toEqual([
-      ['Role.Scopes.Updated', { roleId, addedScopeIds: [write.id], removedScopeIds: [] }],
+    expect(added.received.map(({ body }) => [body.event, body.roleId, scopeIdsOf(body)])).toEqual([
+      ['Role.Scopes.Updated', roleId, [scopeId, write.id].sort()],
     ]);
-    // Adding what the role already has changes nothing, and announces nothing.
-    expect(names((await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 201)).received)).toEqual([]);
+    // Adding what the role already has changes nothing, and is announced all the same, as Logto does.
+    const again = await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 201);
+    expect(again.received.map(({ body }) => [body.event, scopeIdsOf(body)])).toEqual([['Role.Scopes.Updated', [scopeId, write.id].sort()]]);
     const removed = await eventsOf('DELETE', `/api/roles/${roleId}/scopes/${write.id}`, undefined, 204);
-    expect(removed.received.map(({ body }) => [body.event, body.data])).toEqual([
-      ['Role.Scopes.Updated', { roleId, addedScopeIds: [], removedScopeIds: [write.id] }],
-    ]);
+    expect(removed.received.map(({ body }) => [body.event, body.roleId, scopeIdsOf(body)])).toEqual([['Role.Scopes.Updated', roleId, [scopeId]]]);
 
     expect(names((await eventsOf('DELETE', `/api/roles/${plain.answer.body.id}`, undefined, 204)).received)).toEqual(['Role.Deleted']);
     expect(names((await eventsOf('DELETE', `/api/resources/${resource.id}/scopes/${scopeId}`, undefined, 204)).received)).toEqual(['Scope.Deleted']);
   });
 
-  it('announces organizations, their members, organization roles and permissions', async () => {
+  // Organization.Membership.Updated as Logto's (packages/core/src/libraries/hook/utils.ts, truncateMembershipDelta):
+  // `organizationId`, `addedUserIds` and `removedUserIds` at the top, each omitted when empty.
+  it('announces organizations, their members (the delta at the top, as Logto), organization roles and permissions', async () => {
     const org = await eventsOf('POST', '/api/organizations', { name: 'Hooks Inc' }, 201);
     expect(names(org.received)).toEqual(['Organization.Created']);
     const orgId = org.answer.body.id;
@@ -115,15 +127,22 @@ describe('the events each Management API route announces', () => {
 
     const { body: ann } = await server.api('POST', '/api/users', { body: { username: 'ann_member' } });
     const { body: bob } = await server.api('POST', '/api/users', { body: { username: 'bob_member' } });
-    const membership = (received: Array<{ body: { event: string; data: unknown } }>) => received.map(({ body }) => [body.event, body.data]);
+    const membership = (received: Array<{ body: Record<string, unknown> }>) =>
+      received.map(({ body }) =>
+        Object.fromEntries(Object.entries(body).filter(([key]) => ['event', 'organizationId', 'addedUserIds', 'removedUserIds', 'data'].includes(key))),
+      );
     expect(membership((await eventsOf('POST', `/api/organizations/${orgId}/users`, { userIds: [ann.id] }, 201)).received)).toEqual([
-      ['Organization.Membership.Updated', { organizationId: orgId, addedUserIds: [ann.id], removedUserIds: [] }],
+      { event: 'Organization.Membership.Updated', organizationId: orgId, addedUserIds: [ann.id] },
     ]);
     expect(membership((await eventsOf('PUT', `/api/organizations/${orgId}/users`, { userIds: [bob.id] }, 204)).received)).toEqual([
-      ['Organization.Membership.Updated', { organizationId: orgId, addedUserIds: [bob.id], removedUserIds: [ann.id] }],
+      { event: 'Organization.Membership.Updated', organizationId: orgId, addedUserIds: [bob.id], removedUserIds: [ann.id] },
+    ]);
+    // A PUT of the same set changes nothing and is announced without a delta.
+    expect(membership((await eventsOf('PUT', `/api/organizations/${orgId}/users`, { userIds: [bob.id] }, 204)).received)).toEqual([
+      { event: 'Organization.Membership.Updated', organizationId: orgId },
     ]);
     expect(membership((await eventsOf('DELETE', `/api/organizations/${orgId}/users/${bob.id}`, undefined, 204)).received)).toEqual([
-      ['Organization.Membership.Updated', { organizationId: orgId, addedUserIds: [], removedUserIds: [bob.id] }],
+      { event: 'Organization.Membership.Updated', organizationId: orgId, removedUserIds: [bob.id] },
     ]);
 
     const read = await eventsOf('POST', '/api/organization-scopes', { name: 'read:hooks' }, 201);
@@ -139,18 +158,22 @@ describe('the events each Management API route announces', () => {
     const role = await eventsOf('POST', '/api/organization-roles', { name: 'hooks editor', organizationScopeIds: [readId] }, 201);
     expect(names(role.received)).toEqual(['OrganizationRole.Created', 'OrganizationRole.Scopes.Updated']);
     const roleId = role.answer.body.id;
+    // Created with its permissions, and shown with them.
+    expect(role.received[0]!.body.data).toMatchObject({ id: roleId, scopes: [{ id: readId, name: 'read:hooks' }] });
     expect(names((await eventsOf('PATCH', `/api/organization-roles/${roleId}`, { description: 'Edits' }, 200)).received)).toEqual([
       'OrganizationRole.Data.Updated',
     ]);
-    const scopesOf = (received: Array<{ body: { event: string; data: unknown } }>) => received.map(({ body }) => [body.event, body.data]);
+    // The organization role's permissions as they now are, beside `organizationRoleId`.
+    const scopesOf = (received: Array<{ body: { event: string; organizationRoleId: string; data: Array<{ id: string }> } }>) =>
+      received.map(({ body }) => [body.event, body.organizationRoleId, body.data.map(({ id }) => id).sort()]);
     expect(scopesOf((await eventsOf('PUT', `/api/organization-roles/${roleId}/scopes`, { organizationScopeIds: [edit.id] }, 204)).received)).toEqual([
-      ['OrganizationRole.Scopes.Updated', { organizationRoleId: roleId, addedOrganizationScopeIds: [edit.id], removedOrganizationScopeIds: [readId] }],
+      ['OrganizationRole.Scopes.Updated', roleId, [edit.id]],
     ]);
     expect(scopesOf((await eventsOf('POST', `/api/organization-roles/${roleId}/scopes`, { organizationScopeIds: [readId] }, 201)).received)).toEqual([
-      ['OrganizationRole.Scopes.Updated', { organizationRoleId: roleId, addedOrganizationScopeIds: [readId], removedOrganizationScopeIds: [] }],
+      ['OrganizationRole.Scopes.Updated', roleId, [edit.id, readId].sort()],
     ]);
     expect(scopesOf((await eventsOf('DELETE', `/api/organization-roles/${roleId}/scopes/${readId}`, undefined, 204)).received)).toEqual([
-      ['OrganizationRole.Scopes.Updated', { organizationRoleId: roleId, addedOrganizationScopeIds: [], removedOrganizationScopeIds: [readId] }],
+      ['OrganizationRole.Scopes.Updated', roleId, [edit.id]],
     ]);
 
     expect(names((await eventsOf('DELETE', `/api/organization-roles/${plainRole.answer.body.id}`, undefined, 204)).received)).toEqual([

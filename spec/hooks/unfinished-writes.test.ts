@@ -136,12 +136,13 @@ describe('changes left unrecorded by a process that stopped mid-write (no transa
       { action: 'created', data: withId(doomed) },
       { action: 'deleted', data: withId(doomed) },
     ]);
-    expect(
-      (await database.db.collection('hook_events').find({ 'payload.data.roleId': linked._id }).toArray()).map(({ event, payload }) => ({
-        event,
-        data: payload.data,
-      })),
-    ).toEqual([{ event: 'Role.Scopes.Updated', data: { roleId: linked._id, addedScopeIds: ['s-new'], removedScopeIds: ['s-dropped'] } }]);
+    // The record keeps what moved; the event names the role (and its permissions as they now are).
+    expect((await recordsFor(linked._id)).map(({ action, data }) => ({ action, data }))).toEqual([
+      { action: 'scopes.updated', data: { addedScopeIds: ['s-new'], removedScopeIds: ['s-dropped'] } },
+    ]);
+    expect((await database.db.collection('hook_events').find({ 'payload.roleId': linked._id }).toArray()).map(({ event }) => event)).toEqual([
+      'Role.Scopes.Updated',
+    ]);
   });
 
   it('keeps no intent of a unit refused before it wrote, and refuses a change that announces an event recorded without its intent', async () => {
