@@ -100,9 +100,10 @@ interface DataEventRule {
   /**
    * What a relation's event carries besides its owner, as Logto's: the owner's permissions as they
    * now are in `data` (`scopes`: a role's; `organizationScopes`: an organization role's), or the
-   * ids added and removed as top-level fields, each omitted when empty (`delta`).
+   * ids added and removed as top-level fields, each omitted when empty (`delta`); a user, exactly
+   * Logto's user fields (`user`).
    */
-  carries?: 'scopes' | 'organizationScopes' | 'delta';
+  carries?: 'scopes' | 'organizationScopes' | 'delta' | 'user';
 }
 
 /**
@@ -112,10 +113,10 @@ interface DataEventRule {
  * change without a row here (applications, resources, role assignments) announces nothing.
  */
 export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = {
-  'User.created': { event: 'User.Created' },
-  'User.deleted': { event: 'User.Deleted' },
-  'User.updated': { event: 'User.Data.Updated' },
-  'User.suspension.updated': { event: 'User.SuspensionStatus.Updated' },
+  'User.created': { event: 'User.Created', carries: 'user' },
+  'User.deleted': { event: 'User.Deleted', carries: 'user' },
+  'User.updated': { event: 'User.Data.Updated', carries: 'user' },
+  'User.suspension.updated': { event: 'User.SuspensionStatus.Updated', carries: 'user' },
   'Role.created': { event: 'Role.Created' },
   'Role.deleted': { event: 'Role.Deleted' },
   'Role.updated': { event: 'Role.Data.Updated' },

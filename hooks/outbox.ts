@@ -1,7 +1,7 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
-import { userToApi, withId, type ApplicationDocument } from '../lib/store/models.js';
+import { userInfoOf, userToApi, withId, type ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
 import { changeEvents, interactionEvents, type ChangeKey, type InteractionEvent } from './catalog.js';
@@ -59,12 +59,14 @@ async function dataEventOf(change: ChangeRecord, queries: Queries, session: Clie
 
 /** What an event carries: the entity (`data`), or for a relation what its rule says. */
 async function carried(
-  carries: 'scopes' | 'organizationScopes' | 'delta' | undefined,
+  carries: 'scopes' | 'organizationScopes' | 'delta' | 'user' | undefined,
   change: ChangeRecord,
   queries: Queries,
   session: ClientSession | undefined,
 ) {
   switch (carries) {
+    case 'user':
+      return { data: userInfoOf(change.data as ReturnType<typeof userToApi>) };
     case 'scopes': {
       const ids = await queries.links.rolesScopes.rightsOf(change.id, session);
       return { data: (await queries.scopes.findByIds(ids, session)).map(withId) };
@@ -167,7 +169,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         ...(userAgent !== undefined && { userAgent }),
         ...(ip !== undefined && { userIp: ip }),
         userId,
-        ...(user && { user: userToApi(user) }),
+        ...(user && { user: userInfoOf(userToApi(user)) }),
         ...(applicationId !== undefined && { applicationId }),
         ...(application && { application: applicationToEvent(application) }),
       };

@@ -180,6 +180,30 @@ export function userToApi({ _id, passwordHash, emailKey: _emailKey, ...rest }: U
   return { id: _id, ...rest, hasPassword: passwordHash !== null };
 }
 
+/**
+ * A user as Logto's webhooks show one (its `userInfoSelectFields`), from the API's shape: exactly
+ * these fields, `applicationId` (the application a user registered through; we keep none) null.
+ */
+export function userInfoOf(user: ReturnType<typeof userToApi>) {
+  const { id, username, primaryEmail, primaryPhone, name, avatar, customData, identities, lastSignInAt, createdAt, updatedAt, profile, isSuspended } = user;
+  return {
+    id,
+    username,
+    primaryEmail,
+    primaryPhone,
+    name,
+    avatar,
+    customData,
+    identities,
+    lastSignInAt,
+    createdAt,
+    updatedAt,
+    profile,
+    applicationId: null,
+    isSuspended,
+  };
+}
+
 /** One page of a list: how many to skip, and how many to answer. */
 export interface Page {
   skip: number;

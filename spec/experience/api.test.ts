@@ -34,7 +34,23 @@ describe('sign-in experience: sign-up and password sign-in (Experience API and p
     });
     expect(events.map(({ body }) => body.event)).toEqual(['User.Created', 'PostRegister']);
     const [created, registered] = events.map(({ body }) => body);
-    expect(created.data).toMatchObject({ username: 'new_person', hasPassword: true, lastSignInAt: expect.any(Number) });
+    expect(created.data).toMatchObject({ username: 'new_person', lastSignInAt: expect.any(Number) });
+    expect(Object.keys(created.data).sort()).toEqual([
+      'applicationId',
+      'avatar',
+      'createdAt',
+      'customData',
+      'id',
+      'identities',
+      'isSuspended',
+      'lastSignInAt',
+      'name',
+      'primaryEmail',
+      'primaryPhone',
+      'profile',
+      'updatedAt',
+      'username',
+    ]);
     expect(registered).toMatchObject({
       interactionEvent: 'Register',
       userId: created.data.id,

@@ -41,7 +41,7 @@ describe('the events each Management API route announces', () => {
       hookId: hook.id,
       event: 'User.Created',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
-      data: expect.objectContaining({ id: userId, username: 'hooked', hasPassword: true }),
+      data: expect.objectContaining({ id: userId, username: 'hooked', applicationId: null }),
       method: 'POST',
       path: '/users',
       matchedRoute: '/users',
@@ -52,6 +52,23 @@ describe('the events each Management API route announces', () => {
       userAgent: expect.any(String),
     });
     expect(event!.raw).not.toMatch(/passwordHash|scrypt|a long enough password/);
+    // Exactly Logto's user fields (@logto/schemas userInfoSelectFields), nothing of ours besides.
+    expect(Object.keys(event!.body.data).sort()).toEqual([
+      'applicationId',
+      'avatar',
+      'createdAt',
+      'customData',
+      'id',
+      'identities',
+      'isSuspended',
+      'lastSignInAt',
+      'name',
+      'primaryEmail',
+      'primaryPhone',
+      'profile',
+      'updatedAt',
+      'username',
+    ]);
 
     const updates: Array<[string, string, unknown]> = [
       ['PATCH', `/api/users/${userId}`, { name: 'Hooked' }],

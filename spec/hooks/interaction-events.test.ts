@@ -156,7 +156,7 @@ describe('interaction events', () => {
       userAgent: 'interaction-test-browser',
       userIp: expect.stringMatching(/127\.0\.0\.1$/),
       userId: user.id,
-      user: expect.objectContaining({ id: user.id, username: 'signs_in', hasPassword: true }),
+      user: expect.objectContaining({ id: user.id, username: 'signs_in', applicationId: null }),
       applicationId: application.id,
       application: { id: application.id, type: 'Traditional', name: 'Web app', description: null },
     });
