@@ -1,6 +1,7 @@
 import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { newUser, userToApi } from '../lib/store/models.js';
+import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { Origin } from '../lib/store/unit-of-work.js';
 import { suspended, type AccountLookup } from './accounts.js';
 import type { ExperienceServiceDeps } from './service.js';
@@ -40,6 +41,7 @@ export function createSubmitters(
         await intend({ entity: 'User', action: 'created', id: user._id });
         await queries.users.insert(user, session);
         record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
+        await assignDefaultRoles(queries, { session, record }, user._id);
       });
       return user._id;
     },

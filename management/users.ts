@@ -8,6 +8,7 @@ import { newUser, userToApi, type UserDocument } from '../lib/store/models.js';
 import { pageOf } from '../lib/http/pagination.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { Write } from '../lib/store/unit-of-work.js';
+import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
@@ -85,6 +86,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       await intend({ entity: 'User', action: 'created', id: user._id });
       await users.insert(user, session);
       record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
+      await assignDefaultRoles(queries, { session, record }, user._id);
     });
     ctx.body = userToApi(user);
   });

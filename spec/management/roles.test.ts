@@ -1,6 +1,7 @@
 import * as oauth from 'openid-client';
 
 import { snapshot } from '../support/db.js';
+import { signUpWithApi } from '../support/flows.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('/api/roles', () => {
@@ -35,6 +36,8 @@ describe('/api/roles', () => {
     const patched = await server.api('PATCH', `/api/roles/${created.body.id}`, { body: { description: 'Reads all orders', isDefault: true } });
     expect(patched.body).toMatchObject({ name: 'Order reader', description: 'Reads all orders', isDefault: true });
     expect((await server.api('GET', `/api/roles/${created.body.id}`)).body.isDefault).toBe(true);
+    // Not by default for the users the other tests make.
+    await server.api('PATCH', `/api/roles/${created.body.id}`, { body: { isDefault: false } });
 
     const users = await server.api('GET', '/api/roles?type=User&search=reader');
     expect(users.body.map(({ id }: { id: string }) => id)).toEqual([created.body.id]);
@@ -164,5 +167,27 @@ describe('/api/roles', () => {
       expect(response.status).toBe(422);
       expect(response.body.code).toBe('role.built_in');
     }
+  });
+
+  // Logto (packages/core/src/routes/admin-user/basics.ts and the experience's registration) gives a
+  // new user every role marked `isDefault`.
+  it('gives every new user the default roles: created through the Management API or signing up', async () => {
+    const byDefault = await server.create('/api/roles', { name: 'Everyone', isDefault: true });
+    await server.create('/api/roles', { name: 'Not by default' });
+    const roleNamesOf = async (userId: string) =>
+      ((await server.api('GET', `/api/users/${userId}/roles`)).body as Array<{ name: string }>).map(({ name }) => name);
+
+    const created = await server.create('/api/users', { username: 'defaulted' });
+    expect(await roleNamesOf(created.id)).toEqual(['Everyone']);
+
+    const redirectUri = 'http://127.0.0.1/callback';
+    const web = await server.create('/api/applications', {
+      name: 'Default roles web',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    });
+    const signedUp = await signUpWithApi(server, web.id, redirectUri, 'signed_up_defaulted', 'a long enough password 1', '198.51.100.77');
+    expect(await roleNamesOf(signedUp.id)).toEqual(['Everyone']);
+    await server.api('DELETE', `/api/roles/${byDefault.id}`);
   });
 });
