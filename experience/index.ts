@@ -100,7 +100,13 @@ export function createExperience(deps: ExperienceDeps): Experience {
   apiApp.use(api.routes());
   apiApp.use(api.allowedMethods());
 
-  const pages = experiencePages(service, provider, { branding });
+  const pages = experiencePages(service, provider, {
+    branding,
+    isFirstParty: async (clientId) => {
+      const application = await queries.applications.findById(clientId);
+      return application !== null && !application.isThirdParty;
+    },
+  });
   const pagesApp = new Koa();
   pagesApp.proxy = deps.proxy;
   pagesApp.keys = deps.cookieKeys;

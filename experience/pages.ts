@@ -70,6 +70,8 @@ const originOf = (url: string | undefined) => {
 
 export interface PagesOptions {
   branding: views.Branding;
+  /** Whether a client is one of our first-party applications (consented without asking). */
+  isFirstParty(clientId: string): Promise<boolean>;
 }
 
 /**
@@ -77,7 +79,7 @@ export interface PagesOptions {
  * script: each POST goes through the same service as the JSON API, then either redirects (303)
  * or renders the form again with a generic error.
  */
-export function experiencePages(service: ExperienceService, provider: Provider, { branding }: PagesOptions) {
+export function experiencePages(service: ExperienceService, provider: Provider, { branding, isFirstParty }: PagesOptions) {
   const router = new Router({ prefix: pagesPrefix });
   const logoOrigin = originOf(branding.logoUrl);
 
@@ -119,7 +121,12 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   });
 
   /** Loads and checks the interaction, runs the handler, and turns its errors into the page again. */
-  function route(render: (request: PageRequest, error?: string) => string, handler?: PageHandler) {
+  /** `handler` answers a POST; `onGet`, if given, may answer a GET instead of the page (a redirect). */
+  function route(
+    render: (request: PageRequest, error?: string) => string,
+    handler?: PageHandler,
+    onGet?: (request: PageRequest) => Promise<PageResult | undefined>,
+  ) {
     return async (ctx: ParameterizedContext) => {
       let details: Details;
       try {
@@ -168,7 +175,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
             signed: true,
             expires: new Date(details.exp * 1000),
           });
-          result = { html: render(request) };
+          result = (await onGet?.(request)) ?? { html: render(request) };
         }
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
@@ -238,11 +245,20 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
 
   router.get(
     '/:uid',
-    route((request, error) => {
-      const { prompt } = request.details;
-      if (prompt.name === 'consent') return renderConsent(request, error);
-      return renderSignIn(request, error);
-    }),
+    route(
+      (request, error) => {
+        const { prompt } = request.details;
+        if (prompt.name === 'consent') return renderConsent(request, error);
+        return renderSignIn(request, error);
+      },
+      undefined,
+      // A first-party application is consented without asking, even when the request says
+      // `prompt=consent` (Logto's SDKs send it on every sign-in), as in Logto.
+      async (request) => {
+        if (request.details.prompt.name !== 'consent' || !(await isFirstParty(clientOf(request)))) return undefined;
+        return { redirect: await consentTo(request) };
+      },
+    ),
   );
   router.post('/:uid/sign-in', route(renderSignIn, signIn));
 
@@ -298,14 +314,19 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       const { details } = request;
       if (details.prompt.name !== 'consent') throw new ApiError('session.invalid_event', 'there is nothing to consent to');
       if (request.form.get('decision') !== 'allow') return { redirect: await service.abort(request.experience) };
-      // The grant the prompt was about, or a new one if it has expired since.
-      const grant =
-        (details.grantId && (await provider.Grant.find(details.grantId))) ||
-        new provider.Grant({ accountId: details.session!.accountId, clientId: clientOf(request) });
-      grantMissing(grant, details.prompt.details as MissingConsent);
-      return { redirect: await service.finish(details.uid, { consent: { grantId: await grant.save() } }) };
+      return { redirect: await consentTo(request) };
     }),
   );
+
+  /** Grants what the consent prompt found missing and finishes it; answers where the browser goes. */
+  async function consentTo({ details }: PageRequest): Promise<string> {
+    // The grant the prompt was about, or a new one if it has expired since.
+    const grant =
+      (details.grantId && (await provider.Grant.find(details.grantId))) ||
+      new provider.Grant({ accountId: details.session!.accountId, clientId: String(details.params.client_id) });
+    grantMissing(grant, details.prompt.details as MissingConsent);
+    return service.finish(details.uid, { consent: { grantId: await grant.save() } });
+  }
 
   router.post(
     '/:uid/abort',

@@ -96,7 +96,7 @@ export function basicOpWorld() {
       await page.getByLabel('Password').fill(password);
       await page.getByRole('button', { name: 'Sign in' }).click();
     }
-    // prompt=consent (asked with offline_access) shows the consent page even to a first-party application.
+    // A consent page, if any: a first-party application is consented without asking (as in Logto), even with prompt=consent.
     await page.waitForURL((at) => atCallback(at) || at.pathname.startsWith('/interaction/'));
     if (!atCallback(new URL(page.url()))) {
       await page.getByRole('button', { name: 'Allow' }).click();

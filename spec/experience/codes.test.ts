@@ -207,4 +207,34 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
     const denied = await consentFor('deny');
     expect(denied.searchParams.get('error')).toBe('access_denied');
   });
+
+  // Logto consents first-party applications without asking, even when the request says
+  // prompt=consent, as its SDKs do on every sign-in (packages/core/src/routes/experience, consent).
+  it('consents a first-party application without asking, even with prompt=consent; a third-party one is asked', async () => {
+    await createUser({ username: 'first_party_user', password: strong });
+    const firstParty = await server.create('/api/applications', {
+      name: 'Our web app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    });
+    const partner = await server.create('/api/applications', {
+      name: 'Partner portal',
+      type: 'Traditional',
+      isThirdParty: true,
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    });
+    const signIn = async (clientId: string) => {
+      const browser = new TestBrowser(server.url, nextAddress());
+      const { page, csrf } = await startAuthorization(browser, clientId, redirectUri, 'openid profile offline_access', { prompt: 'consent' });
+      const signedIn = await browser.form(`${page}/sign-in`, { csrf, identifier: 'first_party_user', password: strong });
+      return browser.follow(signedIn.headers.get('location')!, redirectUri);
+    };
+    const ours = await signIn(firstParty.id);
+    expect(ours.url.href.startsWith(redirectUri)).toBe(true);
+    expect(ours.url.searchParams.get('code')).toEqual(expect.any(String));
+
+    const theirs = await signIn(partner.id);
+    expect(theirs.url.pathname).toMatch(/^\/interaction\//);
+    expect(await theirs.response.text()).toContain('Allow Partner portal?');
+  });
 });
