@@ -138,7 +138,19 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     },
   );
 
-  step('post', '/identification', object({ verificationId }), (experience, { verificationId: id }) => service.identify(experience, id));
+  // As Logto's: a registration may be identified from the profile alone (no `verificationId`), and
+  // answers 201 (the account to create is settled); the other interactions answer 204.
+  router.post(
+    '/identification',
+    guard({ body: { type: 'object', properties: { verificationId }, additionalProperties: false } as const, status: 204, public: true }),
+    async (ctx) => {
+      const { experience } = ctx.state;
+      const event = await service.identify(experience, ctx.guard.body.verificationId);
+      ctx.status = event === 'Register' ? 201 : 204;
+      // No body (not Koa's default "Created" text).
+      if (ctx.status === 201) ctx.body = '';
+    },
+  );
   step(
     'post',
     '/profile',

@@ -209,10 +209,23 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /** Decides who the interaction is about, from a verification of this interaction. */
-    async identify(given: ExperienceDocument, verificationId: string): Promise<void> {
+    async identify(given: ExperienceDocument, verificationId: string | undefined): Promise<InteractionKind> {
       const experience = await store.get(given._id);
       const event = requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
-      await identification(experience, event, verificationId);
+      if (verificationId !== undefined) {
+        await identification(experience, event, verificationId);
+        return event;
+      }
+      // Without a verification, only a registration, from the profile given so far.
+      assertThat(event === 'Register', new ApiError('guard.invalid_input', 'verificationId is missing', { field: 'body.verificationId' }));
+      const { username, email, passwordHash } = experience.profile;
+      assertThat(
+        username || email,
+        new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }),
+      );
+      assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
+      await accounts.assertUnused({ username, email });
+      return event;
     },
 
     /** Register: adds a username or a password to the account to create. */

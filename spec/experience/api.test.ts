@@ -24,7 +24,8 @@ describe('sign-in experience: sign-up and password sign-in (Experience API and p
         password: strong,
       });
       expect(verified).toMatchObject({ status: 200, body: { verificationId: expect.any(String) } });
-      expect((await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
+      // 201 for a registration, as Logto's (packages/core/src/routes/experience/index.ts).
+      expect((await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(201);
       const submitted = await browser.json('POST', '/api/experience/submit');
       expect(submitted.status).toBe(200);
       redirectTo = submitted.body.redirectTo;
@@ -155,5 +156,24 @@ describe('sign-in experience: sign-up and password sign-in (Experience API and p
       expect(answer.body.message).toContain(reason);
     }
     expect(await server.database.db.collection('users').countDocuments({ username: 'my_handle' })).toBe(0);
+  });
+
+  // Logto's POST /api/experience/identification (packages/core/src/routes/experience/index.ts):
+  // a registration is identified from its profile when no verificationId is given; other
+  // interactions need one (400 guard.invalid_input).
+  it('identifies a registration from its profile alone, and refuses an empty identification elsewhere', async () => {
+    const { browser } = await newSignIn();
+    expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' })).status).toBe(204);
+    expect((await browser.json('POST', '/api/experience/identification', {})).body).toMatchObject({ code: 'session.missing_profile' });
+    expect((await browser.json('POST', '/api/experience/profile', { type: 'username', value: 'profile_only' })).status).toBe(204);
+    expect((await browser.json('POST', '/api/experience/profile', { type: 'password', value: strong })).status).toBe(204);
+    expect((await browser.json('POST', '/api/experience/identification', {})).status).toBe(201);
+    const submitted = await browser.json('POST', '/api/experience/submit');
+    expect(submitted.status).toBe(200);
+    expect((await server.api('GET', '/api/users?search.username=profile_only')).body).toHaveLength(1);
+
+    const other = (await newSignIn()).browser;
+    expect((await other.json('PUT', '/api/experience', { interactionEvent: 'SignIn' })).status).toBe(204);
+    expect(await other.json('POST', '/api/experience/identification', {})).toMatchObject({ status: 400, body: { code: 'guard.invalid_input' } });
   });
 });
