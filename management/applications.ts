@@ -12,10 +12,11 @@ import {
   applicationPatchSchema,
   applicationResponse,
   secretCreateSchema,
+  secretRenameSchema,
   secretResponse,
   secretWithValueResponse,
 } from './schemas/applications.js';
-import { idParams, idSchema, paginationQuery } from './schemas/common.js';
+import { freeFormObject, idParams, idSchema, paginationQuery } from './schemas/common.js';
 
 /** Read-merge-writes of one application that another write overtook are tried again this many times in all (a PATCH is overtaken at most once by each concurrent one). */
 const maxPatchAttempts = 10;
@@ -148,8 +149,9 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     return application;
   }
 
+  // As Logto's: a public application's list is empty, not an error.
   router.get('/applications/:id/secrets', guard({ params: idParams('id'), response: { type: 'array', items: secretResponse } }), async (ctx) => {
-    await confidentialApplication(ctx.guard.params.id);
+    await applications.findByIdOrThrow(ctx.guard.params.id);
     ctx.body = await applications.secrets.listFor(ctx.guard.params.id);
   });
 
@@ -180,17 +182,55 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.delete(
-    '/applications/:id/secrets/:name',
-    guard({ params: { type: 'object', properties: { id: idSchema, name: { type: 'string', minLength: 1, maxLength: 256 } }, required: ['id', 'name'] } }),
+  const secretParams = {
+    type: 'object',
+    properties: { id: idSchema, name: { type: 'string', minLength: 1, maxLength: 256 } },
+    required: ['id', 'name'],
+  } as const;
+
+  // Logto's rename of a secret (its value stays).
+  router.patch('/applications/:id/secrets/:name', guard({ params: secretParams, body: secretRenameSchema, response: secretResponse }), async (ctx) => {
+    const {
+      params: { id, name },
+      body,
+    } = ctx.guard;
+    await confidentialApplication(id);
+    const renamed = await refusingDuplicates(
+      () =>
+        deps.write(originOf(ctx), async ({ session, record }) => {
+          const after = await applications.secrets.rename(id, name, body.name, session);
+          assertThat(after, notFound('application secret', name));
+          if (body.name !== name) record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [body.name], removed: [name] } });
+          return after;
+        }),
+      () => new ApiError('application.secret_name_exists', `a secret named \`${body.name}\` exists already`),
+    );
+    ctx.body = { name: renamed!.name, createdAt: renamed!.createdAt, expiresAt: renamed!.expiresAt };
+  });
+
+  // Logto's: the application's custom data, replaced whole by the body; answers it.
+  router.patch(
+    '/applications/:id/custom-data',
+    guard({ params: idParams('id'), body: freeFormObject, response: { type: 'object', additionalProperties: true } }),
     async (ctx) => {
-      const { id, name } = ctx.guard.params;
-      await confidentialApplication(id);
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        assertThat(await applications.secrets.delete(id, name, session), notFound('application secret', name));
-        record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [], removed: [name] } });
+      const { id } = ctx.guard.params;
+      const customData = ctx.guard.body as Record<string, unknown>;
+      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+        const after = await applications.update(id, { customData }, session);
+        record({ entity: 'Application', action: 'updated', id, data: withId(after) });
+        return after;
       });
-      ctx.status = 204;
+      ctx.body = updated.customData;
     },
   );
+
+  router.delete('/applications/:id/secrets/:name', guard({ params: secretParams }), async (ctx) => {
+    const { id, name } = ctx.guard.params;
+    await confidentialApplication(id);
+    await deps.write(originOf(ctx), async ({ session, record }) => {
+      assertThat(await applications.secrets.delete(id, name, session), notFound('application secret', name));
+      record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [], removed: [name] } });
+    });
+    ctx.status = 204;
+  });
 }

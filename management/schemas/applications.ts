@@ -106,6 +106,12 @@ const secretFields = {
   expiresAt: { type: ['number', 'null'] },
 } as const;
 
+export const secretRenameSchema = {
+  type: 'object',
+  properties: { name: secretCreateSchema.properties.name },
+  required: ['name'],
+  additionalProperties: false,
+} as const;
 export const secretResponse = { type: 'object', properties: secretFields, required: ['name', 'createdAt', 'expiresAt'] } as const;
 export const secretWithValueResponse = {
   type: 'object',

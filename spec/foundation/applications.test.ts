@@ -44,12 +44,15 @@ describe('/api/applications', () => {
     expect(fetched.body).toEqual(withoutSecret);
   });
 
-  it('creates public SPA and native applications without secrets', async () => {
+  // Logto's GET /api/applications/:id/secrets (packages/core/src/routes/applications/application-secret.ts)
+  // lists a public application's secrets as an empty list.
+  it('creates public SPA and native applications without secrets (their list is empty, as Logto)', async () => {
     for (const type of ['SPA', 'Native']) {
       const { status, body } = await server.api('POST', '/api/applications', { body: { name: type, type } });
       expect(status).toBe(200);
       expect(body).not.toHaveProperty('secret');
-      expect((await server.api('GET', `/api/applications/${body.id}/secrets`)).status).toBe(400);
+      expect(await server.api('GET', `/api/applications/${body.id}/secrets`)).toMatchObject({ status: 200, body: [] });
+      expect((await server.api('POST', `/api/applications/${body.id}/secrets`, { body: { name: 'no' } })).status).toBe(400);
     }
   });
 
@@ -150,6 +153,27 @@ describe('/api/applications', () => {
     await expect(tokenFor(app.id, app.secret)).rejects.toMatchObject({ status: 401 });
     await tokenFor(app.id, added.body.value);
     expect((await server.api('DELETE', `/api/applications/${app.id}/secrets/nope`)).status).toBe(404);
+
+    // Renamed as in Logto (PATCH .../secrets/:name): the value stays, the name is unique, an unknown one is 404.
+    const renamed = await server.api('PATCH', `/api/applications/${app.id}/secrets/second`, { body: { name: 'primary' } });
+    expect(renamed).toMatchObject({ status: 200, body: { name: 'primary', expiresAt: null, createdAt: expect.any(Number) } });
+    expect(JSON.stringify(renamed.body)).not.toMatch(/hash|value/);
+    await tokenFor(app.id, added.body.value);
+    await server.api('POST', `/api/applications/${app.id}/secrets`, { body: { name: 'third' } });
+    expect((await server.api('PATCH', `/api/applications/${app.id}/secrets/third`, { body: { name: 'primary' } })).body.code).toBe(
+      'application.secret_name_exists',
+    );
+    expect((await server.api('PATCH', `/api/applications/${app.id}/secrets/nope`, { body: { name: 'other' } })).status).toBe(404);
+  });
+
+  // Logto's PATCH /api/applications/:id/custom-data (packages/core/src/routes/applications/application-custom-data.ts).
+  it("replaces an application's custom data and answers it", async () => {
+    const { body: app } = await server.api('POST', '/api/applications', { body: { name: 'Custom', type: 'SPA', customData: { a: 1 } } });
+    const patched = await server.api('PATCH', `/api/applications/${app.id}/custom-data`, { body: { plan: 'pro', seats: 5 } });
+    expect(patched).toMatchObject({ status: 200, body: { plan: 'pro', seats: 5 } });
+    expect((await server.api('GET', `/api/applications/${app.id}`)).body.customData).toEqual({ plan: 'pro', seats: 5 });
+    expect((await server.api('PATCH', `/api/applications/${app.id}/custom-data`, { body: { $where: 'x' } })).status).toBe(400);
+    expect((await server.api('PATCH', '/api/applications/nope/custom-data', { body: {} })).status).toBe(404);
   });
 
   it('refuses a secret that expired', async () => {

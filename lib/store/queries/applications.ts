@@ -82,6 +82,11 @@ export function createApplicationQueries(db: Db) {
         const { deletedCount } = await secrets.deleteOne({ applicationId, name }, { session });
         return deletedCount === 1;
       },
+      /** Renames a secret; answers it renamed, or null when there is none of that name. A taken name is the unique index's refusal. */
+      async rename(applicationId: string, name: string, newName: string, session?: ClientSession) {
+        const { matchedCount } = await secrets.updateOne({ applicationId, name }, { $set: { name: newName } }, { session });
+        return matchedCount === 0 ? null : secrets.findOne({ applicationId, name: newName }, { session });
+      },
     },
   };
 }
