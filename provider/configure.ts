@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { Adapter, Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import { errors, type Adapter, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { createOutboundPolicy } from '../lib/outbound-addresses.js';
 import type { Queries } from '../lib/store/queries/index.js';
@@ -98,7 +98,12 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
       clientCredentials: { ...features.clientCredentials, enabled: true },
       // OpenID Connect Back-Channel Logout 1.0, for applications with a `backchannelLogoutUri`.
       backchannelLogout: { ...features.backchannelLogout, enabled: features.backchannelLogout?.enabled ?? true },
-      resourceIndicators: { ...hostResourceIndicators, enabled: true, getResourceServerInfo },
+      resourceIndicators: {
+        ...hostResourceIndicators,
+        enabled: true,
+        getResourceServerInfo,
+        defaultResource: requiringResourceForClientCredentials(hostResourceIndicators?.defaultResource),
+      },
     },
   };
   return { configuration, getResourceServerInfo };
@@ -111,5 +116,21 @@ function unavailabilityReported(factory: (name: string) => Adapter): (name: stri
     let adapter = wrapped.get(name);
     if (!adapter) wrapped.set(name, (adapter = reportingUnavailability(factory(name))));
     return adapter;
+  };
+}
+
+type DefaultResource = NonNullable<NonNullable<Configuration['features']>['resourceIndicators']>['defaultResource'];
+
+/**
+ * As Logto's: a `client_credentials` request names the API it wants a token for; without one (and
+ * no default from the host) it is `invalid_target` (RFC 8707 §2), not an unbound opaque token.
+ */
+function requiringResourceForClientCredentials(host: DefaultResource): NonNullable<DefaultResource> {
+  return async (ctx, client, oneOf) => {
+    const chosen = host ? await host(ctx, client, oneOf) : oneOf;
+    if (chosen === undefined && ctx.oidc.route === 'token' && ctx.oidc.params?.grant_type === 'client_credentials') {
+      throw new errors.InvalidTarget('resource indicator is missing: name the API resource this token is for');
+    }
+    return chosen;
   };
 }

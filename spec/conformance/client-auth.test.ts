@@ -86,6 +86,7 @@ describe('client authentication methods', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams({
           grant_type: 'client_credentials',
+          resource: server.identity.managementApiIndicator,
           client_id: created.id,
           client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
           client_assertion: assertion,

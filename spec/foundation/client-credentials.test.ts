@@ -52,6 +52,12 @@ describe('client_credentials through a real OAuth client', () => {
     });
   });
 
+  // Logto answers a client_credentials request without `resource` with invalid_target (RFC 8707 §2).
+  it('refuses a request without a resource with invalid_target (RFC 8707 §2), as Logto', async () => {
+    const config = await server.discover(server.admin.clientId, server.admin.clientSecret);
+    await expect(oauth.clientCredentialsGrant(config, { scope: 'all' })).rejects.toMatchObject({ error: 'invalid_target' });
+  });
+
   it('refuses an unknown resource with invalid_target', async () => {
     const config = await server.discover(server.admin.clientId, server.admin.clientSecret);
     await expect(oauth.clientCredentialsGrant(config, { scope: 'all', resource: 'https://unknown.example.com' })).rejects.toMatchObject({
