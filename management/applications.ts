@@ -69,8 +69,9 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.post('/applications', guard({ body: applicationCreateSchema, response: applicationResponse, status: 200 }), async (ctx) => {
     const { body } = ctx.guard;
     assertThat(
-      !body.isThirdParty || body.type === 'Traditional',
-      new ApiError('guard.invalid_input', 'only Traditional applications can be third-party', { field: 'body.isThirdParty' }),
+      // As Logto: any application a person signs in to (Traditional, SPA, Native) may be a third party's.
+      !body.isThirdParty || body.type !== 'MachineToMachine',
+      new ApiError('guard.invalid_input', 'a machine-to-machine application cannot be third-party: no person consents for it', { field: 'body.isThirdParty' }),
     );
     const application: ApplicationDocument = {
       _id: generateId(),

@@ -236,5 +236,16 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
     const theirs = await signIn(partner.id);
     expect(theirs.url.pathname).toMatch(/^\/interaction\//);
     expect(await theirs.response.text()).toContain('Allow Partner portal?');
+
+    // A third party's single-page application (Logto allows SPA and Native ones) is asked too.
+    const partnerSpa = await server.create('/api/applications', {
+      name: 'Partner SPA',
+      type: 'SPA',
+      isThirdParty: true,
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    });
+    expect(partnerSpa.isThirdParty).toBe(true);
+    const spa = await signIn(partnerSpa.id);
+    expect(await spa.response.text()).toContain('Allow Partner SPA?');
   });
 });

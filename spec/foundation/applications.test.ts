@@ -217,7 +217,12 @@ describe('/api/applications', () => {
         400,
         { code: 'guard.invalid_input' },
       ],
-      ['a third-party SPA', { name: 'x', type: 'SPA', isThirdParty: true }, 400, { message: 'only Traditional applications can be third-party' }],
+      [
+        'a third-party machine-to-machine application',
+        { name: 'x', type: 'MachineToMachine', isThirdParty: true },
+        400,
+        { message: 'a machine-to-machine application cannot be third-party: no person consents for it' },
+      ],
       ['an array body', [], 400, { message: 'body must be object' }],
       ['a null body', null, 400, { message: 'body must be object' }],
     ];
