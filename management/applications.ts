@@ -79,7 +79,8 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
       description: body.description ?? null,
       type: body.type,
       oidcClientMetadata: { redirectUris: [], postLogoutRedirectUris: [], ...body.oidcClientMetadata },
-      customClientMetadata: { allowTokenExchange: false, ...body.customClientMetadata },
+      // What was set, without defaults added (as Logto answers it); each reader has its own default.
+      customClientMetadata: { ...body.customClientMetadata },
       customData: body.customData ?? {},
       isThirdParty: body.isThirdParty ?? false,
       createdAt: Date.now(),
