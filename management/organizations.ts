@@ -10,7 +10,8 @@ import type { Queries } from '../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { namedEntityRoutes } from './named-entities.js';
 import { originOf } from './origin.js';
-import { idParams } from './schemas/common.js';
+import { idParams, paginationQuery } from './schemas/common.js';
+import { pageOf } from '../lib/http/pagination.js';
 import {
   namedCreateSchema,
   namedPatchSchema,
@@ -155,11 +156,19 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     );
   }
 
-  router.get(memberRoles, guard({ params: idParams('id', 'userId'), response: { type: 'array', items: organizationRoleResponse } }), async (ctx) => {
-    const { id, userId } = ctx.guard.params;
-    await member(id, userId);
-    ctx.body = await presentOrganizationRoles(queries, await organizationRoles.findByIds(await organizationUserRoles.rolesOf(id, userId)));
-  });
+  // Paged like every other list (`page`, `page_size`, `Total-Number`), as Logto's.
+  router.get(
+    memberRoles,
+    guard({ params: idParams('id', 'userId'), query: paginationQuery(), response: { type: 'array', items: organizationRoleResponse } }),
+    async (ctx) => {
+      const { id, userId } = ctx.guard.params;
+      await member(id, userId);
+      const filter = { _id: { $in: await organizationUserRoles.rolesOf(id, userId) } };
+      const [total, found] = await Promise.all([organizationRoles.count(filter), organizationRoles.find(filter, pageOf(ctx.guard.query))]);
+      ctx.set('Total-Number', String(total));
+      ctx.body = await presentOrganizationRoles(queries, found);
+    },
+  );
 
   router.post(
     memberRoles,

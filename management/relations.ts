@@ -170,7 +170,10 @@ export const relations: Relation[] = [
       const roles = new Map((await q.organizationRoles.findByIds([...new Set(held.flat())])).map((role) => [role._id, role.name]));
       return users.map((user, index) => ({
         ...userToApi(user as unknown as UserDocument),
-        organizationRoles: held[index].flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id) }] : [])),
+        // Sorted by name, as Logto shows them.
+        organizationRoles: held[index]
+          .flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : []))
+          .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
       }));
     },
     response: memberResponse(userResponse),

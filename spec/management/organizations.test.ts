@@ -77,6 +77,16 @@ describe('organizations, their members, roles and permissions', () => {
     expect(names(granted.body)).toEqual(['Initech admin', 'Initech viewer']);
     expect((await server.api('PUT', `/api/organizations/${org.id}/users/${peter.id}/roles`, { body: { organizationRoleIds: [viewer.id] } })).status).toBe(204);
     expect(names((await server.api('GET', `/api/organizations/${org.id}/users/${peter.id}/roles`)).body)).toEqual(['Initech viewer']);
+    // A member's roles page like every other list, and members show theirs sorted by name (as Logto's
+    // packages/core/src/routes/organization/user/index.ts).
+    await server.api('PUT', `/api/organizations/${org.id}/users/${milton.id}/roles`, { body: { organizationRoleIds: [viewer.id, admin.id] } });
+    const firstPage = await server.api('GET', `/api/organizations/${org.id}/users/${milton.id}/roles?page=1&page_size=1`);
+    expect({ count: firstPage.body.length, total: firstPage.headers.get('total-number') }).toEqual({ count: 1, total: '2' });
+    const secondPage = await server.api('GET', `/api/organizations/${org.id}/users/${milton.id}/roles?page=2&page_size=1`);
+    expect([...names(firstPage.body), ...names(secondPage.body)].sort()).toEqual(['Initech admin', 'Initech viewer']);
+    const miltonAsMember = (await server.api('GET', `/api/organizations/${org.id}/users`)).body.find(({ id }: { id: string }) => id === milton.id);
+    expect(miltonAsMember.organizationRoles.map(({ name }: { name: string }) => name)).toEqual(['Initech admin', 'Initech viewer']);
+    await server.api('PUT', `/api/organizations/${org.id}/users/${milton.id}/roles`, { body: { organizationRoleIds: [] } });
 
     const members = await server.api('GET', `/api/organizations/${org.id}/users`);
     expect(members.headers.get('total-number')).toBe('2');
