@@ -4,7 +4,7 @@ import { containsPattern } from '../lib/store/entities.js';
 import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Admitted } from '../lib/http/guard.js';
-import { newUser, userToApi, type UserDocument } from '../lib/store/models.js';
+import { newUser, userToApi, withId, type UserDocument } from '../lib/store/models.js';
 import { pageOf } from '../lib/http/pagination.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { Write } from '../lib/store/unit-of-work.js';
@@ -12,6 +12,7 @@ import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
+import { organizationWithRolesResponse } from './schemas/organizations.js';
 import {
   customDataBody,
   passwordBody,
@@ -94,6 +95,35 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.get('/users/:userId', guard({ params: idParams('userId'), response: userResponse }), async (ctx) => {
     ctx.body = userToApi(await users.findByIdOrThrow(ctx.guard.params.userId));
   });
+
+  // Logto's read-only views of a user (packages/core/src/routes/admin-user/basics.ts, organization.ts).
+  router.get('/users/:userId/custom-data', guard({ params: idParams('userId'), response: { type: 'object', additionalProperties: true } }), async (ctx) => {
+    ctx.body = (await users.findByIdOrThrow(ctx.guard.params.userId)).customData;
+  });
+  router.get(
+    '/users/:userId/has-password',
+    guard({ params: idParams('userId'), response: { type: 'object', properties: { hasPassword: { type: 'boolean' } }, required: ['hasPassword'] } }),
+    async (ctx) => {
+      ctx.body = { hasPassword: (await users.findByIdOrThrow(ctx.guard.params.userId)).passwordHash !== null };
+    },
+  );
+  // The organizations a user is a member of, each with the user's roles there (sorted by name); not paged, as in Logto.
+  router.get(
+    '/users/:userId/organizations',
+    guard({ params: idParams('userId'), response: { type: 'array', items: organizationWithRolesResponse } }),
+    async (ctx) => {
+      const { userId } = ctx.guard.params;
+      await users.findByIdOrThrow(userId);
+      const organizations = await queries.organizations.findByIds(await queries.links.organizationUsers.leftsOf(userId));
+      ctx.body = await Promise.all(
+        organizations.map(async (organization) => {
+          const roles = await queries.organizationRoles.findByIds(await queries.organizationUserRoles.rolesOf(organization._id, userId));
+          const organizationRoles = roles.map(({ _id, name }) => ({ id: _id, name })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+          return { ...withId(organization), organizationRoles };
+        }),
+      );
+    },
+  );
 
   router.patch('/users/:userId', guard({ params: idParams('userId'), body: userPatchSchema, response: userResponse }), async (ctx) => {
     const { customData, profile, ...fields } = ctx.guard.body;

@@ -29,6 +29,16 @@ export const organizationResponse = {
   required: ['id', 'name', 'description', 'customData', 'createdAt'],
 } as const;
 
+/** An organization with a member's roles there, as Logto's `organizationWithRolesGuard`. */
+export const organizationWithRolesResponse = {
+  type: 'object',
+  properties: {
+    ...organizationResponse.properties,
+    organizationRoles: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] } },
+  },
+  required: [...organizationResponse.required, 'organizationRoles'],
+} as const;
+
 /** Organization permissions and roles share one shape: a unique name and a description. */
 export const namedCreateSchema = <const E extends Record<string, TypedSchema> = Record<never, never>>(extra?: E) =>
   ({

@@ -166,4 +166,36 @@ describe('/api/users', () => {
     expect(response.body).toMatchObject({ code: 'guard.invalid_input', message });
     expect(await snapshot(server.database.db)).toBe(before);
   });
+
+  // Logto's GET /users/:userId/custom-data and /has-password (packages/core/src/routes/admin-user/basics.ts)
+  // and /organizations (admin-user/organization.ts).
+  it("answers a user's custom data, whether it has a password, and its organizations with its roles there, as Logto", async () => {
+    const withPassword = await server.create('/api/users', { username: 'views_of', password: 'a long enough password', customData: { plan: 'pro' } });
+    const without = await server.create('/api/users', { username: 'no_password_here' });
+    expect(await server.api('GET', `/api/users/${withPassword.id}/custom-data`)).toMatchObject({ status: 200, body: { plan: 'pro' } });
+    expect((await server.api('GET', `/api/users/${withPassword.id}/has-password`)).body).toEqual({ hasPassword: true });
+    expect((await server.api('GET', `/api/users/${without.id}/has-password`)).body).toEqual({ hasPassword: false });
+
+    const org = await server.create('/api/organizations', { name: 'Views Inc' });
+    await server.create('/api/organizations', { name: 'Elsewhere' });
+    const [viewer, admin] = [
+      await server.create('/api/organization-roles', { name: 'views viewer' }),
+      await server.create('/api/organization-roles', { name: 'views admin' }),
+    ];
+    await server.create(`/api/organizations/${org.id}/users`, { userIds: [withPassword.id] });
+    await server.create(`/api/organizations/${org.id}/users/${withPassword.id}/roles`, { organizationRoleIds: [viewer.id, admin.id] });
+    const organizations = await server.api('GET', `/api/users/${withPassword.id}/organizations`);
+    expect(organizations.body).toEqual([
+      expect.objectContaining({
+        id: org.id,
+        name: 'Views Inc',
+        organizationRoles: [
+          { id: admin.id, name: 'views admin' },
+          { id: viewer.id, name: 'views viewer' },
+        ],
+      }),
+    ]);
+    expect((await server.api('GET', `/api/users/${without.id}/organizations`)).body).toEqual([]);
+    for (const view of ['custom-data', 'has-password', 'organizations']) expect((await server.api('GET', `/api/users/nobody/${view}`)).status).toBe(404);
+  });
 });
