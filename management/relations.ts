@@ -14,7 +14,7 @@ import type { Queries } from '../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { applicationResponse } from './schemas/applications.js';
-import { idParams, paginationQuery } from './schemas/common.js';
+import { idParams, idSchema, paginationQuery } from './schemas/common.js';
 import { memberResponse, organizationScopeResponse } from './schemas/organizations.js';
 import { scopeResponse } from './schemas/resources.js';
 import { idList, roleResponse } from './schemas/roles.js';
@@ -72,6 +72,11 @@ interface Relation {
   present?: (queries: Queries, ownerId: string, targets: Doc[]) => Promise<unknown[]>;
   /** The answer schema for one target, when `present` shapes it. */
   response?: Schema;
+  /**
+   * Logto's answers, where its route gives ids rather than targets: POST 201 `{<bodyKey>, added<BodyKey>}`
+   * and PUT 200 `{<bodyKey>}`; a body's ids may then repeat (taken once) and be empty (changing nothing).
+   */
+  answersIds?: boolean;
 }
 
 const typeMismatch = (message: string) => new ApiError('role.type_mismatch', message);
@@ -101,6 +106,8 @@ export const relations: Relation[] = [
     action: 'roles.updated',
     replace: true,
     check: (_user, roles) => roleTypes('User', roles),
+    // packages/core/src/routes/admin-user/role.openapi.json
+    answersIds: true,
   },
   {
     path: '/roles/:id/users',
@@ -201,7 +208,6 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     const owners = createEntityQueries<Doc>(db, { collection: relation.owner.collection, label: relation.owner.label });
     const targets = createEntityQueries<Doc>(db, { collection: relation.target.collection, label: relation.target.label });
     const links = relation.links(deps.queries);
-    const body = { type: 'object', properties: { [bodyKey]: idList() }, required: [bodyKey], additionalProperties: false } as const;
     // Change records name the ids as `addedScopeIds` / `removedScopeIds`.
     const changedKey = `${bodyKey[0].toUpperCase()}${bodyKey.slice(1)}`;
     const recorded = recordedChange(relation.owner.entity, relation.action);
@@ -263,35 +269,48 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       },
     );
 
-    router.post(
-      path,
-      guard({ params: idParams(ownerParam), body, status: 201, response: { type: 'array', items: relation.response ?? relation.target.response } }),
-      async (ctx) => {
-        const ownerId = ctx.guard.params[ownerParam];
-        const ids = ctx.guard.body[bodyKey];
-        let linked: Doc[] = [];
-        await change(originOf(ctx), ownerId, async (session) => {
-          linked = await checked(ownerId, ids, true, session);
-          return { added: await links.add(ownerId, ids, session), removed: [] };
-        });
-        // The answer lists the targets the request named, now linked.
-        ctx.body = relation.present ? await relation.present(deps.queries, ownerId, linked) : linked.map(relation.target.toApi);
-        ctx.status = 201;
-      },
-    );
+    // With Logto's id answers, a body's ids may repeat and be empty; otherwise each once, at least one.
+    const bodyOf = (minItems: number) =>
+      ({
+        type: 'object',
+        properties: { [bodyKey]: relation.answersIds ? ({ type: 'array', items: idSchema, maxItems: 100 } as const) : { ...idList(), minItems } },
+        required: [bodyKey],
+        additionalProperties: false,
+      }) as const;
+    const idsIn = (body: Record<string, unknown>) => [...new Set(body[bodyKey] as string[])];
+    const addedKey = `added${changedKey}`;
+    const targetsAnswer = { type: 'array', items: relation.response ?? relation.target.response } as const;
+    const idsAnswer = { type: 'object', properties: { [bodyKey]: { type: 'array', items: { type: 'string' } }, [addedKey]: { type: 'array', items: { type: 'string' } } } } as const;
+
+    router.post(path, guard({ params: idParams(ownerParam), body: bodyOf(1), status: 201, response: relation.answersIds ? idsAnswer : targetsAnswer }), async (ctx) => {
+      const ownerId = ctx.guard.params[ownerParam];
+      const ids = idsIn(ctx.guard.body);
+      let linked: Doc[] = [];
+      let added: string[] = [];
+      await change(originOf(ctx), ownerId, async (session) => {
+        linked = await checked(ownerId, ids, true, session);
+        added = await links.add(ownerId, ids, session);
+        return { added, removed: [] };
+      });
+      ctx.status = 201;
+      if (relation.answersIds) ctx.body = { [bodyKey]: ids, [addedKey]: added };
+      // Otherwise the targets the request named, now linked.
+      else ctx.body = relation.present ? await relation.present(deps.queries, ownerId, linked) : linked.map(relation.target.toApi);
+    });
 
     if (relation.replace) {
       router.put(
         path,
-        guard({ params: idParams(ownerParam), body: { ...body, properties: { [bodyKey]: { ...idList(), minItems: 0 } } } as const, status: 204 }),
+        guard({ params: idParams(ownerParam), body: bodyOf(0), status: relation.answersIds ? 200 : 204, ...(relation.answersIds && { response: idsAnswer }) }),
         async (ctx) => {
           const ownerId = ctx.guard.params[ownerParam];
-          const ids = ctx.guard.body[bodyKey];
+          const ids = idsIn(ctx.guard.body);
           await change(originOf(ctx), ownerId, async (session) => {
             await checked(ownerId, ids, true, session);
             return links.replace(ownerId, ids, session);
           });
-          ctx.status = 204;
+          if (relation.answersIds) ctx.body = { [bodyKey]: ids };
+          else ctx.status = 204;
         },
       );
     }
