@@ -280,23 +280,30 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     const idsIn = (body: Record<string, unknown>) => [...new Set(body[bodyKey] as string[])];
     const addedKey = `added${changedKey}`;
     const targetsAnswer = { type: 'array', items: relation.response ?? relation.target.response } as const;
-    const idsAnswer = { type: 'object', properties: { [bodyKey]: { type: 'array', items: { type: 'string' } }, [addedKey]: { type: 'array', items: { type: 'string' } } } } as const;
+    const idsAnswer = {
+      type: 'object',
+      properties: { [bodyKey]: { type: 'array', items: { type: 'string' } }, [addedKey]: { type: 'array', items: { type: 'string' } } },
+    } as const;
 
-    router.post(path, guard({ params: idParams(ownerParam), body: bodyOf(1), status: 201, response: relation.answersIds ? idsAnswer : targetsAnswer }), async (ctx) => {
-      const ownerId = ctx.guard.params[ownerParam];
-      const ids = idsIn(ctx.guard.body);
-      let linked: Doc[] = [];
-      let added: string[] = [];
-      await change(originOf(ctx), ownerId, async (session) => {
-        linked = await checked(ownerId, ids, true, session);
-        added = await links.add(ownerId, ids, session);
-        return { added, removed: [] };
-      });
-      ctx.status = 201;
-      if (relation.answersIds) ctx.body = { [bodyKey]: ids, [addedKey]: added };
-      // Otherwise the targets the request named, now linked.
-      else ctx.body = relation.present ? await relation.present(deps.queries, ownerId, linked) : linked.map(relation.target.toApi);
-    });
+    router.post(
+      path,
+      guard({ params: idParams(ownerParam), body: bodyOf(1), status: 201, response: relation.answersIds ? idsAnswer : targetsAnswer }),
+      async (ctx) => {
+        const ownerId = ctx.guard.params[ownerParam];
+        const ids = idsIn(ctx.guard.body);
+        let linked: Doc[] = [];
+        let added: string[] = [];
+        await change(originOf(ctx), ownerId, async (session) => {
+          linked = await checked(ownerId, ids, true, session);
+          added = await links.add(ownerId, ids, session);
+          return { added, removed: [] };
+        });
+        ctx.status = 201;
+        if (relation.answersIds) ctx.body = { [bodyKey]: ids, [addedKey]: added };
+        // Otherwise the targets the request named, now linked.
+        else ctx.body = relation.present ? await relation.present(deps.queries, ownerId, linked) : linked.map(relation.target.toApi);
+      },
+    );
 
     if (relation.replace) {
       router.put(
