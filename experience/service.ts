@@ -18,7 +18,7 @@ import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
 import { createAccountLookup, suspended, type Identifier } from './accounts.js';
 import { createIdentification } from './identify.js';
-import { createSubmitters } from './submit.js';
+import { createSubmitters, newAccountProfile } from './submit.js';
 
 type Interaction = InstanceType<Provider['Interaction']>;
 
@@ -218,13 +218,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       }
       // Without a verification, only a registration, from the profile given so far.
       assertThat(event === 'Register', new ApiError('guard.invalid_input', 'verificationId is missing', { field: 'body.verificationId' }));
-      const { username, email, passwordHash } = experience.profile;
-      assertThat(
-        username || email,
-        new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }),
-      );
-      assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
-      await accounts.assertUnused({ username, email });
+      await newAccountProfile(experience, accounts);
       return event;
     },
 

@@ -13,6 +13,21 @@ type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<str
  * What submitting each kind of interaction does with what it established: sign the user in,
  * create the account, or change the password. Each answers the user to hand to oidc-provider.
  */
+/**
+ * A registration's profile, checked: a username or a verified email, a password, and neither
+ * identifier taken. Answers its parts.
+ */
+export async function newAccountProfile(experience: ExperienceDocument, accounts: AccountLookup) {
+  const { username, email, passwordHash } = experience.profile;
+  assertThat(
+    username || email,
+    new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }),
+  );
+  assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
+  await accounts.assertUnused({ username, email });
+  return { username, email, passwordHash };
+}
+
 export function createSubmitters(
   deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount'>,
   accounts: AccountLookup,
@@ -28,13 +43,7 @@ export function createSubmitters(
     },
 
     async Register(experience, origin) {
-      const { username, email, passwordHash } = experience.profile;
-      assertThat(
-        username || email,
-        new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }),
-      );
-      assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
-      await accounts.assertUnused({ username, email });
+      const { username, email, passwordHash } = await newAccountProfile(experience, accounts);
       const now = Date.now();
       const user = newUser({ username, primaryEmail: email, passwordHash, lastSignInAt: now }, now);
       await deps.write(origin, async ({ session, intend, record }) => {

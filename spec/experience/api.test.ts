@@ -1,4 +1,4 @@
-import { eventsDuring } from '../support/hooks.js';
+import { eventsDuring, logtoUserFields } from '../support/hooks.js';
 import type { Receiver } from '../support/receiver.js';
 import type { TestServer } from '../support/server.js';
 import type { MailCatcher } from '../support/smtp.js';
@@ -36,22 +36,7 @@ describe('sign-in experience: sign-up and password sign-in (Experience API and p
     expect(events.map(({ body }) => body.event)).toEqual(['User.Created', 'PostRegister']);
     const [created, registered] = events.map(({ body }) => body);
     expect(created.data).toMatchObject({ username: 'new_person', lastSignInAt: expect.any(Number) });
-    expect(Object.keys(created.data).sort()).toEqual([
-      'applicationId',
-      'avatar',
-      'createdAt',
-      'customData',
-      'id',
-      'identities',
-      'isSuspended',
-      'lastSignInAt',
-      'name',
-      'primaryEmail',
-      'primaryPhone',
-      'profile',
-      'updatedAt',
-      'username',
-    ]);
+    expect(Object.keys(created.data).sort()).toEqual(logtoUserFields);
     expect(registered).toMatchObject({
       interactionEvent: 'Register',
       userId: created.data.id,

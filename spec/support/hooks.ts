@@ -7,6 +7,24 @@ import type { Receiver, Received } from './receiver.js';
 import type { TestServer } from './server.js';
 
 /** Settings that let the tests deliver to a receiver on loopback, quickly. */
+/** Logto's user fields in webhooks (@logto/schemas `userInfoSelectFields`), sorted. */
+export const logtoUserFields = [
+  'applicationId',
+  'avatar',
+  'createdAt',
+  'customData',
+  'id',
+  'identities',
+  'isSuspended',
+  'lastSignInAt',
+  'name',
+  'primaryEmail',
+  'primaryPhone',
+  'profile',
+  'updatedAt',
+  'username',
+];
+
 export const hookTestEnv = {
   HOOKS_ALLOWED_HOSTS: '127.0.0.1,localhost',
   HOOKS_POLL_MS: '50',
