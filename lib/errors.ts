@@ -10,7 +10,7 @@ export const apiErrorStatus = {
   'guard.invalid_input': 400,
   'guard.unsupported_media_type': 415,
   'guard.payload_too_large': 413,
-  'entity.not_found': 404,
+  'entity.not_exists_with_id': 404,
   'route.not_found': 404,
   'route.method_not_allowed': 405,
   'route.method_not_implemented': 501,
@@ -84,7 +84,9 @@ export function assertThat(condition: unknown, error: ApiError | (() => ApiError
   }
 }
 
-export const notFound = (entity: string, id: string) => new ApiError('entity.not_found', `${entity} with id \`${id}\` does not exist`, { entity, id });
+/** Logto's `entity.not_exists_with_id`, its data naming the entity (`name`, as Logto's; `entity`, as ours was) and the id. */
+export const notFound = (entity: string, id: string) =>
+  new ApiError('entity.not_exists_with_id', `${entity} with id \`${id}\` does not exist`, { name: entity, entity, id });
 
 /**
  * The index a duplicate-key error names. Our unique indexes are named after their fields, and

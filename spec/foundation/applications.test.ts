@@ -263,9 +263,9 @@ describe('/api/applications', () => {
 
     it('answers 404 for an unknown id and 400 for a malformed one', async () => {
       expect((await server.api('GET', '/api/applications/doesnotexist')).body).toEqual({
-        code: 'entity.not_found',
+        code: 'entity.not_exists_with_id',
         message: 'application with id `doesnotexist` does not exist',
-        data: { entity: 'application', id: 'doesnotexist' },
+        data: { name: 'application', entity: 'application', id: 'doesnotexist' },
       });
       const patched = await server.api('PATCH', '/api/applications/doesnotexist', { body: { name: 'y' } });
       expect(patched.status).toBe(404);

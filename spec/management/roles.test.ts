@@ -53,7 +53,8 @@ describe('/api/roles', () => {
     expect(taken.body.code).toBe('role.name_in_use');
     const unknown = await server.api('POST', '/api/roles', { body: { name: 'Fresh', scopeIds: [read.id, 'nosuchscope'] } });
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toMatchObject({ code: 'entity.not_found', data: { entity: 'scope', id: 'nosuchscope' } });
+    // Logto's code (packages/core/src/database/update-where.ts and its queries): entity.not_exists_with_id.
+    expect(unknown.body).toMatchObject({ code: 'entity.not_exists_with_id', data: { name: 'scope', id: 'nosuchscope' } });
     expect(await snapshot(server.database.db)).toBe(before);
   });
 
