@@ -39,6 +39,7 @@ export const apiErrorStatus = {
   'oidc.only_previous_key_can_be_deleted': 422,
   'oidc.keys_managed_by_host': 422,
   'hook.url_not_allowed': 422,
+  'hook.missing_events': 400,
   'hook.disabled': 422,
   'hook.replay_too_large': 422,
   'hook.delivery_in_progress': 409,

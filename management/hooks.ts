@@ -72,7 +72,7 @@ function deliveryToApi(delivery: DeliveryDocument, attempts: AttemptDocument[] =
 }
 
 /** Checks a hook's URL and headers beyond their schema: literal private addresses, reserved headers. */
-function checkConfig({ url, headers = {} }: HookConfig, hooks: Hooks): Required<HookConfig> {
+function checkConfig({ url, headers = {} }: HookConfig, hooks: Hooks): { url: string; headers: Record<string, string> } {
   const reserved = Object.keys(headers).find((name) => reservedHeaders.test(name));
   assertThat(
     reserved === undefined,
@@ -119,7 +119,9 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
   });
 
   router.post('/hooks', guard({ body: hookCreateSchema, response: hookResponse, status: 201 }), async (ctx) => {
-    const { name, events, config, enabled = true } = ctx.guard.body;
+    const { name, events: listed, event, config, enabled = true } = ctx.guard.body;
+    const events = listed ?? (event !== undefined ? [event] : undefined);
+    assertThat(events, new ApiError('hook.missing_events', 'name the events to deliver: `events` (or a single `event`)', { field: 'body.events' }));
     const now = Date.now();
     const signingKey = generateSigningKey();
     const hook: HookDocument = {

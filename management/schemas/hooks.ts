@@ -20,6 +20,8 @@ const config = {
   properties: {
     url: { type: 'string', minLength: 1, maxLength: 2048, pattern: '^https?://[^\\s]+$' },
     headers,
+    // Logto's per-hook retry count: accepted from its clients, not kept (HOOKS_RETRY_SCHEDULE decides).
+    retries: { type: 'integer', minimum: 0, maximum: 3 },
   },
   required: ['url'],
   additionalProperties: false,
@@ -27,10 +29,11 @@ const config = {
 
 const name = { type: 'string', minLength: 1, maxLength: 128 } as const;
 
+/** `events`, or Logto's legacy single `event`: one of them (else 400 `hook.missing_events`, as Logto). */
 export const hookCreateSchema = {
   type: 'object',
-  properties: { name, events: eventList, config, enabled: { type: 'boolean' } },
-  required: ['name', 'events', 'config'],
+  properties: { name, events: eventList, event: eventName, config, enabled: { type: 'boolean' } },
+  required: ['name', 'config'],
   additionalProperties: false,
 } as const;
 

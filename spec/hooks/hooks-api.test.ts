@@ -248,4 +248,16 @@ describe('the private-address guard', () => {
     expect(receiver.received).toEqual([]);
     expect(receiver.rejected).toEqual([]);
   });
+
+  // Logto's hooks route (packages/core/src/routes/hook.ts) takes its legacy body too: one `event`,
+  // and `config.retries`; with neither `event` nor `events` it answers 400 hook.missing_events.
+  it("accepts Logto's legacy body (a single event, config.retries), and names a hook without events", async () => {
+    const url = 'https://hooks.example.com/legacy';
+    const legacy = await server.api('POST', '/api/hooks', { body: { name: 'legacy', event: 'PostRegister', config: { url, retries: 3 } } });
+    expect(legacy).toMatchObject({ status: 201, body: { events: ['PostRegister'], config: { url, headers: {} } } });
+    expect(legacy.body.config).not.toHaveProperty('retries');
+    const none = await server.api('POST', '/api/hooks', { body: { name: 'nothing', config: { url } } });
+    expect(none).toMatchObject({ status: 400, body: { code: 'hook.missing_events' } });
+    await server.api('DELETE', `/api/hooks/${legacy.body.id}`);
+  });
 });
