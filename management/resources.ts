@@ -11,13 +11,16 @@ import { resourceCreateSchema, resourcePatchSchema, resourceResponse, scopeCreat
 
 const defaultAccessTokenTtl = 3600;
 
-const builtIn = (resource: ResourceDocument) => new ApiError('resource.built_in', `\`${resource.name}\` is built in and cannot be changed through the API`);
+// Logto's codes (packages/core/src/routes/resource.ts): the Management API's resource is not changed through it.
+const builtIn = (resource: ResourceDocument) =>
+  new ApiError('resource.cannot_modify_management_api', `\`${resource.name}\` is built in and cannot be changed through the API`);
 
 export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
   const {
     queries: { resources },
   } = deps;
-  const indicatorTaken = (indicator: string) => () => new ApiError('resource.indicator_exists', `a resource with indicator \`${indicator}\` exists already`);
+  const indicatorTaken = (indicator: string) => () =>
+    new ApiError('resource.resource_identifier_in_use', `a resource with indicator \`${indicator}\` exists already`);
   const scopeTaken = (name: string) => () => new ApiError('scope.name_exists', `this resource has a scope named \`${name}\` already`);
 
   async function writableResource(id: string) {

@@ -33,7 +33,8 @@ describe('/api/resources and their scopes', () => {
     const before = await db().collection('resources').countDocuments();
     const { status, body } = await server.api('POST', '/api/resources', { body: { name: 'B', indicator: 'https://dup.example.com' } });
     expect(status).toBe(422);
-    expect(body).toEqual({ code: 'resource.indicator_exists', message: 'a resource with indicator `https://dup.example.com` exists already' });
+    // Logto's code and status (packages/core/src/routes/resource.ts).
+    expect(body).toEqual({ code: 'resource.resource_identifier_in_use', message: 'a resource with indicator `https://dup.example.com` exists already' });
     expect(await db().collection('resources').countDocuments()).toBe(before);
   });
 
@@ -122,8 +123,9 @@ describe('/api/resources and their scopes', () => {
       ['POST', `/api/resources/${management.id}/scopes`, { name: 'more' }],
     ] as const) {
       const response = await server.api(method, path, { body });
-      expect(response.status).toBe(422);
-      expect(response.body.code).toBe('resource.built_in');
+      // Logto's code and status: 400 resource.cannot_modify_management_api.
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('resource.cannot_modify_management_api');
     }
   });
 
