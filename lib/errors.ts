@@ -26,6 +26,7 @@ export const apiErrorStatus = {
   'user.password_mismatch': 422,
   'user.no_password': 422,
   'user.suspended': 422,
+  'user.invalid_role_type': 422,
   'role.name_in_use': 422,
   'role.type_mismatch': 422,
   'role.built_in': 422,

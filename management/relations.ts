@@ -105,7 +105,11 @@ export const relations: Relation[] = [
     links: (q) => q.links.usersRoles,
     action: 'roles.updated',
     replace: true,
-    check: (_user, roles) => roleTypes('User', roles),
+    // Logto's code here (packages/core/src/routes/admin-user/role.ts): user.invalid_role_type, naming the role.
+    check: (_user, roles) => {
+      const wrong = roles.find((role) => (role as unknown as RoleDocument).type !== 'User');
+      assertThat(!wrong, () => new ApiError('user.invalid_role_type', 'only User roles can be assigned to a user', { roleId: wrong!._id }));
+    },
     // packages/core/src/routes/admin-user/role.openapi.json
     answersIds: true,
   },
