@@ -7,7 +7,7 @@ import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard, type Schema } from '../lib/http/guard.js';
 import { keepLiveTargets, type Links } from '../lib/store/links.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
-import { userToApi, withId, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/store/models.js';
+import { byName, userToApi, withId, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/store/models.js';
 import { assertAssignable } from './roles.js';
 import { pageOf } from '../lib/http/pagination.js';
 import type { Queries } from '../lib/store/queries/index.js';
@@ -80,11 +80,11 @@ interface Relation {
 }
 
 const typeMismatch = (message: string) => new ApiError('role.type_mismatch', message);
-const roleTypes = (type: RoleDocument['type'], roles: Doc[]) =>
-  assertThat(
-    roles.every((role) => (role as unknown as RoleDocument).type === type),
-    () => typeMismatch(`only ${type} roles can be assigned here`),
-  );
+/** Every role is of `type`; otherwise `mismatch` (by default ours, `role.type_mismatch`) names the first that is not. */
+const roleTypes = (type: RoleDocument['type'], roles: Doc[], mismatch = (_role: Doc) => typeMismatch(`only ${type} roles can be assigned here`)) => {
+  const wrong = roles.find((role) => (role as unknown as RoleDocument).type !== type);
+  assertThat(!wrong, () => mismatch(wrong!));
+};
 const machineToMachine = (applications: Doc[]) =>
   assertThat(
     applications.every((app) => (app as unknown as ApplicationDocument).type === 'MachineToMachine'),
@@ -106,10 +106,8 @@ export const relations: Relation[] = [
     action: 'roles.updated',
     replace: true,
     // Logto's code here (packages/core/src/routes/admin-user/role.ts): user.invalid_role_type, naming the role.
-    check: (_user, roles) => {
-      const wrong = roles.find((role) => (role as unknown as RoleDocument).type !== 'User');
-      assertThat(!wrong, () => new ApiError('user.invalid_role_type', 'only User roles can be assigned to a user', { roleId: wrong!._id }));
-    },
+    check: (_user, roles) =>
+      roleTypes('User', roles, (role) => new ApiError('user.invalid_role_type', 'only User roles can be assigned to a user', { roleId: role._id })),
     // packages/core/src/routes/admin-user/role.openapi.json
     answersIds: true,
   },
@@ -182,9 +180,7 @@ export const relations: Relation[] = [
       return users.map((user, index) => ({
         ...userToApi(user as unknown as UserDocument),
         // Sorted by name, as Logto shows them.
-        organizationRoles: held[index]
-          .flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : []))
-          .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+        organizationRoles: held[index].flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : [])).sort(byName),
       }));
     },
     response: memberResponse(userResponse),

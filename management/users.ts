@@ -4,7 +4,7 @@ import { containsPattern } from '../lib/store/entities.js';
 import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Admitted } from '../lib/http/guard.js';
-import { newUser, userToApi, withId, type UserDocument } from '../lib/store/models.js';
+import { byName, newUser, userToApi, withId, type UserDocument } from '../lib/store/models.js';
 import { pageOf } from '../lib/http/pagination.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { Write } from '../lib/store/unit-of-work.js';
@@ -114,14 +114,15 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { userId } = ctx.guard.params;
       await users.findByIdOrThrow(userId);
-      const organizations = await queries.organizations.findByIds(await queries.links.organizationUsers.leftsOf(userId));
-      ctx.body = await Promise.all(
-        organizations.map(async (organization) => {
-          const roles = await queries.organizationRoles.findByIds(await queries.organizationUserRoles.rolesOf(organization._id, userId));
-          const organizationRoles = roles.map(({ _id, name }) => ({ id: _id, name })).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-          return { ...withId(organization), organizationRoles };
-        }),
-      );
+      const [organizations, held] = await Promise.all([
+        queries.links.organizationUsers.leftsOf(userId).then((ids) => queries.organizations.findByIds(ids)),
+        queries.organizationUserRoles.heldBy(userId),
+      ]);
+      const roles = new Map((await queries.organizationRoles.findByIds([...new Set([...held.values()].flat())])).map((role) => [role._id, role.name]));
+      ctx.body = organizations.map((organization) => ({
+        ...withId(organization),
+        organizationRoles: (held.get(organization._id) ?? []).flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : [])).sort(byName),
+      }));
     },
   );
 

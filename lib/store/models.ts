@@ -204,6 +204,9 @@ export function userInfoOf(user: ReturnType<typeof userToApi>) {
   };
 }
 
+/** Orders by `name` (code-point order, as the lists that show names sorted). */
+export const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
 /** One page of a list: how many to skip, and how many to answer. */
 export interface Page {
   skip: number;

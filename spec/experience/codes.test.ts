@@ -181,14 +181,13 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
     expect(authorizationCode).toEqual(expect.any(String));
   });
 
+  /** An application signing people in at `redirectUri`. */
+  const webApplication = (name: string, { type = 'Traditional', isThirdParty = false } = {}) =>
+    server.create('/api/applications', { name, type, isThirdParty, oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] } });
+
   it("asks a third-party application's user for consent, and honours allow and deny", async () => {
     await createUser({ username: 'consenting', password: strong });
-    const thirdParty = await server.create('/api/applications', {
-      name: 'Partner app',
-      type: 'Traditional',
-      isThirdParty: true,
-      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
-    });
+    const thirdParty = await webApplication('Partner app', { isThirdParty: true });
     const consentFor = async (decision: string) => {
       const browser = new TestBrowser(server.url, nextAddress());
       const { page, csrf } = await startAuthorization(browser, thirdParty.id, redirectUri);
@@ -212,17 +211,8 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
   // prompt=consent, as its SDKs do on every sign-in (packages/core/src/routes/experience, consent).
   it('consents a first-party application without asking, even with prompt=consent; a third-party one is asked', async () => {
     await createUser({ username: 'first_party_user', password: strong });
-    const firstParty = await server.create('/api/applications', {
-      name: 'Our web app',
-      type: 'Traditional',
-      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
-    });
-    const partner = await server.create('/api/applications', {
-      name: 'Partner portal',
-      type: 'Traditional',
-      isThirdParty: true,
-      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
-    });
+    const firstParty = await webApplication('Our web app');
+    const partner = await webApplication('Partner portal', { isThirdParty: true });
     const signIn = async (clientId: string) => {
       const browser = new TestBrowser(server.url, nextAddress());
       const { page, csrf } = await startAuthorization(browser, clientId, redirectUri, 'openid profile offline_access', { prompt: 'consent' });
@@ -238,12 +228,7 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
     expect(await theirs.response.text()).toContain('Allow Partner portal?');
 
     // A third party's single-page application (Logto allows SPA and Native ones) is asked too.
-    const partnerSpa = await server.create('/api/applications', {
-      name: 'Partner SPA',
-      type: 'SPA',
-      isThirdParty: true,
-      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
-    });
+    const partnerSpa = await webApplication('Partner SPA', { type: 'SPA', isThirdParty: true });
     expect(partnerSpa.isThirdParty).toBe(true);
     const spa = await signIn(partnerSpa.id);
     expect(await spa.response.text()).toContain('Allow Partner SPA?');

@@ -32,7 +32,8 @@ describe('a database replaced under a running server (the engine restarted empty
     // The engine dies and another, empty, takes its place at the same address.
     process.kill(first.pid, 'SIGKILL');
     await first.stop();
-    const second = await startEmbeddedMongo({ port });
+    // The port is free once the first engine has exited; a busy machine may take a moment to release it.
+    const second = await startOn(port);
     engines.push(second);
 
     // Noticed on the next look (every 5 s, or at once when the driver meets the new engine).
@@ -79,4 +80,16 @@ function childrenOf(pid: number): number[] {
         return [];
       }
     });
+}
+
+/** The embedded engine on `port`, tried a few times while the port is being released. */
+async function startOn(port: number, attempts = 10): Promise<EmbeddedMongo> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startEmbeddedMongo({ port });
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
 }

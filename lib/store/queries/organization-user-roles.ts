@@ -12,6 +12,15 @@ export function createOrganizationUserRoleQueries(db: Db) {
       return (await collection.find({ organizationId, userId }, { session }).toArray()).map(({ organizationRoleId }) => organizationRoleId);
     },
 
+    /** The organization roles a user holds, by organization, in one query. */
+    async heldBy(userId: string): Promise<Map<string, string[]>> {
+      const held = new Map<string, string[]>();
+      for (const { organizationId, organizationRoleId } of await collection.find({ userId }).toArray()) {
+        held.set(organizationId, [...(held.get(organizationId) ?? []), organizationRoleId]);
+      }
+      return held;
+    },
+
     async add(organizationId: string, userId: string, roleIds: string[], session?: ClientSession) {
       const existing = new Set(await queries.rolesOf(organizationId, userId, session));
       const added = [...new Set(roleIds)].filter((id) => !existing.has(id));
