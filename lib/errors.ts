@@ -11,6 +11,7 @@ export const apiErrorStatus = {
   'guard.unsupported_media_type': 415,
   'guard.payload_too_large': 413,
   'entity.not_exists_with_id': 404,
+  'entity.invalid_input': 422,
   'route.not_found': 404,
   'route.method_not_allowed': 405,
   'route.method_not_implemented': 501,

@@ -13,7 +13,7 @@ const errorResponses = {
   401: 'The access token is missing or invalid.',
   403: 'The access token lacks the scope.',
   404: 'No such entity.',
-  422: 'The request conflicts with existing data.',
+  422: 'The request conflicts with existing data, or a partial update names no field it can change (`entity.invalid_input`).',
 };
 
 const isGuard = (middleware: unknown): middleware is Pick<GuardMiddleware, 'schemas'> => typeof middleware === 'function' && 'schemas' in middleware;

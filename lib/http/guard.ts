@@ -79,9 +79,15 @@ function addKeywords(ajv: Ajv): Ajv {
   return ajv;
 }
 
-// Bodies are JSON and are taken as sent; path and query values are strings and are coerced.
-const bodyAjv = addKeywords(new Ajv({ allErrors: false, strict: false }));
-const stringAjv = addKeywords(new Ajv({ allErrors: false, strict: false, coerceTypes: 'array', useDefaults: true }));
+/*
+ * Bodies are JSON and are taken as sent; path and query values are strings and are coerced.
+ * A field a schema does not name is dropped, not refused, as Logto's guard does (zod strips
+ * unknown keys): a client written for a newer Logto still works, and since only the fields a
+ * schema names ever reach a handler, nothing can be mass-assigned. Objects that are free-form
+ * by design (custom data) say `additionalProperties: true` and are kept whole.
+ */
+const bodyAjv = addKeywords(new Ajv({ allErrors: false, strict: false, removeAdditional: true }));
+const stringAjv = addKeywords(new Ajv({ allErrors: false, strict: false, coerceTypes: 'array', useDefaults: true, removeAdditional: true }));
 const responseAjv = new Ajv({ allErrors: false, strict: false, removeAdditional: true });
 
 /**
@@ -102,10 +108,6 @@ function closed(schema: unknown): unknown {
 function describe(where: string, error: ErrorObject): { field: string; message: string } {
   const path = `${where}${error.instancePath.replaceAll('/', '.')}`;
   switch (error.keyword) {
-    case 'additionalProperties': {
-      const { additionalProperty } = error.params as { additionalProperty: string };
-      return { field: `${path}.${additionalProperty}`, message: `${path} has an unknown field \`${additionalProperty}\`` };
-    }
     case 'required': {
       const field = `${path}.${(error.params as { missingProperty: string }).missingProperty}`;
       return { field, message: `${field} is required` };
@@ -131,6 +133,16 @@ function validator(ajv: Ajv, where: string, schema: TypedSchema | undefined) {
   };
 }
 
+/**
+ * A partial update (a PATCH whose body names fields and requires none) that names no field it
+ * knows would change nothing: Logto answers it 422 `entity.invalid_input`, and so do we.
+ */
+function isPartialUpdate(schema: TypedSchema | undefined): boolean {
+  if (!schema || typeof schema !== 'object' || !('properties' in schema)) return false;
+  const required = (schema as { required?: unknown[] }).required;
+  return !required || required.length === 0;
+}
+
 /** A NUL character in a path or a search is never meant, and MongoDB refuses it in a pattern: 400, not 500. */
 function rejectNul(where: string, values: Record<string, unknown>) {
   for (const [name, value] of Object.entries(values)) {
@@ -149,6 +161,7 @@ export function guard<const S extends GuardSchemas>(schemas: S): GuardMiddleware
   const checkParams = validator(stringAjv, 'params', schemas.params);
   const checkQuery = validator(stringAjv, 'query', schemas.query);
   const checkBody = validator(bodyAjv, 'body', schemas.body);
+  const partial = isPartialUpdate(schemas.body);
   const shapeResponse = schemas.response ? responseAjv.compile(closed(schemas.response) as Schema) : undefined;
 
   const scopes = schemas.public ? [] : (schemas.scopes ?? ['all']);
@@ -168,6 +181,9 @@ export function guard<const S extends GuardSchemas>(schemas: S): GuardMiddleware
       query: checkQuery({ ...ctx.query }) as Admitted<S['query']>,
       body: checkBody(ctx.request.body ?? (schemas.bodyOptional ? {} : undefined)) as Admitted<S['body']>,
     };
+    if (partial && ctx.method === 'PATCH' && Object.keys(ctx.guard.body ?? {}).length === 0) {
+      throw new ApiError('entity.invalid_input', 'the body names no field this route can change', { field: 'body' });
+    }
     await next();
     if (schemas.status && ctx.status === 200 && schemas.status !== 200) ctx.status = schemas.status;
     // A response that does not fit its schema is our bug; the shaping still removes unknown fields.

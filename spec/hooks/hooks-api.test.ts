@@ -68,7 +68,6 @@ describe('/api/hooks', () => {
         'body.config.headers.x-evil',
       ],
       [{ name: 'x', events: ['User.Created'], config: { url: 'https://example.com', headers: { 'bad header': 'v' } } }, 400, 'body.config.headers'],
-      [{ name: 'x', events: ['User.Created'], config: { url: 'https://example.com' }, signingKey: 'whsec_mine' }, 400, 'body.signingKey'],
     ];
     for (const [body, status, field] of refused) {
       const answer = await server.api('POST', '/api/hooks', { body });
