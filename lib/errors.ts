@@ -12,12 +12,15 @@ export const apiErrorStatus = {
   'guard.payload_too_large': 413,
   'entity.not_exists_with_id': 404,
   'entity.invalid_input': 422,
+  'entity.relation_foreign_key_not_found': 422,
   'route.not_found': 404,
   'route.method_not_allowed': 405,
   'route.method_not_implemented': 501,
   'application.secret_name_exists': 422,
   'application.not_a_confidential_client': 400,
   'application.built_in': 422,
+  'application.invalid_type': 422,
+  'application.invalid_role_type': 422,
   'resource.resource_identifier_in_use': 422,
   'resource.cannot_modify_management_api': 400,
   'scope.name_exists': 422,
@@ -31,6 +34,9 @@ export const apiErrorStatus = {
   'role.name_in_use': 422,
   'role.type_mismatch': 422,
   'role.built_in': 422,
+  'role.user_exists': 422,
+  'role.application_exists': 422,
+  'role.scope_exists': 422,
   'role.management_api_scopes_not_assignable_to_user_role': 400,
   'organization_role.name_in_use': 422,
   'organization_scope.name_in_use': 422,
@@ -90,6 +96,17 @@ export function assertThat(condition: unknown, error: ApiError | (() => ApiError
 /** Logto's `entity.not_exists_with_id`, its data naming the entity (`name`, as Logto's; `entity`, as ours was) and the id. */
 export const notFound = (entity: string, id: string) =>
   new ApiError('entity.not_exists_with_id', `${entity} with id \`${id}\` does not exist`, { name: entity, entity, id });
+
+/**
+ * Logto's generic relation routes insert links whose foreign keys then fail: an unknown id there is
+ * 422 `entity.relation_foreign_key_not_found`, not 404. Rethrows a not-found error as that; any other as it is.
+ */
+export function asBrokenForeignKey(error: unknown): never {
+  if (error instanceof ApiError && error.code === 'entity.not_exists_with_id') {
+    throw new ApiError('entity.relation_foreign_key_not_found', `${error.message}: nothing can be linked to it`, error.data);
+  }
+  throw error;
+}
 
 /**
  * The index a duplicate-key error names. Our unique indexes are named after their fields, and

@@ -1,6 +1,6 @@
 import type { ClientSession } from 'mongodb';
 
-import { ApiError, assertThat, notFound } from '../lib/errors.js';
+import { ApiError, asBrokenForeignKey, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type OrganizationRoleDocument } from '../lib/store/models.js';
@@ -10,7 +10,7 @@ import type { Queries } from '../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { namedEntityRoutes } from './named-entities.js';
 import { originOf } from './origin.js';
-import { idParams, paginationQuery } from './schemas/common.js';
+import { idParams, idSchema, paginationQuery } from './schemas/common.js';
 import { pageOf } from '../lib/http/pagination.js';
 import {
   namedCreateSchema,
@@ -22,7 +22,6 @@ import {
   organizationRoleResponse,
   organizationScopeResponse,
 } from './schemas/organizations.js';
-import { idList } from './schemas/roles.js';
 
 /** Organization roles are shown with their permissions' ids and names. */
 export async function presentOrganizationRoles({ links, organizationScopes }: Queries, roles: OrganizationRoleDocument[]) {
@@ -99,14 +98,14 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const memberRoleBody = (minItems: number) =>
     ({
       type: 'object',
-      properties: { organizationRoleIds: { ...idList(), minItems } },
+      // Ids may repeat (each is taken once), as Logto's.
+      properties: { organizationRoleIds: { type: 'array', items: idSchema, minItems, maxItems: 100 } },
       required: ['organizationRoleIds'],
       additionalProperties: false,
     }) as const;
 
+  /** As Logto's (organization/user/role-relations.ts): anyone but a member, an unknown organization or user too, is 422. */
   async function member(organizationId: string, userId: string, session?: ClientSession) {
-    await organizations.findByIdOrThrow(organizationId, session);
-    await queries.users.findByIdOrThrow(userId, session);
     assertThat(
       await links.organizationUsers.has(organizationId, userId, session),
       () => new ApiError('organization.require_membership', 'the user is not a member of this organization'),
@@ -176,11 +175,12 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const {
         params: { id, userId },
-        body: { organizationRoleIds },
+        body,
       } = ctx.guard;
+      const organizationRoleIds = [...new Set(body.organizationRoleIds)];
       let roles: OrganizationRoleDocument[] = [];
       await changeMemberRoles(ctx, id, userId, async (session) => {
-        roles = await organizationRoles.assertAllExist(organizationRoleIds, session);
+        roles = await organizationRoles.assertAllExist(organizationRoleIds, session).catch(asBrokenForeignKey);
         return { added: await organizationUserRoles.add(id, userId, organizationRoleIds, session), removed: [] };
       });
       ctx.body = await presentOrganizationRoles(queries, roles);
@@ -191,10 +191,11 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.put(memberRoles, guard({ params: idParams('id', 'userId'), body: memberRoleBody(0), status: 204 }), async (ctx) => {
     const {
       params: { id, userId },
-      body: { organizationRoleIds },
+      body,
     } = ctx.guard;
+    const organizationRoleIds = [...new Set(body.organizationRoleIds)];
     await changeMemberRoles(ctx, id, userId, async (session) => {
-      await organizationRoles.assertAllExist(organizationRoleIds, session);
+      await organizationRoles.assertAllExist(organizationRoleIds, session).catch(asBrokenForeignKey);
       return organizationUserRoles.replace(id, userId, organizationRoleIds, session);
     });
     ctx.status = 204;

@@ -3,7 +3,7 @@ import type { ClientSession, Document } from 'mongodb';
 import { builtIn } from './bootstrap.js';
 import { recordedChange } from '../hooks/catalog.js';
 import { createEntityQueries, type EntityDocument } from '../lib/store/entities.js';
-import { ApiError, assertThat, notFound } from '../lib/errors.js';
+import { ApiError, asBrokenForeignKey, assertThat, notFound, type ApiErrorCode } from '../lib/errors.js';
 import { guard, type Schema } from '../lib/http/guard.js';
 import { keepLiveTargets, type Links } from '../lib/store/links.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
@@ -17,7 +17,7 @@ import { applicationResponse } from './schemas/applications.js';
 import { idParams, idSchema, paginationQuery } from './schemas/common.js';
 import { memberResponse, organizationScopeResponse } from './schemas/organizations.js';
 import { scopeResponse } from './schemas/resources.js';
-import { idList, roleResponse } from './schemas/roles.js';
+import { roleResponse } from './schemas/roles.js';
 import { userResponse } from './schemas/users.js';
 
 type Doc = EntityDocument & Document;
@@ -72,12 +72,38 @@ interface Relation {
   present?: (queries: Queries, ownerId: string, targets: Doc[]) => Promise<unknown[]>;
   /** The answer schema for one target, when `present` shapes it. */
   response?: Schema;
-  /**
-   * Logto's answers, where its route gives ids rather than targets: POST 201 `{<bodyKey>, added<BodyKey>}`
-   * and PUT 200 `{<bodyKey>}`; a body's ids may then repeat (taken once) and be empty (changing nothing).
-   */
-  answersIds?: boolean;
+  /** Throws when the owner cannot have this relation at all (checked by every method, the list too). */
+  checkOwner?: (owner: Doc) => void;
+  /** Logto's contract for the route: its answers, and what an id already linked or unknown gets. */
+  contract: Contract;
 }
+
+/**
+ * How Logto's route answers. Logto has two kinds of relation route: hand-written ones (a user's or
+ * an application's roles, a role's users, applications and permissions), each with its own answers,
+ * and the generic ones of its `SchemaRouter` (organization members, an organization role's
+ * permissions), which answer alike.
+ */
+interface Contract {
+  /**
+   * POST's answer: `ids` is 201 `{<bodyKey>, added<BodyKey>}` (and the list may be empty); `echo` 201
+   * `{<bodyKey>}`; `targets` 201 with the targets named (Logto answers 201 without a body there: ours
+   * says more); `all` 200 with every target the owner now has.
+   */
+  added: 'ids' | 'echo' | 'targets' | 'all';
+  /** PUT's answer: 200 `{<bodyKey>}`, or 204. */
+  replaced?: 'ids' | 'none';
+  /** An id already linked, in a POST: taken as done, or this 422 error naming it under `key`. */
+  existing?: { code: ApiErrorCode; key: string };
+  /**
+   * An unknown owner or target in a POST or PUT: 404 `entity.not_exists_with_id` naming it, or, as
+   * Logto's generic routes (whose insert breaks a foreign key), 422 `entity.relation_foreign_key_not_found`.
+   */
+  unknown: 'notFound' | 'foreignKey';
+}
+
+const handWritten = (added: Contract['added'], more: Partial<Contract> = {}): Contract => ({ added, unknown: 'notFound', ...more });
+const generic: Contract = { added: 'echo', replaced: 'none', unknown: 'foreignKey' };
 
 const typeMismatch = (message: string) => new ApiError('role.type_mismatch', message);
 /** Every role is of `type`; otherwise `mismatch` (by default ours, `role.type_mismatch`) names the first that is not. */
@@ -108,8 +134,8 @@ export const relations: Relation[] = [
     // Logto's code here (packages/core/src/routes/admin-user/role.ts): user.invalid_role_type, naming the role.
     check: (_user, roles) =>
       roleTypes('User', roles, (role) => new ApiError('user.invalid_role_type', 'only User roles can be assigned to a user', { roleId: role._id })),
-    // packages/core/src/routes/admin-user/role.openapi.json
-    answersIds: true,
+    // packages/core/src/routes/admin-user/role.ts
+    contract: handWritten('ids', { replaced: 'ids' }),
   },
   {
     path: '/roles/:id/users',
@@ -121,6 +147,8 @@ export const relations: Relation[] = [
     links: (q) => q.links.rolesUsers,
     action: 'users.updated',
     check: (role) => roleTypes('User', [role]),
+    // packages/core/src/routes/role.user.ts
+    contract: handWritten('targets', { existing: { code: 'role.user_exists', key: 'userId' } }),
   },
   {
     path: '/applications/:id/roles',
@@ -132,10 +160,19 @@ export const relations: Relation[] = [
     links: (q) => q.links.applicationsRoles,
     action: 'roles.updated',
     replace: true,
-    check: (application, roles) => {
-      machineToMachine([application]);
-      roleTypes('MachineToMachine', roles);
-    },
+    // Logto's codes here (packages/core/src/routes/applications/application-role.ts).
+    checkOwner: (application) =>
+      assertThat(
+        (application as unknown as ApplicationDocument).type === 'MachineToMachine',
+        () => new ApiError('application.invalid_type', 'only machine-to-machine applications have roles'),
+      ),
+    check: (_application, roles) =>
+      roleTypes(
+        'MachineToMachine',
+        roles,
+        (role) => new ApiError('application.invalid_role_type', 'only MachineToMachine roles can be given to an application', { roleId: role._id }),
+      ),
+    contract: handWritten('ids', { replaced: 'ids' }),
   },
   {
     path: '/roles/:id/applications',
@@ -150,6 +187,8 @@ export const relations: Relation[] = [
       roleTypes('MachineToMachine', [role]);
       machineToMachine(applications);
     },
+    // packages/core/src/routes/role.application.ts
+    contract: handWritten('targets', { existing: { code: 'role.application_exists', key: 'applicationId' } }),
   },
   {
     path: '/roles/:id/scopes',
@@ -162,6 +201,8 @@ export const relations: Relation[] = [
     action: 'scopes.updated',
     check: (role) => notBuiltIn(role),
     checkAdded: (role, scopes) => assertAssignable((role as unknown as RoleDocument).type, scopes as unknown as ScopeDocument[]),
+    // packages/core/src/routes/role.scope.ts
+    contract: handWritten('all', { existing: { code: 'role.scope_exists', key: 'scopeId' } }),
   },
   {
     path: '/organizations/:id/users',
@@ -186,6 +227,8 @@ export const relations: Relation[] = [
     response: memberResponse(userResponse),
     // A member who leaves loses the organization roles it held there.
     afterRemove: (q, organizationId, userIds, session) => q.organizationUserRoles.removeMembership(organizationId, userIds, session),
+    // packages/core/src/routes/organization/user/index.ts, through Logto's SchemaRouter
+    contract: generic,
   },
   {
     path: '/organization-roles/:id/scopes',
@@ -197,6 +240,8 @@ export const relations: Relation[] = [
     links: (q) => q.links.organizationRoleScopes,
     action: 'scopes.updated',
     replace: true,
+    // packages/core/src/routes/organization-role/index.ts, through Logto's SchemaRouter
+    contract: generic,
   },
 ];
 
@@ -204,7 +249,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { db } = deps.database;
   const withOwnerLock = createOwnerLocks(db);
   for (const relation of relations) {
-    const { path, ownerParam, targetParam, bodyKey } = relation;
+    const { path, ownerParam, targetParam, bodyKey, contract } = relation;
     const owners = createEntityQueries<Doc>(db, { collection: relation.owner.collection, label: relation.owner.label });
     const targets = createEntityQueries<Doc>(db, { collection: relation.target.collection, label: relation.target.label });
     const links = relation.links(deps.queries);
@@ -247,76 +292,100 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       return keepLiveTargets(links, ownerId, added, targets.findByIds, session);
     };
 
+    const unknownId = (error: unknown) => (contract.unknown === 'foreignKey' ? asBrokenForeignKey(error) : Promise.reject(error));
+
+    const ownerOrThrow = async (ownerId: string, session?: ClientSession) => {
+      const owner = await owners.findByIdOrThrow(ownerId, session);
+      relation.checkOwner?.(owner);
+      return owner;
+    };
+
     /** The owner and the named targets, checked in the unit of work that then links or unlinks them. */
     const checked = async (ownerId: string, targetIds: string[], adding: boolean, session: ClientSession | undefined) => {
-      const owner = await owners.findByIdOrThrow(ownerId, session);
+      const owner = await ownerOrThrow(ownerId, session);
       const found = await targets.assertAllExist(targetIds, session);
       relation.check?.(owner, found);
       if (adding) relation.checkAdded?.(owner, found);
       return found;
     };
 
-    router.get(
-      path,
-      guard({ params: idParams(ownerParam), query: paginationQuery(), response: { type: 'array', items: relation.response ?? relation.target.response } }),
-      async (ctx) => {
-        const ownerId = ctx.guard.params[ownerParam];
-        await owners.findByIdOrThrow(ownerId);
-        const filter = { _id: { $in: await links.rightsOf(ownerId) } };
-        const [total, found] = await Promise.all([targets.count(filter), targets.find(filter, pageOf(ctx.guard.query))]);
-        ctx.set('Total-Number', String(total));
-        ctx.body = relation.present ? await relation.present(deps.queries, ownerId, found) : found.map(relation.target.toApi);
-      },
-    );
+    const listOf = async (ownerId: string, filter: Document, page?: ReturnType<typeof pageOf>) => {
+      const found = await targets.find(filter, page);
+      return relation.present ? relation.present(deps.queries, ownerId, found) : found.map(relation.target.toApi);
+    };
+    const answerSchema = { type: 'array', items: relation.response ?? relation.target.response } as const;
 
-    // With Logto's id answers, a body's ids may repeat and be empty; otherwise each once, at least one.
+    router.get(path, guard({ params: idParams(ownerParam), query: paginationQuery(), response: answerSchema }), async (ctx) => {
+      const ownerId = ctx.guard.params[ownerParam];
+      await ownerOrThrow(ownerId);
+      const filter = { _id: { $in: await links.rightsOf(ownerId) } };
+      const [total, answer] = await Promise.all([targets.count(filter), listOf(ownerId, filter, pageOf(ctx.guard.query))]);
+      ctx.set('Total-Number', String(total));
+      ctx.body = answer;
+    });
+
+    /**
+     * A body's ids may repeat (each is taken once). POST needs at least one, except where Logto's
+     * answers name the ids added (there, an empty list changes nothing); PUT may empty the set.
+     */
     const bodyOf = (minItems: number) =>
       ({
         type: 'object',
-        properties: { [bodyKey]: relation.answersIds ? ({ type: 'array', items: idSchema, maxItems: 100 } as const) : { ...idList(), minItems } },
+        properties: { [bodyKey]: { type: 'array', items: idSchema, minItems, maxItems: 100 } as const },
         required: [bodyKey],
         additionalProperties: false,
       }) as const;
     const idsIn = (body: Record<string, unknown>) => [...new Set(body[bodyKey] as string[])];
     const addedKey = `added${changedKey}`;
-    const targetsAnswer = { type: 'array', items: relation.response ?? relation.target.response } as const;
-    const idsAnswer = {
-      type: 'object',
-      properties: { [bodyKey]: { type: 'array', items: { type: 'string' } }, [addedKey]: { type: 'array', items: { type: 'string' } } },
-    } as const;
+    const ids = { type: 'array', items: { type: 'string' } } as const;
+    const idsAnswer = { type: 'object', properties: { [bodyKey]: ids, [addedKey]: ids } } as const;
 
-    router.post(
-      path,
-      guard({ params: idParams(ownerParam), body: bodyOf(1), status: 201, response: relation.answersIds ? idsAnswer : targetsAnswer }),
-      async (ctx) => {
-        const ownerId = ctx.guard.params[ownerParam];
-        const ids = idsIn(ctx.guard.body);
-        let linked: Doc[] = [];
-        let added: string[] = [];
-        await change(originOf(ctx), ownerId, async (session) => {
-          linked = await checked(ownerId, ids, true, session);
-          added = await links.add(ownerId, ids, session);
-          return { added, removed: [] };
-        });
-        ctx.status = 201;
-        if (relation.answersIds) ctx.body = { [bodyKey]: ids, [addedKey]: added };
-        // Otherwise the targets the request named, now linked.
-        else ctx.body = relation.present ? await relation.present(deps.queries, ownerId, linked) : linked.map(relation.target.toApi);
-      },
-    );
+    const postAnswer = {
+      ids: { status: 201, response: idsAnswer },
+      echo: { status: 201, response: { type: 'object', properties: { [bodyKey]: ids } } },
+      targets: { status: 201, response: answerSchema },
+      all: { status: 200, response: answerSchema },
+    }[contract.added];
+    router.post(path, guard({ params: idParams(ownerParam), body: bodyOf(contract.added === 'ids' ? 0 : 1), ...postAnswer }), async (ctx) => {
+      const ownerId = ctx.guard.params[ownerParam];
+      const named = idsIn(ctx.guard.body);
+      let linked: Doc[] = [];
+      let added: string[] = [];
+      await change(originOf(ctx), ownerId, async (session) => {
+        linked = await checked(ownerId, named, true, session).catch(unknownId);
+        if (contract.existing) {
+          const held = new Set(await links.rightsOf(ownerId, session));
+          const already = named.find((id) => held.has(id));
+          if (already !== undefined) {
+            throw new ApiError(contract.existing.code, `the ${relation.owner.label} already has the ${relation.target.label} \`${already}\``, {
+              [contract.existing.key]: already,
+            });
+          }
+        }
+        added = await links.add(ownerId, named, session);
+        return { added, removed: [] };
+      });
+      ctx.status = postAnswer.status;
+      if (contract.added === 'ids') ctx.body = { [bodyKey]: named, [addedKey]: added };
+      else if (contract.added === 'echo') ctx.body = { [bodyKey]: named };
+      else if (contract.added === 'all') ctx.body = await listOf(ownerId, { _id: { $in: await links.rightsOf(ownerId) } });
+      // The targets the request named, now linked.
+      else ctx.body = relation.present ? await relation.present(deps.queries, ownerId, linked) : linked.map(relation.target.toApi);
+    });
 
     if (relation.replace) {
+      const answersIds = contract.replaced === 'ids';
       router.put(
         path,
-        guard({ params: idParams(ownerParam), body: bodyOf(0), status: relation.answersIds ? 200 : 204, ...(relation.answersIds && { response: idsAnswer }) }),
+        guard({ params: idParams(ownerParam), body: bodyOf(0), status: answersIds ? 200 : 204, ...(answersIds && { response: idsAnswer }) }),
         async (ctx) => {
           const ownerId = ctx.guard.params[ownerParam];
-          const ids = idsIn(ctx.guard.body);
+          const named = idsIn(ctx.guard.body);
           await change(originOf(ctx), ownerId, async (session) => {
-            await checked(ownerId, ids, true, session);
-            return links.replace(ownerId, ids, session);
+            await checked(ownerId, named, true, session).catch(unknownId);
+            return links.replace(ownerId, named, session);
           });
-          if (relation.answersIds) ctx.body = { [bodyKey]: ids };
+          if (answersIds) ctx.body = { [bodyKey]: named };
           else ctx.status = 204;
         },
       );

@@ -70,8 +70,11 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
       return found;
     },
 
-    find: (filter: Filter<T>, page: Page) =>
-      collection.find(filter).sort({ createdAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray() as Promise<T[]>,
+    /** Newest first; a page of them, or every one when no page is given (a list Logto answers whole). */
+    find: (filter: Filter<T>, page?: Page) => {
+      const sorted = collection.find(filter).sort({ createdAt: -1, _id: -1 });
+      return (page ? sorted.skip(page.skip).limit(page.limit) : sorted).toArray() as Promise<T[]>;
+    },
 
     count: (filter: Filter<T>) => collection.countDocuments(filter),
 

@@ -105,13 +105,15 @@ describe('the events each Management API route announces', () => {
     const scopeIdsOf = (body: { data: Array<{ id: string }> }) => body.data.map(({ id }) => id).sort();
 
     expect(names((await eventsOf('PATCH', `/api/roles/${roleId}`, { description: 'Reads' }, 200)).received)).toEqual(['Role.Data.Updated']);
-    const added = await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 201);
+    // Logto's role.scope.ts answers 200 with the role's permissions.
+    const added = await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 200);
     expect(added.received.map(({ body }) => [body.event, body.roleId, scopeIdsOf(body)])).toEqual([
       ['Role.Scopes.Updated', roleId, [scopeId, write.id].sort()],
     ]);
-    // Adding what the role already has changes nothing, and is announced all the same, as Logto does.
-    const again = await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 201);
-    expect(again.received.map(({ body }) => [body.event, scopeIdsOf(body)])).toEqual([['Role.Scopes.Updated', [scopeId, write.id].sort()]]);
+    // Adding what the role already has is 422 role.scope_exists there, and a refused write announces nothing.
+    const again = await eventsOf('POST', `/api/roles/${roleId}/scopes`, { scopeIds: [write.id] }, 422);
+    expect(again.answer.body).toMatchObject({ code: 'role.scope_exists', data: { scopeId: write.id } });
+    expect(again.received).toEqual([]);
     const removed = await eventsOf('DELETE', `/api/roles/${roleId}/scopes/${write.id}`, undefined, 204);
     expect(removed.received.map(({ body }) => [body.event, body.roleId, scopeIdsOf(body)])).toEqual([['Role.Scopes.Updated', roleId, [scopeId]]]);
 

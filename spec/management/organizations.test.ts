@@ -109,7 +109,9 @@ describe('organizations, their members, roles and permissions', () => {
     expect((await server.api('DELETE', `/api/organizations/${org.id}/users/${milton.id}`)).status).toBe(404);
   });
 
-  it('refuses unknown users and roles with 404, writing nothing', async () => {
+  // Logto's generic relation routes (packages/core/src/utils/SchemaRouter.ts, organization/user/role-relations.ts):
+  // an unknown id is a broken foreign key, 422 entity.relation_foreign_key_not_found; not being a member is 422.
+  it('refuses unknown users, organizations and roles with 422 as Logto, writing nothing', async () => {
     const { body: org } = await post('/api/organizations', { name: 'Hooli' });
     const { body: user } = await post('/api/users', { username: 'gavin' });
     await post(`/api/organizations/${org.id}/users`, { userIds: [user.id] });
@@ -119,9 +121,14 @@ describe('organizations, their members, roles and permissions', () => {
       [`/api/organizations/nosuchorg/users`, { userIds: [user.id] }],
       [`/api/organizations/${org.id}/users/${user.id}/roles`, { organizationRoleIds: ['nosuchrole'] }],
     ] as const) {
-      expect((await post(path, body)).status).toBe(404);
+      expect((await post(path, body)).body).toMatchObject({ code: 'entity.relation_foreign_key_not_found' });
     }
-    expect((await server.api('PUT', `/api/organizations/${org.id}/users`, { body: { userIds: ['nosuchuser'] } })).status).toBe(404);
+    expect((await server.api('PUT', `/api/organizations/${org.id}/users`, { body: { userIds: ['nosuchuser'] } })).status).toBe(422);
+    for (const path of [`/api/organizations/nosuchorg/users/${user.id}/roles`, `/api/organizations/${org.id}/users/nosuchuser/roles`]) {
+      expect((await server.api('GET', path)).body).toMatchObject({ code: 'organization.require_membership' });
+    }
+    // Removing from an organization that does not exist is 404, as Logto's.
+    expect((await server.api('DELETE', `/api/organizations/nosuchorg/users/${user.id}`)).status).toBe(404);
     expect(await snapshot(server.database.db)).toBe(before);
   });
 

@@ -60,8 +60,9 @@ describe('/api/roles', () => {
 
   it('adds and removes permissions of a role', async () => {
     const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'Editor' } });
+    // Logto's role.scope.ts: 200 with every permission the role now has.
     const added = await server.api('POST', `/api/roles/${role.id}/scopes`, { body: { scopeIds: [read.id, write.id] } });
-    expect(added.status).toBe(201);
+    expect(added.status).toBe(200);
     expect(added.body.map(({ id }: { id: string }) => id).sort()).toEqual([read.id, write.id].sort());
     expect((await server.api('POST', `/api/roles/${role.id}/scopes`, { body: { scopeIds: [] } })).status).toBe(400);
     expect((await server.api('DELETE', `/api/roles/${role.id}/scopes/${write.id}`)).status).toBe(204);
@@ -123,9 +124,18 @@ describe('/api/roles', () => {
     ] as const) {
       const response = await server.api('POST', path, { body });
       expect(response.status).toBe(422);
-      // Logto's code where it has one (packages/core/src/routes/admin-user/role.ts).
-      expect(response.body.code).toBe(path.startsWith('/api/users/') ? 'user.invalid_role_type' : 'role.type_mismatch');
     }
+    // Logto's codes where it has them (packages/core/src/routes/admin-user/role.ts, applications/application-role.ts).
+    const codes = await Promise.all(
+      [
+        [`/api/users/${user.id}/roles`, { roleIds: [m2mRole.id] }, 'user.invalid_role_type'],
+        [`/api/applications/${m2m.id}/roles`, { roleIds: [userRole.id] }, 'application.invalid_role_type'],
+        [`/api/applications/${spa.id}/roles`, { roleIds: [m2mRole.id] }, 'application.invalid_type'],
+        [`/api/roles/${m2mRole.id}/users`, { userIds: [user.id] }, 'role.type_mismatch'],
+      ].map(async ([path, body, code]) => [(await server.api('POST', path as string, { body })).body.code, code]),
+    );
+    for (const [got, code] of codes) expect(got).toBe(code);
+    expect((await server.api('GET', `/api/applications/${spa.id}/roles`)).body.code).toBe('application.invalid_type');
     expect(await snapshot(server.database.db)).toBe(before);
   });
 
@@ -139,7 +149,7 @@ describe('/api/roles', () => {
     expect((await server.api('POST', `/api/applications/${app.id}/roles`, { body: { roleIds: [role.id] } })).status).toBe(201);
     expect((await token()).scope).toBe('read:orders');
 
-    expect((await server.api('POST', `/api/roles/${role.id}/scopes`, { body: { scopeIds: [write.id] } })).status).toBe(201);
+    expect((await server.api('POST', `/api/roles/${role.id}/scopes`, { body: { scopeIds: [write.id] } })).status).toBe(200);
     expect((await token()).scope).toBe('read:orders write:orders');
 
     expect((await server.api('GET', `/api/roles/${role.id}/applications`)).body.map(({ id }: { id: string }) => id)).toEqual([app.id]);
