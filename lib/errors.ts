@@ -8,6 +8,7 @@ export const apiErrorStatus = {
   'auth.invalid_token': 401,
   'auth.forbidden': 403,
   'guard.invalid_input': 400,
+  'guard.invalid_pagination': 400,
   'guard.unsupported_media_type': 415,
   'guard.payload_too_large': 413,
   'entity.not_exists_with_id': 404,

@@ -3,7 +3,7 @@ import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
 import { isConfidential, withId, type ApplicationDocument, type ApplicationSecretDocument } from '../lib/store/models.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import {
@@ -60,8 +60,10 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.get('/applications', guard({ query: paginationQuery(applicationListQuery), response: listResponse }), async (ctx) => {
     const { types, isThirdParty, ...pagination } = ctx.guard.query;
     const filter = { types, isThirdParty: isThirdParty === undefined ? undefined : isThirdParty === 'true' };
-    const [total, found] = await Promise.all([applications.count(filter), applications.find(filter, pageOf(pagination))]);
-    ctx.set('Total-Number', String(total));
+    // Paging is optional here, as Logto's (applications/application.ts).
+    const page = pageOrAll(pagination, { optional: true });
+    const [total, found] = await Promise.all([page && applications.count(filter), applications.find(filter, page)]);
+    setPageHeaders(ctx, page, total);
     ctx.body = found.map(withId);
   });
 

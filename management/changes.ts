@@ -1,5 +1,5 @@
 import { guard } from '../lib/http/guard.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idSchema, paginationQuery, timestamp } from './schemas/common.js';
 
@@ -37,8 +37,9 @@ export function changeRoutes(router: ApiRouter, deps: ManagementDeps) {
     }),
     async (ctx) => {
       const { page, page_size, ...filter } = ctx.guard.query;
-      const [total, found] = await Promise.all([changes.count(filter), changes.find(filter, pageOf({ page, page_size }))]);
-      ctx.set('Total-Number', String(total));
+      const paged = pageOf({ page, page_size });
+      const [total, found] = await Promise.all([changes.count(filter), changes.find(filter, paged)]);
+      setPageHeaders(ctx, paged, total);
       ctx.body = found.map(({ _id, entity, action, id, data, origin, createdAt }) => ({
         id: _id,
         entity,

@@ -11,7 +11,7 @@ import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { AddressRefusedError } from '../lib/outbound-addresses.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOf, pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
@@ -113,8 +113,10 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
   };
 
   router.get('/hooks', guard({ query: paginationQuery(hookStatsQuery), response: { type: 'array', items: hookResponse } }), async (ctx) => {
-    const [total, found] = await Promise.all([hookQueries.count({}), hookQueries.find({}, pageOf(ctx.guard.query))]);
-    ctx.set('Total-Number', String(total));
+    // Paging is optional here, as Logto's (hook.ts).
+    const page = pageOrAll(ctx.guard.query, { optional: true });
+    const [total, found] = await Promise.all([page && hookQueries.count({}), hookQueries.find({}, page)]);
+    setPageHeaders(ctx, page, total);
     ctx.body = await present(found, ctx.guard.query.includeExecutionStats);
   });
 
@@ -234,9 +236,10 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
           createdAt: { ...(since !== undefined && { $gte: new Date(since) }), ...(until !== undefined && { $lte: new Date(until) }) },
         }),
       };
-      const { total, found } = await hooks.queries.deliveries.page(filter, pageOf(ctx.guard.query));
+      const page = pageOf(ctx.guard.query);
+      const { total, found } = await hooks.queries.deliveries.page(filter, page);
       const attempts = await hooks.queries.deliveries.attemptsOf(found.map(({ _id }) => _id));
-      ctx.set('Total-Number', String(total));
+      setPageHeaders(ctx, page, total);
       ctx.body = found.map((delivery) => deliveryToApi(delivery, attempts.get(delivery._id)));
     },
   );

@@ -1,6 +1,6 @@
 import { guard } from '../lib/http/guard.js';
 import { withId } from '../lib/store/models.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idSchema, paginationQuery, timestamp } from './schemas/common.js';
 
@@ -40,8 +40,9 @@ export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
     }),
     async (ctx) => {
       const { page, page_size, ...filter } = ctx.guard.query;
-      const [total, found] = await Promise.all([impersonations.count(filter), impersonations.find(filter, pageOf({ page, page_size }))]);
-      ctx.set('Total-Number', String(total));
+      const paged = pageOf({ page, page_size });
+      const [total, found] = await Promise.all([impersonations.count(filter), impersonations.find(filter, paged)]);
+      setPageHeaders(ctx, paged, total);
       ctx.body = found.map(withId);
     },
   );

@@ -2,7 +2,7 @@ import type { ClientSession } from 'mongodb';
 
 import { containsPattern, type EntityDocument, type EntityQueries } from '../lib/store/entities.js';
 import { guard, type Admitted, type Schema, type TypedSchema } from '../lib/http/guard.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import type { ChangeOf, Write } from '../lib/store/unit-of-work.js';
 import type { ChangeKey } from '../hooks/catalog.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
@@ -52,8 +52,9 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
     async (ctx) => {
       const { q } = ctx.guard.query;
       const filter = q ? { name: containsPattern(q) } : {};
-      const [total, found] = await Promise.all([queries.count(filter), queries.find(filter, pageOf(ctx.guard.query))]);
-      ctx.set('Total-Number', String(total));
+      const page = pageOf(ctx.guard.query);
+      const [total, found] = await Promise.all([queries.count(filter), queries.find(filter, page)]);
+      setPageHeaders(ctx, page, total);
       ctx.body = await spec.present(found);
     },
   );

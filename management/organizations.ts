@@ -11,7 +11,7 @@ import type { ApiRouter, ManagementDeps } from './deps.js';
 import { namedEntityRoutes } from './named-entities.js';
 import { originOf } from './origin.js';
 import { idParams, idSchema, paginationQuery } from './schemas/common.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import {
   namedCreateSchema,
   namedPatchSchema,
@@ -155,7 +155,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     );
   }
 
-  // Paged like every other list (`page`, `page_size`, `Total-Number`), as Logto's.
+  // Paged when asked (`page`, `page_size`, `Total-Number`), else every role: optional, as Logto's (organization/user/role-relations.ts).
   router.get(
     memberRoles,
     guard({ params: idParams('id', 'userId'), query: paginationQuery(), response: { type: 'array', items: organizationRoleResponse } }),
@@ -163,8 +163,9 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       const { id, userId } = ctx.guard.params;
       await member(id, userId);
       const filter = { _id: { $in: await organizationUserRoles.rolesOf(id, userId) } };
-      const [total, found] = await Promise.all([organizationRoles.count(filter), organizationRoles.find(filter, pageOf(ctx.guard.query))]);
-      ctx.set('Total-Number', String(total));
+      const page = pageOrAll(ctx.guard.query, { optional: true });
+      const [total, found] = await Promise.all([page && organizationRoles.count(filter), organizationRoles.find(filter, page)]);
+      setPageHeaders(ctx, page, total);
       ctx.body = await presentOrganizationRoles(queries, found);
     },
   );

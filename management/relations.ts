@@ -7,9 +7,18 @@ import { ApiError, asBrokenForeignKey, assertThat, notFound, type ApiErrorCode }
 import { guard, type Schema } from '../lib/http/guard.js';
 import { keepLiveTargets, type Links } from '../lib/store/links.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
-import { byName, userToApi, withId, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/store/models.js';
+import {
+  byName,
+  userToApi,
+  withId,
+  type Page,
+  type ApplicationDocument,
+  type RoleDocument,
+  type ScopeDocument,
+  type UserDocument,
+} from '../lib/store/models.js';
 import { assertAssignable } from './roles.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
@@ -72,6 +81,8 @@ interface Relation {
   present?: (queries: Queries, ownerId: string, targets: Doc[]) => Promise<unknown[]>;
   /** The answer schema for one target, when `present` shapes it. */
   response?: Schema;
+  /** Whether the list answers every row when no page is asked for, as Logto's `koaPagination({ isOptional: true })`. */
+  optionalPaging?: boolean;
   /** Throws when the owner cannot have this relation at all (checked by every method, the list too). */
   checkOwner?: (owner: Doc) => void;
   /** Logto's contract for the route: its answers, and what an id already linked or unknown gets. */
@@ -202,6 +213,7 @@ export const relations: Relation[] = [
     check: (role) => notBuiltIn(role),
     checkAdded: (role, scopes) => assertAssignable((role as unknown as RoleDocument).type, scopes as unknown as ScopeDocument[]),
     // packages/core/src/routes/role.scope.ts
+    optionalPaging: true,
     contract: handWritten('all', { existing: { code: 'role.scope_exists', key: 'scopeId' } }),
   },
   {
@@ -241,6 +253,7 @@ export const relations: Relation[] = [
     action: 'scopes.updated',
     replace: true,
     // packages/core/src/routes/organization-role/index.ts, through Logto's SchemaRouter
+    optionalPaging: true,
     contract: generic,
   },
 ];
@@ -309,7 +322,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       return found;
     };
 
-    const listOf = async (ownerId: string, filter: Document, page?: ReturnType<typeof pageOf>) => {
+    const listOf = async (ownerId: string, filter: Document, page?: Page) => {
       const found = await targets.find(filter, page);
       return relation.present ? relation.present(deps.queries, ownerId, found) : found.map(relation.target.toApi);
     };
@@ -319,8 +332,9 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
       const ownerId = ctx.guard.params[ownerParam];
       await ownerOrThrow(ownerId);
       const filter = { _id: { $in: await links.rightsOf(ownerId) } };
-      const [total, answer] = await Promise.all([targets.count(filter), listOf(ownerId, filter, pageOf(ctx.guard.query))]);
-      ctx.set('Total-Number', String(total));
+      const page = pageOrAll(ctx.guard.query, { optional: relation.optionalPaging === true });
+      const [total, answer] = await Promise.all([page && targets.count(filter), listOf(ownerId, filter, page)]);
+      setPageHeaders(ctx, page, total);
       ctx.body = answer;
     });
 

@@ -3,7 +3,7 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type ResourceDocument, type ScopeDocument } from '../lib/store/models.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOf, pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idParams, paginationQuery } from './schemas/common.js';
@@ -34,8 +34,10 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ query: paginationQuery({ includeScopes: { enum: ['true', 'false'] } }), response: { type: 'array', items: resourceResponse } }),
     async (ctx) => {
       const { includeScopes, ...pagination } = ctx.guard.query;
-      const [total, found] = await Promise.all([resources.count(), resources.find(pageOf(pagination))]);
-      ctx.set('Total-Number', String(total));
+      // Paging is optional here, as Logto's (resource.ts).
+      const page = pageOrAll(pagination, { optional: true });
+      const [total, found] = await Promise.all([page && resources.count(), resources.find(page)]);
+      setPageHeaders(ctx, page, total);
       if (includeScopes !== 'true') {
         ctx.body = found.map(withId);
         return;
@@ -106,8 +108,9 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
         query,
       } = ctx.guard;
       await resources.findByIdOrThrow(resourceId);
-      const [total, found] = await Promise.all([resources.scopes.countForResource(resourceId), resources.scopes.findForResource(resourceId, pageOf(query))]);
-      ctx.set('Total-Number', String(total));
+      const page = pageOf(query);
+      const [total, found] = await Promise.all([resources.scopes.countForResource(resourceId), resources.scopes.findForResource(resourceId, page)]);
+      setPageHeaders(ctx, page, total);
       ctx.body = found.map(withId);
     },
   );

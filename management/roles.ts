@@ -7,7 +7,7 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type RoleDocument, type ScopeDocument } from '../lib/store/models.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
@@ -35,8 +35,9 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.get('/roles', guard({ query: paginationQuery(roleListQuery), response: { type: 'array', items: roleResponse } }), async (ctx) => {
     const { type, search } = ctx.guard.query;
     const filter: Filter<RoleDocument> = { ...(type && { type }), ...(search && { name: containsPattern(search) }) };
-    const [total, found] = await Promise.all([roles.count(filter), roles.find(filter, pageOf(ctx.guard.query))]);
-    ctx.set('Total-Number', String(total));
+    const page = pageOf(ctx.guard.query);
+    const [total, found] = await Promise.all([roles.count(filter), roles.find(filter, page)]);
+    setPageHeaders(ctx, page, total);
     ctx.body = found.map(withId);
   });
 

@@ -5,7 +5,7 @@ import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Admitted } from '../lib/http/guard.js';
 import { byName, newUser, userToApi, withId, type UserDocument } from '../lib/store/models.js';
-import { pageOf } from '../lib/http/pagination.js';
+import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { Write } from '../lib/store/unit-of-work.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
@@ -74,8 +74,9 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.get('/users', guard({ query: listQuery, response: { type: 'array', items: userResponse } }), async (ctx) => {
     const filter = searchFilter(ctx.guard.query);
-    const [total, found] = await Promise.all([users.count(filter), users.find(filter, pageOf(ctx.guard.query))]);
-    ctx.set('Total-Number', String(total));
+    const page = pageOf(ctx.guard.query);
+    const [total, found] = await Promise.all([users.count(filter), users.find(filter, page)]);
+    setPageHeaders(ctx, page, total);
     ctx.body = found.map(userToApi);
   });
 

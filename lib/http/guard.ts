@@ -127,7 +127,9 @@ function validator(ajv: Ajv, where: string, schema: TypedSchema | undefined) {
   return (value: unknown) => {
     if (!validate(value)) {
       const { field, message } = describe(where, validate.errors![0]);
-      throw new ApiError('guard.invalid_input', message, { field });
+      // Logto's code for a bad `page` or `page_size` (koa-pagination.ts).
+      const code = field === 'query.page' || field === 'query.page_size' ? 'guard.invalid_pagination' : 'guard.invalid_input';
+      throw new ApiError(code, message, { field });
     }
     return value;
   };

@@ -42,7 +42,7 @@ describe('/api/resources and their scopes', () => {
     const { body: created } = await server.api('POST', '/api/resources', {
       body: { name: 'Billing', indicator: 'https://billing.example.com', accessTokenTtl: 600 },
     });
-    const listed = await server.api('GET', '/api/resources?includeScopes=true');
+    const listed = await server.api('GET', '/api/resources?includeScopes=true&page=1');
     expect(listed.status).toBe(200);
     expect(Number(listed.headers.get('total-number'))).toBeGreaterThanOrEqual(2);
     expect(listed.body.find(({ id }: { id: string }) => id === created.id)).toMatchObject({ name: 'Billing', scopes: [] });

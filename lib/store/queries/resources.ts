@@ -25,7 +25,11 @@ export function createResourceQueries(db: Db) {
     findByIdOrThrow,
     findByIndicator: (indicator: string) => resources.findOne({ indicator }),
     findAll: () => resources.find({}).sort({ createdAt: -1, _id: -1 }).toArray(),
-    find: (page: Page) => resources.find({}).sort({ createdAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray(),
+    /** Newest first: a page, or every one. */
+    find: (page?: Page) => {
+      const sorted = resources.find({}).sort({ createdAt: -1, _id: -1 });
+      return (page ? sorted.skip(page.skip).limit(page.limit) : sorted).toArray();
+    },
     count: () => resources.countDocuments({}),
 
     async update(id: string, set: Partial<Omit<ResourceDocument, '_id'>>, session?: ClientSession) {
