@@ -12,6 +12,8 @@ export const apiErrorStatus = {
   'guard.unsupported_media_type': 415,
   'guard.payload_too_large': 413,
   'entity.not_exists_with_id': 404,
+  'entity.not_found': 404,
+  'entity.unique_integrity_violation': 422,
   'entity.invalid_input': 422,
   'entity.relation_foreign_key_not_found': 422,
   'route.not_found': 404,
@@ -28,8 +30,6 @@ export const apiErrorStatus = {
   'user.username_already_in_use': 422,
   'user.email_already_in_use': 422,
   'user.phone_already_in_use': 422,
-  'user.password_mismatch': 422,
-  'user.no_password': 422,
   'user.suspended': 422,
   'user.invalid_role_type': 422,
   'role.name_in_use': 422,
@@ -39,8 +39,6 @@ export const apiErrorStatus = {
   'role.application_exists': 422,
   'role.scope_exists': 422,
   'role.management_api_scopes_not_assignable_to_user_role': 400,
-  'organization_role.name_in_use': 422,
-  'organization_scope.name_in_use': 422,
   'organization.require_membership': 422,
   'jwt_customizer.script_failed': 422,
   'oidc.key_required': 422,
@@ -105,6 +103,17 @@ export const notFound = (entity: string, id: string) =>
 export function asBrokenForeignKey(error: unknown): never {
   if (error instanceof ApiError && error.code === 'entity.not_exists_with_id') {
     throw new ApiError('entity.relation_foreign_key_not_found', `${error.message}: nothing can be linked to it`, error.data);
+  }
+  throw error;
+}
+
+/**
+ * Logto's generic routes delete by a condition and answer a delete that removed nothing as 404
+ * `entity.not_found` (its DeletionError), whichever id was unknown. Rethrows a not-found error as that.
+ */
+export function asNothingDeleted(error: unknown): never {
+  if (error instanceof ApiError && error.code === 'entity.not_exists_with_id') {
+    throw new ApiError('entity.not_found', error.message, error.data);
   }
   throw error;
 }

@@ -1,5 +1,6 @@
 import type { ClientSession } from 'mongodb';
 
+import { asNothingDeleted } from '../lib/errors.js';
 import { containsPattern, type EntityDocument, type EntityQueries } from '../lib/store/entities.js';
 import { guard, type Admitted, type Schema, type TypedSchema } from '../lib/http/guard.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
@@ -91,11 +92,12 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
     ctx.body = await one(updated);
   });
 
+  // An unknown id is 404 entity.not_found here, as Logto's SchemaRouter answers a delete that removed nothing.
   router.delete(`${path}/:id`, guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
     await deps.write(originOf(ctx), async ({ session, intend, record }) => {
       await intend({ entity, action: 'deleted', id });
-      const before = await queries.delete(id, session);
+      const before = await queries.delete(id, session).catch(asNothingDeleted);
       await spec.cascade(id, session);
       record({ entity, action: 'deleted', id, data: await one(before) });
     });

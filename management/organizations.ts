@@ -72,7 +72,8 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, createdAt: Date.now() }),
     present: (roles) => presentOrganizationRoles(queries, roles),
     async beforeCreate({ organizationScopeIds = [] }, session) {
-      await organizationScopes.assertAllExist(organizationScopeIds, session);
+      // Logto's code for an unknown one (organization-role/index.ts, through its SchemaRouter's error handler).
+      await organizationScopes.assertAllExist(organizationScopeIds, session).catch(asBrokenForeignKey);
     },
     async afterCreate(role, { organizationScopeIds = [] }, { session, intend }) {
       if (organizationScopeIds.length === 0) return [];

@@ -3,7 +3,7 @@ import type { ClientSession, Document } from 'mongodb';
 import { builtIn } from './bootstrap.js';
 import { recordedChange } from '../hooks/catalog.js';
 import { createEntityQueries, type EntityDocument } from '../lib/store/entities.js';
-import { ApiError, asBrokenForeignKey, assertThat, notFound, type ApiErrorCode } from '../lib/errors.js';
+import { ApiError, asBrokenForeignKey, asNothingDeleted, assertThat, notFound, type ApiErrorCode } from '../lib/errors.js';
 import { guard, type Schema } from '../lib/http/guard.js';
 import { keepLiveTargets, type Links } from '../lib/store/links.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
@@ -411,7 +411,7 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
         await checked(ownerId, [targetId], false, session);
         assertThat(await links.remove(ownerId, targetId, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId));
         return { added: [], removed: [targetId] };
-      });
+      }).catch((error: unknown) => (contract.unknown === 'foreignKey' ? asNothingDeleted(error) : Promise.reject(error)));
       ctx.status = 204;
     });
   }

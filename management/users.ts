@@ -163,8 +163,10 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     guard({ params: idParams('userId'), body: { ...passwordBody, properties: { password: { type: 'string', minLength: 1, maxLength: 256 } } } }),
     async (ctx) => {
       const user = await users.findByIdOrThrow(ctx.guard.params.userId);
-      assertThat(user.passwordHash, new ApiError('user.no_password', 'this user has no password'));
-      assertThat(await verifyPassword(ctx.guard.body.password, user.passwordHash), new ApiError('user.password_mismatch', 'the password does not match'));
+      // Logto's answer either way (its verifyUserPassword): 422 session.invalid_credentials.
+      const invalid = () => new ApiError('session.invalid_credentials', 'the password does not match');
+      assertThat(user.passwordHash, invalid);
+      assertThat(await verifyPassword(ctx.guard.body.password, user.passwordHash), invalid);
       ctx.status = 204;
     },
   );

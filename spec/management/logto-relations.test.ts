@@ -54,7 +54,12 @@ describe('relation routes, answered as Logto answers them', () => {
 
     expect(await put(path, { userIds: [b.id, b.id] })).toMatchObject({ status: 204 });
     expect((await server.api('GET', path)).body.map(({ id }: { id: string }) => id)).toEqual([b.id]);
-    expect((await server.api('DELETE', `${path}/${a.id}`)).status).toBe(404);
+    // A delete that removes nothing is 404 entity.not_found there (SchemaRouter's DeletionError).
+    expect((await server.api('DELETE', `${path}/${a.id}`)).body.code).toBe('entity.not_found');
+    expect((await server.api('DELETE', `/api/organizations/nosuchorg/users/${a.id}`)).body.code).toBe('entity.not_found');
+    for (const collection of ['organizations', 'organization-roles', 'organization-scopes']) {
+      expect(await server.api('DELETE', `/api/${collection}/nosuchid`)).toMatchObject({ status: 404, body: { code: 'entity.not_found' } });
+    }
     expect((await put(path, { userIds: [] })).status).toBe(204);
   });
 

@@ -30,14 +30,16 @@ describe('organizations, their members, roles and permissions', () => {
   it('manages organization permissions and roles built from them', async () => {
     const { body: read } = await post('/api/organization-scopes', { name: 'read:docs', description: 'Read documents' });
     const { body: edit } = await post('/api/organization-scopes', { name: 'edit:docs' });
-    expect((await post('/api/organization-scopes', { name: 'read:docs' })).body.code).toBe('organization_scope.name_in_use');
+    expect((await post('/api/organization-scopes', { name: 'read:docs' })).body.code).toBe('entity.unique_integrity_violation');
 
     const role = await post('/api/organization-roles', { name: 'Editor', organizationScopeIds: [read.id, edit.id] });
     expect(role.status).toBe(201);
     expect(role.body).toMatchObject({ name: 'Editor', description: null });
     expect(names(role.body.scopes)).toEqual(['edit:docs', 'read:docs']);
-    expect((await post('/api/organization-roles', { name: 'Editor' })).body.code).toBe('organization_role.name_in_use');
-    expect((await post('/api/organization-roles', { name: 'Ghost', organizationScopeIds: ['nosuchscope'] })).status).toBe(404);
+    expect((await post('/api/organization-roles', { name: 'Editor' })).body.code).toBe('entity.unique_integrity_violation');
+    expect((await post('/api/organization-roles', { name: 'Ghost', organizationScopeIds: ['nosuchscope'] })).body.code).toBe(
+      'entity.relation_foreign_key_not_found',
+    );
     expect((await server.api('GET', '/api/organization-roles?q=Ghost')).body).toEqual([]);
 
     expect((await server.api('PUT', `/api/organization-roles/${role.body.id}/scopes`, { body: { organizationScopeIds: [read.id] } })).status).toBe(204);

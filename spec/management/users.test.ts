@@ -96,16 +96,19 @@ describe('/api/users', () => {
     expect(cleared.body.primaryEmail).toBeNull();
   });
 
+  // Logto's verifyUserPassword (packages/core/src/libraries/user.ts): 422 session.invalid_credentials, with or without a password.
   it('sets and verifies a password', async () => {
     const { body: user } = await create({ username: 'erin' });
     expect(user.hasPassword).toBe(false);
-    expect((await server.api('POST', `/api/users/${user.id}/password/verify`, { body: { password: 'whatever1' } })).body.code).toBe('user.no_password');
+    expect((await server.api('POST', `/api/users/${user.id}/password/verify`, { body: { password: 'whatever1' } })).body.code).toBe(
+      'session.invalid_credentials',
+    );
     const set = await server.api('PATCH', `/api/users/${user.id}/password`, { body: { password: 'new password 1' } });
     expect(set.body.hasPassword).toBe(true);
     expect((await server.api('POST', `/api/users/${user.id}/password/verify`, { body: { password: 'new password 1' } })).status).toBe(204);
     const wrong = await server.api('POST', `/api/users/${user.id}/password/verify`, { body: { password: 'wrong password' } });
     expect(wrong.status).toBe(422);
-    expect(wrong.body).toEqual({ code: 'user.password_mismatch', message: 'the password does not match' });
+    expect(wrong.body).toEqual({ code: 'session.invalid_credentials', message: 'the password does not match' });
     expect((await server.api('PATCH', `/api/users/${user.id}/password`, { body: { password: 'short' } })).status).toBe(400);
   });
 

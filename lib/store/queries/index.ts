@@ -62,12 +62,13 @@ export function createQueries(db: Db) {
     organizationRoles: createEntityQueries<OrganizationRoleDocument>(db, {
       collection: 'organization_roles',
       label: 'organization role',
-      conflicts: { name: inUse('organization_role.name_in_use', 'this organization role name') },
+      // Logto's code for these (its SchemaRouter's, organization/utils.ts): entity.unique_integrity_violation.
+      conflicts: { name: inUse('entity.unique_integrity_violation', 'this organization role name') },
     }),
     organizationScopes: createEntityQueries<OrganizationScopeDocument>(db, {
       collection: 'organization_scopes',
       label: 'organization permission',
-      conflicts: { name: inUse('organization_scope.name_in_use', 'this organization permission name') },
+      conflicts: { name: inUse('entity.unique_integrity_violation', 'this organization permission name') },
     }),
     organizationUserRoles: createOrganizationUserRoleQueries(db),
     subjectTokens: createSubjectTokenQueries(db),
