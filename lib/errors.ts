@@ -40,7 +40,7 @@ export const apiErrorStatus = {
   'role.scope_exists': 422,
   'role.management_api_scopes_not_assignable_to_user_role': 400,
   'organization.require_membership': 422,
-  'jwt_customizer.script_failed': 422,
+  'jwt_customizer.general': 422,
   'oidc.key_required': 422,
   'oidc.key_not_found': 404,
   'oidc.only_previous_key_can_be_deleted': 422,

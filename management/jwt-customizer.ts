@@ -2,12 +2,18 @@ import { Script } from 'node:vm';
 
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
-import { customizerCollection, customizerId, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
+import {
+  customizerCollection,
+  customizerId,
+  customizerKeys,
+  customizerTypes,
+  type CustomizerType,
+  type JwtCustomizer,
+} from '../lib/store/queries/jwt-customizer.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject } from './schemas/common.js';
 
-const path = '/configs/jwt-customizer/access-token';
 const script = { type: 'string', minLength: 1, maxLength: 65536 } as const;
 const environmentVariables = {
   type: 'object',
@@ -15,11 +21,20 @@ const environmentVariables = {
   additionalProperties: { type: 'string', maxLength: 4096 },
   propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$' },
 } as const;
+/** Logto's fields of a customizer (its `jwtCustomizerGuard`). */
+const fields = { script, environmentVariables, tokenSample: freeFormObject, contextSample: freeFormObject, blockIssuanceOnError: { type: 'boolean' } } as const;
 const customizerResponse = {
   type: 'object',
-  properties: { script: { type: 'string' }, environmentVariables: { type: 'object', additionalProperties: true } },
+  properties: {
+    script: { type: 'string' },
+    environmentVariables: { type: 'object', additionalProperties: true },
+    tokenSample: { type: 'object', additionalProperties: true },
+    contextSample: { type: 'object', additionalProperties: true },
+    blockIssuanceOnError: { type: 'boolean' },
+  },
   required: ['script', 'environmentVariables'],
 };
+const typeParams = { type: 'object', properties: { tokenTypePath: { enum: customizerTypes } }, required: ['tokenTypePath'] } as const;
 
 /** Compiles without running, so that a script with a syntax error is refused when it is stored. */
 function assertCompiles(source: string) {
@@ -30,50 +45,110 @@ function assertCompiles(source: string) {
   }
 }
 
-/** The access-token customizer (`getCustomJwtClaims`), stored as Logto stores it, with a dry run. */
+/** The customizer as the API shows it (Logto's value): without our id and time. */
+const shown = ({ _id: _id, updatedAt: _updatedAt, ...value }: JwtCustomizer) => value;
+
+/**
+ * Logto's JWT customizers (packages/core/src/routes/logto-config/jwt-customizer.ts): `getCustomJwtClaims`
+ * for user tokens (`access-token`) and for a machine's own (`client-credentials`), with a dry run.
+ */
 export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
   const collection = customizerCollection(deps.database.db);
+  const path = '/configs/jwt-customizer/:tokenTypePath';
 
-  router.get(path, guard({ response: customizerResponse }), async (ctx) => {
-    const stored = await collection.findOne({ _id: customizerId });
-    assertThat(stored, () => notFound('jwt customizer', 'access-token'));
-    ctx.body = { script: stored.script, environmentVariables: stored.environmentVariables };
-  });
+  /** Stores the customizer and records the change (the script's variables by name only: their values are secrets). */
+  const save = (ctx: Parameters<typeof originOf>[0], type: CustomizerType, document: JwtCustomizer) =>
+    deps.write(originOf(ctx), async ({ session, record }) => {
+      await collection.replaceOne({ _id: document._id }, document, { upsert: true, session });
+      record({
+        entity: 'JwtCustomizer',
+        action: 'updated',
+        id: type,
+        data: {
+          script: document.script,
+          environmentVariableNames: Object.keys(document.environmentVariables),
+          blockIssuanceOnError: document.blockIssuanceOnError,
+        },
+      });
+    });
 
-  router.put(
-    path,
+  router.get(
+    '/configs/jwt-customizer',
     guard({
-      body: { type: 'object', properties: { script, environmentVariables }, required: ['script'], additionalProperties: false },
-      response: customizerResponse,
+      response: {
+        type: 'array',
+        items: { type: 'object', properties: { key: { type: 'string' }, value: customizerResponse }, required: ['key', 'value'] },
+      },
     }),
     async (ctx) => {
-      const { script: source, environmentVariables: variables = {} } = ctx.guard.body;
-      assertCompiles(source);
-      const document: JwtCustomizer = { _id: customizerId, script: source, environmentVariables: variables, updatedAt: Date.now() };
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        await collection.replaceOne({ _id: customizerId }, document, { upsert: true, session });
-        record({ entity: 'JwtCustomizer', action: 'updated', id: 'access-token', data: { script: source, environmentVariableNames: Object.keys(variables) } });
+      const stored = await collection.find({ _id: { $in: customizerTypes.map(customizerId) } }).toArray();
+      ctx.body = customizerTypes.flatMap((type) => {
+        const found = stored.find(({ _id }) => _id === customizerId(type));
+        return found ? [{ key: customizerKeys[type], value: shown(found) }] : [];
       });
-      ctx.body = { script: source, environmentVariables: variables };
     },
   );
 
-  router.delete(path, guard({}), async (ctx) => {
+  router.get(path, guard({ params: typeParams, response: customizerResponse }), async (ctx) => {
+    const type = ctx.guard.params.tokenTypePath;
+    const stored = await collection.findOne({ _id: customizerId(type) });
+    assertThat(stored, () => notFound('jwt customizer', type));
+    ctx.body = shown(stored);
+  });
+
+  // As Logto's: 201 when it creates the customizer, 200 when it replaces one.
+  router.put(
+    path,
+    guard({
+      params: typeParams,
+      body: { type: 'object', properties: fields, required: ['script'], additionalProperties: false },
+      response: customizerResponse,
+    }),
+    async (ctx) => {
+      const type = ctx.guard.params.tokenTypePath;
+      const { script: source, environmentVariables: variables = {}, ...rest } = ctx.guard.body;
+      assertCompiles(source);
+      const existed = (await collection.countDocuments({ _id: customizerId(type) })) > 0;
+      const document: JwtCustomizer = { _id: customizerId(type), script: source, environmentVariables: variables, ...rest, updatedAt: Date.now() };
+      await save(ctx, type, document);
+      ctx.status = existed ? 200 : 201;
+      ctx.body = shown(document);
+    },
+  );
+
+  // A partial update of a stored customizer (404 when there is none), as Logto's.
+  router.patch(
+    path,
+    guard({ params: typeParams, body: { type: 'object', properties: fields, additionalProperties: false }, response: customizerResponse }),
+    async (ctx) => {
+      const type = ctx.guard.params.tokenTypePath;
+      const stored = await collection.findOne({ _id: customizerId(type) });
+      assertThat(stored, () => notFound('jwt customizer', type));
+      if (ctx.guard.body.script !== undefined) assertCompiles(ctx.guard.body.script);
+      const document: JwtCustomizer = { ...stored, ...ctx.guard.body, updatedAt: Date.now() };
+      await save(ctx, type, document);
+      ctx.body = shown(document);
+    },
+  );
+
+  router.delete(path, guard({ params: typeParams }), async (ctx) => {
+    const type = ctx.guard.params.tokenTypePath;
     await deps.write(originOf(ctx), async ({ session, record }) => {
-      const { deletedCount } = await collection.deleteOne({ _id: customizerId }, { session });
-      assertThat(deletedCount === 1, () => notFound('jwt customizer', 'access-token'));
-      record({ entity: 'JwtCustomizer', action: 'deleted', id: 'access-token', data: {} });
+      const { deletedCount } = await collection.deleteOne({ _id: customizerId(type) }, { session });
+      assertThat(deletedCount === 1, () => notFound('jwt customizer', type));
+      record({ entity: 'JwtCustomizer', action: 'deleted', id: type, data: {} });
     });
     ctx.status = 204;
   });
 
   // Dry run: the script against a sample token and context, in a sandbox like the tokens' own but apart from it.
+  // A failure is Logto's 422 jwt_customizer.general, its reason in `data.message`.
   router.post(
     '/configs/jwt-customizer/test',
     guard({
       body: {
         type: 'object',
-        properties: { tokenType: { enum: ['access-token'] }, script, environmentVariables, token: freeFormObject, context: freeFormObject },
+        properties: { tokenType: { enum: customizerTypes }, script, environmentVariables, token: freeFormObject, context: freeFormObject },
         required: ['script'],
         additionalProperties: false,
       },
@@ -83,7 +158,10 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
       const { script: source, environmentVariables: variables = {}, token = {}, context = {} } = ctx.guard.body;
       assertCompiles(source);
       const outcome = await deps.dryRunCustomClaims(source, { token, context, environmentVariables: variables });
-      if ('failure' in outcome) throw new ApiError('jwt_customizer.script_failed', `the script failed (${outcome.failure.code}): ${outcome.failure.message}`);
+      if ('failure' in outcome) {
+        const message = `the script failed (${outcome.failure.code}): ${outcome.failure.message}`;
+        throw new ApiError('jwt_customizer.general', message, { message });
+      }
       ctx.body = outcome.claims;
     },
   );

@@ -4,7 +4,7 @@ import type { KeyedCache } from '../lib/store/cache.js';
 import type { Logger } from '../lib/logger.js';
 import { userToApi } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
-import { customizerId, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
+import { customizerId, type CustomizerType, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
 import type { RoleLookup } from './role-facts.js';
 import { SandboxError, type Sandbox } from './sandbox/index.js';
 import type { GrantFacts } from './token-types.js';
@@ -73,6 +73,7 @@ export interface CustomClaimsDeps {
   sandbox: Sandbox;
   /** A function handed in by an embedding host: trusted code, run as it is. */
   hostFunction?: GetCustomJwtClaims;
+  /** The policy where a customizer does not say (`blockIssuanceOnError`), and for the host's function. */
   onError: CustomClaimsFailurePolicy;
   /** Tokens for these audiences are never customized (the Management API's own). */
   exemptAudiences: Set<string>;
@@ -82,8 +83,11 @@ export interface CustomClaimsDeps {
 type IssuedToken = { jti?: string; accountId?: string; clientId?: string; aud?: string | string[]; scope?: string; gty?: string; kind?: string };
 
 export function createCustomClaims(deps: CustomClaimsDeps) {
+  const grantTypeOf = (ctx: KoaContextWithOIDC, token: IssuedToken, facts: GrantFacts | undefined) =>
+    facts?.type ?? (ctx.oidc?.params?.grant_type as string | undefined) ?? token.gty ?? 'unknown';
+
   async function contextFor(ctx: KoaContextWithOIDC, token: IssuedToken, facts: GrantFacts | undefined) {
-    const grantType = facts?.type ?? (ctx.oidc?.params?.grant_type as string | undefined) ?? token.gty ?? 'unknown';
+    const grantType = grantTypeOf(ctx, token, facts);
     // The grant usually loaded the user already; only other grants make us read it.
     const user = facts?.user ?? (token.accountId ? await deps.queries.users.findById(token.accountId) : null);
     const roles = facts?.roles ?? (user ? await deps.roles(await deps.queries.links.usersRoles.rightsOf(user._id)) : []);
@@ -98,8 +102,11 @@ export function createCustomClaims(deps: CustomClaimsDeps) {
   return async function customClaimsFor(ctx: KoaContextWithOIDC, token: IssuedToken, facts?: GrantFacts): Promise<Record<string, unknown>> {
     const audiences = Array.isArray(token.aud) ? token.aud : token.aud ? [token.aud] : [];
     if (audiences.some((audience) => deps.exemptAudiences.has(audience))) return {};
-    const stored = deps.hostFunction ? undefined : await deps.customizer.get(customizerId);
+    // As Logto's: a machine's own token (client_credentials) has its customizer, a user's token the access-token one.
+    const type: CustomizerType = grantTypeOf(ctx, token, facts) === 'client_credentials' ? 'client-credentials' : 'access-token';
+    const stored = deps.hostFunction ? undefined : await deps.customizer.get(customizerId(type));
     if (!deps.hostFunction && !stored) return {};
+    const refuse = stored?.blockIssuanceOnError ?? deps.onError === 'refuse';
 
     const input: CustomClaimsInput = {
       token: { jti: token.jti, sub: token.accountId ?? token.clientId, aud: token.aud, scope: token.scope, client_id: token.clientId },
@@ -111,8 +118,8 @@ export function createCustomClaims(deps: CustomClaimsDeps) {
       return withoutReserved(claims ?? {});
     } catch (error) {
       const reason = error instanceof SandboxError ? `${error.code}: ${error.message}` : (error as Error).message;
-      deps.logger.warn(`custom JWT claims failed (${reason}); ${deps.onError === 'refuse' ? 'token refused' : 'token issued without them'}`);
-      if (deps.onError === 'refuse') {
+      deps.logger.warn(`custom JWT claims failed (${reason}); ${refuse ? 'token refused' : 'token issued without them'}`);
+      if (refuse) {
         // The client learns that the claims failed; why is for the operator's log.
         throw new errors.InvalidRequest('the access token could not be issued: its custom JWT claims failed');
       }

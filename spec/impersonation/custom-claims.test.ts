@@ -52,10 +52,12 @@ describe('custom JWT claims', () => {
     await t.server.close();
   });
 
+  // Logto's routes (packages/core/src/routes/logto-config/jwt-customizer.ts): PUT is 201 when it creates, 200 when it replaces.
   it('stores, reads and deletes the customizer', async () => {
     expect((await t.server.api('GET', '/api/configs/jwt-customizer/access-token')).status).toBe(404);
     const put = await t.setScript(sample, { REGION: 'eu' });
-    expect(put.status).toBe(200);
+    expect(put.status).toBe(201);
+    expect((await t.setScript(sample, { REGION: 'eu' })).status).toBe(200);
     expect((await t.server.api('GET', '/api/configs/jwt-customizer/access-token')).body).toEqual({ script: sample, environmentVariables: { REGION: 'eu' } });
     expect((await t.server.api('DELETE', '/api/configs/jwt-customizer/access-token')).status).toBe(204);
     expect((await t.server.api('DELETE', '/api/configs/jwt-customizer/access-token')).status).toBe(404);
@@ -144,7 +146,8 @@ describe('custom JWT claims', () => {
     expect(ok.body).toEqual({ impersonation_context: { ticketId: 'T-1', user: 'u', env: 'us' } });
     const failing = await t.server.api('POST', '/api/configs/jwt-customizer/test', { body: { script: 'function getCustomJwtClaims() { for (;;) {} }' } });
     expect(failing.status).toBe(422);
-    expect(failing.body).toEqual({ code: 'jwt_customizer.script_failed', message: 'the script failed (timeout): the script did not finish within 1000 ms' });
+    const message = 'the script failed (timeout): the script did not finish within 1000 ms';
+    expect(failing.body).toEqual({ code: 'jwt_customizer.general', message, data: { message } });
   });
 });
 
@@ -166,7 +169,7 @@ describe("custom JWT claims: the sandbox's bounds", () => {
     ['a DataView', 'new DataView(null)', 'DataView is not defined'],
   ])('gives a script no way to allocate memory outside the heap limit: %s', async (_name, allocation, message) => {
     const answer = await dryRun(`function getCustomJwtClaims() { const held = ${allocation}; return { held: String(held) } }`);
-    expect(answer).toMatchObject({ status: 422, body: { code: 'jwt_customizer.script_failed', message: `the script failed (script_error): ${message}` } });
+    expect(answer).toMatchObject({ status: 422, body: { code: 'jwt_customizer.general', message: `the script failed (script_error): ${message}` } });
   });
 
   it('bounds heap memory: a script that fills the heap fails, and the next run works', async () => {
@@ -180,8 +183,8 @@ describe("custom JWT claims: the sandbox's bounds", () => {
     const spinning = dryRun('function getCustomJwtClaims() { Promise.resolve().then(() => { for (;;) {} }); return { done: true } }');
     for (let i = 0; i < 3; i += 1) expect(await t.exchangeToken()).toMatchObject({ tier: 'gold' });
     // The script answered, but kept its thread busy: it is reported as not finishing.
-    expect((await spinning).body).toEqual({
-      code: 'jwt_customizer.script_failed',
+    expect((await spinning).body).toMatchObject({
+      code: 'jwt_customizer.general',
       message: 'the script failed (timeout): the script did not finish within 1000 ms',
     });
   });
@@ -205,5 +208,84 @@ describe('custom JWT claims with CUSTOM_CLAIMS_ON_ERROR=refuse', () => {
       error: 'invalid_request',
       error_description: 'the access token could not be issued: its custom JWT claims failed',
     });
+  });
+
+  it("issues the token all the same when the customizer says blockIssuanceOnError: false (Logto's field, over the setting)", async () => {
+    await t.server.api('PUT', '/api/configs/jwt-customizer/access-token', {
+      body: { script: 'function getCustomJwtClaims() { throw new Error("boom") }', blockIssuanceOnError: false },
+    });
+    expect((await t.exchangeToken()).sub).toBe(t.user.id);
+  });
+});
+
+/**
+ * Logto's customizer contract (packages/core/src/routes/logto-config/jwt-customizer.ts and its
+ * `jwtCustomizerGuard`): two customizers, `access-token` for user tokens and `client-credentials` for a
+ * machine's own, each with `tokenSample`, `contextSample` and `blockIssuanceOnError`; a list of both,
+ * and a partial update.
+ */
+describe("custom JWT claims: Logto's two customizers and their fields", () => {
+  let t: Awaited<ReturnType<typeof setUp>>;
+  let machine: { id: string; secret: string };
+  beforeAll(async () => {
+    t = await setUp('claimslogto');
+    machine = await t.server.create('/api/applications', { name: 'robot', type: 'MachineToMachine' });
+  });
+  afterAll(async () => {
+    await t.server.close();
+  });
+  const put = (type: string, body: unknown) => t.server.api('PUT', `/api/configs/jwt-customizer/${type}`, { body });
+  const machineToken = async () => {
+    const config = await t.server.discover(machine.id, machine.secret);
+    const { access_token } = await oauth.clientCredentialsGrant(config, { resource: t.resource.indicator });
+    const { payload } = await jwtVerify(access_token, createRemoteJWKSet(new URL(`http://localhost:${t.server.port}/oidc/jwks`)), {
+      audience: t.resource.indicator,
+    });
+    return payload;
+  };
+
+  it('keeps the samples and the failure flag, lists both customizers under Logto keys, and updates one in part', async () => {
+    const body = {
+      script: 'function getCustomJwtClaims() { return { who: "user" } }',
+      tokenSample: { sub: 'u1', scope: 'read' },
+      contextSample: { user: { username: 'sample' } },
+      blockIssuanceOnError: true,
+    };
+    expect(await put('access-token', body)).toMatchObject({ status: 201, body: { ...body, environmentVariables: {} } });
+    expect((await put('client-credentials', { script: 'function getCustomJwtClaims() { return { who: "machine" } }' })).status).toBe(201);
+
+    const listed = await t.server.api('GET', '/api/configs/jwt-customizer');
+    expect(listed.body).toEqual([
+      { key: 'jwt.accessToken', value: { ...body, environmentVariables: {} } },
+      { key: 'jwt.clientCredentials', value: { script: expect.stringContaining('machine'), environmentVariables: {} } },
+    ]);
+
+    const patched = await t.server.api('PATCH', '/api/configs/jwt-customizer/access-token', { body: { blockIssuanceOnError: false } });
+    expect(patched).toMatchObject({ status: 200, body: { ...body, blockIssuanceOnError: false } });
+    expect((await t.server.api('PATCH', '/api/configs/jwt-customizer/access-token', { body: {} })).body.code).toBe('entity.invalid_input');
+    await t.server.api('DELETE', '/api/configs/jwt-customizer/client-credentials');
+    expect((await t.server.api('PATCH', '/api/configs/jwt-customizer/client-credentials', { body: { blockIssuanceOnError: true } })).status).toBe(404);
+    expect((await t.server.api('PUT', '/api/configs/jwt-customizer/id-token', { body })).status).toBe(400);
+  });
+
+  it('runs the client-credentials customizer on a machine token and the access-token one on a user token, each on its own', async () => {
+    await put('access-token', { script: 'function getCustomJwtClaims() { return { who: "user" } }' });
+    await put('client-credentials', { script: 'function getCustomJwtClaims({ context }) { return { who: "machine", app: context.application?.id } }' });
+    expect(await machineToken()).toMatchObject({ who: 'machine', app: machine.id });
+    expect(await t.exchangeToken()).toMatchObject({ who: 'user' });
+
+    await t.server.api('DELETE', '/api/configs/jwt-customizer/client-credentials');
+    expect(await machineToken()).not.toHaveProperty('who');
+  });
+
+  it('blockIssuanceOnError decides per customizer, over CUSTOM_CLAIMS_ON_ERROR (omit here)', async () => {
+    const failing = 'function getCustomJwtClaims() { throw new Error("boom") }';
+    await put('access-token', { script: failing, blockIssuanceOnError: true });
+    await expect(t.exchangeToken()).rejects.toMatchObject({ error: 'invalid_request' });
+    await put('access-token', { script: failing, blockIssuanceOnError: false });
+    expect((await t.exchangeToken()).sub).toBe(t.user.id);
+    // Unset, the setting decides: omit.
+    await put('access-token', { script: failing });
+    expect((await t.exchangeToken()).sub).toBe(t.user.id);
   });
 });
