@@ -49,6 +49,19 @@ export function createHookQueries(db: Db) {
         ]);
         return { total, found };
       },
+      /** A hook's attempts in a time window, newest first (Logto's recent logs); `event` narrows them. */
+      async recentAttempts(hookId: string, window: { after: Date; until: Date; event?: string }, page: Page) {
+        const filter: Filter<AttemptDocument> = {
+          hookId,
+          startedAt: { $gt: window.after, $lte: window.until },
+          ...(window.event !== undefined && { event: window.event }),
+        };
+        const [total, found] = await Promise.all([
+          attempts.countDocuments(filter),
+          attempts.find(filter).sort({ startedAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray(),
+        ]);
+        return { total, found };
+      },
       /** The attempts of these deliveries, newest first, grouped by delivery. */
       async attemptsOf(ids: string[]) {
         const found =

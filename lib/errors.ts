@@ -47,6 +47,8 @@ export const apiErrorStatus = {
   'oidc.keys_managed_by_host': 422,
   'hook.url_not_allowed': 422,
   'hook.missing_events': 400,
+  'hook.send_test_payload_failed': 422,
+  'hook.endpoint_responded_with_error': 422,
   'hook.disabled': 422,
   'hook.replay_too_large': 422,
   'hook.delivery_in_progress': 409,

@@ -22,7 +22,9 @@ import {
   hookPatchSchema,
   hookResponse,
   hookStatsQuery,
+  hookLogResponse,
   hookTestSchema,
+  recentLogsQuery,
   replayResponse,
   replaySchema,
   testReportResponse,
@@ -122,7 +124,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.post('/hooks', guard({ body: hookCreateSchema, response: hookResponse, status: 201 }), async (ctx) => {
     const { name, events: listed, event, config, enabled = true } = ctx.guard.body;
-    const events = listed ?? (event !== undefined ? [event] : undefined);
+    const events = listed ? [...new Set(listed)] : event !== undefined ? [event] : undefined;
     assertThat(events, new ApiError('hook.missing_events', 'name the events to deliver: `events` (or a single `event`)', { field: 'body.events' }));
     const now = Date.now();
     const signingKey = generateSigningKey();
@@ -157,10 +159,11 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.patch('/hooks/:id', guard({ params: idParams('id'), body: hookPatchSchema, response: hookResponse }), async (ctx) => {
     const {
       params: { id },
-      body: { config, enabled, ...rest },
+      body: { config, enabled, events, ...rest },
     } = ctx.guard;
     const set: Partial<HookDocument> = {
       ...rest,
+      ...(events && { events: [...new Set(events)] }),
       ...(config && { config: checkConfig(config, hooks) }),
       // Enabling by hand clears why it stopped, and starts its failure count afresh.
       ...(enabled !== undefined && { enabled, disabledReason: null, failingSince: null }),
@@ -214,10 +217,70 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.post('/hooks/:id/test', guard({ params: idParams('id'), body: hookTestSchema, bodyOptional: true, response: testReportResponse }), async (ctx) => {
     const hook = await hookQueries.findByIdOrThrow(ctx.guard.params.id);
-    const { id, payload } = samplePayload(ctx.guard.body.event ?? hook.events[0]);
+    const { event, events, config } = ctx.guard.body;
+    if (events && config) {
+      // Logto's form (packages/core/src/libraries/hook/index.ts, triggerTestHook): each event's sample to
+      // the configuration given, signed with the hook's key; 204 when every one is accepted.
+      const target = { ...hook, config: checkConfig(config, hooks) };
+      const results = await Promise.all(
+        [...new Set(events)].map((name) => {
+          const sample = samplePayload(name);
+          return hooks.send(webhookRequest(target, sample.id, sample.payload));
+        }),
+      );
+      const unreachable = results.find(({ statusCode }) => statusCode === null);
+      if (unreachable) throw new ApiError('hook.send_test_payload_failed', `the test payload could not be sent: ${unreachable.error ?? 'unknown error'}`);
+      const refused = results.find(({ ok }) => !ok);
+      if (refused) {
+        throw new ApiError('hook.endpoint_responded_with_error', `the endpoint answered ${refused.statusCode}`, {
+          responseStatus: refused.statusCode,
+          responseBody: refused.response ?? '',
+        });
+      }
+      ctx.status = 204;
+      return;
+    }
+    const { id, payload } = samplePayload(event ?? hook.events[0]);
     const { ok, statusCode, durationMs, response, error } = await hooks.send(webhookRequest(hook, id, payload));
     ctx.body = { ok, statusCode, durationMs, response, error };
   });
+
+  // Logto's recent logs of a hook, made of our delivery attempts: one entry per attempt, keyed `TriggerHook.<event>`.
+  router.get(
+    '/hooks/:id/recent-logs',
+    guard({ params: idParams('id'), query: paginationQuery(recentLogsQuery), response: { type: 'array', items: hookLogResponse } }),
+    async (ctx) => {
+      const {
+        params: { id },
+        query: { start_time: startTime, end_time: endTime, logKey },
+      } = ctx.guard;
+      await hookQueries.findByIdOrThrow(id);
+      const now = hooks.clock.now();
+      const until = endTime === undefined ? now : new Date(endTime);
+      const after = startTime === undefined ? new Date(until.getTime() - 24 * 60 * 60 * 1000) : new Date(startTime);
+      const prefix = 'TriggerHook.';
+      // A key of another kind names no hook log.
+      const event = logKey === undefined ? undefined : logKey.startsWith(prefix) ? logKey.slice(prefix.length) : '\u0000';
+      const page = pageOf(ctx.guard.query);
+      const { total, found } = await hooks.queries.deliveries.recentAttempts(id, { after, until, event }, page);
+      setPageHeaders(ctx, page, total);
+      ctx.body = found.map((attempt) => ({
+        id: attempt._id,
+        key: `${prefix}${attempt.event}`,
+        payload: {
+          key: `${prefix}${attempt.event}`,
+          result: attempt.ok ? 'Success' : 'Error',
+          hookId: attempt.hookId,
+          eventId: attempt.eventId,
+          deliveryId: attempt.deliveryId,
+          durationMs: attempt.durationMs,
+          response: { statusCode: attempt.statusCode, body: attempt.response },
+          error: attempt.error,
+        },
+        createdAt: attempt.startedAt.getTime(),
+      }));
+    },
+  );
 
   router.get(
     '/hooks/:id/deliveries',

@@ -5,7 +5,8 @@ import { deliveryStates } from '../../hooks/models.js';
 import { timestamp } from './common.js';
 
 const eventName = { enum: hookEvents } as const;
-const eventList = { type: 'array', items: eventName, minItems: 1, maxItems: hookEvents.length, uniqueItems: true } as const;
+/** Events may repeat in a body; each is taken once, as Logto's guard deduplicates them. */
+const eventList = { type: 'array', items: eventName, minItems: 1, maxItems: 100 } as const;
 
 /** Header names are RFC 9110 tokens; values are visible ASCII, so that nothing can split a header. */
 const headers = {
@@ -75,10 +76,46 @@ export const hookStatsQuery = {
   includeExecutionStats: { type: 'boolean' },
 } as const;
 
+/**
+ * Ours, `{event?}`: one sample to the hook as it is, reported whatever the receiver answered; or
+ * Logto's, `{events, config}`: samples of these events to this configuration (not stored), 204 or 422.
+ */
 export const hookTestSchema = {
   type: 'object',
-  properties: { event: eventName },
+  properties: { event: eventName, events: eventList, config },
+  dependencies: { events: ['config'], config: ['events'] },
   additionalProperties: false,
+} as const;
+
+/** `GET /api/hooks/:id/recent-logs`, as Logto's: a time window (epoch ms, the last day by default) and a log key. */
+export const recentLogsQuery = {
+  start_time: { type: 'integer', minimum: 0 },
+  end_time: { type: 'integer', minimum: 0 },
+  logKey: { type: 'string', maxLength: 256 },
+} as const;
+
+/** One delivery attempt as one of Logto's hook log entries (`TriggerHook.<event>`). */
+export const hookLogResponse = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    key: { type: 'string' },
+    payload: {
+      type: 'object',
+      properties: {
+        key: { type: 'string' },
+        result: { enum: ['Success', 'Error'] },
+        hookId: { type: 'string' },
+        eventId: { type: 'string' },
+        deliveryId: { type: 'string' },
+        durationMs: { type: 'integer' },
+        response: { type: 'object', properties: { statusCode: { type: ['integer', 'null'] }, body: { type: ['string', 'null'] } } },
+        error: { type: ['string', 'null'] },
+      },
+    },
+    createdAt: { type: 'number' },
+  },
+  required: ['id', 'key', 'payload', 'createdAt'],
 } as const;
 
 export const testReportResponse = {

@@ -98,6 +98,76 @@ describe('/api/hooks', () => {
     await server.api('DELETE', `/api/hooks/${hook.id}`);
   });
 
+  // Logto's form (packages/core/src/routes/hook.ts, libraries/hook triggerTestHook): samples of `events` to the
+  // configuration given (not stored), signed with the hook's key; 204, or 422 with what went wrong.
+  it("tests a configuration as Logto's does: {events, config} answers 204, or 422 with the receiver's answer", async () => {
+    const hook = await subscribe(server, receiver, ['User.Created'], 'logto tested');
+    const before = receiver.received.length;
+    const config = { url: `${receiver.url}/other-path`, headers: { 'x-test-run': 'yes' } };
+    const ok = await server.api('POST', `/api/hooks/${hook.id}/test`, { body: { events: ['PostSignIn', 'User.Created', 'PostSignIn'], config } });
+    expect(ok.status).toBe(204);
+    const samples = receiver.received.slice(before);
+    expect(samples.map(({ body }) => body.event).sort()).toEqual(['PostSignIn', 'User.Created']);
+    expect(samples.every(({ headers }) => headers['x-test-run'] === 'yes')).toBe(true);
+
+    receiver.answer = () => ({ status: 500, body: 'boom' });
+    expect(await server.api('POST', `/api/hooks/${hook.id}/test`, { body: { events: ['PostSignIn'], config } })).toMatchObject({
+      status: 422,
+      body: { code: 'hook.endpoint_responded_with_error', data: { responseStatus: 500, responseBody: 'boom' } },
+    });
+    await receiver.down();
+    try {
+      expect(await server.api('POST', `/api/hooks/${hook.id}/test`, { body: { events: ['PostSignIn'], config } })).toMatchObject({
+        status: 422,
+        body: { code: 'hook.send_test_payload_failed' },
+      });
+    } finally {
+      await receiver.up();
+    }
+    // Half a form is no form: events without config, or config without events.
+    expect((await server.api('POST', `/api/hooks/${hook.id}/test`, { body: { events: ['PostSignIn'] } })).status).toBe(400);
+    expect((await server.api('POST', `/api/hooks/${hook.id}/test`, { body: { config } })).status).toBe(400);
+    // The configuration tested is checked as a stored one would be.
+    expect((await server.api('POST', `/api/hooks/${hook.id}/test`, { body: { events: ['PostSignIn'], config: { url: 'ftp://example.com/x' } } })).status).toBe(
+      400,
+    );
+    // Tests are not deliveries, and the hook's own configuration is unchanged.
+    expect((await server.api('GET', `/api/hooks/${hook.id}/deliveries`)).body).toEqual([]);
+    expect((await server.api('GET', `/api/hooks/${hook.id}`)).body.config).toEqual({ url: receiver.url, headers: {} });
+    await server.api('DELETE', `/api/hooks/${hook.id}`);
+  });
+
+  // Logto's GET /hooks/:id/recent-logs (packages/core/src/routes/hook.ts): the hook's log entries of the last day.
+  it('answers recent logs as Logto does: one TriggerHook.<event> entry per attempt, by time window and log key', async () => {
+    const hook = await subscribe(server, receiver, ['Role.Created', 'Role.Deleted'], 'logged');
+    receiver.answer = ({ body }) => ({ status: body.event === 'Role.Deleted' ? 400 : 200, body: 'noted' });
+    const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'logged role' } });
+    await server.api('DELETE', `/api/roles/${role.id}`);
+    await deliveriesSettled(server.database.db);
+
+    const logs = await server.api('GET', `/api/hooks/${hook.id}/recent-logs`);
+    expect(logs.status).toBe(200);
+    expect(Number(logs.headers.get('total-number'))).toBe(logs.body.length);
+    const created = logs.body.find(({ key }: { key: string }) => key === 'TriggerHook.Role.Created');
+    expect(created).toMatchObject({
+      id: expect.any(String),
+      createdAt: expect.any(Number),
+      payload: { key: 'TriggerHook.Role.Created', result: 'Success', hookId: hook.id, response: { statusCode: 200, body: 'noted' } },
+    });
+    expect(logs.body.find(({ key }: { key: string }) => key === 'TriggerHook.Role.Deleted')).toMatchObject({
+      payload: { result: 'Error', response: { statusCode: 400 } },
+    });
+
+    const deleted = await server.api('GET', `/api/hooks/${hook.id}/recent-logs?logKey=TriggerHook.Role.Deleted`);
+    expect(deleted.body.length).toBeGreaterThan(0);
+    expect(deleted.body.every(({ key }: { key: string }) => key === 'TriggerHook.Role.Deleted')).toBe(true);
+    expect((await server.api('GET', `/api/hooks/${hook.id}/recent-logs?logKey=ExchangeTokenBy.Password`)).body).toEqual([]);
+    expect((await server.api('GET', `/api/hooks/${hook.id}/recent-logs?start_time=${Date.now() + 60_000}`)).body).toEqual([]);
+    expect((await server.api('GET', `/api/hooks/${hook.id}/recent-logs?end_time=1`)).body).toEqual([]);
+    expect((await server.api('GET', '/api/hooks/nosuchhook/recent-logs')).status).toBe(404);
+    await server.api('DELETE', `/api/hooks/${hook.id}`);
+  });
+
   it('lists deliveries with filters, redelivers one, and replays a time range to a hook', async () => {
     const hook = await subscribe(server, receiver, ['Role.Created', 'Role.Deleted'], 'replayed');
     const start = Date.now();
