@@ -53,6 +53,7 @@ export const apiErrorStatus = {
   'hook.replay_too_large': 422,
   'hook.delivery_in_progress': 409,
   'request.conflict': 409,
+  'request.invalid_input': 400,
   'session.not_found': 401,
   'session.csrf_failed': 403,
   'session.invalid_event': 400,
@@ -78,11 +79,12 @@ export class ApiError extends Error {
   readonly expose: boolean;
   readonly data: Record<string, unknown> | undefined;
 
-  constructor(code: ApiErrorCode, message: string, data?: Record<string, unknown>) {
+  /** `status` overrides the code's own, where Logto answers one code with two statuses (`request.invalid_input`). */
+  constructor(code: ApiErrorCode, message: string, data?: Record<string, unknown>, status?: number) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
-    this.status = apiErrorStatus[code];
+    this.status = status ?? apiErrorStatus[code];
     this.expose = this.status < 500 || this.status === 503;
     this.data = data;
   }

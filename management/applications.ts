@@ -4,6 +4,7 @@ import { guard } from '../lib/http/guard.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
 import { isConfidential, withId, type ApplicationDocument, type ApplicationSecretDocument } from '../lib/store/models.js';
 import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
+import { parseSearch, searchFilter, searching } from '../lib/http/search.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import {
@@ -58,11 +59,18 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
   } = deps;
 
   router.get('/applications', guard({ query: paginationQuery(applicationListQuery), response: listResponse }), async (ctx) => {
-    const { types, isThirdParty, ...pagination } = ctx.guard.query;
-    const filter = { types, isThirdParty: isThirdParty === undefined ? undefined : isThirdParty === 'true' };
+    // Logto's filters (applications/application.ts): types, third-party or not, those without a role, its search (id, name, description).
+    const { types, isThirdParty, excludeRoleId, ...pagination } = ctx.guard.query;
+    const search = parseSearch(ctx.URL.searchParams, ['id', 'name', 'description']);
+    const filter = {
+      types,
+      isThirdParty: isThirdParty === undefined ? undefined : isThirdParty === 'true',
+      ...(excludeRoleId && { excludedIds: await deps.queries.links.rolesApplications.rightsOf(excludeRoleId) }),
+      ...(search && { matching: searchFilter<ApplicationDocument>(search, { id: '_id', name: 'name', description: 'description' }) }),
+    };
     // Paging is optional here, as Logto's (applications/application.ts).
     const page = pageOrAll(pagination, { optional: true });
-    const [total, found] = await Promise.all([page && applications.count(filter), applications.find(filter, page)]);
+    const [total, found] = await searching((limits) => Promise.all([page && applications.count(filter, limits), applications.find(filter, page, limits)]));
     setPageHeaders(ctx, page, total);
     ctx.body = found.map(withId);
   });

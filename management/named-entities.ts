@@ -28,6 +28,8 @@ export interface NamedEntitySpec<T extends Named, CreateSchema extends TypedSche
   build(body: Admitted<CreateSchema>): T;
   /** Answers for a page of documents (e.g. with their permissions attached). */
   present(documents: T[]): Promise<unknown[]>;
+  /** The list's answers when it is asked `showFeatured=true` (Logto's, for organizations). */
+  presentFeatured?(documents: T[]): Promise<unknown[]>;
   /** Checks a create body against the database in the create's unit of work, before it writes (e.g. that referenced ids exist). */
   beforeCreate?(body: Admitted<CreateSchema>, session: ClientSession | undefined): Promise<void>;
   /**
@@ -49,14 +51,17 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
 
   router.get(
     path,
-    guard({ query: paginationQuery({ q: { type: 'string', maxLength: 256 } }), response: { type: 'array', items: spec.response } }),
+    guard({
+      query: paginationQuery({ q: { type: 'string', maxLength: 256 }, ...(spec.presentFeatured && { showFeatured: { enum: ['true', 'false'] } }) }),
+      response: { type: 'array', items: spec.response },
+    }),
     async (ctx) => {
-      const { q } = ctx.guard.query;
+      const { q, showFeatured } = ctx.guard.query as { q?: string; showFeatured?: string };
       const filter = q ? { name: containsPattern(q) } : {};
       const page = pageOf(ctx.guard.query);
       const [total, found] = await Promise.all([queries.count(filter), queries.find(filter, page)]);
       setPageHeaders(ctx, page, total);
-      ctx.body = await spec.present(found);
+      ctx.body = showFeatured === 'true' && spec.presentFeatured ? await spec.presentFeatured(found) : await spec.present(found);
     },
   );
 

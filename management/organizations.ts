@@ -3,7 +3,7 @@ import type { ClientSession } from 'mongodb';
 import { ApiError, asBrokenForeignKey, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
-import { withId, type OrganizationRoleDocument } from '../lib/store/models.js';
+import { byName, withId, type OrganizationRoleDocument } from '../lib/store/models.js';
 import { keepLiveTargets } from '../lib/store/links.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import type { Queries } from '../lib/store/queries/index.js';
@@ -47,6 +47,19 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     response: organizationResponse,
     build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, customData: body.customData ?? {}, createdAt: Date.now() }),
     present: async (documents) => documents.map(withId),
+    // Logto's `showFeatured=true`: each organization with its member count and up to three members to show.
+    async presentFeatured(documents) {
+      const samples = await Promise.all(documents.map(({ _id }) => links.organizationUsers.sampleOf(_id, 3)));
+      const users = new Map((await queries.users.findByIds(samples.flatMap(({ rights }) => rights))).map((user) => [user._id, user]));
+      return documents.map((organization, index) => ({
+        ...withId(organization),
+        usersCount: samples[index].count,
+        featuredUsers: samples[index].rights.flatMap((id) => {
+          const user = users.get(id);
+          return user ? [{ id, avatar: user.avatar, name: user.name }] : [];
+        }),
+      }));
+    },
     cascade: (id, session) => Promise.all([links.organizationUsers.removeAllOfLeft(id, session), organizationUserRoles.removeAllOfOrganization(id, session)]),
   });
 
@@ -96,14 +109,39 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   // A member's organization roles: a relation of three (organization, user, role).
   const memberRoles = '/organizations/:id/users/:userId/roles';
-  const memberRoleBody = (minItems: number) =>
-    ({
-      type: 'object',
-      // Ids may repeat (each is taken once), as Logto's.
-      properties: { organizationRoleIds: { type: 'array', items: idSchema, minItems, maxItems: 100 } },
-      required: ['organizationRoleIds'],
-      additionalProperties: false,
-    }) as const;
+  /** Roles by id or, as Logto allows too, by name (`organizationRoleNames`); either may repeat. */
+  const memberRoleBody = {
+    type: 'object',
+    properties: {
+      organizationRoleIds: { type: 'array', items: idSchema, maxItems: 100 },
+      organizationRoleNames: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 128 }, maxItems: 100 },
+    },
+    anyOf: [{ required: ['organizationRoleIds'] }, { required: ['organizationRoleNames'] }],
+    additionalProperties: false,
+  } as const;
+
+  /**
+   * The roles a body names, by id and by name, each once; an unknown one is a broken foreign key
+   * (422 `entity.relation_foreign_key_not_found`, Logto's). At least `minimum` of them.
+   */
+  async function rolesNamed(
+    body: { organizationRoleIds?: string[]; organizationRoleNames?: string[] },
+    minimum: number,
+    session?: ClientSession,
+  ): Promise<OrganizationRoleDocument[]> {
+    const ids = [...new Set(body.organizationRoleIds ?? [])];
+    const names = [...new Set(body.organizationRoleNames ?? [])];
+    const byId = await organizationRoles.assertAllExist(ids, session).catch(asBrokenForeignKey);
+    const byName = names.length > 0 ? await organizationRoles.find({ name: { $in: names } }) : [];
+    const unknown = names.find((name) => !byName.some((role) => role.name === name));
+    assertThat(
+      unknown === undefined,
+      () => new ApiError('entity.relation_foreign_key_not_found', `organization role named \`${unknown}\` does not exist`, { name: unknown }),
+    );
+    const roles = [...new Map([...byId, ...byName].map((role) => [role._id, role])).values()];
+    assertThat(roles.length >= minimum, () => new ApiError('guard.invalid_input', 'body names no organization role', { field: 'body.organizationRoleIds' }));
+    return roles;
+  }
 
   /** As Logto's (organization/user/role-relations.ts): anyone but a member, an unknown organization or user too, is 422. */
   async function member(organizationId: string, userId: string, session?: ClientSession) {
@@ -173,35 +211,103 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.post(
     memberRoles,
-    guard({ params: idParams('id', 'userId'), body: memberRoleBody(1), status: 201, response: { type: 'array', items: organizationRoleResponse } }),
+    guard({ params: idParams('id', 'userId'), body: memberRoleBody, status: 201, response: { type: 'array', items: organizationRoleResponse } }),
     async (ctx) => {
       const {
         params: { id, userId },
         body,
       } = ctx.guard;
-      const organizationRoleIds = [...new Set(body.organizationRoleIds)];
       let roles: OrganizationRoleDocument[] = [];
       await changeMemberRoles(ctx, id, userId, async (session) => {
-        roles = await organizationRoles.assertAllExist(organizationRoleIds, session).catch(asBrokenForeignKey);
-        return { added: await organizationUserRoles.add(id, userId, organizationRoleIds, session), removed: [] };
+        roles = await rolesNamed(body, 1, session);
+        return {
+          added: await organizationUserRoles.add(
+            id,
+            userId,
+            roles.map(({ _id }) => _id),
+            session,
+          ),
+          removed: [],
+        };
       });
       ctx.body = await presentOrganizationRoles(queries, roles);
       ctx.status = 201;
     },
   );
 
-  router.put(memberRoles, guard({ params: idParams('id', 'userId'), body: memberRoleBody(0), status: 204 }), async (ctx) => {
+  router.put(memberRoles, guard({ params: idParams('id', 'userId'), body: memberRoleBody, status: 204 }), async (ctx) => {
     const {
       params: { id, userId },
       body,
     } = ctx.guard;
-    const organizationRoleIds = [...new Set(body.organizationRoleIds)];
     await changeMemberRoles(ctx, id, userId, async (session) => {
-      await organizationRoles.assertAllExist(organizationRoleIds, session).catch(asBrokenForeignKey);
-      return organizationUserRoles.replace(id, userId, organizationRoleIds, session);
+      const roles = await rolesNamed(body, 0, session);
+      return organizationUserRoles.replace(
+        id,
+        userId,
+        roles.map(({ _id }) => _id),
+        session,
+      );
     });
     ctx.status = 204;
   });
+
+  // Logto's POST /organizations/:id/users/roles: these roles to each of these members (organization/user/index.ts).
+  // Every member and role is checked first, so a bad id writes nothing; each member's change is then its own unit.
+  router.post(
+    '/organizations/:id/users/roles',
+    guard({
+      params: idParams('id'),
+      body: {
+        type: 'object',
+        properties: {
+          userIds: { type: 'array', items: idSchema, minItems: 1, maxItems: 100 },
+          organizationRoleIds: { type: 'array', items: idSchema, minItems: 1, maxItems: 100 },
+        },
+        required: ['userIds', 'organizationRoleIds'],
+        additionalProperties: false,
+      },
+      response: {
+        type: 'object',
+        properties: { userIds: { type: 'array', items: { type: 'string' } }, organizationRoleIds: { type: 'array', items: { type: 'string' } } },
+      },
+      status: 201,
+    }),
+    async (ctx) => {
+      const { id } = ctx.guard.params;
+      const userIds = [...new Set(ctx.guard.body.userIds)];
+      const roleIds = (await rolesNamed({ organizationRoleIds: ctx.guard.body.organizationRoleIds }, 1)).map(({ _id }) => _id);
+      for (const userId of userIds) {
+        // Logto's insert breaks a foreign key for a non-member; so is it answered here.
+        assertThat(
+          await links.organizationUsers.has(id, userId),
+          () => new ApiError('entity.relation_foreign_key_not_found', `user \`${userId}\` is not a member of this organization`, { userId }),
+        );
+      }
+      for (const userId of userIds) {
+        await changeMemberRoles(ctx, id, userId, async (session) => ({
+          added: await organizationUserRoles.add(id, userId, roleIds, session),
+          removed: [],
+        }));
+      }
+      // Logto answers without a body; ours says what was given to whom.
+      ctx.body = { userIds, organizationRoleIds: roleIds };
+      ctx.status = 201;
+    },
+  );
+
+  // Logto's GET /organizations/:id/users/:userId/scopes: the organization permissions a member's roles there give.
+  router.get(
+    '/organizations/:id/users/:userId/scopes',
+    guard({ params: idParams('id', 'userId'), response: { type: 'array', items: organizationScopeResponse } }),
+    async (ctx) => {
+      const { id, userId } = ctx.guard.params;
+      await member(id, userId);
+      const scopeIds = await links.organizationRoleScopes.rightsOfMany(await organizationUserRoles.rolesOf(id, userId));
+      const scopes = await organizationScopes.findByIds([...new Set(scopeIds)]);
+      ctx.body = scopes.sort(byName).map(withId);
+    },
+  );
 
   router.delete(`${memberRoles}/:organizationRoleId`, guard({ params: idParams('id', 'userId', 'organizationRoleId') }), async (ctx) => {
     const { id, userId, organizationRoleId } = ctx.guard.params;

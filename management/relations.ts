@@ -2,7 +2,7 @@ import type { ClientSession, Document } from 'mongodb';
 
 import { builtIn } from './bootstrap.js';
 import { recordedChange } from '../hooks/catalog.js';
-import { createEntityQueries, type EntityDocument } from '../lib/store/entities.js';
+import { containsPattern, createEntityQueries, type EntityDocument } from '../lib/store/entities.js';
 import { ApiError, asBrokenForeignKey, asNothingDeleted, assertThat, notFound, type ApiErrorCode } from '../lib/errors.js';
 import { guard, type Schema } from '../lib/http/guard.js';
 import { keepLiveTargets, type Links } from '../lib/store/links.js';
@@ -81,6 +81,8 @@ interface Relation {
   present?: (queries: Queries, ownerId: string, targets: Doc[]) => Promise<unknown[]>;
   /** The answer schema for one target, when `present` shapes it. */
   response?: Schema;
+  /** Stored fields the list's `q` looks in (anywhere in them, any case), as Logto's member search. */
+  searchedBy?: string[];
   /** Whether the list answers every row when no page is asked for, as Logto's `koaPagination({ isOptional: true })`. */
   optionalPaging?: boolean;
   /** Throws when the owner cannot have this relation at all (checked by every method, the list too). */
@@ -241,6 +243,7 @@ export const relations: Relation[] = [
     afterRemove: (q, organizationId, userIds, session) => q.organizationUserRoles.removeMembership(organizationId, userIds, session),
     // packages/core/src/routes/organization/user/index.ts, through Logto's SchemaRouter
     contract: generic,
+    searchedBy: ['_id', 'name', 'username', 'primaryEmail', 'primaryPhone'],
   },
   {
     path: '/organization-roles/:id/scopes',
@@ -328,10 +331,13 @@ export function relationRoutes(router: ApiRouter, deps: ManagementDeps) {
     };
     const answerSchema = { type: 'array', items: relation.response ?? relation.target.response } as const;
 
-    router.get(path, guard({ params: idParams(ownerParam), query: paginationQuery(), response: answerSchema }), async (ctx) => {
+    const listQuery = paginationQuery({ q: { type: 'string', maxLength: 256 } });
+    router.get(path, guard({ params: idParams(ownerParam), query: listQuery, response: answerSchema }), async (ctx) => {
       const ownerId = ctx.guard.params[ownerParam];
       await ownerOrThrow(ownerId);
-      const filter = { _id: { $in: await links.rightsOf(ownerId) } };
+      const { q } = ctx.guard.query;
+      const searched = q && relation.searchedBy ? { $or: relation.searchedBy.map((field) => ({ [field]: containsPattern(q) })) } : {};
+      const filter = { _id: { $in: await links.rightsOf(ownerId) }, ...searched };
       const page = pageOrAll(ctx.guard.query, { optional: relation.optionalPaging === true });
       const [total, answer] = await Promise.all([page && targets.count(filter), listOf(ownerId, filter, page)]);
       setPageHeaders(ctx, page, total);

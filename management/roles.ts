@@ -1,13 +1,13 @@
 import type { Filter } from 'mongodb';
 
 import { builtIn } from './bootstrap.js';
-import { containsPattern } from '../lib/store/entities.js';
 import { keepLiveTargets } from '../lib/store/links.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type RoleDocument, type ScopeDocument } from '../lib/store/models.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
+import { parseSearch, searchFilter, searching } from '../lib/http/search.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
@@ -33,10 +33,20 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
   } = deps;
 
   router.get('/roles', guard({ query: paginationQuery(roleListQuery), response: { type: 'array', items: roleResponse } }), async (ctx) => {
-    const { type, search } = ctx.guard.query;
-    const filter: Filter<RoleDocument> = { ...(type && { type }), ...(search && { name: containsPattern(search) }) };
+    // Logto's filters (role.ts): a type, roles a user or an application does not hold, and its search (id, name, description).
+    const { type, excludeUserId, excludeApplicationId } = ctx.guard.query;
+    const search = parseSearch(ctx.URL.searchParams, ['id', 'name', 'description']);
+    const held = [
+      ...(excludeUserId ? await links.usersRoles.rightsOf(excludeUserId) : []),
+      ...(excludeApplicationId ? await links.applicationsRoles.rightsOf(excludeApplicationId) : []),
+    ];
+    const filter: Filter<RoleDocument> = {
+      ...(type && { type }),
+      ...(held.length > 0 && { _id: { $nin: held } }),
+      ...(search && { $and: [searchFilter<RoleDocument>(search, { id: '_id', name: 'name', description: 'description' })] }),
+    };
     const page = pageOf(ctx.guard.query);
-    const [total, found] = await Promise.all([roles.count(filter), roles.find(filter, page)]);
+    const [total, found] = await searching((limits) => Promise.all([roles.count(filter, limits), roles.find(filter, page, limits)]));
     setPageHeaders(ctx, page, total);
     ctx.body = found.map(withId);
   });

@@ -1,11 +1,11 @@
 import type { Filter } from 'mongodb';
 
-import { containsPattern } from '../lib/store/entities.js';
 import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Admitted } from '../lib/http/guard.js';
+import { guard } from '../lib/http/guard.js';
 import { byName, newUser, userToApi, withId, type UserDocument } from '../lib/store/models.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
+import { parseSearch, searchFilter, searching } from '../lib/http/search.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { Write } from '../lib/store/unit-of-work.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
@@ -26,19 +26,17 @@ import {
 } from './schemas/users.js';
 
 const listQuery = paginationQuery(userListQuery);
-type ListQuery = Admitted<typeof listQuery>;
 
-const searchable = ['username', 'primaryEmail', 'primaryPhone', 'name'] as const;
-
-function searchFilter(query: ListQuery): Filter<UserDocument> {
-  const clauses: Filter<UserDocument>[] = [];
-  if (query.search) clauses.push({ $or: searchable.map((field) => ({ [field]: containsPattern(query.search!) })) });
-  for (const field of searchable) {
-    const value = query[`search.${field}`];
-    if (value) clauses.push({ [field]: containsPattern(value) });
-  }
-  return clauses.length > 0 ? { $and: clauses } : {};
-}
+/** The fields Logto searches users by, in its spellings (camel and snake case), and where we store each. */
+const searchFields: Record<string, string> = {
+  id: '_id',
+  username: 'username',
+  primaryEmail: 'primaryEmail',
+  primary_email: 'primaryEmail',
+  primaryPhone: 'primaryPhone',
+  primary_phone: 'primaryPhone',
+  name: 'name',
+};
 
 /** The identifying fields as stored: the email also under its lower-cased key, for uniqueness. */
 function identifiers(body: UserEditable): Partial<UserDocument> {
@@ -73,9 +71,22 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     });
 
   router.get('/users', guard({ query: listQuery, response: { type: 'array', items: userResponse } }), async (ctx) => {
-    const filter = searchFilter(ctx.guard.query);
+    const { excludeRoleId, excludeOrganizationId } = ctx.guard.query;
+    // As Logto's (admin-user/search.ts): one exclusion at a time, 422.
+    assertThat(
+      !(excludeRoleId && excludeOrganizationId),
+      () => new ApiError('request.invalid_input', 'Parameter `excludeRoleId` and `excludeOrganizationId` cannot be used at the same time.', undefined, 422),
+    );
+    const search = parseSearch(ctx.URL.searchParams, Object.keys(searchFields));
+    const filter = searchFilter<UserDocument>(search, searchFields);
+    const excluded = excludeRoleId
+      ? await deps.queries.links.rolesUsers.rightsOf(excludeRoleId)
+      : excludeOrganizationId
+        ? await deps.queries.links.organizationUsers.rightsOf(excludeOrganizationId)
+        : [];
+    const scoped: Filter<UserDocument> = excluded.length > 0 ? { $and: [filter, { _id: { $nin: excluded } }] } : filter;
     const page = pageOf(ctx.guard.query);
-    const [total, found] = await Promise.all([users.count(filter), users.find(filter, page)]);
+    const [total, found] = await searching((limits) => Promise.all([users.count(scoped, limits), users.find(scoped, page, limits)]));
     setPageHeaders(ctx, page, total);
     ctx.body = found.map(userToApi);
   });

@@ -71,12 +71,12 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
     },
 
     /** Newest first; a page of them, or every one when no page is given (a list Logto answers whole). */
-    find: (filter: Filter<T>, page?: Page) => {
-      const sorted = collection.find(filter).sort({ createdAt: -1, _id: -1 });
+    find: (filter: Filter<T>, page?: Page, { maxTimeMS }: { maxTimeMS?: number } = {}) => {
+      const sorted = collection.find(filter, maxTimeMS ? { maxTimeMS } : {}).sort({ createdAt: -1, _id: -1 });
       return (page ? sorted.skip(page.skip).limit(page.limit) : sorted).toArray() as Promise<T[]>;
     },
 
-    count: (filter: Filter<T>) => collection.countDocuments(filter),
+    count: (filter: Filter<T>, { maxTimeMS }: { maxTimeMS?: number } = {}) => collection.countDocuments(filter, maxTimeMS ? { maxTimeMS } : {}),
 
     async update(id: string, set: Partial<Omit<T, '_id'>>, session?: ClientSession): Promise<T> {
       const { matchedCount } = await refusingDuplicates(() => collection.updateOne(byId(id), { $set: set as MatchKeysAndValues<T> }, { session }), conflicts);

@@ -33,6 +33,8 @@ export interface Links {
   remove(left: string, right: string, session?: ClientSession): Promise<boolean>;
   rightsOf(left: string, session?: ClientSession): Promise<string[]>;
   rightsOfMany(lefts: string[]): Promise<string[]>;
+  /** How many are linked to `left`, and the first `limit` of them: one count and one short read, whatever their number. */
+  sampleOf(left: string, limit: number): Promise<{ count: number; rights: string[] }>;
   leftsOf(right: string, session?: ClientSession): Promise<string[]>;
   has(left: string, right: string, session?: ClientSession): Promise<boolean>;
   removeAllOfLeft(left: string, session?: ClientSession): Promise<void>;
@@ -87,6 +89,18 @@ export function createLinks(db: Db, table: LinkTable, { reversed = false } = {})
 
     async rightsOf(left, session) {
       return (await collection.find({ [leftField]: left }, { session }).toArray()).map((link) => link[rightField]!);
+    },
+
+    async sampleOf(left, limit) {
+      const [count, first] = await Promise.all([
+        collection.countDocuments({ [leftField]: left }),
+        collection
+          .find({ [leftField]: left })
+          .sort({ _id: 1 })
+          .limit(limit)
+          .toArray(),
+      ]);
+      return { count, rights: first.map((link) => link[rightField]!) };
     },
 
     async rightsOfMany(lefts) {

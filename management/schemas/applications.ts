@@ -1,5 +1,5 @@
 import { applicationTypes, confidentialAuthMethods } from '../../lib/store/models.js';
-import { absoluteUri, freeFormObject, timestamp } from './common.js';
+import { absoluteUri, freeFormObject, searchQuery, timestamp } from './common.js';
 
 const uriList = { type: 'array', items: absoluteUri, maxItems: 50 } as const;
 
@@ -88,6 +88,8 @@ export const applicationResponse = {
 export const applicationListQuery = {
   types: { type: 'array', items: { enum: applicationTypes }, maxItems: applicationTypes.length },
   isThirdParty: { enum: ['true', 'false'] },
+  excludeRoleId: { type: 'string', maxLength: 128 },
+  ...searchQuery,
 } as const;
 
 export const secretCreateSchema = {

@@ -20,6 +20,23 @@ export const paginationQuery = <const E extends Record<string, TypedSchema> = Re
     additionalProperties: false,
   }) as const;
 
+/** A search value: one, or several of them (`exact` mode); read from the query string by lib/http/search.ts. */
+export const searchValue = {
+  anyOf: [
+    { type: 'string', maxLength: 256 },
+    { type: 'array', items: { type: 'string', maxLength: 256 }, maxItems: 20 },
+  ],
+} as const;
+
+/** Logto's search parameters (`search.<field>` and `mode.<field>` are read as well), named for the API reference. */
+export const searchQuery = {
+  search: searchValue,
+  // Checked by the search itself, which answers Logto's code for a bad one.
+  mode: { type: 'string', maxLength: 16, description: 'like (the default), exact, similar_to or posix' },
+  joint: { type: 'string', maxLength: 8, description: 'or (the default) or and' },
+  isCaseSensitive: { type: 'string', maxLength: 8, description: 'true or false (the default)' },
+} as const;
+
 /** A free-form JSON object kept as given (custom data, metadata): size-bounded by the body limit, keys checked. */
 export const freeFormObject = { type: 'object', 'x-safe-keys': true } as const;
 

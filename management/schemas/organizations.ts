@@ -25,6 +25,12 @@ export const organizationResponse = {
     description: { type: ['string', 'null'] },
     customData: { type: 'object', additionalProperties: true },
     createdAt: timestamp,
+    // With `showFeatured=true` only.
+    usersCount: { type: 'integer' },
+    featuredUsers: {
+      type: 'array',
+      items: { type: 'object', properties: { id: { type: 'string' }, avatar: { type: ['string', 'null'] }, name: { type: ['string', 'null'] } } },
+    },
   },
   required: ['id', 'name', 'description', 'customData', 'createdAt'],
 } as const;

@@ -1,5 +1,5 @@
 import { roleTypes } from '../../lib/store/models.js';
-import { idSchema, timestamp } from './common.js';
+import { idSchema, searchQuery, timestamp } from './common.js';
 
 export const idList = (maxItems = 100) => ({ type: 'array', items: idSchema, minItems: 1, maxItems, uniqueItems: true }) as const;
 
@@ -33,5 +33,7 @@ export const roleResponse = {
 
 export const roleListQuery = {
   type: { enum: roleTypes },
-  search: { type: 'string', maxLength: 256 },
+  excludeUserId: { type: 'string', maxLength: 128 },
+  excludeApplicationId: { type: 'string', maxLength: 128 },
+  ...searchQuery,
 } as const;

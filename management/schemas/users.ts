@@ -1,7 +1,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 
 import { email, username } from '../../lib/identifiers.js';
-import { absoluteUri, freeFormObject, timestamp } from './common.js';
+import { absoluteUri, freeFormObject, searchQuery, searchValue, timestamp } from './common.js';
 
 /** The schema, admitting `null` too. */
 const nullable = <const T extends { type: string }>(schema: T) =>
@@ -74,12 +74,16 @@ export const suspensionBody = {
   additionalProperties: false,
 } as const;
 
+/** Logto's user search (its admin-user/search.ts): every `search.<field>` and `mode.<field>` is read, these are named. */
 export const userListQuery = {
-  search: { type: 'string', maxLength: 256 },
-  'search.username': { type: 'string', maxLength: 256 },
-  'search.primaryEmail': { type: 'string', maxLength: 256 },
-  'search.primaryPhone': { type: 'string', maxLength: 256 },
-  'search.name': { type: 'string', maxLength: 256 },
+  ...searchQuery,
+  'search.id': searchValue,
+  'search.username': searchValue,
+  'search.primaryEmail': searchValue,
+  'search.primaryPhone': searchValue,
+  'search.name': searchValue,
+  excludeRoleId: { type: 'string', maxLength: 128 },
+  excludeOrganizationId: { type: 'string', maxLength: 128 },
 } as const;
 
 const nullableString = { type: ['string', 'null'] } as const;

@@ -164,3 +164,82 @@ describe('relation routes, answered as Logto answers them', () => {
     expect((await server.api('GET', path)).body.map(({ id }: { id: string }) => id)).toEqual([two.id]);
   });
 });
+
+// Logto's routes for members' roles (packages/core/src/routes/organization/user/index.ts, role-relations.ts).
+describe("organization members' roles, as Logto's", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('logto-member-roles');
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('POST /organizations/:id/users/roles gives these roles to each of these members; a non-member or unknown role writes nothing', async () => {
+    const organization = await server.create('/api/organizations', { name: 'Bulk Inc' });
+    const [a, b, outsider] = await Promise.all(['bulk_a', 'bulk_b', 'bulk_out'].map((username) => server.create('/api/users', { username })));
+    const [viewer, editor] = await Promise.all([
+      server.create('/api/organization-roles', { name: 'bulk viewer' }),
+      server.create('/api/organization-roles', { name: 'bulk editor' }),
+    ]);
+    await server.create(`/api/organizations/${organization.id}/users`, { userIds: [a.id, b.id] });
+    const path = `/api/organizations/${organization.id}/users/roles`;
+
+    for (const body of [
+      { userIds: [a.id, outsider.id], organizationRoleIds: [viewer.id] },
+      { userIds: [a.id], organizationRoleIds: [viewer.id, 'nosuchrole'] },
+    ]) {
+      const before = await snapshot(server.database.db);
+      expect((await server.api('POST', path, { body })).body.code).toBe('entity.relation_foreign_key_not_found');
+      expect(await snapshot(server.database.db)).toBe(before);
+    }
+    expect((await server.api('POST', path, { body: { userIds: [a.id, b.id, a.id], organizationRoleIds: [viewer.id, editor.id] } })).status).toBe(201);
+    for (const user of [a, b]) {
+      const held = await server.api('GET', `/api/organizations/${organization.id}/users/${user.id}/roles`);
+      expect(held.body.map(({ name }: { name: string }) => name).sort()).toEqual(['bulk editor', 'bulk viewer']);
+    }
+  });
+
+  it('roles may be named by organizationRoleNames beside their ids; an unknown name is 422', async () => {
+    const organization = await server.create('/api/organizations', { name: 'Names Inc' });
+    const user = await server.create('/api/users', { username: 'named_member' });
+    await server.create(`/api/organizations/${organization.id}/users`, { userIds: [user.id] });
+    const [admin, auditor] = await Promise.all([
+      server.create('/api/organization-roles', { name: 'names admin' }),
+      server.create('/api/organization-roles', { name: 'names auditor' }),
+    ]);
+    const path = `/api/organizations/${organization.id}/users/${user.id}/roles`;
+    expect((await server.api('POST', path, { body: { organizationRoleNames: ['names admin'] } })).status).toBe(201);
+    expect((await server.api('GET', path)).body.map(({ id }: { id: string }) => id)).toEqual([admin.id]);
+    expect((await server.api('PUT', path, { body: { organizationRoleIds: [admin.id], organizationRoleNames: ['names auditor'] } })).status).toBe(204);
+    expect((await server.api('GET', path)).body.map(({ id }: { id: string }) => id).sort()).toEqual([admin.id, auditor.id].sort());
+    const before = await snapshot(server.database.db);
+    expect((await server.api('POST', path, { body: { organizationRoleNames: ['no such role'] } })).body).toMatchObject({
+      code: 'entity.relation_foreign_key_not_found',
+      data: { name: 'no such role' },
+    });
+    expect((await server.api('POST', path, { body: {} })).status).toBe(400);
+    expect(await snapshot(server.database.db)).toBe(before);
+  });
+
+  it("GET /organizations/:id/users/:userId/scopes answers the permissions a member's roles give there; a non-member is 422", async () => {
+    const organization = await server.create('/api/organizations', { name: 'Scopes Inc' });
+    const [member, stranger] = await Promise.all([
+      server.create('/api/users', { username: 'scoped_member' }),
+      server.create('/api/users', { username: 'stranger' }),
+    ]);
+    await server.create(`/api/organizations/${organization.id}/users`, { userIds: [member.id] });
+    const [read, write, unrelated] = await Promise.all(
+      ['docs:read', 'docs:write', 'docs:delete'].map((name) => server.create('/api/organization-scopes', { name })),
+    );
+    void unrelated;
+    const [reader, writer] = await Promise.all([
+      server.create('/api/organization-roles', { name: 'scoped reader', organizationScopeIds: [read.id] }),
+      server.create('/api/organization-roles', { name: 'scoped writer', organizationScopeIds: [read.id, write.id] }),
+    ]);
+    await server.create(`/api/organizations/${organization.id}/users/${member.id}/roles`, { organizationRoleIds: [reader.id, writer.id] });
+    const scopes = await server.api('GET', `/api/organizations/${organization.id}/users/${member.id}/scopes`);
+    expect(scopes.body.map(({ name }: { name: string }) => name)).toEqual(['docs:read', 'docs:write']);
+    expect((await server.api('GET', `/api/organizations/${organization.id}/users/${stranger.id}/scopes`)).body.code).toBe('organization.require_membership');
+  });
+});

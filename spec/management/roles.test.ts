@@ -39,7 +39,7 @@ describe('/api/roles', () => {
     // Not by default for the users the other tests make.
     await server.api('PATCH', `/api/roles/${created.body.id}`, { body: { isDefault: false } });
 
-    const users = await server.api('GET', '/api/roles?type=User&search=reader');
+    const users = await server.api('GET', '/api/roles?type=User&search=%25reader%25');
     expect(users.body.map(({ id }: { id: string }) => id)).toEqual([created.body.id]);
     const m2m = await server.api('GET', '/api/roles?type=MachineToMachine');
     expect(m2m.body.every(({ type }: { type: string }) => type === 'MachineToMachine')).toBe(true);

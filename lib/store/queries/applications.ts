@@ -8,6 +8,10 @@ import { insertOwn } from '../insert-each.js';
 export interface ApplicationFilter {
   types?: ApplicationType[];
   isThirdParty?: boolean;
+  /** A search's filter (lib/http/search.ts). */
+  matching?: Filter<ApplicationDocument>;
+  /** Applications left out (Logto's `excludeRoleId`: those holding the role). */
+  excludedIds?: string[];
 }
 
 export function createApplicationQueries(db: Db) {
@@ -15,9 +19,11 @@ export function createApplicationQueries(db: Db) {
   const secrets = db.collection<ApplicationSecretDocument>('application_secrets');
   const applicationsRoles = createLinks(db, 'applications_roles');
 
-  const toFilter = ({ types, isThirdParty }: ApplicationFilter): Filter<ApplicationDocument> => ({
+  const toFilter = ({ types, isThirdParty, matching, excludedIds }: ApplicationFilter): Filter<ApplicationDocument> => ({
     ...(types && { type: { $in: types } }),
     ...(isThirdParty !== undefined && { isThirdParty }),
+    ...(excludedIds && excludedIds.length > 0 && { _id: { $nin: excludedIds } }),
+    ...(matching && { $and: [matching] }),
   });
 
   return {
@@ -35,12 +41,13 @@ export function createApplicationQueries(db: Db) {
       return application;
     },
 
-    find: (filter: ApplicationFilter, page?: Page) => {
-      const cursor = applications.find(toFilter(filter)).sort({ createdAt: -1, _id: -1 });
+    find: (filter: ApplicationFilter, page?: Page, { maxTimeMS }: { maxTimeMS?: number } = {}) => {
+      const cursor = applications.find(toFilter(filter), maxTimeMS ? { maxTimeMS } : {}).sort({ createdAt: -1, _id: -1 });
       return (page ? cursor.skip(page.skip).limit(page.limit) : cursor).toArray();
     },
 
-    count: (filter: ApplicationFilter) => applications.countDocuments(toFilter(filter)),
+    count: (filter: ApplicationFilter, { maxTimeMS }: { maxTimeMS?: number } = {}) =>
+      applications.countDocuments(toFilter(filter), maxTimeMS ? { maxTimeMS } : {}),
 
     async update(id: string, set: Partial<Omit<ApplicationDocument, '_id'>>, session?: ClientSession) {
       const { matchedCount } = await applications.updateOne({ _id: id }, { $set: set }, { session });
