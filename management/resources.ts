@@ -1,4 +1,5 @@
 import { refusingDuplicates } from '../lib/store/entities.js';
+import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
@@ -19,6 +20,7 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
   const {
     queries: { resources },
   } = deps;
+  const withOwnerLock = createOwnerLocks(deps.database.db);
   const indicatorTaken = (indicator: string) => () =>
     new ApiError('resource.resource_identifier_in_use', `a resource with indicator \`${indicator}\` exists already`);
   const scopeTaken = (name: string) => () => new ApiError('scope.name_exists', `this resource has a scope named \`${name}\` already`);
@@ -88,6 +90,38 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     });
     ctx.body = withId(updated);
   });
+
+  // Logto's default API resource (resource.ts): at most one; marking one unmarks the other, each change announced.
+  // One change at a time, in every process, so that two concurrent marks cannot leave two defaults.
+  router.patch(
+    '/resources/:id/is-default',
+    guard({
+      params: idParams('id'),
+      body: { type: 'object', properties: { isDefault: { type: 'boolean' } }, required: ['isDefault'], additionalProperties: false },
+      response: resourceResponse,
+    }),
+    async (ctx) => {
+      const {
+        params: { id },
+        body: { isDefault },
+      } = ctx.guard;
+      await writableResource(id);
+      const updated = await withOwnerLock('default-resource', () =>
+        deps.write(originOf(ctx), async ({ session, record }) => {
+          if (isDefault) {
+            for (const other of await resources.findOtherDefaults(id, session)) {
+              const after = await resources.update(other._id, { isDefault: false }, session);
+              record({ entity: 'Resource', action: 'updated', id: other._id, data: withId(after) });
+            }
+          }
+          const after = await resources.update(id, { isDefault }, session);
+          record({ entity: 'Resource', action: 'updated', id, data: withId(after) });
+          return after;
+        }),
+      );
+      ctx.body = withId(updated);
+    },
+  );
 
   router.delete('/resources/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;

@@ -26,6 +26,8 @@ export async function createProviderCaches(
     return toClientMetadata(application, await queries.applications.secrets.listFor(id)) as AdapterPayload;
   });
   const resources = registry.create('resources', loadResource(queries));
+  // The default API resource's indicator, one entry: cleared with every change of a resource.
+  const defaultResource = registry.create('defaultResource', async () => (await queries.resources.findDefault())?.indicator, { keepMisses: true });
   // An application's roles, and each role's permissions: a change to either clears only its cache.
   const applicationRoleIds = registry.create('applicationRoles', loadApplicationRoleIds(queries));
   const userRoleIds = registry.create('userRoles', loadUserRoleIds(queries));
@@ -43,5 +45,5 @@ export async function createProviderCaches(
     async (id) => (await customizerCollection(db).findOne({ _id: id as JwtCustomizer['_id'] })) ?? undefined,
     { keepMisses: true },
   );
-  return { registry, clients, resources, roles, held, heldManagementScopes, customizer };
+  return { registry, clients, resources, defaultResource, roles, held, heldManagementScopes, customizer };
 }

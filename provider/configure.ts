@@ -24,6 +24,8 @@ export interface ProviderDeps extends Omit<ResourceServerDeps, 'fallback'> {
   keyRing: KeyRing;
   /** Private or loopback hosts the provider may still call. */
   outboundAllowedHosts: string[];
+  /** The indicator of the default API resource (`PATCH /api/resources/:id/is-default`), if one is marked. */
+  defaultResource(): Promise<string | undefined>;
   /** Our claims for a token (custom claims, `act`): they come after the host's, and nothing overrides them. */
   extraTokenClaims: ExtraTokenClaims;
   /** The sign-in experience, when it is on: where interactions go, first-party consent, the sign-out page. */
@@ -102,7 +104,7 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
         ...hostResourceIndicators,
         enabled: true,
         getResourceServerInfo,
-        defaultResource: requiringResourceForClientCredentials(hostResourceIndicators?.defaultResource),
+        defaultResource: requiringResourceForClientCredentials(hostResourceIndicators?.defaultResource, deps.defaultResource),
       },
     },
   };
@@ -122,12 +124,13 @@ function unavailabilityReported(factory: (name: string) => Adapter): (name: stri
 type DefaultResource = NonNullable<NonNullable<Configuration['features']>['resourceIndicators']>['defaultResource'];
 
 /**
- * As Logto's: a `client_credentials` request names the API it wants a token for; without one (and
- * no default from the host) it is `invalid_target` (RFC 8707 §2), not an unbound opaque token.
+ * As Logto's: a request that names no API resource gets the default one, when one is marked (the
+ * host's own choice comes first). A `client_credentials` request with neither is `invalid_target`
+ * (RFC 8707 §2), not an unbound opaque token.
  */
-function requiringResourceForClientCredentials(host: DefaultResource): NonNullable<DefaultResource> {
+function requiringResourceForClientCredentials(host: DefaultResource, marked: () => Promise<string | undefined>): NonNullable<DefaultResource> {
   return async (ctx, client, oneOf) => {
-    const chosen = host ? await host(ctx, client, oneOf) : oneOf;
+    const chosen = host ? await host(ctx, client, oneOf) : (oneOf ?? (await marked()));
     if (chosen === undefined && ctx.oidc.route === 'token' && ctx.oidc.params?.grant_type === 'client_credentials') {
       throw new errors.InvalidTarget('resource indicator is missing: name the API resource this token is for');
     }

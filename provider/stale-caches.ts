@@ -1,7 +1,7 @@
 import type { ChangeKey } from '../hooks/catalog.js';
 
 /** The per-process caches of the provider's world, by the name `CacheRegistry` knows them under. */
-export type CacheName = 'applications' | 'resources' | 'roles' | 'userRoles' | 'applicationRoles' | 'configs' | 'oidcKeys';
+export type CacheName = 'applications' | 'resources' | 'defaultResource' | 'roles' | 'userRoles' | 'applicationRoles' | 'configs' | 'oidcKeys';
 
 /**
  * Which caches each change makes stale, keyed as changes are recorded (`Entity.action`). The write
@@ -14,9 +14,9 @@ export const staleCaches: Readonly<Partial<Record<ChangeKey, readonly CacheName[
   'Application.deleted': ['applications', 'applicationRoles'],
   'Application.secrets.updated': ['applications'],
   'Application.roles.updated': ['applicationRoles'],
-  'Resource.created': ['resources'],
-  'Resource.updated': ['resources'],
-  'Resource.deleted': ['resources'],
+  'Resource.created': ['resources', 'defaultResource'],
+  'Resource.updated': ['resources', 'defaultResource'],
+  'Resource.deleted': ['resources', 'defaultResource'],
   // A resource's permissions are cached with it.
   'Scope.created': ['resources'],
   'Scope.updated': ['resources'],

@@ -142,4 +142,37 @@ describe('/api/resources and their scopes', () => {
     await server.api('DELETE', `/api/resources/${resource.id}`);
     await expect(oauth.clientCredentialsGrant(config, { resource: resource.indicator })).rejects.toMatchObject({ error: 'invalid_target' });
   });
+
+  // Logto's PATCH /resources/:id/is-default (packages/core/src/routes/resource.ts): at most one default API
+  // resource, which a token asked for without `resource` is issued for (its oidc defaultResource).
+  it('marks one default API resource, which a token request without resource then gets', async () => {
+    const [first, second] = await Promise.all([
+      server.create('/api/resources', { name: 'Default one', indicator: 'https://default-one.example.com' }),
+      server.create('/api/resources', { name: 'Default two', indicator: 'https://default-two.example.com' }),
+    ]);
+    const scope = await server.create(`/api/resources/${second.id}/scopes`, { name: 'read:default' });
+    const role = await server.create('/api/roles', { name: 'default reader', type: 'MachineToMachine', scopeIds: [scope.id] });
+    const app = await server.create('/api/applications', { name: 'default machine', type: 'MachineToMachine' });
+    await server.create(`/api/applications/${app.id}/roles`, { roleIds: [role.id] });
+    const config = await server.discover(app.id, app.secret);
+    await expect(oauth.clientCredentialsGrant(config, { scope: 'read:default' })).rejects.toMatchObject({ error: 'invalid_target' });
+
+    const marked = await server.api('PATCH', `/api/resources/${first.id}/is-default`, { body: { isDefault: true } });
+    expect(marked).toMatchObject({ status: 200, body: { id: first.id, isDefault: true } });
+    expect((await server.api('PATCH', `/api/resources/${second.id}/is-default`, { body: { isDefault: true } })).body.isDefault).toBe(true);
+    expect((await server.api('GET', `/api/resources/${first.id}`)).body.isDefault).toBe(false);
+    expect(await db().collection('resources').countDocuments({ isDefault: true })).toBe(1);
+
+    const tokens = await oauth.clientCredentialsGrant(config, { scope: 'read:default' });
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: second.indicator, scope: 'read:default' });
+
+    expect((await server.api('PATCH', `/api/resources/${second.id}/is-default`, { body: { isDefault: false } })).body.isDefault).toBe(false);
+    await expect(oauth.clientCredentialsGrant(config, { scope: 'read:default' })).rejects.toMatchObject({ error: 'invalid_target' });
+
+    const management = (await server.api('GET', '/api/resources')).body.find(({ indicator }: { indicator: string }) => indicator.endsWith('/api'));
+    expect((await server.api('PATCH', `/api/resources/${management.id}/is-default`, { body: { isDefault: true } })).body.code).toBe(
+      'resource.cannot_modify_management_api',
+    );
+    expect((await server.api('PATCH', `/api/resources/${first.id}/is-default`, { body: {} })).status).toBe(400);
+  });
 });

@@ -24,6 +24,10 @@ export function createResourceQueries(db: Db) {
     findById: (id: string) => resources.findOne({ _id: id }),
     findByIdOrThrow,
     findByIndicator: (indicator: string) => resources.findOne({ indicator }),
+    /** The default API resource (Logto's `isDefault`): a token asked for without `resource` is for it. */
+    findDefault: () => resources.findOne({ isDefault: true }),
+    /** The resources marked default other than `id` (there is at most one, but a crash mid-change could leave two). */
+    findOtherDefaults: (id: string, session?: ClientSession) => resources.find({ isDefault: true, _id: { $ne: id } }, { session }).toArray(),
     findAll: () => resources.find({}).sort({ createdAt: -1, _id: -1 }).toArray(),
     /** Newest first: a page, or every one. */
     find: (page?: Page) => {
