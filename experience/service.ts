@@ -3,10 +3,11 @@ import type Provider from 'oidc-provider';
 
 import { addressKey } from '../lib/http/client-address.js';
 import { ApiError, assertThat } from '../lib/errors.js';
+import type { UserDocument } from '../lib/store/models.js';
 import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
-import { hashPassword, verifyPassword } from '../lib/password.js';
+import { hashPassword, needsRehash, verifyPassword } from '../lib/password.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Origin, Writer } from '../lib/store/unit-of-work.js';
 import type { Codes } from './codes.js';
@@ -73,6 +74,21 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   const { findUser } = accounts;
   const identification = createIdentification({ store, codes, accounts });
   const submitters = createSubmitters(deps, accounts);
+
+  /**
+   * An imported digest (Logto's `passwordDigest`) just proven by its password is replaced by our own
+   * hash, unless the stored one changed meanwhile. Best effort: when the hash budget is spent, the
+   * next sign-in does it.
+   */
+  async function rehashImported(user: UserDocument, password: string, caller: Caller) {
+    if (!user.passwordHash || !needsRehash(user.passwordHash)) return;
+    try {
+      const rehashed = await hashFor(caller, () => hashPassword(password));
+      await queries.users.updateIf(user._id, { passwordHash: user.passwordHash }, { passwordHash: rehashed });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+    }
+  }
 
   /**
    * Every password hash a caller without a Management API token asks for goes through here:
@@ -160,6 +176,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       // The right password: the attempts of this window were not an attack on it.
       await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
       assertThat(!user.isSuspended, suspended);
+      await rehashImported(user, password, caller);
       const verificationId = generateId();
       await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
       return verificationId;

@@ -32,6 +32,8 @@ export const apiErrorStatus = {
   'user.phone_already_in_use': 422,
   'user.suspended': 422,
   'user.invalid_role_type': 422,
+  'user.password_and_digest': 400,
+  'user.password_algorithm_required': 400,
   'role.name_in_use': 422,
   'role.type_mismatch': 422,
   'role.built_in': 422,

@@ -1,4 +1,4 @@
-import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
 /**
  * scrypt, memory-hard, from node:crypto: N=2^15, r=8, p=3 (32 MiB per hash), one of OWASP's
@@ -23,9 +23,81 @@ export async function hashPassword(password: string): Promise<string> {
 }
 
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  if (stored.startsWith('imported:')) return verifyImported(password, stored);
   const [scheme, N, r, p, salt, key] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !key) return false;
   const expected = Buffer.from(key, 'base64url');
   const actual = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(N), r: Number(r), p: Number(p) });
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+/**
+ * Password digests imported from another system (Logto's `passwordDigest` + `passwordAlgorithm`):
+ * kept as `imported:<algorithm>:<digest>`, verified with that algorithm, and replaced by our own
+ * hash at the first sign-in that proves the password (`needsRehash`).
+ */
+export const importedAlgorithms = ['Argon2i', 'Argon2id', 'Argon2d', 'Bcrypt', 'SHA1', 'SHA256', 'MD5'] as const;
+export type ImportedAlgorithm = (typeof importedAlgorithms)[number];
+
+/**
+ * The shape each digest must have, and the cost bounds an imported one must keep: a digest is
+ * verified at every sign-in, so one with a cost set to gigabytes or hours would be a way to stall it.
+ */
+const argon2Shape = /^\$(argon2(?:i|d|id))\$(?:v=\d+\$)?((?:[a-z]=\d+,?)+)\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/;
+const maxArgon2 = { memoryKiB: 256 * 1024, passes: 10, lanes: 16 };
+const bcryptShape = /^\$2[abxy]?\$(\d\d)\$[./A-Za-z0-9]{53}$/;
+const maxBcryptCost = 15;
+const hexLength: Partial<Record<ImportedAlgorithm, number>> = { SHA1: 40, SHA256: 64, MD5: 32 };
+const nodeHash: Partial<Record<ImportedAlgorithm, string>> = { SHA1: 'sha1', SHA256: 'sha256', MD5: 'md5' };
+
+/** Why a digest cannot be imported with this algorithm, or undefined when it can. */
+export function importedDigestProblem(algorithm: ImportedAlgorithm, digest: string): string | undefined {
+  if (algorithm.startsWith('Argon2')) {
+    const match = argon2Shape.exec(digest);
+    if (!match || match[1] !== algorithm.toLowerCase()) return `is not an ${algorithm} digest ($${algorithm.toLowerCase()}$v=19$m=...,t=...,p=...$salt$hash)`;
+    // The parameters in any order, as libraries write them (node-argon2 writes m, p, t).
+    const parameters = Object.fromEntries(
+      match[2]
+        .split(',')
+        .filter(Boolean)
+        .map((pair) => pair.split('=') as [string, string]),
+    );
+    const [memory, passes, lanes] = [Number(parameters.m), Number(parameters.t), Number(parameters.p)];
+    if (![memory, passes, lanes].every(Number.isInteger)) return 'lacks its m, t or p parameter';
+    if (memory > maxArgon2.memoryKiB || passes > maxArgon2.passes || lanes > maxArgon2.lanes) {
+      return `costs more than an imported digest may (m <= ${maxArgon2.memoryKiB}, t <= ${maxArgon2.passes}, p <= ${maxArgon2.lanes})`;
+    }
+    return undefined;
+  }
+  if (algorithm === 'Bcrypt') {
+    const match = bcryptShape.exec(digest);
+    if (!match) return 'is not a bcrypt digest ($2b$<cost>$<53 characters>)';
+    return Number(match[1]) > maxBcryptCost ? `costs more than an imported digest may (cost <= ${maxBcryptCost})` : undefined;
+  }
+  const length = hexLength[algorithm]!;
+  return new RegExp(`^[0-9a-fA-F]{${length}}$`).test(digest) ? undefined : `is not a ${algorithm} digest (${length} hexadecimal digits)`;
+}
+
+export const importedHash = (algorithm: ImportedAlgorithm, digest: string) => `imported:${algorithm}:${hexLength[algorithm] ? digest.toLowerCase() : digest}`;
+
+/** Whether a stored hash is not ours (an imported digest), to be replaced once the password is proven. */
+export const needsRehash = (stored: string) => !stored.startsWith('scrypt$');
+
+async function verifyImported(password: string, stored: string): Promise<boolean> {
+  const [, algorithm, ...rest] = stored.split(':');
+  const digest = rest.join(':');
+  if (!importedAlgorithms.includes(algorithm as ImportedAlgorithm) || importedDigestProblem(algorithm as ImportedAlgorithm, digest)) return false;
+  if (algorithm.startsWith('Argon2')) {
+    const { default: argon2 } = await import('argon2');
+    return argon2.verify(digest, password);
+  }
+  if (algorithm === 'Bcrypt') {
+    const { default: bcrypt } = await import('bcryptjs');
+    return bcrypt.compare(password, digest);
+  }
+  const actual = createHash(nodeHash[algorithm as ImportedAlgorithm]!)
+    .update(password, 'utf8')
+    .digest();
+  const expected = Buffer.from(digest, 'hex');
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

@@ -6,7 +6,7 @@ import { guard } from '../lib/http/guard.js';
 import { byName, newUser, userToApi, withId, type UserDocument } from '../lib/store/models.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import { parseSearch, searchFilter, searching } from '../lib/http/search.js';
-import { hashPassword, verifyPassword } from '../lib/password.js';
+import { hashPassword, importedDigestProblem, importedHash, verifyPassword } from '../lib/password.js';
 import type { Write } from '../lib/store/unit-of-work.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
@@ -93,8 +93,14 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   // Logto answers a create here with 200.
   router.post('/users', guard({ body: userCreateSchema, response: userResponse, status: 200 }), async (ctx) => {
-    const { password, customData, profile, ...fields } = ctx.guard.body;
-    const user = newUser({ ...identifiers(fields), customData, profile, passwordHash: password === undefined ? null : await hashPassword(password) });
+    const { password, passwordDigest, passwordAlgorithm, customData, profile, ...fields } = ctx.guard.body;
+    // Logto's rules and codes for an imported digest (admin-user/basics.ts); its shape and cost are checked too.
+    assertThat(!(password && passwordDigest), () => new ApiError('user.password_and_digest', 'give either password or passwordDigest, not both'));
+    assertThat(!passwordDigest || passwordAlgorithm, () => new ApiError('user.password_algorithm_required', 'passwordDigest needs its passwordAlgorithm'));
+    const digestProblem = passwordDigest && importedDigestProblem(passwordAlgorithm!, passwordDigest);
+    assertThat(!digestProblem, () => new ApiError('guard.invalid_input', `body.passwordDigest ${digestProblem}`, { field: 'body.passwordDigest' }));
+    const passwordHash = passwordDigest ? importedHash(passwordAlgorithm!, passwordDigest) : password === undefined ? null : await hashPassword(password);
+    const user = newUser({ ...identifiers(fields), customData, profile, passwordHash });
     await deps.write(originOf(ctx), async ({ session, intend, record }) => {
       await intend({ entity: 'User', action: 'created', id: user._id });
       await users.insert(user, session);

@@ -76,6 +76,12 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
       return (page ? sorted.skip(page.skip).limit(page.limit) : sorted).toArray() as Promise<T[]>;
     },
 
+    /** Sets fields only while the document still matches `condition` (a compare-and-set); answers whether it did. */
+    async updateIf(id: string, condition: Filter<T>, set: Partial<Omit<T, '_id'>>): Promise<boolean> {
+      const { modifiedCount } = await collection.updateOne({ ...condition, _id: id } as Filter<T>, { $set: set as MatchKeysAndValues<T> });
+      return modifiedCount === 1;
+    },
+
     count: (filter: Filter<T>, { maxTimeMS }: { maxTimeMS?: number } = {}) => collection.countDocuments(filter, maxTimeMS ? { maxTimeMS } : {}),
 
     async update(id: string, set: Partial<Omit<T, '_id'>>, session?: ClientSession): Promise<T> {

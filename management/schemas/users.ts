@@ -1,3 +1,4 @@
+import { importedAlgorithms } from '../../lib/password.js';
 import type { FromSchema } from 'json-schema-to-ts';
 
 import { email, username } from '../../lib/identifiers.js';
@@ -56,7 +57,8 @@ const editable = {
 
 export const userCreateSchema = {
   type: 'object',
-  properties: { ...editable, password },
+  // `passwordDigest` with `passwordAlgorithm`: a password hashed elsewhere, imported as Logto imports it.
+  properties: { ...editable, password, passwordDigest: { type: 'string', minLength: 1, maxLength: 1024 }, passwordAlgorithm: { enum: importedAlgorithms } },
   additionalProperties: false,
 } as const;
 
