@@ -68,6 +68,7 @@ export const recordedChanges = [
   'OrganizationRole.updated',
   'OrganizationRole.deleted',
   'OrganizationRole.scopes.updated',
+  'OrganizationRole.resourceScopes.updated',
   'OrganizationScope.created',
   'OrganizationScope.updated',
   'OrganizationScope.deleted',
@@ -132,6 +133,8 @@ export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = {
   'OrganizationRole.deleted': { event: 'OrganizationRole.Deleted' },
   'OrganizationRole.updated': { event: 'OrganizationRole.Data.Updated' },
   'OrganizationRole.scopes.updated': { event: 'OrganizationRole.Scopes.Updated', ownerKey: 'organizationRoleId', carries: 'organizationScopes' },
+  // Logto announces a change of an organization role's API permissions with the same event.
+  'OrganizationRole.resourceScopes.updated': { event: 'OrganizationRole.Scopes.Updated', ownerKey: 'organizationRoleId', carries: 'organizationScopes' },
   'OrganizationScope.created': { event: 'OrganizationScope.Created' },
   'OrganizationScope.deleted': { event: 'OrganizationScope.Deleted' },
   'OrganizationScope.updated': { event: 'OrganizationScope.Data.Updated' },

@@ -16,6 +16,7 @@ export const apiErrorStatus = {
   'entity.unique_integrity_violation': 422,
   'entity.invalid_input': 422,
   'entity.relation_foreign_key_not_found': 422,
+  'entity.db_constraint_violated': 422,
   'route.not_found': 404,
   'route.method_not_allowed': 405,
   'route.method_not_implemented': 501,

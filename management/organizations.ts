@@ -3,7 +3,10 @@ import type { ClientSession } from 'mongodb';
 import { ApiError, asBrokenForeignKey, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
-import { byName, withId, type OrganizationRoleDocument } from '../lib/store/models.js';
+import { byName, withId, type OrganizationRoleDocument, type ScopeDocument } from '../lib/store/models.js';
+import type { ChangeOf } from '../lib/store/unit-of-work.js';
+import type { ChangeKey } from '../hooks/catalog.js';
+import { assertAssignable } from './roles.js';
 import { keepLiveTargets } from '../lib/store/links.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import type { Queries } from '../lib/store/queries/index.js';
@@ -24,14 +27,34 @@ import {
 } from './schemas/organizations.js';
 
 /** Organization roles are shown with their permissions' ids and names. */
-export async function presentOrganizationRoles({ links, organizationScopes }: Queries, roles: OrganizationRoleDocument[]) {
-  const grants = await Promise.all(roles.map(({ _id }) => links.organizationRoleScopes.rightsOf(_id)));
+export async function presentOrganizationRoles({ links, organizationScopes, scopes: apiScopes, resources }: Queries, roles: OrganizationRoleDocument[]) {
+  const [grants, resourceGrants] = await Promise.all([
+    Promise.all(roles.map(({ _id }) => links.organizationRoleScopes.rightsOf(_id))),
+    Promise.all(roles.map(({ _id }) => links.organizationRoleResourceScopes.rightsOf(_id))),
+  ]);
   const scopes = new Map((await organizationScopes.findByIds([...new Set(grants.flat())])).map((scope) => [scope._id, scope]));
+  const resourceScopes = new Map((await apiScopes.findByIds([...new Set(resourceGrants.flat())])).map((scope) => [scope._id, scope]));
+  const resourcesById = new Map(
+    (await resources.findByIds([...new Set([...resourceScopes.values()].map(({ resourceId }) => resourceId))])).map((resource) => [resource._id, resource]),
+  );
   return roles.map((role, index) => ({
     ...withId(role),
+    type: role.type ?? 'User',
     scopes: grants[index].flatMap((id) => (scopes.has(id) ? [{ id, name: scopes.get(id)!.name }] : [])),
+    // Logto's `resourceScopes`: each API permission with its resource.
+    resourceScopes: resourceGrants[index].flatMap((id) => {
+      const scope = resourceScopes.get(id);
+      const resource = scope && resourcesById.get(scope.resourceId);
+      return scope && resource ? [{ id, name: scope.name, resource: { id: resource._id, name: resource.name } }] : [];
+    }),
   }));
 }
+
+/**
+ * API permissions an organization role may hold: any but the Management API's, which reach only
+ * machine-to-machine roles of the tenant itself (as a User role may not hold them, `roles.ts`).
+ */
+export const assertOrganizationAssignable = (scopes: unknown[]) => assertAssignable('User', scopes as ScopeDocument[]);
 
 export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;
@@ -82,29 +105,45 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     createSchema: organizationRoleCreateSchema,
     patchSchema: namedPatchSchema,
     response: organizationRoleResponse,
-    build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, createdAt: Date.now() }),
+    build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, type: body.type ?? 'User', createdAt: Date.now() }),
     present: (roles) => presentOrganizationRoles(queries, roles),
-    async beforeCreate({ organizationScopeIds = [] }, session) {
+    async beforeCreate({ organizationScopeIds = [], resourceScopeIds = [] }, session) {
       // Logto's code for an unknown one (organization-role/index.ts, through its SchemaRouter's error handler).
       await organizationScopes.assertAllExist(organizationScopeIds, session).catch(asBrokenForeignKey);
+      assertOrganizationAssignable(await queries.scopes.assertAllExist(resourceScopeIds, session).catch(asBrokenForeignKey));
     },
-    async afterCreate(role, { organizationScopeIds = [] }, { session, intend }) {
-      if (organizationScopeIds.length === 0) return [];
-      await intend({ entity: 'OrganizationRole', action: 'scopes.updated', id: role._id, before: [] });
-      await links.organizationRoleScopes.add(role._id, organizationScopeIds, session);
-      // A permission deleted while the role was being created keeps no link (`keepLiveTargets`).
-      const linked = await keepLiveTargets(links.organizationRoleScopes, role._id, organizationScopeIds, organizationScopes.findByIds, session);
-      if (linked.length === 0) return [];
-      return [
-        {
-          entity: 'OrganizationRole',
-          action: 'scopes.updated',
-          id: role._id,
-          data: { addedOrganizationScopeIds: linked, removedOrganizationScopeIds: [] },
-        },
-      ];
+    async afterCreate(role, { organizationScopeIds = [], resourceScopeIds = [] }, { session, intend }) {
+      const changes: Array<ChangeOf<ChangeKey>> = [];
+      if (organizationScopeIds.length > 0) {
+        await intend({ entity: 'OrganizationRole', action: 'scopes.updated', id: role._id, before: [] });
+        await links.organizationRoleScopes.add(role._id, organizationScopeIds, session);
+        // A permission deleted while the role was being created keeps no link (`keepLiveTargets`).
+        const linked = await keepLiveTargets(links.organizationRoleScopes, role._id, organizationScopeIds, organizationScopes.findByIds, session);
+        if (linked.length > 0) {
+          changes.push({
+            entity: 'OrganizationRole',
+            action: 'scopes.updated',
+            id: role._id,
+            data: { addedOrganizationScopeIds: linked, removedOrganizationScopeIds: [] },
+          });
+        }
+      }
+      if (resourceScopeIds.length > 0) {
+        await intend({ entity: 'OrganizationRole', action: 'resourceScopes.updated', id: role._id, before: [] });
+        await links.organizationRoleResourceScopes.add(role._id, resourceScopeIds, session);
+        const linked = await keepLiveTargets(links.organizationRoleResourceScopes, role._id, resourceScopeIds, queries.scopes.findByIds, session);
+        if (linked.length > 0) {
+          changes.push({ entity: 'OrganizationRole', action: 'resourceScopes.updated', id: role._id, data: { addedScopeIds: linked, removedScopeIds: [] } });
+        }
+      }
+      return changes;
     },
-    cascade: (id, session) => Promise.all([links.organizationRoleScopes.removeAllOfLeft(id, session), organizationUserRoles.removeAllOfRole(id, session)]),
+    cascade: (id, session) =>
+      Promise.all([
+        links.organizationRoleScopes.removeAllOfLeft(id, session),
+        links.organizationRoleResourceScopes.removeAllOfLeft(id, session),
+        organizationUserRoles.removeAllOfRole(id, session),
+      ]),
   });
 
   // A member's organization roles: a relation of three (organization, user, role).
@@ -139,6 +178,15 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       () => new ApiError('entity.relation_foreign_key_not_found', `organization role named \`${unknown}\` does not exist`, { name: unknown }),
     );
     const roles = [...new Map([...byId, ...byName].map((role) => [role._id, role])).values()];
+    // A machine-to-machine organization role is not for members; Logto's database refuses it (a check constraint).
+    const machine = roles.find(({ type }) => type === 'MachineToMachine');
+    assertThat(
+      !machine,
+      () =>
+        new ApiError('entity.db_constraint_violated', `organization role \`${machine!.name}\` is for machines, not members`, {
+          organizationRoleId: machine!._id,
+        }),
+    );
     assertThat(roles.length >= minimum, () => new ApiError('guard.invalid_input', 'body names no organization role', { field: 'body.organizationRoleIds' }));
     return roles;
   }

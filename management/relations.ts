@@ -18,6 +18,7 @@ import {
   type UserDocument,
 } from '../lib/store/models.js';
 import { assertAssignable } from './roles.js';
+import { assertOrganizationAssignable } from './organizations.js';
 import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
@@ -257,6 +258,20 @@ export const relations: Relation[] = [
     replace: true,
     // packages/core/src/routes/organization-role/index.ts, through Logto's SchemaRouter
     optionalPaging: true,
+    contract: generic,
+  },
+  {
+    // An organization role's API resource permissions (Logto's `resource-scopes`, the same SchemaRouter relation).
+    path: '/organization-roles/:id/resource-scopes',
+    ownerParam: 'id',
+    owner: sides.organizationRole,
+    target: sides.scope,
+    bodyKey: 'scopeIds',
+    targetParam: 'scopeId',
+    links: (q) => q.links.organizationRoleResourceScopes,
+    action: 'resourceScopes.updated',
+    replace: true,
+    checkAdded: (_role, scopes) => assertOrganizationAssignable(scopes),
     contract: generic,
   },
 ];

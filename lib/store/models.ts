@@ -127,6 +127,8 @@ export interface OrganizationRoleDocument {
   _id: string;
   name: string;
   description: string | null;
+  /** Logto's organization role types: for members (`User`) or for machines (`MachineToMachine`). Unset: `User`. */
+  type?: 'User' | 'MachineToMachine';
   createdAt: number;
 }
 

@@ -61,15 +61,36 @@ export const organizationScopeResponse = {
   required: ['id', 'name', 'description', 'createdAt'],
 } as const;
 
-export const organizationRoleCreateSchema = namedCreateSchema({ organizationScopeIds: idList() });
+/** Logto's organization role types. */
+export const organizationRoleTypes = ['User', 'MachineToMachine'] as const;
+
+export const organizationRoleCreateSchema = namedCreateSchema({
+  organizationScopeIds: idList(),
+  // API resource permissions (Logto's `resourceScopeIds`), and the role's type (`User` unless said).
+  resourceScopeIds: idList(),
+  type: { enum: organizationRoleTypes },
+});
 
 export const organizationRoleResponse = {
   type: 'object',
   properties: {
     ...organizationScopeResponse.properties,
+    type: { enum: organizationRoleTypes },
     scopes: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] } },
+    resourceScopes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          id: { type: 'string' },
+          name: { type: 'string' },
+          resource: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] },
+        },
+        required: ['id', 'name', 'resource'],
+      },
+    },
   },
-  required: ['id', 'name', 'description', 'createdAt', 'scopes'],
+  required: ['id', 'name', 'description', 'createdAt', 'type', 'scopes', 'resourceScopes'],
 } as const;
 
 export const memberResponse = (userResponse: Record<string, unknown>) => ({

@@ -20,6 +20,7 @@ export const dataCollections = [
   'roles_scopes',
   'organization_users',
   'organization_role_scopes',
+  'organization_role_resource_scopes',
   'changes',
   'hooks',
   'hook_events',

@@ -25,6 +25,7 @@ export function createQueries(db: Db) {
     rolesScopes: createLinks(db, 'roles_scopes'),
     organizationUsers: createLinks(db, 'organization_users'),
     organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
+    organizationRoleResourceScopes: createLinks(db, 'organization_role_resource_scopes'),
   };
 
   type Joined = SubjectTokenDocument & { users: UserDocument[]; links: Array<{ roleId: string }> };

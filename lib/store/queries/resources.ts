@@ -9,6 +9,7 @@ export function createResourceQueries(db: Db) {
   const resources = db.collection<ResourceDocument>('resources');
   const scopes = db.collection<ScopeDocument>('scopes');
   const rolesScopes = createLinks(db, 'roles_scopes');
+  const organizationRoleResourceScopes = createLinks(db, 'organization_role_resource_scopes');
 
   async function findByIdOrThrow(id: string) {
     const resource = await resources.findOne({ _id: id });
@@ -22,6 +23,7 @@ export function createResourceQueries(db: Db) {
       return resource;
     },
     findById: (id: string) => resources.findOne({ _id: id }),
+    findByIds: (ids: string[]) => (ids.length === 0 ? Promise.resolve([]) : resources.find({ _id: { $in: ids } }).toArray()),
     findByIdOrThrow,
     findByIndicator: (indicator: string) => resources.findOne({ indicator }),
     /** The default API resource (Logto's `isDefault`): a token asked for without `resource` is for it. */
@@ -42,7 +44,7 @@ export function createResourceQueries(db: Db) {
       return (await resources.findOne({ _id: id }, { session }))!;
     },
 
-    /** Removes the resource, its scopes, and every role's grant of those scopes; returns the resource as it was. */
+    /** Removes the resource, its scopes, and every role's (and organization role's) grant of those scopes; returns the resource as it was. */
     async delete(id: string, session?: ClientSession) {
       const before = await resources.findOne({ _id: id }, { session });
       if (!before) throw notFound('resource', id);
@@ -50,6 +52,7 @@ export function createResourceQueries(db: Db) {
       await resources.deleteOne({ _id: id }, { session });
       await scopes.deleteMany({ resourceId: id }, { session });
       await rolesScopes.removeAllOfRights(scopeIds, session);
+      await organizationRoleResourceScopes.removeAllOfRights(scopeIds, session);
       return before;
     },
 
@@ -77,12 +80,13 @@ export function createResourceQueries(db: Db) {
         return (await scopes.findOne({ _id: scopeId }, { session }))!;
       },
 
-      /** Removes the scope and every role's grant of it; returns the scope as it was. */
+      /** Removes the scope and every role's (and organization role's) grant of it; returns the scope as it was. */
       async delete(resourceId: string, scopeId: string, session?: ClientSession) {
         const before = await scopes.findOne({ _id: scopeId, resourceId }, { session });
         if (!before) throw notFound('scope', scopeId);
         await scopes.deleteOne({ _id: scopeId }, { session });
         await rolesScopes.removeAllOfRight(scopeId, session);
+        await organizationRoleResourceScopes.removeAllOfRight(scopeId, session);
         return before;
       },
     },
