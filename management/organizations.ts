@@ -28,10 +28,14 @@ import {
 
 /** Organization roles are shown with their permissions' ids and names. */
 export async function presentOrganizationRoles({ links, organizationScopes, scopes: apiScopes, resources }: Queries, roles: OrganizationRoleDocument[]) {
-  const [grants, resourceGrants] = await Promise.all([
-    Promise.all(roles.map(({ _id }) => links.organizationRoleScopes.rightsOf(_id))),
-    Promise.all(roles.map(({ _id }) => links.organizationRoleResourceScopes.rightsOf(_id))),
+  // Two reads for the page's permissions of either kind, whatever the number of roles.
+  const ids = roles.map(({ _id }) => _id);
+  const [grantsOf, resourceGrantsOf] = await Promise.all([
+    links.organizationRoleScopes.rightsByLeft(ids),
+    links.organizationRoleResourceScopes.rightsByLeft(ids),
   ]);
+  const grants = ids.map((id) => grantsOf.get(id)!);
+  const resourceGrants = ids.map((id) => resourceGrantsOf.get(id)!);
   const scopes = new Map((await organizationScopes.findByIds([...new Set(grants.flat())])).map((scope) => [scope._id, scope]));
   const resourceScopes = new Map((await apiScopes.findByIds([...new Set(resourceGrants.flat())])).map((scope) => [scope._id, scope]));
   const resourcesById = new Map(

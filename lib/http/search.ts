@@ -81,32 +81,26 @@ export function parseSearch(params: URLSearchParams, allowed: readonly string[])
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
-/** SQL LIKE as an anchored regular expression: `%` any run, `_` one character, `\` escapes the next. */
-function likeToRegex(pattern: string): string {
+/**
+ * An SQL LIKE or SIMILAR TO pattern as a regular expression's source: `%` any run, `_` one character,
+ * `\\` escapes the next; every other character as `other` translates it.
+ */
+function sqlPattern(pattern: string, other: (char: string) => string): string {
   let out = '';
   for (let i = 0; i < pattern.length; i += 1) {
     const char = pattern[i];
     if (char === '\\' && i + 1 < pattern.length) out += escapeRegex(pattern[(i += 1)]);
     else if (char === '%') out += '.*';
     else if (char === '_') out += '.';
-    else out += escapeRegex(char);
+    else out += other(char);
   }
-  return `^${out}$`;
+  return out;
 }
 
-/** SQL SIMILAR TO as an anchored regular expression: LIKE's wildcards and `| * + ? {} () []`; `.` is literal there. */
-function similarToRegex(pattern: string): string {
-  let out = '';
-  for (let i = 0; i < pattern.length; i += 1) {
-    const char = pattern[i];
-    if (char === '\\' && i + 1 < pattern.length) out += escapeRegex(pattern[(i += 1)]);
-    else if (char === '%') out += '.*';
-    else if (char === '_') out += '.';
-    else if ('.^$/'.includes(char)) out += `\\${char}`;
-    else out += char;
-  }
-  return `^(?:${out})$`;
-}
+/** LIKE: everything else is literal. */
+const likeToRegex = (pattern: string) => `^${sqlPattern(pattern, escapeRegex)}$`;
+/** SIMILAR TO keeps the operators `| * + ? {} () []`; `.`, `^` and `$` are literal there. */
+const similarToRegex = (pattern: string) => `^(?:${sqlPattern(pattern, (char) => ('.^$/'.includes(char) ? `\\${char}` : char))})$`;
 
 function regexOf(mode: MatchMode, value: string, isCaseSensitive: boolean): RegExp {
   const source = mode === 'exact' ? `^${escapeRegex(value)}$` : mode === 'like' ? likeToRegex(value) : mode === 'similar_to' ? similarToRegex(value) : value;

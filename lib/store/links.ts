@@ -34,6 +34,8 @@ export interface Links {
   remove(left: string, right: string, session?: ClientSession): Promise<boolean>;
   rightsOf(left: string, session?: ClientSession): Promise<string[]>;
   rightsOfMany(lefts: string[]): Promise<string[]>;
+  /** The rights of each of `lefts`, in one read (an empty list for one without links). */
+  rightsByLeft(lefts: string[]): Promise<Map<string, string[]>>;
   /** How many are linked to `left`, and the first `limit` of them: one count and one short read, whatever their number. */
   sampleOf(left: string, limit: number): Promise<{ count: number; rights: string[] }>;
   leftsOf(right: string, session?: ClientSession): Promise<string[]>;
@@ -90,6 +92,13 @@ export function createLinks(db: Db, table: LinkTable, { reversed = false } = {})
 
     async rightsOf(left, session) {
       return (await collection.find({ [leftField]: left }, { session }).toArray()).map((link) => link[rightField]!);
+    },
+
+    async rightsByLeft(lefts) {
+      const byLeft = new Map(lefts.map((left) => [left, [] as string[]]));
+      if (lefts.length === 0) return byLeft;
+      for (const link of await collection.find({ [leftField]: { $in: lefts } }).toArray()) byLeft.get(link[leftField]!)?.push(link[rightField]!);
+      return byLeft;
     },
 
     async sampleOf(left, limit) {

@@ -165,6 +165,11 @@ describe('/api/resources and their scopes', () => {
 
     const tokens = await oauth.clientCredentialsGrant(config, { scope: 'read:default' });
     expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: second.indicator, scope: 'read:default' });
+    // The default is no grant: an application without the role gets a token for it that carries nothing.
+    const stranger = await server.create('/api/applications', { name: 'roleless machine', type: 'MachineToMachine' });
+    const strangers = await oauth.clientCredentialsGrant(await server.discover(stranger.id, stranger.secret), { scope: 'read:default' });
+    expect(decodeJwt(strangers.access_token)).toMatchObject({ aud: second.indicator });
+    expect(decodeJwt(strangers.access_token).scope ?? '').toBe('');
 
     expect((await server.api('PATCH', `/api/resources/${second.id}/is-default`, { body: { isDefault: false } })).body.isDefault).toBe(false);
     await expect(oauth.clientCredentialsGrant(config, { scope: 'read:default' })).rejects.toMatchObject({ error: 'invalid_target' });

@@ -314,6 +314,11 @@ describe('the private-address guard', () => {
     expect(delivery).toMatchObject({ state: 'failed', lastStatus: null, lastError: 'localhost resolves to a private, loopback or reserved address' });
     const report = await server.api('POST', '/api/hooks/rebound/test');
     expect(report.body).toMatchObject({ ok: false, statusCode: null, error: expect.stringMatching(/private, loopback or reserved/) });
+    // Logto's form names a configuration of its own: it is held to the same policy (server-side request forgery).
+    for (const url of [`http://127.0.0.1:${port}/hooks`, `http://localhost:${port}/hooks`, 'http://169.254.169.254/latest/meta-data']) {
+      const tested = await server.api('POST', '/api/hooks/rebound/test', { body: { events: ['PostSignIn'], config: { url } } });
+      expect({ status: tested.status, code: tested.body.code }).toEqual({ status: 422, code: 'hook.url_not_allowed' });
+    }
     expect(receiver.received).toEqual([]);
     expect(receiver.rejected).toEqual([]);
   });
