@@ -4,7 +4,12 @@ export default {
   extensionsToTreatAsEsm: ['.ts'],
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.test.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    // The same library's CommonJS build: its ES build imports JSON without an import attribute, which Jest's
+    // module loader warns about on every file (Node itself loads either build silently).
+    '^libphonenumber-js/max$': '<rootDir>/node_modules/libphonenumber-js/max/index.cjs',
+  },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }] },
   globalSetup: '<rootDir>/spec/support/global-setup.js',
   globalTeardown: '<rootDir>/spec/support/global-teardown.js',

@@ -31,6 +31,7 @@ export const apiErrorStatus = {
   'user.username_already_in_use': 422,
   'user.email_already_in_use': 422,
   'user.phone_already_in_use': 422,
+  'user.invalid_phone': 422,
   'user.suspended': 422,
   'user.invalid_role_type': 422,
   'user.password_and_digest': 400,

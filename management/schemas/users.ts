@@ -9,7 +9,8 @@ const nullable = <const T extends { type: string }>(schema: T) =>
   ({ ...schema, type: [schema.type, 'null'] }) as Omit<T, 'type'> & { readonly type: readonly [T['type'], 'null'] };
 
 /** Logto's rule: a phone number is digits only. */
-export const phone = { type: 'string', minLength: 4, maxLength: 20, pattern: '^[0-9]+$' } as const;
+/** As a person types one: digits with an optional `+`, spaces, dots, dashes and parentheses; normalized to E.164 digits (lib/phone.ts). */
+export const phone = { type: 'string', minLength: 3, maxLength: 32, pattern: '^\\+?[0-9 ().-]+$' } as const;
 export const password = { type: 'string', minLength: 8, maxLength: 256 } as const;
 
 const shortText = { type: 'string', maxLength: 256 } as const;
