@@ -41,7 +41,7 @@ import { ensureIndexes } from './lib/store/database.js';
 import { experienceCollections } from './experience/collections.js';
 import { hookCollections } from './hooks/collections.js';
 import { providerCollections, revokeAccount } from './provider/collections.js';
-import { createExperience, interactionUrl, logConnector, pagesPrefix } from './experience/index.js';
+import { createExperience, interactionUrl, logConnector, logSmsConnector, pagesPrefix } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provider/keys.js';
@@ -137,6 +137,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const email = options.experience && (options.experience.email ?? logConnector(logger));
   if (email?.development) logger.warn(`Email: ${email.description}.`);
   else if (email) logger.info(`Email: ${email.description}.`);
+  const sms = options.experience && (options.experience.sms ?? logSmsConnector(logger));
+  if (sms?.development) logger.warn(`SMS: ${sms.description}.`);
+  else if (sms) logger.info(`SMS: ${sms.description}.`);
 
   let configured: Configuration | undefined;
   /** Whether the provider's keys are ours (and so rotated through the Management API), not a host's own. */

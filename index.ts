@@ -16,6 +16,12 @@ export type { BootstrapCredentials } from './management/bootstrap.js';
 export {
   smtpConnector,
   logConnector,
+  httpSmsConnector,
+  twilioSmsConnector,
+  logSmsConnector,
+  SmsSendError,
+  type SmsConnector,
+  type SmsMessage,
   defaultBranding,
   type EmailConnector,
   type EmailMessage,

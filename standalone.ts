@@ -8,7 +8,7 @@ import Provider from 'oidc-provider';
 import type { BootstrapCredentials } from './management/bootstrap.js';
 import type { ExperienceSettings } from './experience/settings.js';
 import type { Settings } from './settings.js';
-import { smtpConnector, type ExperienceOptions } from './experience/index.js';
+import { httpSmsConnector, smtpConnector, twilioSmsConnector, type ExperienceOptions } from './experience/index.js';
 import { driverTimeouts } from './lib/store/availability.js';
 import { openDatabase, type Database } from './lib/store/database.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
@@ -52,10 +52,12 @@ export interface StandaloneOptions {
 }
 
 /** Without SMTP settings, `createIdentity` falls back to the development connector (and says so). */
-function experienceOf({ productName, logoUrl, primaryColor, smtpUrl, emailFrom }: ExperienceSettings): ExperienceOptions {
+function experienceOf({ productName, logoUrl, primaryColor, smtpUrl, emailFrom, sms }: ExperienceSettings): ExperienceOptions {
   return {
     branding: { productName, primaryColor, ...(logoUrl && { logoUrl }) },
     ...(smtpUrl && emailFrom && { email: smtpConnector(smtpUrl, emailFrom) }),
+    ...(sms.kind === 'http' && { sms: httpSmsConnector(sms) }),
+    ...(sms.kind === 'twilio' && { sms: twilioSmsConnector(sms) }),
   };
 }
 

@@ -17,6 +17,7 @@ import { createCodes } from './codes.js';
 import { createCounters, defaultLimits, type Limits } from './counters.js';
 import { createHashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
+import type { SmsConnector } from './sms.js';
 import { experiencePages, pagesPrefix } from './pages.js';
 import { createExperienceService, type ExperienceService } from './service.js';
 import { createExperienceStore } from './state.js';
@@ -25,6 +26,7 @@ import { stylesheet, stylesheetPath, type Branding } from './views.js';
 export { experiencePrefix } from './api.js';
 export { pagesPrefix } from './pages.js';
 export { logConnector, smtpConnector, type EmailConnector, type EmailMessage } from './email.js';
+export { httpSmsConnector, logSmsConnector, twilioSmsConnector, SmsSendError, type SmsConnector, type SmsMessage } from './sms.js';
 export type { Branding } from './views.js';
 export type { ExperienceResult } from './service.js';
 
@@ -34,6 +36,8 @@ export interface ExperienceOptions {
   branding?: Partial<Branding>;
   /** Where verification codes go; without one they are written to the log (development only). */
   email?: EmailConnector;
+  /** Where phone codes go; without one they are written to the log (development only). */
+  sms?: SmsConnector;
   /** Attempt limits, each defaulting as the README says. */
   limits?: Partial<Limits>;
   /** Password hashes one process runs at once (default 8); more are refused with 429. */

@@ -1,4 +1,5 @@
-import { checkOptions, type EnvironmentSpec } from '../lib/config.js';
+import { checkOptions, ConfigError, type EnvironmentSpec } from '../lib/config.js';
+import type { HttpSmsOptions, TwilioOptions } from './sms.js';
 import type { Branding } from './views.js';
 
 /** The sign-in pages' look and the mail they send (`BRAND_*`, `SMTP_URL`, `EMAIL_FROM`). */
@@ -9,6 +10,8 @@ export interface ExperienceSettings {
   /** Without it, codes are written to the log (the development connector). */
   smtpUrl: string | undefined;
   emailFrom: string | undefined;
+  /** Where phone codes go (`SMS_*`): the log (development), an HTTP gateway, or Twilio. */
+  sms: { kind: 'log' } | ({ kind: 'http' } & HttpSmsOptions) | ({ kind: 'twilio' } & TwilioOptions);
 }
 
 export const defaultBranding: Branding = { productName: 'oidc-identity', primaryColor: '#3451b2' };
@@ -29,6 +32,16 @@ export const experienceEnvironment = {
   BRAND_COLOR: { ...brandingRules.primaryColor, default: defaultBranding.primaryColor },
   SMTP_URL: { type: 'string', pattern: '^smtps?://' },
   EMAIL_FROM: { type: 'string', minLength: 3, maxLength: 320, pattern: '@' },
+  SMS_CONNECTOR: { enum: ['log', 'http', 'twilio'], default: 'log' },
+  SMS_HTTP_URL: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$' },
+  // One header, `Name: value`; a token name and visible ASCII, so that nothing can split it.
+  SMS_HTTP_AUTH_HEADER: { type: 'string', maxLength: 4096, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\\t\\x20-\\x7e]+$" },
+  SMS_HTTP_BODY_TEMPLATE: { type: 'string', minLength: 2, maxLength: 4096 },
+  SMS_TWILIO_ACCOUNT_SID: { type: 'string', pattern: '^AC[0-9a-fA-F]{32}$' },
+  SMS_TWILIO_AUTH_TOKEN: { type: 'string', minLength: 16, maxLength: 256 },
+  SMS_TWILIO_FROM: { type: 'string', pattern: '^\\+[0-9]{6,15}$' },
+  SMS_TWILIO_MESSAGING_SERVICE_SID: { type: 'string', pattern: '^MG[0-9a-fA-F]{32}$' },
+  SMS_TWILIO_API_URL: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$', default: 'https://api.twilio.com' },
 } satisfies EnvironmentSpec;
 
 /** Variables that only make sense together. */
@@ -42,7 +55,46 @@ export function experienceSettingsFrom(e: Record<keyof typeof experienceEnvironm
     primaryColor: e.BRAND_COLOR as string,
     smtpUrl: e.SMTP_URL as string | undefined,
     emailFrom: e.EMAIL_FROM as string | undefined,
+    sms: smsSettingsFrom(e),
   };
+}
+
+/** The SMS connector the `SMS_*` variables describe; a kind without what it needs is a ConfigError naming it. */
+function smsSettingsFrom(e: Record<keyof typeof experienceEnvironment, unknown>): ExperienceSettings['sms'] {
+  const missing = (names: string[]) => new ConfigError(`Invalid setting: SMS_CONNECTOR=${e.SMS_CONNECTOR as string} needs ${names.join(' and ')}`);
+  switch (e.SMS_CONNECTOR) {
+    case 'http': {
+      if (!e.SMS_HTTP_URL) throw missing(['SMS_HTTP_URL']);
+      const bodyTemplate = e.SMS_HTTP_BODY_TEMPLATE as string | undefined;
+      if (bodyTemplate !== undefined) {
+        try {
+          JSON.parse(bodyTemplate);
+        } catch {
+          throw new ConfigError('Invalid setting: SMS_HTTP_BODY_TEMPLATE must be JSON (with {{to}} and {{text}} in its strings)');
+        }
+      }
+      return {
+        kind: 'http',
+        url: e.SMS_HTTP_URL as string,
+        ...(e.SMS_HTTP_AUTH_HEADER !== undefined && { authHeader: e.SMS_HTTP_AUTH_HEADER as string }),
+        ...(bodyTemplate !== undefined && { bodyTemplate }),
+      };
+    }
+    case 'twilio': {
+      if (!e.SMS_TWILIO_ACCOUNT_SID || !e.SMS_TWILIO_AUTH_TOKEN) throw missing(['SMS_TWILIO_ACCOUNT_SID', 'SMS_TWILIO_AUTH_TOKEN']);
+      if (!e.SMS_TWILIO_FROM === !e.SMS_TWILIO_MESSAGING_SERVICE_SID) throw missing(['exactly one of SMS_TWILIO_FROM or SMS_TWILIO_MESSAGING_SERVICE_SID']);
+      return {
+        kind: 'twilio',
+        accountSid: e.SMS_TWILIO_ACCOUNT_SID as string,
+        authToken: e.SMS_TWILIO_AUTH_TOKEN as string,
+        ...(e.SMS_TWILIO_FROM !== undefined && { from: e.SMS_TWILIO_FROM as string }),
+        ...(e.SMS_TWILIO_MESSAGING_SERVICE_SID !== undefined && { messagingServiceSid: e.SMS_TWILIO_MESSAGING_SERVICE_SID as string }),
+        apiUrl: e.SMS_TWILIO_API_URL as string,
+      };
+    }
+    default:
+      return { kind: 'log' };
+  }
 }
 
 const brandingSchema = { type: 'object', properties: brandingRules, additionalProperties: false } as const;

@@ -40,7 +40,7 @@ describe('settings', () => {
         concurrencyPerHook: 4,
         retentionDays: 30,
       },
-      experience: { productName: 'oidc-identity', logoUrl: undefined, primaryColor: '#3451b2', smtpUrl: undefined, emailFrom: undefined },
+      experience: { productName: 'oidc-identity', logoUrl: undefined, primaryColor: '#3451b2', smtpUrl: undefined, emailFrom: undefined, sms: { kind: 'log' } },
     });
     // An embedding host gets the same defaults.
     expect(loadSettings({}).hooks).toEqual(defaultHookSettings);
@@ -72,6 +72,7 @@ describe('settings', () => {
       primaryColor: '#0B6E4F',
       smtpUrl: 'smtps://user:pass@mail.acme.test:465',
       emailFrom: 'Acme <no-reply@acme.test>',
+      sms: { kind: 'log' },
     });
   });
 
