@@ -257,6 +257,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           write,
           logger,
           email: email!,
+          sms: sms!,
           revokeAccount: revoke,
           branding: branding!,
           origin: new URL(baseUrl).origin,

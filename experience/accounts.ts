@@ -2,7 +2,8 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import type { Queries } from '../lib/store/queries/index.js';
 
-export type IdentifierType = 'username' | 'email';
+/** How a person names their account; a phone number in its stored form (lib/phone.ts). */
+export type IdentifierType = 'username' | 'email' | 'phone';
 export interface Identifier {
   type: IdentifierType;
   value: string;
@@ -10,13 +11,14 @@ export interface Identifier {
 
 export const suspended = () => new ApiError('user.suspended', 'this account is suspended');
 
-const identifierFilter = ({ type, value }: Identifier) => (type === 'email' ? { emailKey: emailKey(value) } : { username: value });
+const identifierFilter = ({ type, value }: Identifier) =>
+  type === 'email' ? { emailKey: emailKey(value) } : type === 'phone' ? { primaryPhone: value } : { username: value };
 
 /** The accounts the sign-in experience looks up: by identifier, and whether a new one's identifiers are free. */
 export function createAccountLookup(queries: Queries) {
   const findUser = (identifier: Identifier) => queries.users.collection.findOne(identifierFilter(identifier));
 
-  async function assertUnused(profile: { username?: string | undefined; email?: string | undefined }) {
+  async function assertUnused(profile: { username?: string | undefined; email?: string | undefined; phone?: string | undefined }) {
     if (profile.username) {
       assertThat(
         !(await findUser({ type: 'username', value: profile.username })),
@@ -28,6 +30,13 @@ export function createAccountLookup(queries: Queries) {
       assertThat(
         !(await findUser({ type: 'email', value: profile.email })),
         new ApiError('user.email_already_in_use', 'this email address already has an account; sign in, or reset its password'),
+      );
+    }
+    if (profile.phone) {
+      // Likewise, only after a code to this number proved it is theirs.
+      assertThat(
+        !(await findUser({ type: 'phone', value: profile.phone })),
+        new ApiError('user.phone_already_in_use', 'this phone number already has an account; sign in, or reset its password'),
       );
     }
   }

@@ -45,6 +45,13 @@ const identifier = <const T extends ReadonlyArray<{ type: string; value: TypedSc
   };
 const username = { type: 'string', pattern: usernamePattern } as const;
 const verificationAnswer = { response: object({ verificationId }) };
+// As a person types one; normalized (and refused when impossible) by the service.
+const phone = { type: 'string', minLength: 3, maxLength: 32, pattern: '^\\+?[0-9 ().-]+$' } as const;
+/** What a code is sent to, as Logto's: an email address or a phone number. */
+const codeIdentifier = identifier([
+  { type: 'email', value: email },
+  { type: 'phone', value: phone },
+]);
 
 /**
  * The Experience API: the same flows as the pages, as JSON, for an integrator's own UI. It acts
@@ -91,6 +98,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
         identifier: identifier([
           { type: 'username', value: username },
           { type: 'email', value: email },
+          { type: 'phone', value: phone },
         ]),
         password,
       }),
@@ -114,27 +122,27 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
 
   router.post(
     '/verification/verification-code',
-    guard({ body: object({ identifier: identifier([{ type: 'email', value: email }]), interactionEvent: event }), ...verificationAnswer, public: true }),
+    guard({ body: object({ identifier: codeIdentifier, interactionEvent: event }), ...verificationAnswer, public: true }),
     async (ctx) => {
       const { experience } = ctx.state;
       assertThat(
         ctx.guard.body.interactionEvent === experience.event,
         new ApiError('session.invalid_event', "interactionEvent must be the interaction's own", { field: 'body.interactionEvent' }),
       );
-      ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier.value, callerOf(ctx)) };
+      ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier, callerOf(ctx)) };
     },
   );
 
   router.post(
     '/verification/verification-code/verify',
     guard({
-      body: object({ identifier: identifier([{ type: 'email', value: email }]), verificationId, code: { type: 'string', maxLength: 16 } }),
+      body: object({ identifier: codeIdentifier, verificationId, code: { type: 'string', maxLength: 16 } }),
       ...verificationAnswer,
       public: true,
     }),
     async (ctx) => {
       const { identifier: given, verificationId: id, code } = ctx.guard.body;
-      ctx.body = { verificationId: await service.verifyCode(ctx.state.experience, id, given.value, code) };
+      ctx.body = { verificationId: await service.verifyCode(ctx.state.experience, id, given, code) };
     },
   );
 

@@ -21,14 +21,16 @@ const minute = 60_000;
  *   address cannot try a few passwords on every account (password spraying);
  * - passwordHash: password hashes (sign-in, sign-up, password changes) from one client address,
  *   checked before hashing, so that nobody can keep the server's CPU hashing;
- * - codePerEmail, codePerIp: codes sent to one address, and asked for by one client address,
- *   so that the mailer cannot be turned on a victim.
+ * - codePerEmail, codePerPhone, codePerIp: codes sent to one address or phone number, and asked
+ *   for by one client address, so that the mailer and the SMS gateway cannot be turned on a victim
+ *   (nor run up a bill).
  */
 export const defaultLimits = {
   failedPassword: { limit: 5, windowMs: 15 * minute },
   passwordSpray: { limit: 30, windowMs: 15 * minute },
   passwordHash: { limit: 30, windowMs: minute },
   codePerEmail: { limit: 5, windowMs: 60 * minute },
+  codePerPhone: { limit: 5, windowMs: 60 * minute },
   codePerIp: { limit: 20, windowMs: 60 * minute },
 } satisfies Record<string, Limit>;
 

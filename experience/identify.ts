@@ -17,17 +17,17 @@ type Rule<V> = (experience: ExperienceDocument, verification: V) => Promise<Iden
  * verification identifies whom in which interaction. A pair not in the table identifies nobody.
  */
 export function createIdentification({ store, codes, accounts }: { store: ExperienceStore; codes: Codes; accounts: AccountLookup }) {
-  /** An email code, spent: the address it proved. */
+  /** A code, spent: the email address or phone number it proved. */
   const spentCode = async (experience: ExperienceDocument, verificationId: string, event: InteractionKind) => {
-    const email = await codes.spend(experience._id, verificationId, event);
-    assertThat(email !== undefined, notFound);
-    return email!;
+    const target = await codes.spend(experience._id, verificationId, event);
+    assertThat(target !== undefined, notFound);
+    return target!;
   };
 
   const rules: {
     password: Partial<Record<InteractionKind, Rule<Extract<Verification, { type: 'password' }>>>>;
     newPasswordIdentity: Partial<Record<InteractionKind, Rule<Extract<Verification, { type: 'newPasswordIdentity' }>>>>;
-    emailCode: Partial<Record<InteractionKind, Rule<string>>>;
+    code: Partial<Record<InteractionKind, Rule<string>>>;
   } = {
     password: {
       SignIn: async (_experience, { userId }) => ({ userId }),
@@ -38,15 +38,15 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
         return { profile: { username, passwordHash } };
       },
     },
-    emailCode: {
+    code: {
       async Register(experience, verificationId) {
-        const email = await spentCode(experience, verificationId, 'Register');
-        await accounts.assertUnused({ email });
-        return { profile: { email } };
+        const { type, value } = await spentCode(experience, verificationId, 'Register');
+        await accounts.assertUnused({ [type]: value });
+        return { profile: { [type]: value } };
       },
       async ForgotPassword(experience, verificationId) {
-        const email = await spentCode(experience, verificationId, 'ForgotPassword');
-        const user = await accounts.findUser({ type: 'email', value: email });
+        const target = await spentCode(experience, verificationId, 'ForgotPassword');
+        const user = await accounts.findUser(target);
         // A reset code is only sent where an account is, so a verified one has its user.
         assertThat(user, new ApiError('verification_code.invalid', 'the verification code is wrong or has expired'));
         // As at sign-in: a suspended account is not signed in, and its password is not changed.
@@ -68,8 +68,8 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
       assertThat(rule, notFound);
       identified = await rule(experience, stored);
     } else {
-      // Not stored with the interaction: an email code (kept in `verification_codes`), if anything.
-      const rule = rules.emailCode[event];
+      // Not stored with the interaction: a code (kept in `verification_codes`), if anything.
+      const rule = rules.code[event];
       assertThat(rule, notFound);
       identified = await rule(experience, verificationId);
     }

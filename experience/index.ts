@@ -53,6 +53,7 @@ export interface ExperienceDeps {
   write: Writer<ChangeKey>;
   logger: Logger;
   email: EmailConnector;
+  sms: SmsConnector;
   branding: Branding;
   /** The public origin (`https://id.example.com`): the JSON API refuses requests from any other. */
   origin: string;
@@ -86,6 +87,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     write: deps.write,
     logger,
     email: deps.email,
+    sms: deps.sms,
     productName: branding.productName,
     store: createExperienceStore(db),
     codes: createCodes(db),

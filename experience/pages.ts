@@ -235,7 +235,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         (request, error) => render(withError(request, error), codeFields(request)),
         async (request) => {
           const { email, verificationId } = codeFields(request);
-          await service.verifyCode(request.experience, verificationId, email, field(request, 'code'));
+          await service.verifyCode(request.experience, verificationId, { type: 'email', value: email }, field(request, 'code'));
           await service.identify(request.experience, verificationId);
           await then?.(request);
           return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
@@ -278,7 +278,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       if (username) await service.identify(experience, await service.newPasswordIdentity(experience, username, password, request.caller));
       else await service.addProfile(experience, 'password', password, request.caller);
       if (!email) return { redirect: await service.submit(experience, clientOf(request), request.caller) };
-      const verificationId = await service.sendCode(experience, email, request.caller);
+      const verificationId = await service.sendCode(experience, { type: 'email', value: email }, request.caller);
       return { html: views.signUpCodePage(request.page, { email, verificationId }) };
     }),
   );
@@ -292,7 +292,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       const email = field(request, 'email');
       if (!validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
       const experience = await service.start(request.experience, 'ForgotPassword');
-      const verificationId = await service.sendCode(experience, email, request.caller);
+      const verificationId = await service.sendCode(experience, { type: 'email', value: email }, request.caller);
       return { html: views.resetPasswordPage(request.page, { email, verificationId }) };
     }),
   );

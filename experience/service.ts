@@ -14,6 +14,9 @@ import type { Codes } from './codes.js';
 import type { Counters } from './counters.js';
 import type { HashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
+import type { SmsConnector } from './sms.js';
+import type { CodeTarget } from './codes.js';
+import { normalizePhone } from '../lib/phone.js';
 import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
 import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
@@ -43,6 +46,7 @@ export interface ExperienceServiceDeps {
   /** The per-process cap on concurrent password hashes. */
   hashing: HashGate;
   email: EmailConnector;
+  sms: SmsConnector;
   productName: string;
   logger: Logger;
   /** Ends every session, grant and token the provider keeps for a user. */
@@ -74,6 +78,28 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   const { findUser } = accounts;
   const identification = createIdentification({ store, codes, accounts });
   const submitters = createSubmitters(deps, accounts);
+
+  /** A code's target as it is compared and sent: a phone number in its stored form (422 `user.invalid_phone` for one that cannot exist). */
+  function codeTarget({ type, value }: CodeTarget): CodeTarget {
+    if (type === 'email') return { type, value };
+    const phone = normalizePhone(value);
+    assertThat(phone, () => new ApiError('user.invalid_phone', `\`${value}\` is not a possible phone number (give it with its country code)`));
+    return { type, value: phone };
+  }
+
+  /** Sends a code by mail or by text, off the request's path; a failure is the operator's to read in the log. */
+  function sendingCode(type: CodeTarget['type'], to: string, code: string) {
+    const text = `Your ${deps.productName} verification code is ${code}. It expires in 10 minutes.`;
+    const sent =
+      type === 'email'
+        ? deps.email.send({
+            to,
+            subject: `${code} is your ${deps.productName} verification code`,
+            text: `${text}\n\nIf you did not ask for it, ignore this email.`,
+          })
+        : deps.sms.send({ to, text });
+    sent.catch((error: unknown) => deps.logger.error(`A verification code could not be sent to ${type === 'phone' ? `+${to}` : to}`, error));
+  }
 
   /**
    * An imported digest (Logto's `passwordDigest`) just proven by its password is replaced by our own
@@ -153,7 +179,9 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
      * the address's hash budget, its budget of attempts across accounts (spraying), and the
      * account's lockout from this address (an unknown identifier counts for itself).
      */
-    async verifyPassword(experience: ExperienceDocument, identifier: Identifier, password: string, caller: Caller): Promise<string> {
+    async verifyPassword(experience: ExperienceDocument, given: Identifier, password: string, caller: Caller): Promise<string> {
+      // A phone number as stored; one that cannot exist names no account, and is answered as any unknown identifier.
+      const identifier = given.type === 'phone' ? { type: given.type, value: normalizePhone(given.value) ?? given.value } : given;
       requireEvent(experience, 'SignIn');
       const address = addressKey(caller.ip);
       const spray = await counters.hit('passwordSpray', address);
@@ -193,35 +221,32 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /**
-     * Register or ForgotPassword: sends a code to an address. The answer is the same whether or
-     * not an account has that address; a reset code is only sent to one that has.
+     * Register or ForgotPassword: sends a code to an email address or a phone number. The answer is
+     * the same whether or not an account has it; a reset code is only sent to one that has.
      */
-    async sendCode(experience: ExperienceDocument, email: string, caller: Caller): Promise<string> {
+    async sendCode(experience: ExperienceDocument, given: CodeTarget, caller: Caller): Promise<string> {
       const event = requireEvent(experience, 'Register', 'ForgotPassword');
-      const attempts = await Promise.all([counters.hit('codePerEmail', emailKey(email)), counters.hit('codePerIp', addressKey(caller.ip))]);
-      const over = attempts.find((attempt) => attempt.over);
+      const target = codeTarget(given);
+      const [perRecipient, perAddress] = await Promise.all([
+        counters.hit(target.type === 'email' ? 'codePerEmail' : 'codePerPhone', target.type === 'email' ? emailKey(target.value) : target.value),
+        counters.hit('codePerIp', addressKey(caller.ip)),
+      ]);
+      const over = [perRecipient, perAddress].find((attempt) => attempt.over);
       if (over) throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });
-      const { verificationId, code } = await codes.issue(experience._id, event, email);
+      const { verificationId, code } = await codes.issue(experience._id, event, target);
       // A reset code goes to the address the account has on file, never to the address as typed:
       // the two compare equal, but only the stored one is known to be the owner's.
-      const to = event === 'Register' ? email : (await findUser({ type: 'email', value: email }))?.primaryEmail;
-      if (to) {
-        // Not awaited: an answer that waited for the mail server only when an account exists would
-        // tell, by its time, that it exists. A failed send is logged; the person asks again.
-        deps.email
-          .send({
-            to,
-            subject: `${code} is your ${deps.productName} verification code`,
-            text: `Your ${deps.productName} verification code is ${code}.\n\nIt expires in 10 minutes. If you did not ask for it, ignore this email.`,
-          })
-          .catch((error: unknown) => deps.logger.error(`A verification code could not be sent to ${to}`, error));
-      }
+      const owner = event === 'Register' ? undefined : await findUser(target);
+      const to = event === 'Register' ? target.value : target.type === 'email' ? owner?.primaryEmail : owner?.primaryPhone;
+      // Not awaited: an answer that waited for the gateway only when an account exists would tell,
+      // by its time, that it exists. A failed send is logged; the person asks again.
+      if (to) sendingCode(target.type, to, code);
       return verificationId;
     },
 
-    async verifyCode(experience: ExperienceDocument, verificationId: string, email: string, code: string): Promise<string> {
+    async verifyCode(experience: ExperienceDocument, verificationId: string, given: CodeTarget, code: string): Promise<string> {
       requireEvent(experience, 'Register', 'ForgotPassword');
-      await codes.verify(experience._id, verificationId, email, code);
+      await codes.verify(experience._id, verificationId, codeTarget(given), code);
       return verificationId;
     },
 

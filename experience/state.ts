@@ -16,6 +16,8 @@ export type Verification =
 export interface Profile {
   username?: string;
   email?: string;
+  /** Verified by a code, in its stored form (E.164 digits). */
+  phone?: string;
   passwordHash?: string;
 }
 

@@ -14,18 +14,20 @@ type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<str
  * create the account, or change the password. Each answers the user to hand to oidc-provider.
  */
 /**
- * A registration's profile, checked: a username or a verified email, a password, and neither
- * identifier taken. Answers its parts.
+ * A registration's profile, checked: a username, a verified email or a verified phone number, a
+ * password, and no identifier taken. Answers its parts.
  */
 export async function newAccountProfile(experience: ExperienceDocument, accounts: AccountLookup) {
-  const { username, email, passwordHash } = experience.profile;
+  const { username, email, phone, passwordHash } = experience.profile;
   assertThat(
-    username || email,
-    new ApiError('session.missing_profile', 'a username or a verified email address is needed', { missing: ['username', 'email'] }),
+    username || email || phone,
+    new ApiError('session.missing_profile', 'a username, a verified email address or a verified phone number is needed', {
+      missing: ['username', 'email', 'phone'],
+    }),
   );
   assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
-  await accounts.assertUnused({ username, email });
-  return { username, email, passwordHash };
+  await accounts.assertUnused({ username, email, phone });
+  return { username, email, phone, passwordHash };
 }
 
 export function createSubmitters(
@@ -43,9 +45,9 @@ export function createSubmitters(
     },
 
     async Register(experience, origin) {
-      const { username, email, passwordHash } = await newAccountProfile(experience, accounts);
+      const { username, email, phone, passwordHash } = await newAccountProfile(experience, accounts);
       const now = Date.now();
-      const user = newUser({ username, primaryEmail: email, passwordHash, lastSignInAt: now }, now);
+      const user = newUser({ username, primaryEmail: email, primaryPhone: phone, passwordHash, lastSignInAt: now }, now);
       await deps.write(origin, async ({ session, intend, record }) => {
         await intend({ entity: 'User', action: 'created', id: user._id });
         await queries.users.insert(user, session);

@@ -2,6 +2,7 @@ import { hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
+import { startSmsCatcher, type SmsCatcher } from '../support/sms.js';
 import { TestBrowser, startAuthorization } from '../support/browser.js';
 
 export const redirectUri = 'http://127.0.0.1:9/callback';
@@ -11,6 +12,7 @@ export interface ExperienceWorld {
   server: TestServer;
   receiver: Receiver;
   mail: MailCatcher;
+  sms: SmsCatcher;
   clientId: string;
 }
 
@@ -27,7 +29,14 @@ export function experienceWorld(label: string) {
   beforeAll(async () => {
     world.receiver = await startReceiver();
     world.mail = await startMailCatcher();
-    world.server = await startTestServer(label, { ...hookTestEnv, TRUST_PROXY: 'true', SMTP_URL: world.mail.url, EMAIL_FROM: 'Identity <no-reply@id.test>' });
+    world.sms = await startSmsCatcher();
+    world.server = await startTestServer(label, {
+      ...hookTestEnv,
+      ...world.sms.env,
+      TRUST_PROXY: 'true',
+      SMTP_URL: world.mail.url,
+      EMAIL_FROM: 'Identity <no-reply@id.test>',
+    });
     await subscribe(world.server, world.receiver, ['User.Created', 'User.Data.Updated', 'PostRegister', 'PostSignIn', 'PostResetPassword']);
     const application = await world.server.create('/api/applications', {
       name: 'Web app',
@@ -40,6 +49,7 @@ export function experienceWorld(label: string) {
     await world.server.close();
     await world.receiver.close();
     await world.mail.close();
+    await world.sms.close();
   });
   /** A new browser, from an address of its own (limits count per address), on the sign-in page. */
   async function newSignIn() {
