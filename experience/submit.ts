@@ -1,6 +1,6 @@
 import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { newUser, userToApi } from '../lib/store/models.js';
+import { newUser, userChanges, userToApi } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { Origin } from '../lib/store/unit-of-work.js';
 import { suspended, type AccountLookup } from './accounts.js';
@@ -64,8 +64,9 @@ export function createSubmitters(
       const now = Date.now();
       await deps.write(origin, async ({ session, intend, record }) => {
         await intend({ entity: 'User', action: 'updated', id: userId });
+        const before = await queries.users.findByIdOrThrow(userId, session);
         const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash, updatedAt: now, lastSignInAt: now }, session);
-        record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated) });
+        record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(before, updated) });
         // Whoever held the old password may hold a session: every session, grant and token ends.
         await deps.revokeAccount(userId, session);
       });

@@ -66,7 +66,8 @@ async function carried(
 ) {
   switch (carries) {
     case 'user':
-      return { data: userInfoOf(change.data as ReturnType<typeof userToApi>) };
+      // Beyond Logto: an update names what it changed (`changes`), so that a receiver need not diff.
+      return { data: userInfoOf(change.data as ReturnType<typeof userToApi>), ...(change.changes && { changes: change.changes }) };
     case 'scopes': {
       const ids = await queries.links.rolesScopes.rightsOf(change.id, session);
       return { data: (await queries.scopes.findByIds(ids, session)).map(withId) };

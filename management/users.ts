@@ -3,7 +3,7 @@ import type { Filter } from 'mongodb';
 import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
-import { byName, newUser, userToApi, withId, type UserDocument } from '../lib/store/models.js';
+import { byName, newUser, userChanges, userToApi, withId, type UserDocument } from '../lib/store/models.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import { parseSearch, searchFilter, searching } from '../lib/http/search.js';
 import { normalizePhone } from '../lib/phone.js';
@@ -77,7 +77,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       const current = await users.findByIdOrThrow(userId, session);
       await intend({ entity: 'User', action, id: userId });
       const updated = await users.update(userId, { ...(await set(current, session)), updatedAt: Date.now() }, session);
-      record({ entity: 'User', action, id: userId, data: userToApi(updated) });
+      record({ entity: 'User', action, id: userId, data: userToApi(updated), changes: userChanges(current, updated) });
       return updated;
     });
 

@@ -177,6 +177,31 @@ export function newUser(fields: NewUserFields, now = Date.now()): UserDocument {
   };
 }
 
+/** Fields whose change is bookkeeping, not the user's data. */
+const unannounced = new Set(['_id', 'updatedAt', 'emailKey', 'createdAt']);
+/** Objects whose changes are named key by key (`customData.plan`, `identities.github`). */
+const keyed = new Set(['customData', 'profile', 'identities']);
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * What an update changed, as field paths in the API's names: `primaryEmail`, `customData.plan`,
+ * `password` for the hash (never a value). Sorted, so that the same change reads the same.
+ */
+export function userChanges(before: UserDocument, after: UserDocument): string[] {
+  const paths = new Set<string>();
+  for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    if (unannounced.has(field)) continue;
+    const [was, is] = [(before as unknown as Record<string, unknown>)[field], (after as unknown as Record<string, unknown>)[field]];
+    if (same(was, is)) continue;
+    if (field === 'passwordHash') paths.add('password');
+    else if (keyed.has(field) && was !== null && is !== null && typeof was === 'object' && typeof is === 'object') {
+      const [a, b] = [was as Record<string, unknown>, is as Record<string, unknown>];
+      for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) if (!same(a[key], b[key])) paths.add(`${field}.${key}`);
+    } else paths.add(field);
+  }
+  return [...paths].sort();
+}
+
 /** The user as the API shows it: never the password hash, never the email key. */
 export function userToApi({ _id, passwordHash, emailKey: _emailKey, ...rest }: UserDocument) {
   return { id: _id, ...rest, hasPassword: passwordHash !== null };

@@ -37,6 +37,8 @@ export interface Change {
   id: string;
   /** The entity after the change; before it, for a delete; the ids added and removed, for a relation. */
   data: unknown;
+  /** For an update, what it changed, as field paths (`primaryEmail`, `customData.plan`, `password`); never a value. */
+  changes?: string[];
 }
 
 export interface ChangeRecord extends Change {
@@ -57,7 +59,7 @@ export const defaultChangeRetentionDays = 90;
 export type ChangeOf<K extends string> = string extends K
   ? Change
   : K extends `${infer E}.${infer A}`
-    ? { entity: E; action: A; id: string; data: unknown }
+    ? { entity: E; action: A; id: string; data: unknown; changes?: string[] }
     : never;
 
 /** The entity and action a key names, one object type per key. */

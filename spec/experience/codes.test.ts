@@ -53,6 +53,8 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
     });
     expect(events.map(({ body }) => body.event)).toEqual(['User.Data.Updated', 'PostResetPassword']);
     expect(events[1]!.body).toMatchObject({ interactionEvent: 'ForgotPassword', userId: user.id });
+    // What the reset changed, by name (beyond Logto), with the interaction behind it.
+    expect(events[0]!.body).toMatchObject({ changes: ['lastSignInAt', 'password'], interactionEvent: 'ForgotPassword' });
     expect((await server.api('POST', `/api/users/${user.id}/password/verify`, { body: { password: 'a brand new secret' } })).status).toBe(204);
   });
 

@@ -55,13 +55,15 @@ describe('the events each Management API route announces', () => {
     // Exactly Logto's user fields (@logto/schemas userInfoSelectFields), nothing of ours besides.
     expect(Object.keys(event!.body.data).sort()).toEqual(logtoUserFields);
 
-    const updates: Array<[string, string, unknown]> = [
-      ['PATCH', `/api/users/${userId}`, { name: 'Hooked' }],
-      ['PATCH', `/api/users/${userId}/custom-data`, { customData: { plan: 'pro' } }],
-      ['PATCH', `/api/users/${userId}/profile`, { profile: { nickname: 'hk' } }],
-      ['PATCH', `/api/users/${userId}/password`, { password: 'another long password' }],
+    // Beyond Logto: `changes` names what each update changed, as field paths, never a secret's value.
+    const updates: Array<[string, string, unknown, string[]]> = [
+      ['PATCH', `/api/users/${userId}`, { name: 'Hooked', primaryPhone: '+61 412 345 699' }, ['name', 'primaryPhone']],
+      ['PATCH', `/api/users/${userId}/custom-data`, { customData: { plan: 'pro' } }, ['customData.plan']],
+      ['PATCH', `/api/users/${userId}/profile`, { profile: { nickname: 'hk' } }, ['profile.nickname']],
+      ['PATCH', `/api/users/${userId}/password`, { password: 'another long password' }, ['password']],
+      ['PATCH', `/api/users/${userId}`, { name: 'Hooked' }, []],
     ];
-    for (const [method, path, body] of updates) {
+    for (const [method, path, body, changes] of updates) {
       const { received } = await eventsOf(method, path, body, 200);
       expect(names(received)).toEqual(['User.Data.Updated']);
       const relative = path.replace(/^\/api/, '');
@@ -72,12 +74,14 @@ describe('the events each Management API route announces', () => {
         params: { userId },
         data: { id: userId },
       });
+      expect(received[0]!.body.changes).toEqual(changes);
       expect(received[0]!.raw).not.toMatch(/passwordHash|another long password/);
     }
 
     const suspended = await eventsOf('PATCH', `/api/users/${userId}/is-suspended`, { isSuspended: true }, 200);
     expect(names(suspended.received)).toEqual(['User.SuspensionStatus.Updated']);
     expect(suspended.received[0]!.body.data).toMatchObject({ id: userId, isSuspended: true });
+    expect(suspended.received[0]!.body.changes).toEqual(['isSuspended']);
 
     const deleted = await eventsOf('DELETE', `/api/users/${userId}`, undefined, 204);
     expect(names(deleted.received)).toEqual(['User.Deleted']);
