@@ -78,6 +78,8 @@ export function importedDigestProblem(algorithm: ImportedAlgorithm, digest: stri
   return new RegExp(`^[0-9a-fA-F]{${length}}$`).test(digest) ? undefined : `is not a ${algorithm} digest (${length} hexadecimal digits)`;
 }
 
+const paddingSalt = Buffer.alloc(16);
+
 export const importedHash = (algorithm: ImportedAlgorithm, digest: string) => `imported:${algorithm}:${hexLength[algorithm] ? digest.toLowerCase() : digest}`;
 
 /** Whether a stored hash is not ours (an imported digest), to be replaced once the password is proven. */
@@ -99,5 +101,8 @@ async function verifyImported(password: string, stored: string): Promise<boolean
     .update(password, 'utf8')
     .digest();
   const expected = Buffer.from(digest, 'hex');
+  // An unsalted digest checks in microseconds; a sign-in against it takes as long as one against our
+  // hash (or an unknown account's), so that its time does not tell which accounts were imported so.
+  await derive(password, paddingSalt, current);
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
