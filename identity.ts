@@ -116,6 +116,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     held,
     heldManagementScopes,
     customizer,
+    signInSettings,
   } = await createProviderCaches(database.db, queries, {
     refreshMs: options.cacheRefreshMs ?? 1000,
     managementApiIndicator,
@@ -258,6 +259,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           logger,
           email: email!,
           sms: sms!,
+          // The loader always answers (the defaults until the first PATCH).
+          signInSettings: async () => (await signInSettings.get('default'))!,
           revokeAccount: revoke,
           branding: branding!,
           origin: new URL(baseUrl).origin,

@@ -7,8 +7,11 @@ import type { ExperienceDocument, ExperienceStore, Profile, Verification } from 
 
 const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
 
-/** What identifying establishes: the user to sign in (or reset), or the profile of the account to create. */
-type Identified = { userId: string } | { profile: Profile };
+/**
+ * What identifying establishes: the user to sign in (or reset) and how they proved it (`amr`, RFC 8176:
+ * `pwd` a password, `otp` a one-time code), or the profile of the account to create.
+ */
+type Identified = { userId: string; amr?: string[] } | { profile: Profile };
 
 type Rule<V> = (experience: ExperienceDocument, verification: V) => Promise<Identified>;
 
@@ -30,7 +33,7 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
     code: Partial<Record<InteractionKind, Rule<string>>>;
   } = {
     password: {
-      SignIn: async (_experience, { userId }) => ({ userId }),
+      SignIn: async (_experience, { userId }) => ({ userId, amr: ['pwd'] }),
     },
     newPasswordIdentity: {
       async Register(_experience, { username, passwordHash }) {
@@ -39,6 +42,14 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
       },
     },
     code: {
+      // Sign-in by code (when the settings allow it: the code was only sent then, and only to an account's own).
+      async SignIn(experience, verificationId) {
+        const target = await spentCode(experience, verificationId, 'SignIn');
+        const user = await accounts.findUser(target);
+        assertThat(user, new ApiError('session.identifier_not_found', 'no account has this email address or phone number'));
+        assertThat(!user.isSuspended, suspended);
+        return { userId: user._id, amr: ['otp'] };
+      },
       async Register(experience, verificationId) {
         const { type, value } = await spentCode(experience, verificationId, 'Register');
         await accounts.assertUnused({ [type]: value });

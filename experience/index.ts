@@ -18,6 +18,7 @@ import { createCounters, defaultLimits, type Limits } from './counters.js';
 import { createHashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
+import type { SignInSettings } from './sign-in-settings.js';
 import { experiencePages, pagesPrefix } from './pages.js';
 import { createExperienceService, type ExperienceService } from './service.js';
 import { createExperienceStore } from './state.js';
@@ -54,6 +55,8 @@ export interface ExperienceDeps {
   logger: Logger;
   email: EmailConnector;
   sms: SmsConnector;
+  /** How people may sign up and sign in (`/api/sign-in-exp`). */
+  signInSettings(): Promise<SignInSettings>;
   branding: Branding;
   /** The public origin (`https://id.example.com`): the JSON API refuses requests from any other. */
   origin: string;
@@ -88,6 +91,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     logger,
     email: deps.email,
     sms: deps.sms,
+    signInSettings: deps.signInSettings,
     productName: branding.productName,
     store: createExperienceStore(db),
     codes: createCodes(db),

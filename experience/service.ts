@@ -16,6 +16,7 @@ import type { HashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
 import type { CodeTarget } from './codes.js';
+import type { SignInSettings } from './sign-in-settings.js';
 import { normalizePhone } from '../lib/phone.js';
 import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
 import { assertPasswordAllowed } from './password-policy.js';
@@ -47,6 +48,8 @@ export interface ExperienceServiceDeps {
   hashing: HashGate;
   email: EmailConnector;
   sms: SmsConnector;
+  /** How people may sign up and sign in (`/api/sign-in-exp`), from the per-process cache. */
+  signInSettings(): Promise<SignInSettings>;
   productName: string;
   logger: Logger;
   /** Ends every session, grant and token the provider keeps for a user. */
@@ -78,6 +81,24 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   const { findUser } = accounts;
   const identification = createIdentification({ store, codes, accounts });
   const submitters = createSubmitters(deps, accounts);
+
+  /** Refuses a sign-in by `identifier` with a password (`factor` 'password') or a code, unless the settings have that method. */
+  async function requireSignInMethod(identifier: Identifier['type'], factor: 'password' | 'verificationCode') {
+    const { methods } = (await deps.signInSettings()).signIn;
+    assertThat(
+      methods.some((method) => method.identifier === identifier && method[factor]),
+      () =>
+        new ApiError('user.sign_in_method_not_enabled', `signing in by ${identifier} with ${factor === 'password' ? 'a password' : 'a code'} is not enabled`),
+    );
+  }
+
+  /** Refuses a new account made with `identifier` unless the settings have it. */
+  async function requireSignUpIdentifier(identifier: Identifier['type']) {
+    assertThat(
+      (await deps.signInSettings()).signUp.identifiers.includes(identifier),
+      () => new ApiError('user.sign_up_method_not_enabled', `signing up with ${identifier === 'username' ? 'a username' : `an ${identifier}`} is not enabled`),
+    );
+  }
 
   /** A code's target as it is compared and sent: a phone number in its stored form (422 `user.invalid_phone` for one that cannot exist). */
   function codeTarget({ type, value }: CodeTarget): CodeTarget {
@@ -183,6 +204,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       // A phone number as stored; one that cannot exist names no account, and is answered as any unknown identifier.
       const identifier = given.type === 'phone' ? { type: given.type, value: normalizePhone(given.value) ?? given.value } : given;
       requireEvent(experience, 'SignIn');
+      await requireSignInMethod(identifier.type, 'password');
       const address = addressKey(caller.ip);
       const spray = await counters.hit('passwordSpray', address);
       if (spray.over) throw tooManyAttempts(spray.retryAfter);
@@ -213,6 +235,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     /** Register: a username and its password, checked against the policy; answers a verification id. */
     async newPasswordIdentity(experience: ExperienceDocument, username: string, password: string, caller: Caller): Promise<string> {
       requireEvent(experience, 'Register');
+      await requireSignUpIdentifier('username');
       assertPasswordAllowed(password, [username, experience.profile.email]);
       const passwordHash = await hashFor(caller, () => hashPassword(password));
       const verificationId = generateId();
@@ -221,11 +244,14 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /**
-     * Register or ForgotPassword: sends a code to an email address or a phone number. The answer is
-     * the same whether or not an account has it; a reset code is only sent to one that has.
+     * Register, SignIn (when the settings allow a code) or ForgotPassword: sends a code to an email
+     * address or a phone number. The answer is the same whether or not an account has it; a sign-in
+     * or reset code is only sent to one that has, at what it has on file.
      */
     async sendCode(experience: ExperienceDocument, given: CodeTarget, caller: Caller): Promise<string> {
-      const event = requireEvent(experience, 'Register', 'ForgotPassword');
+      const event = requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
+      if (event === 'Register') await requireSignUpIdentifier(given.type);
+      if (event === 'SignIn') await requireSignInMethod(given.type, 'verificationCode');
       const target = codeTarget(given);
       const [perRecipient, perAddress] = await Promise.all([
         counters.hit(target.type === 'email' ? 'codePerEmail' : 'codePerPhone', target.type === 'email' ? emailKey(target.value) : target.value),
@@ -245,7 +271,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     async verifyCode(experience: ExperienceDocument, verificationId: string, given: CodeTarget, code: string): Promise<string> {
-      requireEvent(experience, 'Register', 'ForgotPassword');
+      requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
       await codes.verify(experience._id, verificationId, codeTarget(given), code);
       return verificationId;
     },
@@ -260,7 +286,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       }
       // Without a verification, only a registration, from the profile given so far.
       assertThat(event === 'Register', new ApiError('guard.invalid_input', 'verificationId is missing', { field: 'body.verificationId' }));
-      await newAccountProfile(experience, accounts);
+      await newAccountProfile(experience, accounts, await deps.signInSettings());
       return event;
     },
 
@@ -269,6 +295,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const experience = await store.get(given._id);
       requireEvent(experience, 'Register');
       if (type === 'username') {
+        await requireSignUpIdentifier('username');
         await accounts.assertUnused({ username: value });
         await store.set(experience._id, { profile: { username: value } });
       } else {
@@ -295,7 +322,9 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       try {
         const accountId = await submitters[event](experience, originOf(caller, experience, event, clientId));
         const result: ExperienceResult = { identityEvent: event };
-        return await finish(experience._id, { login: { accountId, amr: ['pwd'] }, ...result });
+        // A new account proved a password, a code, or both; a sign-in, what identified it.
+        const amr = experience.amr ?? (event === 'Register' && !experience.profile.passwordHash ? ['otp'] : ['pwd']);
+        return await finish(experience._id, { login: { accountId, amr }, ...result });
       } catch (error) {
         await store.releaseSubmit(experience._id);
         throw error;

@@ -30,6 +30,8 @@ export interface ExperienceDocument {
   verifications: Record<string, Verification>;
   /** The user this interaction signs in, or resets the password of. */
   userId: string | null;
+  /** How the user proved who they are, for the ID token's `amr` (unset: a password). */
+  amr?: string[];
   profile: Profile;
   /** Set by the one submit that goes ahead. */
   submittedAt: Date | null;
@@ -78,9 +80,12 @@ export function createExperienceStore(db: Db) {
       await experiences.updateOne({ _id: uid }, { $set: { [`verifications.${id}`]: verification } });
     },
 
-    async set(uid: string, changes: { userId?: string; profile?: Profile }): Promise<void> {
+    async set(uid: string, changes: { userId?: string; amr?: string[]; profile?: Profile }): Promise<void> {
       const profile = Object.entries(changes.profile ?? {}).map(([key, value]) => [`profile.${key}`, value]);
-      await experiences.updateOne({ _id: uid }, { $set: { ...(changes.userId && { userId: changes.userId }), ...Object.fromEntries(profile) } });
+      await experiences.updateOne(
+        { _id: uid },
+        { $set: { ...(changes.userId && { userId: changes.userId }), ...(changes.amr && { amr: changes.amr }), ...Object.fromEntries(profile) } },
+      );
     },
 
     /** Claims the submit: one caller wins, across processes. `release` undoes it when the submit then fails. */

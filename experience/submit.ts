@@ -6,6 +6,7 @@ import type { Origin } from '../lib/store/unit-of-work.js';
 import { suspended, type AccountLookup } from './accounts.js';
 import type { ExperienceServiceDeps } from './service.js';
 import type { ExperienceDocument } from './state.js';
+import type { SignInSettings } from './sign-in-settings.js';
 
 type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
 
@@ -15,9 +16,9 @@ type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<str
  */
 /**
  * A registration's profile, checked: a username, a verified email or a verified phone number, a
- * password, and no identifier taken. Answers its parts.
+ * password unless the settings make sign-up passwordless, and no identifier taken. Answers its parts.
  */
-export async function newAccountProfile(experience: ExperienceDocument, accounts: AccountLookup) {
+export async function newAccountProfile(experience: ExperienceDocument, accounts: AccountLookup, settings: SignInSettings) {
   const { username, email, phone, passwordHash } = experience.profile;
   assertThat(
     username || email || phone,
@@ -25,13 +26,13 @@ export async function newAccountProfile(experience: ExperienceDocument, accounts
       missing: ['username', 'email', 'phone'],
     }),
   );
-  assertThat(passwordHash, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
+  assertThat(passwordHash || !settings.signUp.password, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
   await accounts.assertUnused({ username, email, phone });
   return { username, email, phone, passwordHash };
 }
 
 export function createSubmitters(
-  deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount'>,
+  deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount' | 'signInSettings'>,
   accounts: AccountLookup,
 ): Record<InteractionKind, Submitter> {
   const { queries } = deps;
@@ -45,7 +46,7 @@ export function createSubmitters(
     },
 
     async Register(experience, origin) {
-      const { username, email, phone, passwordHash } = await newAccountProfile(experience, accounts);
+      const { username, email, phone, passwordHash } = await newAccountProfile(experience, accounts, await deps.signInSettings());
       const now = Date.now();
       const user = newUser({ username, primaryEmail: email, primaryPhone: phone, passwordHash, lastSignInAt: now }, now);
       await deps.write(origin, async ({ session, intend, record }) => {

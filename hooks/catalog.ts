@@ -78,6 +78,7 @@ export const recordedChanges = [
   'Hook.signing_key.rotated',
   'Impersonation.subject_token.issued',
   'JwtCustomizer.updated',
+  'SignInExperience.updated',
   'JwtCustomizer.deleted',
   'OidcKey.rotated',
   'OidcKey.deleted',

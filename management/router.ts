@@ -23,6 +23,7 @@ import { changeRoutes } from './changes.js';
 import { jwtCustomizerRoutes } from './jwt-customizer.js';
 import { oidcKeyRoutes } from './oidc-keys.js';
 import { roleRoutes } from './roles.js';
+import { signInExperienceRoutes } from './sign-in-experience.js';
 import { subjectTokenRoutes } from './subject-tokens.js';
 import { userRoutes } from './users.js';
 
@@ -48,6 +49,7 @@ const routeTables = [
   impersonationRoutes,
   changeRoutes,
   jwtCustomizerRoutes,
+  signInExperienceRoutes,
   oidcKeyRoutes,
   hookRoutes,
 ];

@@ -4,6 +4,7 @@ import type { AdapterPayload } from 'oidc-provider';
 import { CacheRegistry } from '../lib/store/cache.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { customizerCollection, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
+import { signInSettingsStore } from '../experience/sign-in-settings.js';
 import { toClientMetadata } from './clients.js';
 import { createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './resource-servers.js';
 import { createRoleLookup, loadRoleFacts } from './role-facts.js';
@@ -45,5 +46,7 @@ export async function createProviderCaches(
     async (id) => (await customizerCollection(db).findOne({ _id: id as JwtCustomizer['_id'] })) ?? undefined,
     { keepMisses: true },
   );
-  return { registry, clients, resources, defaultResource, roles, held, heldManagementScopes, customizer };
+  // The sign-in experience settings (one entry): read by every sign-up and sign-in step.
+  const signInSettings = registry.create('signInExperience', () => signInSettingsStore(db).load());
+  return { registry, clients, resources, defaultResource, roles, held, heldManagementScopes, customizer, signInSettings };
 }

@@ -1,7 +1,8 @@
 import type { ChangeKey } from '../hooks/catalog.js';
 
 /** The per-process caches of the provider's world, by the name `CacheRegistry` knows them under. */
-export type CacheName = 'applications' | 'resources' | 'defaultResource' | 'roles' | 'userRoles' | 'applicationRoles' | 'configs' | 'oidcKeys';
+export type CacheName =
+  'applications' | 'resources' | 'defaultResource' | 'signInExperience' | 'roles' | 'userRoles' | 'applicationRoles' | 'configs' | 'oidcKeys';
 
 /**
  * Which caches each change makes stale, keyed as changes are recorded (`Entity.action`). The write
@@ -29,6 +30,7 @@ export const staleCaches: Readonly<Partial<Record<ChangeKey, readonly CacheName[
   'User.deleted': ['userRoles'],
   'User.roles.updated': ['userRoles'],
   'JwtCustomizer.updated': ['configs'],
+  'SignInExperience.updated': ['signInExperience'],
   'JwtCustomizer.deleted': ['configs'],
   'OidcKey.rotated': ['oidcKeys'],
   'OidcKey.deleted': ['oidcKeys'],

@@ -1,0 +1,124 @@
+import type { ClientSession, Db } from 'mongodb';
+
+import { ApiError, assertThat, type ApiErrorCode } from '../lib/errors.js';
+
+/** The identifiers a person signs up and signs in with, as Logto names them. */
+export const signInIdentifiers = ['username', 'email', 'phone'] as const;
+export type SignInIdentifier = (typeof signInIdentifiers)[number];
+
+export interface SignInMethod {
+  identifier: SignInIdentifier;
+  password: boolean;
+  verificationCode: boolean;
+  isPasswordPrimary: boolean;
+}
+
+/**
+ * The fields of Logto's sign-in experience that decide how people sign up and sign in:
+ * - `signUp.identifiers`: what a new account is made with, any one of them (Logto allows one, or
+ *   email and phone together; here any set);
+ * - `signUp.password`: whether a new account sets a password (without one, it is passwordless:
+ *   an email or phone code is the way back in);
+ * - `signUp.verify`: whether an email or phone is proved by a code before it is taken;
+ * - `signIn.methods`: per identifier, a password, a code, or both.
+ */
+export interface SignInSettings {
+  signUp: { identifiers: SignInIdentifier[]; password: boolean; verify: boolean };
+  signIn: { methods: SignInMethod[] };
+}
+
+/** What this service did before the settings existed: sign up with a username or a verified email or phone, and a password; sign in with any of them and the password. */
+export const defaultSignInSettings: SignInSettings = {
+  signUp: { identifiers: ['username', 'email', 'phone'], password: true, verify: true },
+  signIn: {
+    methods: signInIdentifiers.map((identifier) => ({ identifier, password: true, verificationCode: false, isPasswordPrimary: true })),
+  },
+};
+
+const identifier = { enum: signInIdentifiers } as const;
+export const signInSettingsSchemas = {
+  signUp: {
+    type: 'object',
+    properties: {
+      identifiers: { type: 'array', items: identifier, uniqueItems: true, maxItems: 3 },
+      password: { type: 'boolean' },
+      verify: { type: 'boolean' },
+    },
+    required: ['identifiers', 'password', 'verify'],
+    additionalProperties: false,
+  },
+  signIn: {
+    type: 'object',
+    properties: {
+      methods: {
+        type: 'array',
+        maxItems: 3,
+        items: {
+          type: 'object',
+          properties: { identifier, password: { type: 'boolean' }, verificationCode: { type: 'boolean' }, isPasswordPrimary: { type: 'boolean' } },
+          required: ['identifier', 'password', 'verificationCode', 'isPasswordPrimary'],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ['methods'],
+    additionalProperties: false,
+  },
+} as const;
+
+const invalid = (code: ApiErrorCode, message: string) => () => new ApiError(code, message);
+
+/**
+ * Refuses settings under which some way in could not work (400, Logto's `sign_in_experiences.*`
+ * codes): every way to sign up has its way to sign in, and every sign-in method has a factor.
+ */
+export function assertWorkable({ signUp, signIn }: SignInSettings): void {
+  const methods = new Map(signIn.methods.map((method) => [method.identifier, method]));
+  assertThat(methods.size === signIn.methods.length, invalid('sign_in_experiences.duplicated_sign_in_method', 'each identifier may have one sign-in method'));
+  assertThat(signIn.methods.length > 0, invalid('sign_in_experiences.empty_sign_in_methods', 'at least one sign-in method is needed'));
+  for (const method of signIn.methods) {
+    assertThat(
+      method.password || method.verificationCode,
+      invalid('sign_in_experiences.at_least_one_authn_factor', `${method.identifier}: a password, a code, or both`),
+    );
+    // A username receives no code.
+    assertThat(
+      method.identifier !== 'username' || !method.verificationCode,
+      invalid('sign_in_experiences.username_requires_password', 'a username signs in with a password, not a code'),
+    );
+  }
+  assertThat(signUp.identifiers.length > 0, invalid('sign_in_experiences.empty_sign_up_identifiers', 'at least one sign-up identifier is needed'));
+  if (signUp.identifiers.includes('username')) {
+    assertThat(signUp.password, invalid('sign_in_experiences.username_requires_password', 'an account made with a username needs a password'));
+  }
+  if (signUp.identifiers.some((id) => id !== 'username')) {
+    assertThat(signUp.verify, invalid('sign_in_experiences.passwordless_requires_verify', 'an email or phone is taken only once a code proved it'));
+  }
+  for (const id of signUp.identifiers) {
+    const method = methods.get(id);
+    assertThat(method, invalid('sign_in_experiences.miss_sign_up_identifier_in_sign_in', `${id} is a sign-up identifier, so it must be a sign-in method`));
+    // An account signs in the way it was made: with the password it set, or with a code if it set none.
+    if (signUp.password) {
+      assertThat(method!.password, invalid('sign_in_experiences.password_sign_in_must_be_enabled', `${id}: accounts made with a password sign in with it`));
+    } else {
+      assertThat(method!.verificationCode, invalid('sign_in_experiences.code_sign_in_must_be_enabled', `${id}: passwordless accounts sign in with a code`));
+    }
+  }
+}
+
+const settingsId = 'sign-in-exp';
+type SettingsDocument = SignInSettings & { _id: typeof settingsId; updatedAt: number };
+
+/** The settings as stored in `configs` (the defaults until the first PATCH). */
+export function signInSettingsStore(db: Db) {
+  const configs = db.collection<SettingsDocument>('configs');
+  return {
+    async load(): Promise<SignInSettings> {
+      const stored = await configs.findOne({ _id: settingsId });
+      return stored ? { signUp: stored.signUp, signIn: stored.signIn } : defaultSignInSettings;
+    },
+    async save(settings: SignInSettings, session?: ClientSession) {
+      await configs.replaceOne({ _id: settingsId }, { ...settings, updatedAt: Date.now() }, { upsert: true, session });
+    },
+  };
+}
