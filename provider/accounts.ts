@@ -5,7 +5,8 @@ import type { Queries } from '../lib/store/queries/index.js';
 
 /** Which claims each scope releases (OpenID Connect Core §5.4). */
 export const standardClaims = {
-  openid: ['sub'],
+  // `amr`: how the user authenticated (OIDC Core §2, RFC 8176), `pwd` or `otp`, from the sign-in that made the session.
+  openid: ['sub', 'amr'],
   profile: [
     'name',
     'given_name',

@@ -1,8 +1,10 @@
+import { decodeJwt } from 'jose';
+
 import { snapshot } from '../support/db.js';
 import type { TestServer } from '../support/server.js';
 import type { SmsCatcher } from '../support/sms.js';
 import type { TestBrowser } from '../support/browser.js';
-import { experienceWorld, strong } from './world.js';
+import { experienceWorld, redirectUri, strong } from './world.js';
 
 const method = (identifier: string, password: boolean, verificationCode: boolean) => ({ identifier, password, verificationCode, isPasswordPrimary: password });
 
@@ -128,7 +130,17 @@ describe('sign-in experience settings (GET/PATCH /api/sign-in-exp)', () => {
         code: await sms.nextCode('+61412345691'),
       });
       expect((await again.browser.json('POST', '/api/experience/identification', { verificationId: signInCode.body.verificationId })).status).toBe(204);
-      expect(await codeFrom(again.browser, (await again.browser.json('POST', '/api/experience/submit')).body.redirectTo)).toEqual(expect.any(String));
+      const authorizationCode = await codeFrom(again.browser, (await again.browser.json('POST', '/api/experience/submit')).body.redirectTo);
+      // The ID token says how the user proved it: a one-time code (RFC 8176 `otp`), not a password.
+      const tokens = await fetch(`${server.url}/oidc/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${world.clientId}:${world.clientSecret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: authorizationCode!, redirect_uri: redirectUri, code_verifier: again.verifier }),
+      }).then((response) => response.json() as Promise<{ id_token: string }>);
+      expect(decodeJwt(tokens.id_token)).toMatchObject({ sub: user.id, amr: ['otp'] });
     });
 
     it('a sign-in code for a number without an account is answered alike and sent nowhere', async () => {

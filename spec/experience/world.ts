@@ -14,6 +14,7 @@ export interface ExperienceWorld {
   mail: MailCatcher;
   sms: SmsCatcher;
   clientId: string;
+  clientSecret: string;
 }
 
 /**
@@ -44,6 +45,7 @@ export function experienceWorld(label: string) {
       oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
     });
     world.clientId = application.id;
+    world.clientSecret = application.secret;
   });
   afterAll(async () => {
     await world.server.close();
