@@ -162,8 +162,17 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
   step(
     'post',
     '/profile',
-    { oneOf: [object({ type: { const: 'username' }, value: username }), object({ type: { const: 'password' }, value: password })] } as const,
-    (experience, { type, value }, caller) => service.addProfile(experience, type, value, caller),
+    {
+      oneOf: [
+        object({ type: { const: 'username' }, value: username }),
+        object({ type: { const: 'password' }, value: password }),
+        object({ type: { enum: ['email', 'phone'] }, verificationId }),
+      ],
+    } as const,
+    (experience, given, caller) =>
+      'verificationId' in given
+        ? service.linkIdentifier(experience, given.type, given.verificationId)
+        : service.addProfile(experience, given.type, given.value, caller),
   );
   step('put', '/profile/password', object({ password }), (experience, given, caller) => service.resetPassword(experience, given.password, caller));
 

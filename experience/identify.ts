@@ -3,6 +3,7 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import type { AccountLookup } from './accounts.js';
 import { suspended } from './accounts.js';
 import type { Codes } from './codes.js';
+import type { SignInSettings } from './sign-in-settings.js';
 import type { ExperienceDocument, ExperienceStore, Profile, Verification } from './state.js';
 
 const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
@@ -19,7 +20,20 @@ type Rule<V> = (experience: ExperienceDocument, verification: V) => Promise<Iden
  * Identification, as a table keyed by the interaction's kind and the verification's type: which
  * verification identifies whom in which interaction. A pair not in the table identifies nobody.
  */
-export function createIdentification({ store, codes, accounts }: { store: ExperienceStore; codes: Codes; accounts: AccountLookup }) {
+export function createIdentification({
+  store,
+  codes,
+  accounts,
+  settings,
+}: {
+  store: ExperienceStore;
+  codes: Codes;
+  accounts: AccountLookup;
+  settings: () => Promise<SignInSettings>;
+}) {
+  /** As Logto's, the settings decide at identification what a verification may do. */
+  const requireEnabled = async (check: (settings: SignInSettings) => boolean, error: ApiError) => assertThat(check(await settings()), error);
+
   /** A code, spent: the email address or phone number it proved. */
   const spentCode = async (experience: ExperienceDocument, verificationId: string, event: InteractionKind) => {
     const target = await codes.spend(experience._id, verificationId, event);
@@ -45,6 +59,10 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
       // Sign-in by code (when the settings allow it: the code was only sent then, and only to an account's own).
       async SignIn(experience, verificationId) {
         const target = await spentCode(experience, verificationId, 'SignIn');
+        await requireEnabled(
+          ({ signIn }) => signIn.methods.some(({ identifier, verificationCode }) => identifier === target.type && verificationCode),
+          new ApiError('user.sign_in_method_not_enabled', `signing in by ${target.type} with a code is not enabled`),
+        );
         const user = await accounts.findUser(target);
         assertThat(user, new ApiError('session.identifier_not_found', 'no account has this email address or phone number'));
         assertThat(!user.isSuspended, suspended);
@@ -52,6 +70,10 @@ export function createIdentification({ store, codes, accounts }: { store: Experi
       },
       async Register(experience, verificationId) {
         const { type, value } = await spentCode(experience, verificationId, 'Register');
+        await requireEnabled(
+          ({ signUp }) => signUp.identifiers.includes(type),
+          new ApiError('user.sign_up_method_not_enabled', `signing up with an ${type} is not enabled`),
+        );
         await accounts.assertUnused({ [type]: value });
         return { profile: { [type]: value } };
       },

@@ -79,7 +79,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   const { provider, queries, store, codes, counters } = deps;
   const accounts = createAccountLookup(queries);
   const { findUser } = accounts;
-  const identification = createIdentification({ store, codes, accounts });
+  const identification = createIdentification({ store, codes, accounts, settings: deps.signInSettings });
   const submitters = createSubmitters(deps, accounts);
 
   /** Refuses a sign-in by `identifier` with a password (`factor` 'password') or a code, unless the settings have that method. */
@@ -244,14 +244,13 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /**
-     * Register, SignIn (when the settings allow a code) or ForgotPassword: sends a code to an email
-     * address or a phone number. The answer is the same whether or not an account has it; a sign-in
-     * or reset code is only sent to one that has, at what it has on file.
+     * Sends a code to an email address or a phone number: in a registration or a sign-in to what was
+     * typed (to identify by it, when the settings allow, or to add it to the profile), in a reset only
+     * to an account's own. The answer is the same whether or not an account has it. What the code may
+     * then do is decided where it is used (identification, profile), as Logto decides it.
      */
     async sendCode(experience: ExperienceDocument, given: CodeTarget, caller: Caller): Promise<string> {
       const event = requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
-      if (event === 'Register') await requireSignUpIdentifier(given.type);
-      if (event === 'SignIn') await requireSignInMethod(given.type, 'verificationCode');
       const target = codeTarget(given);
       const [perRecipient, perAddress] = await Promise.all([
         counters.hit(target.type === 'email' ? 'codePerEmail' : 'codePerPhone', target.type === 'email' ? emailKey(target.value) : target.value),
@@ -262,8 +261,8 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const { verificationId, code } = await codes.issue(experience._id, event, target);
       // A reset code goes to the address the account has on file, never to the address as typed:
       // the two compare equal, but only the stored one is known to be the owner's.
-      const owner = event === 'Register' ? undefined : await findUser(target);
-      const to = event === 'Register' ? target.value : target.type === 'email' ? owner?.primaryEmail : owner?.primaryPhone;
+      const owner = event === 'ForgotPassword' ? await findUser(target) : undefined;
+      const to = event !== 'ForgotPassword' ? target.value : target.type === 'email' ? owner?.primaryEmail : owner?.primaryPhone;
       // Not awaited: an answer that waited for the gateway only when an account exists would tell,
       // by its time, that it exists. A failed send is logged; the person asks again.
       if (to) sendingCode(target.type, to, code);
@@ -291,6 +290,31 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /** Register: adds a username or a password to the account to create. */
+    /**
+     * Sign-in or registration: adds an email address or phone number that a code of this interaction
+     * proved (Logto's `POST /profile {type, verificationId}`). At sign-in, to the identified user, who
+     * gets it at submit (announced as `User.Data.Updated`); at registration, to the account to create.
+     * One another account has is 422 naming it; nothing is written until the submit.
+     */
+    async linkIdentifier(given: ExperienceDocument, type: 'email' | 'phone', verificationId: string): Promise<void> {
+      const experience = await store.get(given._id);
+      const event = requireEvent(experience, 'SignIn', 'Register');
+      if (event === 'SignIn') assertThat(experience.userId, new ApiError('session.identifier_not_found', 'identify first, then add to the profile'));
+      const target = await codes.spend(experience._id, verificationId, event);
+      assertThat(target, new ApiError('session.verification_not_found', 'no verification of this interaction has that id'));
+      assertThat(
+        target.type === type,
+        new ApiError('guard.invalid_input', `the verification is for an ${target.type}, not an ${type}`, { field: 'body.type' }),
+      );
+      const owner = await findUser(target);
+      assertThat(!owner || owner._id === experience.userId, () =>
+        type === 'email'
+          ? new ApiError('user.email_already_in_use', 'this email address already has an account')
+          : new ApiError('user.phone_already_in_use', 'this phone number already has an account'),
+      );
+      await store.set(experience._id, { profile: { [type]: target.value } });
+    },
+
     async addProfile(given: ExperienceDocument, type: 'username' | 'password', value: string, caller: Caller): Promise<void> {
       const experience = await store.get(given._id);
       requireEvent(experience, 'Register');

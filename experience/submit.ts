@@ -1,5 +1,6 @@
 import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
+import { emailKey } from '../lib/identifiers.js';
 import { newUser, userChanges, userToApi } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { Origin } from '../lib/store/unit-of-work.js';
@@ -37,12 +38,36 @@ export function createSubmitters(
 ): Record<InteractionKind, Submitter> {
   const { queries } = deps;
   return {
-    async SignIn(experience) {
+    async SignIn(experience, origin) {
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify a password and identify first'));
-      // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
-      const { matchedCount } = await queries.users.collection.updateOne({ _id: experience.userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
-      assertThat(matchedCount === 1, suspended);
-      return experience.userId!;
+      const userId = experience.userId!;
+      const { email, phone } = experience.profile;
+      if (!email && !phone) {
+        // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
+        const { matchedCount } = await queries.users.collection.updateOne({ _id: userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
+        assertThat(matchedCount === 1, suspended);
+        return userId;
+      }
+      // An email or phone proved in this sign-in joins the account: a change, announced with the interaction.
+      // One taken meanwhile by another account is 422 (the unique index, through `update`), and nothing is written.
+      await deps.write(origin, async ({ session, intend, record }) => {
+        await intend({ entity: 'User', action: 'updated', id: userId });
+        const before = await queries.users.findByIdOrThrow(userId, session);
+        assertThat(!before.isSuspended, suspended);
+        const now = Date.now();
+        const updated = await queries.users.update(
+          userId,
+          {
+            ...(email && { primaryEmail: email, emailKey: emailKey(email) }),
+            ...(phone && { primaryPhone: phone }),
+            lastSignInAt: now,
+            updatedAt: now,
+          },
+          session,
+        );
+        record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(before, updated) });
+      });
+      return userId;
     },
 
     async Register(experience, origin) {
