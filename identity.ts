@@ -261,6 +261,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           sms: sms!,
           // The loader always answers (the defaults until the first PATCH).
           signInSettings: async () => (await signInSettings.get('default'))!,
+          reportException: (report) => hooks.reportException(report),
           revokeAccount: revoke,
           branding: branding!,
           origin: new URL(baseUrl).origin,

@@ -19,6 +19,7 @@ import { createHashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
 import type { SignInSettings } from './sign-in-settings.js';
+import type { ExceptionReport } from '../hooks/outbox.js';
 import { experiencePages, pagesPrefix } from './pages.js';
 import { createExperienceService, type ExperienceService } from './service.js';
 import { createExperienceStore } from './state.js';
@@ -57,6 +58,8 @@ export interface ExperienceDeps {
   sms: SmsConnector;
   /** How people may sign up and sign in (`/api/sign-in-exp`). */
   signInSettings(): Promise<SignInSettings>;
+  /** Announces an exception event (Identifier.Lockout, Message.RateLimited) to the webhooks. */
+  reportException(report: ExceptionReport): Promise<void>;
   branding: Branding;
   /** The public origin (`https://id.example.com`): the JSON API refuses requests from any other. */
   origin: string;
@@ -92,6 +95,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     email: deps.email,
     sms: deps.sms,
     signInSettings: deps.signInSettings,
+    reportException: deps.reportException,
     productName: branding.productName,
     store: createExperienceStore(db),
     codes: createCodes(db),

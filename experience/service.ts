@@ -17,6 +17,7 @@ import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
 import type { CodeTarget } from './codes.js';
 import type { SignInSettings } from './sign-in-settings.js';
+import type { ExceptionReport } from '../hooks/outbox.js';
 import { normalizePhone } from '../lib/phone.js';
 import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
 import { assertPasswordAllowed } from './password-policy.js';
@@ -50,6 +51,8 @@ export interface ExperienceServiceDeps {
   sms: SmsConnector;
   /** How people may sign up and sign in (`/api/sign-in-exp`), from the per-process cache. */
   signInSettings(): Promise<SignInSettings>;
+  /** Announces an exception event to the webhooks (a lockout, a refused code send). */
+  reportException(report: ExceptionReport): Promise<void>;
   productName: string;
   logger: Logger;
   /** Ends every session, grant and token the provider keeps for a user. */
@@ -81,6 +84,22 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   const { findUser } = accounts;
   const identification = createIdentification({ store, codes, accounts, settings: deps.signInSettings });
   const submitters = createSubmitters(deps, accounts);
+
+  /** Announces an exception event of this interaction; one that cannot be stored is logged, and the answer is the same. */
+  async function announce(experience: ExperienceDocument, caller: Caller, event: ExceptionReport['event'], fields: Record<string, string>) {
+    try {
+      await deps.reportException({
+        event,
+        fields,
+        ...(experience.event && { interactionEvent: experience.event }),
+        sessionId: experience._id,
+        ip: caller.ip,
+        ...(caller.userAgent !== undefined && { userAgent: caller.userAgent }),
+      });
+    } catch (error) {
+      deps.logger.error(`The ${event} event could not be recorded`, error);
+    }
+  }
 
   /** Refuses a sign-in by `identifier` with a password (`factor` 'password') or a code, unless the settings have that method. */
   async function requireSignInMethod(identifier: Identifier['type'], factor: 'password' | 'verificationCode') {
@@ -222,7 +241,12 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         await Promise.all([counters.refund('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
         throw error;
       }
-      if (!user || !matches) throw attempt.last ? tooManyAttempts(attempt.retryAfter) : invalidCredentials();
+      if (!user || !matches) {
+        if (!attempt.last) throw invalidCredentials();
+        // This failure locks the identifier: announced (Logto's Identifier.Lockout, the value as typed).
+        await announce(experience, caller, 'Identifier.Lockout', { type: given.type, value: given.value });
+        throw tooManyAttempts(attempt.retryAfter);
+      }
       // The right password: the attempts of this window were not an attack on it.
       await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
       assertThat(!user.isSuspended, suspended);
@@ -257,7 +281,13 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         counters.hit('codePerIp', addressKey(caller.ip)),
       ]);
       const over = [perRecipient, perAddress].find((attempt) => attempt.over);
-      if (over) throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });
+      if (over) {
+        await announce(experience, caller, 'Message.RateLimited', {
+          action: 'VerificationCodeSend',
+          recipient: target.type === 'phone' ? `+${target.value}` : target.value,
+        });
+        throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });
+      }
       const { verificationId, code } = await codes.issue(experience._id, event, target);
       // A reset code goes to the address the account has on file, never to the address as typed:
       // the two compare equal, but only the stored one is known to be the owner's.

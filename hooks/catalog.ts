@@ -144,4 +144,11 @@ export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = {
 export const dataEvents = [...new Set(Object.values(changeEvents).map(({ event }) => event))];
 
 /** Every event, in the order the API documents them. */
-export const hookEvents = [...Object.keys(interactionEvents), ...dataEvents];
+/**
+ * Logto's exception events: an identifier locked after repeated failures (`{type, value}`, the value as
+ * typed), and a code send refused by a limit (`{action, recipient}`).
+ */
+export const exceptionEvents = ['Identifier.Lockout', 'Message.RateLimited'] as const;
+export type ExceptionEvent = (typeof exceptionEvents)[number];
+
+export const hookEvents = [...Object.keys(interactionEvents), ...dataEvents, ...exceptionEvents];

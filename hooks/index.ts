@@ -6,7 +6,7 @@ import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { createOutboundPolicy, type OutboundPolicy } from '../lib/outbound-addresses.js';
-import { createOutbox, type InteractionReport, type Outbox } from './outbox.js';
+import { createOutbox, type ExceptionReport, type InteractionReport, type Outbox } from './outbox.js';
 import { createHookQueries, type HookQueries } from './queries.js';
 import { createSender, type Sender } from './send.js';
 import { createDeliveryWorker } from './worker/index.js';
@@ -30,6 +30,8 @@ export interface Hooks {
   /** Starts the delivery worker (unless `deliver` is off). */
   start(): void;
   reportInteraction(report: InteractionReport, session?: ClientSession): Promise<void>;
+  /** Announces an exception event (Identifier.Lockout, Message.RateLimited). */
+  reportException(report: ExceptionReport): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
       worker.start();
     },
     reportInteraction: (report, session) => outbox.reportInteraction(report, session),
+    reportException: (report) => outbox.reportException(report),
     async close() {
       await worker.stop();
       send.close();

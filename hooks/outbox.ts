@@ -4,7 +4,7 @@ import { generateId } from '../lib/ids.js';
 import { userInfoOf, userToApi, withId, type ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
-import { changeEvents, interactionEvents, type ChangeKey, type InteractionEvent } from './catalog.js';
+import { changeEvents, interactionEvents, type ChangeKey, type ExceptionEvent, type InteractionEvent } from './catalog.js';
 import { hookCollections, type HookEventDocument } from './models.js';
 import { insertOwn } from '../lib/store/insert-each.js';
 
@@ -26,6 +26,18 @@ export interface Outbox extends ChangeSink {
    * made the change (a sign-up's user) so that both commit together.
    */
   reportInteraction(report: InteractionReport, session?: ClientSession): Promise<void>;
+  reportException(report: ExceptionReport): Promise<void>;
+}
+
+/** An exception event (`exceptionEvents`) and the interaction it happened in. */
+export interface ExceptionReport {
+  event: ExceptionEvent;
+  fields: Record<string, string>;
+  interactionEvent?: string;
+  applicationId?: string;
+  sessionId?: string;
+  ip?: string;
+  userAgent?: string;
 }
 
 export interface OutboxOptions {
@@ -156,6 +168,18 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
 
     committed() {
       onQueued?.();
+    },
+
+    async reportException({ event, fields, interactionEvent, applicationId, sessionId, ip, userAgent }) {
+      const payload = {
+        ...fields,
+        ...(interactionEvent !== undefined && { interactionEvent }),
+        ...(sessionId !== undefined && { sessionId }),
+        ...(applicationId !== undefined && { applicationId }),
+        ...(ip !== undefined && { ip }),
+        ...(userAgent !== undefined && { userAgent }),
+      };
+      if (await enqueue([{ event, payload }], new Date(), undefined)) onQueued?.();
     },
 
     async reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }, session) {
