@@ -56,7 +56,8 @@ export function createIdentification({
       },
     },
     code: {
-      // Sign-in by code (when the settings allow it: the code was only sent then, and only to an account's own).
+      // Sign-in by code, when the settings allow it (a sign-in code may also have been asked for to link the
+      // address, so the settings are checked here, where it is used); an address without an account identifies nobody.
       async SignIn(experience, verificationId) {
         const target = await spentCode(experience, verificationId, 'SignIn');
         await requireEnabled(
