@@ -41,6 +41,7 @@ import { ensureIndexes } from './lib/store/database.js';
 import { experienceCollections } from './experience/collections.js';
 import { hookCollections } from './hooks/collections.js';
 import { providerCollections, revokeAccount } from './provider/collections.js';
+import { accountApi } from './account/index.js';
 import { createExperience, interactionUrl, logConnector, logSmsConnector, pagesPrefix } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views.js';
@@ -301,8 +302,18 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           clientAddress,
         },
       );
-      // The experience's routes come first: `/api/experience` is not the Management API's, which would ask for a token.
-      const parts = experience ? [experience.middleware, managementApi.middleware] : [managementApi.middleware];
+      // The user's own Account API, authorized by the user's token, not the Management API's.
+      const account = accountApi({
+        provider,
+        queries,
+        write,
+        bodyLimit: options.apiBodyLimit ?? 100 * 1024,
+        log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
+        proxy: provider.proxy,
+        clientAddress,
+      });
+      // These routes come first: `/api/experience` and `/api/my-account` are not the Management API's, which would ask for its token.
+      const parts = [...(experience ? [experience.middleware] : []), account, managementApi.middleware];
       return { ...managementApi, middleware: compose([whenOurs(watch.middleware), ...parts]) };
     },
 
