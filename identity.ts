@@ -304,6 +304,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       );
       // The user's own Account API, authorized by the user's token, not the Management API's.
       const account = accountApi({
+        db: database.db,
         provider,
         queries,
         write,

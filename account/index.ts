@@ -17,10 +17,19 @@ import type { ChangeKey } from '../hooks/catalog.js';
 import { originOf } from '../management/origin.js';
 import { profileSchema } from '../management/schemas/users.js';
 import { usernamePattern } from '../experience/api.js';
+import { createCounters } from '../experience/counters.js';
+import { assertPasswordAllowed } from '../experience/password-policy.js';
+import { hashPassword, verifyPassword } from '../lib/password.js';
+import type { Db } from 'mongodb';
+import { createVerificationRecords } from './verifications.js';
 
 export const accountPrefix = '/api/my-account';
+export const verificationsPrefix = '/api/verifications';
+/** The header that carries a step-up verification record, as Logto names it. */
+export const verificationHeader = 'logto-verification-id';
 
 export interface AccountApiDeps {
+  db: Db;
   provider: Provider;
   queries: Queries;
   write: Writer<ChangeKey>;
@@ -76,28 +85,35 @@ const accountResponse = {
  */
 export function accountApi(deps: AccountApiDeps): Middleware {
   const { provider, queries } = deps;
-  const router = new Router<AccountState>({ prefix: accountPrefix });
+  const router = new Router<AccountState>();
+  const records = createVerificationRecords(deps.db);
+  // Wrong passwords at the step-up: 5 per account per 15 minutes, as at sign-in, so that a stolen token cannot guess the password.
+  const counters = createCounters(deps.db);
 
-  router.use(async (ctx, next) => {
-    const header = ctx.get('authorization');
-    assertThat(header, () => new ApiError('auth.authorization_header_missing', 'the Authorization header is missing'));
-    const [scheme, value] = header.split(' ');
-    assertThat(scheme?.toLowerCase() === 'bearer' && value, () => invalidToken('the Authorization header is not a bearer token'));
-    const token = await provider.AccessToken.find(value!);
-    assertThat(token && token.accountId && token.clientId, () => invalidToken('the access token is invalid or has expired'));
-    // A token for an API says nothing about the account: this is the identity provider's own resource.
-    assertThat(token!.aud === undefined, () => invalidToken('the access token is for an API, not for the account'));
-    const application = await queries.applications.findById(token!.clientId!);
-    assertThat(application, () => invalidToken('the access token’s application no longer exists'));
-    assertThat(!application!.isThirdParty, () => new ApiError('auth.forbidden', 'a third-party application cannot use the Account API'));
-    const user = await queries.users.findById(token!.accountId!);
-    assertThat(user && !user.isSuspended, () => invalidToken('the account does not exist or is suspended'));
-    ctx.state.auth = { clientId: token!.clientId!, scopes: new Set((token!.scope ?? '').split(' ').filter(Boolean)) };
-    ctx.state.user = user!;
-    await next();
-  }, jsonBody(deps.bodyLimit));
+  router.use(
+    [accountPrefix, verificationsPrefix],
+    async (ctx, next) => {
+      const header = ctx.get('authorization');
+      assertThat(header, () => new ApiError('auth.authorization_header_missing', 'the Authorization header is missing'));
+      const [scheme, value] = header.split(' ');
+      assertThat(scheme?.toLowerCase() === 'bearer' && value, () => invalidToken('the Authorization header is not a bearer token'));
+      const token = await provider.AccessToken.find(value!);
+      assertThat(token && token.accountId && token.clientId, () => invalidToken('the access token is invalid or has expired'));
+      // A token for an API says nothing about the account: this is the identity provider's own resource.
+      assertThat(token!.aud === undefined, () => invalidToken('the access token is for an API, not for the account'));
+      const application = await queries.applications.findById(token!.clientId!);
+      assertThat(application, () => invalidToken('the access token’s application no longer exists'));
+      assertThat(!application!.isThirdParty, () => new ApiError('auth.forbidden', 'a third-party application cannot use the Account API'));
+      const user = await queries.users.findById(token!.accountId!);
+      assertThat(user && !user.isSuspended, () => invalidToken('the account does not exist or is suspended'));
+      ctx.state.auth = { clientId: token!.clientId!, scopes: new Set((token!.scope ?? '').split(' ').filter(Boolean)) };
+      ctx.state.user = user!;
+      await next();
+    },
+    jsonBody(deps.bodyLimit),
+  );
 
-  router.get('/', guard({ scopes: ['openid'], response: accountResponse }), async (ctx) => {
+  router.get(accountPrefix, guard({ scopes: ['openid'], response: accountResponse }), async (ctx) => {
     ctx.body = accountView(ctx.state.user, ctx.state.auth.scopes);
   });
 
@@ -114,7 +130,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
   };
 
   router.patch(
-    '/',
+    accountPrefix,
     guard({
       scopes: ['profile'],
       body: {
@@ -134,10 +150,72 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     },
   );
 
-  router.patch('/profile', guard({ scopes: ['profile'], body: profileSchema, response: { type: 'object', additionalProperties: true } }), async (ctx) => {
-    const after = await update(ctx, { profile: { ...ctx.state.user.profile, ...(ctx.guard.body as Record<string, unknown>) } });
-    ctx.body = after.profile;
-  });
+  router.patch(
+    `${accountPrefix}/profile`,
+    guard({ scopes: ['profile'], body: profileSchema, response: { type: 'object', additionalProperties: true } }),
+    async (ctx) => {
+      const after = await update(ctx, { profile: { ...ctx.state.user.profile, ...(ctx.guard.body as Record<string, unknown>) } });
+      ctx.body = after.profile;
+    },
+  );
+
+  // Step-up (Logto's `POST /api/verifications/password`): the password, checked now, answered with a record that
+  // allows one sensitive change within ten minutes. A wrong one is 422; the fifth within 15 minutes locks (429).
+  router.post(
+    `${verificationsPrefix}/password`,
+    guard({
+      scopes: ['openid'],
+      body: { type: 'object', properties: { password: { type: 'string', minLength: 1, maxLength: 256 } }, required: ['password'], additionalProperties: false },
+      status: 201,
+      response: {
+        type: 'object',
+        properties: { verificationRecordId: { type: 'string' }, expiresAt: { type: 'string' } },
+        required: ['verificationRecordId', 'expiresAt'],
+      },
+    }),
+    async (ctx) => {
+      const { user, auth } = ctx.state;
+      const attempt = await counters.hit('failedPassword', `step-up:${user._id}`);
+      if (attempt.over) throw new ApiError('session.too_many_attempts', 'too many wrong passwords; try again later', { retryAfter: attempt.retryAfter });
+      const matches = user.passwordHash !== null && (await verifyPassword(ctx.guard.body.password, user.passwordHash));
+      if (!matches) {
+        throw attempt.last
+          ? new ApiError('session.too_many_attempts', 'too many wrong passwords; try again later', { retryAfter: attempt.retryAfter })
+          : new ApiError('session.invalid_credentials', 'the password does not match');
+      }
+      await counters.clear('failedPassword', `step-up:${user._id}`);
+      const record = await records.create(user._id, auth.clientId, 'password');
+      ctx.status = 201;
+      ctx.body = { verificationRecordId: record.id, expiresAt: record.expiresAt.toISOString() };
+    },
+  );
+
+  /** The step-up this request carries, spent now: 401 without one, or with one expired, spent, or another's. */
+  const spendStepUp = async (ctx: { get(name: string): string; state: AccountState }) => {
+    const id = ctx.get(verificationHeader);
+    assertThat(id, () => new ApiError('verification_record.permission_denied', `a recent verification is needed: send its id as ${verificationHeader}`));
+    assertThat(
+      await records.spend(id, ctx.state.user._id, ctx.state.auth.clientId),
+      () => new ApiError('verification_record.permission_denied', 'the verification has expired, was used, or is not this account’s'),
+    );
+  };
+
+  // A new password (Logto's `POST /api/my-account/password`): the policy's rules, a step-up, and the change announced.
+  router.post(
+    `${accountPrefix}/password`,
+    guard({
+      scopes: ['openid'],
+      body: { type: 'object', properties: { password: { type: 'string', minLength: 1, maxLength: 256 } }, required: ['password'], additionalProperties: false },
+      status: 204,
+    }),
+    async (ctx) => {
+      const { user } = ctx.state;
+      assertPasswordAllowed(ctx.guard.body.password, [user.username, user.primaryEmail]);
+      await spendStepUp(ctx);
+      await update(ctx, { passwordHash: await hashPassword(ctx.guard.body.password) });
+      ctx.status = 204;
+    },
+  );
 
   const app = new Koa();
   app.silent = true;
@@ -146,5 +224,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
   app.use(apiErrors(deps.log));
   app.use(router.routes());
   app.use(router.allowedMethods());
-  return mountApp(accountPrefix, app);
+  const account = mountApp(accountPrefix, app);
+  const verifications = mountApp(verificationsPrefix, app);
+  return (ctx, next) => account(ctx, () => verifications(ctx, next));
 }

@@ -75,6 +75,7 @@ export const apiErrorStatus = {
   'session.verification_not_found': 404,
   'session.invalid_credentials': 422,
   'session.too_many_attempts': 429,
+  'verification_record.permission_denied': 401,
   'session.identifier_not_found': 422,
   'session.missing_profile': 422,
   'session.already_submitted': 409,

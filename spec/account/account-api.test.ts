@@ -106,6 +106,42 @@ describe('the Account API (/api/my-account)', () => {
     expect(await snapshot(server.database.db)).toBe(before);
   });
 
+  // Logto's step-up (packages/core/src/routes/verification/*, account/index.ts): a verification record, sent as
+  // `logto-verification-id`, allows one sensitive change within ten minutes, for this account and application.
+  it('changes the password only with a fresh step-up record, spent once, and announces it', async () => {
+    const token = await tokenFor(firstParty, 'openid profile');
+    const stepUp = (pass: string, with_ = token) => server.api('POST', '/api/verifications/password', { token: with_, body: { password: pass } });
+    expect((await stepUp('not the password')).body.code).toBe('session.invalid_credentials');
+    const record = await stepUp(password);
+    expect(record).toMatchObject({ status: 201, body: { verificationRecordId: expect.any(String), expiresAt: expect.any(String) } });
+    const change = (body: unknown, id?: string) =>
+      server.api('POST', '/api/my-account/password', { token, body, ...(id && { headers: { 'logto-verification-id': id } }) });
+
+    const before = await snapshot(server.database.db);
+    expect(await change({ password: 'a brand new passphrase 1' })).toMatchObject({ status: 401, body: { code: 'verification_record.permission_denied' } });
+    expect((await change({ password: 'a brand new passphrase 1' }, 'made-up-record')).status).toBe(401);
+    // A password the policy refuses spends nothing.
+    expect((await change({ password: 'short' }, record.body.verificationRecordId)).body.code).toBe('password.rejected');
+    expect(await snapshot(server.database.db)).toBe(before);
+
+    const events = await eventsDuring(server, receiver, async () => {
+      expect((await change({ password: 'a brand new passphrase 1' }, record.body.verificationRecordId)).status).toBe(204);
+    });
+    expect(events.map(({ body }) => body.changes)).toEqual([['password']]);
+    expect(events[0]!.raw).not.toMatch(/brand new passphrase/);
+    expect((await server.api('POST', `/api/users/${userId}/password/verify`, { body: { password: 'a brand new passphrase 1' } })).status).toBe(204);
+    // Spent: the same record allows nothing more.
+    expect((await change({ password: 'another new passphrase 2' }, record.body.verificationRecordId)).status).toBe(401);
+
+    // Expired, or made with another application's token: refused too.
+    const late = await stepUp('a brand new passphrase 1');
+    await server.database.db
+      .collection('verification_records')
+      .updateOne({ _id: late.body.verificationRecordId }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+    expect((await change({ password: 'another new passphrase 2' }, late.body.verificationRecordId)).status).toBe(401);
+    await server.api('PATCH', `/api/users/${userId}/password`, { body: { password } });
+  });
+
   it('accepts only the user’s own identity token of a first-party application', async () => {
     expect((await call(null, 'GET', '')).body.code).toBe('auth.authorization_header_missing');
     expect((await call('not-a-token', 'GET', '')).body.code).toBe('auth.invalid_token');
