@@ -58,6 +58,14 @@ function accountView(user: UserDocument, scopes: Set<string>) {
   };
 }
 
+/** `{password}`, for the step-up and for a new password alike (the policy checks a new one). */
+const passwordBody = {
+  type: 'object',
+  properties: { password: { type: 'string', minLength: 1, maxLength: 256 } },
+  required: ['password'],
+  additionalProperties: false,
+} as const;
+
 const accountResponse = {
   type: 'object',
   properties: {
@@ -165,7 +173,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     `${verificationsPrefix}/password`,
     guard({
       scopes: ['openid'],
-      body: { type: 'object', properties: { password: { type: 'string', minLength: 1, maxLength: 256 } }, required: ['password'], additionalProperties: false },
+      body: passwordBody,
       status: 201,
       response: {
         type: 'object',
@@ -205,7 +213,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     `${accountPrefix}/password`,
     guard({
       scopes: ['openid'],
-      body: { type: 'object', properties: { password: { type: 'string', minLength: 1, maxLength: 256 } }, required: ['password'], additionalProperties: false },
+      body: passwordBody,
       status: 204,
     }),
     async (ctx) => {
