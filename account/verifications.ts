@@ -1,12 +1,12 @@
 import type { ClientSession, Db } from 'mongodb';
 
-import { generateSecret } from '../lib/ids.js';
+import { generateSecret, sha256 } from '../lib/ids.js';
 
 /** A step-up verification lives ten minutes and is spent by the one sensitive change it allows. */
 export const verificationTtlMs = 10 * 60_000;
 
 interface VerificationRecord {
-  /** The id the user's application sends back as `logto-verification-id`: unguessable. */
+  /** The SHA-256 of the id the user's application sends back as `logto-verification-id` (unguessable): a copy of this collection allows no change. */
   _id: string;
   userId: string;
   /** The application whose token made it: a record is good only with a token of the same application. */
@@ -27,8 +27,9 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
   return {
     async create(userId: string, clientId: string, type: VerificationRecord['type']): Promise<{ id: string; expiresAt: Date }> {
       const createdAt = new Date(now());
+      const id = generateSecret();
       const record: VerificationRecord = {
-        _id: generateSecret(),
+        _id: sha256(id),
         userId,
         clientId,
         type,
@@ -37,13 +38,13 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
         expiresAt: new Date(createdAt.getTime() + verificationTtlMs),
       };
       await records.insertOne(record);
-      return { id: record._id, expiresAt: record.expiresAt };
+      return { id, expiresAt: record.expiresAt };
     },
 
     /** Spends the record for this user and application; false when it is unknown, theirs not, expired or spent. */
     async spend(id: string, userId: string, clientId: string, session?: ClientSession): Promise<boolean> {
       const { modifiedCount } = await records.updateOne(
-        { _id: id, userId, clientId, usedAt: null, expiresAt: { $gt: new Date(now()) } },
+        { _id: sha256(id), userId, clientId, usedAt: null, expiresAt: { $gt: new Date(now()) } },
         { $set: { usedAt: new Date(now()) } },
         { session },
       );

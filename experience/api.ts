@@ -4,6 +4,7 @@ import type { ParameterizedContext } from 'koa';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard, type Admitted, type TypedSchema } from '../lib/http/guard.js';
 import { jsonBody } from '../lib/http/json-body.js';
+import { phoneInput } from '../lib/phone.js';
 import { email } from '../lib/identifiers.js';
 import { interactionKinds } from '../hooks/catalog.js';
 import { maxPasswordLength } from './password-policy.js';
@@ -46,7 +47,7 @@ const identifier = <const T extends ReadonlyArray<{ type: string; value: TypedSc
 const username = { type: 'string', pattern: usernamePattern } as const;
 const verificationAnswer = { response: object({ verificationId }) };
 // As a person types one; normalized (and refused when impossible) by the service.
-const phone = { type: 'string', minLength: 3, maxLength: 32, pattern: '^\\+?[0-9 ().-]+$' } as const;
+const phone = phoneInput;
 /** What a code is sent to, as Logto's: an email address or a phone number. */
 const codeIdentifier = identifier([
   { type: 'email', value: email },

@@ -18,7 +18,7 @@ import type { SmsConnector } from './sms.js';
 import type { CodeTarget } from './codes.js';
 import type { SignInSettings } from './sign-in-settings.js';
 import type { ExceptionReport } from '../hooks/outbox.js';
-import { normalizePhone } from '../lib/phone.js';
+import { normalizePhone, requirePhone } from '../lib/phone.js';
 import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
 import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
@@ -121,10 +121,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
 
   /** A code's target as it is compared and sent: a phone number in its stored form (422 `user.invalid_phone` for one that cannot exist). */
   function codeTarget({ type, value }: CodeTarget): CodeTarget {
-    if (type === 'email') return { type, value };
-    const phone = normalizePhone(value);
-    assertThat(phone, () => new ApiError('user.invalid_phone', `\`${value}\` is not a possible phone number (give it with its country code)`));
-    return { type, value: phone };
+    return type === 'email' ? { type, value } : { type, value: requirePhone(value) };
   }
 
   /** Sends a code by mail or by text, off the request's path; a failure is the operator's to read in the log. */

@@ -1,3 +1,4 @@
+import { ApiError } from './errors.js';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 
 /**
@@ -13,4 +14,16 @@ export function normalizePhone(input: string): string | undefined {
   if (!/^\+?[0-9]{3,20}$/.test(digits)) return undefined;
   const parsed = parsePhoneNumberFromString(digits.startsWith('+') ? digits : `+${digits}`);
   return parsed?.isPossible() ? parsed.number.slice(1) : undefined;
+}
+
+/** A phone number as a person types one (digits, an optional `+`, spaces, dots, dashes, parentheses), before `normalizePhone`. */
+export const phoneInput = { type: 'string', minLength: 3, maxLength: 32, pattern: '^\\+?[0-9 ().-]+$' } as const;
+
+/** The stored form of a typed number, or 422 `user.invalid_phone` (naming `field`) for one that cannot exist. */
+export function requirePhone(input: string, field?: string): string {
+  const normalized = normalizePhone(input);
+  if (normalized === undefined) {
+    throw new ApiError('user.invalid_phone', `\`${input}\` is not a possible phone number (give it with its country code)`, field ? { field } : undefined);
+  }
+  return normalized;
 }

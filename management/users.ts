@@ -6,7 +6,7 @@ import { guard } from '../lib/http/guard.js';
 import { byName, newUser, userChanges, userToApi, withId, type UserDocument } from '../lib/store/models.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import { parseSearch, searchFilter, searching } from '../lib/http/search.js';
-import { normalizePhone } from '../lib/phone.js';
+import { requirePhone } from '../lib/phone.js';
 import { hashPassword, importedDigestProblem, importedHash, verifyPassword } from '../lib/password.js';
 import type { Write } from '../lib/store/unit-of-work.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
@@ -40,21 +40,13 @@ const searchFields: Record<string, string> = {
 };
 
 /** A phone number in its one stored form (E.164 digits), or 422 `user.invalid_phone` for one that cannot exist. */
-function storedPhone(input: string): string {
-  const normalized = normalizePhone(input);
-  assertThat(
-    normalized,
-    () => new ApiError('user.invalid_phone', `\`${input}\` is not a possible phone number (give it with its country code)`, { field: 'body.primaryPhone' }),
-  );
-  return normalized;
-}
 
 /** The identifying fields as stored: the email also under its lower-cased key, the phone normalized, for uniqueness. */
 function identifiers(body: UserEditable): Partial<UserDocument> {
   return {
     ...(body.username !== undefined && { username: body.username }),
     ...(body.primaryEmail !== undefined && { primaryEmail: body.primaryEmail, emailKey: body.primaryEmail === null ? null : emailKey(body.primaryEmail) }),
-    ...(body.primaryPhone !== undefined && { primaryPhone: body.primaryPhone === null ? null : storedPhone(body.primaryPhone) }),
+    ...(body.primaryPhone !== undefined && { primaryPhone: body.primaryPhone === null ? null : requirePhone(body.primaryPhone, 'body.primaryPhone') }),
     ...(body.name !== undefined && { name: body.name }),
     ...(body.avatar !== undefined && { avatar: body.avatar }),
   };

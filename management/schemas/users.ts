@@ -1,4 +1,5 @@
 import { importedAlgorithms } from '../../lib/password.js';
+import { phoneInput } from '../../lib/phone.js';
 import type { FromSchema } from 'json-schema-to-ts';
 
 import { email, username } from '../../lib/identifiers.js';
@@ -10,7 +11,7 @@ const nullable = <const T extends { type: string }>(schema: T) =>
 
 /** Logto's rule: a phone number is digits only. */
 /** As a person types one: digits with an optional `+`, spaces, dots, dashes and parentheses; normalized to E.164 digits (lib/phone.ts). */
-export const phone = { type: 'string', minLength: 3, maxLength: 32, pattern: '^\\+?[0-9 ().-]+$' } as const;
+export const phone = phoneInput;
 export const password = { type: 'string', minLength: 8, maxLength: 256 } as const;
 
 const shortText = { type: 'string', maxLength: 256 } as const;

@@ -1,3 +1,4 @@
+import { sha256 } from '../../lib/ids.js';
 import { TestBrowser } from '../support/browser.js';
 import { snapshot } from '../support/db.js';
 import { codeFlow, redeem } from '../support/flows.js';
@@ -135,9 +136,10 @@ describe('the Account API (/api/my-account)', () => {
 
     // Expired, or made with another application's token: refused too.
     const late = await stepUp('a brand new passphrase 1');
+    // Stored by its hash, as the record's id is a secret.
     await server.database.db
       .collection('verification_records')
-      .updateOne({ _id: late.body.verificationRecordId }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
+      .updateOne({ _id: sha256(late.body.verificationRecordId) as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
     expect((await change({ password: 'another new passphrase 2' }, late.body.verificationRecordId)).status).toBe(401);
     await server.api('PATCH', `/api/users/${userId}/password`, { body: { password } });
   });

@@ -1,6 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+import { codeIn, takeNext } from './wait.js';
+
 export interface Text {
   to: string;
   text: string;
@@ -40,18 +42,8 @@ export async function startSmsCatcher(): Promise<SmsCatcher> {
     env: { SMS_CONNECTOR: 'http', SMS_HTTP_URL: url, SMS_HTTP_AUTH_HEADER: 'Authorization: Bearer test-gateway-key' },
     texts,
     async nextCode(to, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const text = texts.find((message) => !taken.has(message) && message.to === to);
-        if (text) {
-          taken.add(text);
-          const code = /verification code is (\d{6})/.exec(text.text)?.[1];
-          if (!code) throw new Error(`no code in the text to ${to}: ${text.text}`);
-          return code;
-        }
-        if (Date.now() > deadline) throw new Error(`no text to ${to} within ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      const text = await takeNext(texts, taken, (message) => message.to === to, `text to ${to}`, timeoutMs);
+      return codeIn(text.text, `the text to ${to}`);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net';
 
 import { SMTPServer } from 'smtp-server';
 
+import { codeIn, takeNext } from './wait.js';
+
 export interface Mail {
   to: string[];
   raw: string;
@@ -39,18 +41,8 @@ export async function startMailCatcher(): Promise<MailCatcher> {
     url: `smtp://127.0.0.1:${port}`,
     messages,
     async nextCode(to, timeoutMs = 10_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const mail = messages.find((message) => !taken.has(message) && message.to.includes(to.toLowerCase()));
-        if (mail) {
-          taken.add(mail);
-          const code = /verification code is (\d{6})/.exec(mail.raw)?.[1];
-          if (!code) throw new Error(`no code in the message to ${to}: ${mail.raw}`);
-          return code;
-        }
-        if (Date.now() > deadline) throw new Error(`no message to ${to} within ${timeoutMs} ms`);
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
+      const mail = await takeNext(messages, taken, (message) => message.to.includes(to.toLowerCase()), `message to ${to}`, timeoutMs);
+      return codeIn(mail.raw, `the message to ${to}`);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
