@@ -42,6 +42,7 @@ import { experienceCollections } from './experience/collections.js';
 import { hookCollections } from './hooks/collections.js';
 import { providerCollections, revokeAccount } from './provider/collections.js';
 import { accountApi } from './account/index.js';
+import type { ErrorLogger } from './lib/http/api-errors.js';
 import { createExperience, interactionUrl, logConnector, logSmsConnector, pagesPrefix } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views.js';
@@ -199,6 +200,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       answerUnavailability(provider);
       provider.use(watch.providerMiddleware);
       const clientAddress = createClientAddress(options.trustProxy ?? noProxy);
+      /** A request our APIs could not answer: the operator reads why in the log. */
+      const logFailure: ErrorLogger = (error, { method, path }) => logger.error(`${method} ${path} failed`, error);
       provider.use(useClientAddress(clientAddress));
       provider.use(tokenResponseConformance);
       const routes = { authorization: '/auth', end_session: '/session/end', ...configured.routes };
@@ -297,7 +300,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
             heldScopes: heldManagementScopes,
           },
           bodyLimit: options.apiBodyLimit ?? 100 * 1024,
-          log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
+          log: logFailure,
           proxy: provider.proxy,
           clientAddress,
         },
@@ -309,7 +312,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         queries,
         write,
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
-        log: (error, { method, path }) => logger.error(`${method} ${path} failed`, error),
+        log: logFailure,
         proxy: provider.proxy,
         clientAddress,
       });

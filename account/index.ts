@@ -1,12 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 
 import Router from '@koa/router';
-import Koa, { type Middleware } from 'koa';
+import type { Middleware } from 'koa';
 import type Provider from 'oidc-provider';
 
 import { ApiError, assertThat } from '../lib/errors.js';
-import { apiErrors, type ErrorLogger } from '../lib/http/api-errors.js';
-import { useClientAddress } from '../lib/http/client-address.js';
+import type { ErrorLogger } from '../lib/http/api-errors.js';
+import { jsonApiApp } from '../lib/http/api-app.js';
 import { guard } from '../lib/http/guard.js';
 import { jsonBody } from '../lib/http/json-body.js';
 import { mountApp } from '../lib/http/mount.js';
@@ -225,11 +225,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     },
   );
 
-  const app = new Koa();
-  app.silent = true;
-  app.proxy = deps.proxy;
-  app.use(useClientAddress(deps.clientAddress));
-  app.use(apiErrors(deps.log));
+  const app = jsonApiApp(deps);
   app.use(router.routes());
   app.use(router.allowedMethods());
   const account = mountApp(accountPrefix, app);

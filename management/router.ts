@@ -1,15 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 
 import Router from '@koa/router';
-import Koa, { type Middleware } from 'koa';
+import type { Middleware } from 'koa';
 
 import { bearerAuth, type BearerAuthOptions } from '../lib/http/auth.js';
-import { useClientAddress } from '../lib/http/client-address.js';
+import { jsonApiApp } from '../lib/http/api-app.js';
 import { jsonBody } from '../lib/http/json-body.js';
 import { mountApp } from '../lib/http/mount.js';
 import { applicationRoutes } from './applications.js';
 import type { ManagementDeps } from './deps.js';
-import { apiErrors, type ErrorLogger } from '../lib/http/api-errors.js';
+import type { ErrorLogger } from '../lib/http/api-errors.js';
 import { guard } from '../lib/http/guard.js';
 import { databaseAnswers, databaseUnavailable } from '../lib/store/availability.js';
 import { packageVersion } from '../lib/version.js';
@@ -95,11 +95,7 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   // No route answered: the caller must still authenticate before learning anything; then
   // allowedMethods (which looks after the middleware below it) answers 405 for a known path
   // with another method, and apiErrors answers 404 for the rest.
-  const app = new Koa();
-  app.silent = true;
-  app.proxy = proxy;
-  app.use(useClientAddress(clientAddress));
-  app.use(apiErrors(log));
+  const app = jsonApiApp({ proxy, clientAddress, log });
   app.use(router.routes());
   app.use(router.allowedMethods());
   app.use((ctx) => authenticate(ctx, async () => undefined));
