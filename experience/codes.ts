@@ -1,11 +1,17 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 
-import type { Db } from 'mongodb';
+import type { ClientSession, Db } from 'mongodb';
 
 import { ApiError } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
 import type { InteractionKind } from '../hooks/catalog.js';
+
+/** What a code is for: an interaction's step, or a signed-in user's verification through the Account API. */
+export type CodePurpose = InteractionKind | 'Account';
+
+/** The owner of the Account API's codes: one user through one application (a code is good only with a token of both). */
+export const accountCodeOwner = (userId: string, clientId: string) => `account:${userId}:${clientId}`;
 
 /** Where a code is sent: an email address, or a phone number in its stored form (lib/phone.ts). */
 export interface CodeTarget {
@@ -23,8 +29,9 @@ export const maxCodeAttempts = 5;
 interface CodeDocument {
   /** The verification id the caller holds. */
   _id: string;
-  interactionUid: string;
-  event: InteractionKind;
+  /** Whose it is: the interaction's uid, or `accountCodeOwner(user, application)` for the Account API. */
+  owner: string;
+  event: CodePurpose;
   /** What the code was sent to, and its value in the form it is compared in (`keyOf`). */
   targetType: CodeTarget['type'];
   target: string;
@@ -51,13 +58,14 @@ export function createCodes(db: Db, now: () => number = Date.now) {
 
   return {
     /** Makes a code for `target`; answers the verification id and the code (to send, or not). */
-    async issue(interactionUid: string, event: InteractionKind, target: CodeTarget): Promise<{ verificationId: string; code: string }> {
+    async issue(owner: string, event: CodePurpose, target: CodeTarget): Promise<{ verificationId: string; code: string; expiresAt: Date }> {
       const verificationId = generateId();
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
       const createdAt = new Date(now());
+      const expiresAt = new Date(createdAt.getTime() + codeTtlMs);
       await codes.insertOne({
         _id: verificationId,
-        interactionUid,
+        owner,
         event,
         targetType: target.type,
         target: keyOf(target),
@@ -65,17 +73,17 @@ export function createCodes(db: Db, now: () => number = Date.now) {
         attempts: 0,
         state: 'pending',
         createdAt,
-        expiresAt: new Date(createdAt.getTime() + codeTtlMs),
+        expiresAt,
       });
-      return { verificationId, code };
+      return { verificationId, code, expiresAt };
     },
 
     /** Counts a try of `code` for `target` (a code verifies only what it was sent to); throws unless it is right. */
-    async verify(interactionUid: string, verificationId: string, target: CodeTarget, code: string): Promise<void> {
+    async verify(owner: string, verificationId: string, target: CodeTarget, code: string): Promise<void> {
       const counted = await codes.updateOne(
         {
           _id: verificationId,
-          interactionUid,
+          owner,
           targetType: target.type,
           target: keyOf(target),
           state: 'pending',
@@ -93,17 +101,34 @@ export function createCodes(db: Db, now: () => number = Date.now) {
     },
 
     /**
-     * Spends a verified code; answers what it proved. `undefined` when this interaction has no code
-     * of that id; throws when it has one that is not verified for `event`.
+     * Spends a verified code; answers what it proved. `undefined` when `owner` has no code of that
+     * id; throws when it has one that is not verified for `event`, or (given `accept`) proved none of
+     * those targets. In a unit of work, pass its session: a change that fails leaves the code unspent.
      */
-    async spend(interactionUid: string, verificationId: string, event: InteractionKind): Promise<CodeTarget | undefined> {
-      const found = await codes.findOne({ _id: verificationId, interactionUid });
+    async spend(
+      owner: string,
+      verificationId: string,
+      event: CodePurpose,
+      { accept, session }: { accept?: CodeTarget[]; session?: ClientSession } = {},
+    ): Promise<CodeTarget | undefined> {
+      const found = await codes.findOne({ _id: verificationId, owner }, { session });
       if (!found) return undefined;
       if (found.event !== event) throw invalidCode();
+      if (accept && !accept.some((target) => target.type === found.targetType && keyOf(target) === found.target)) throw invalidCode();
       // The conditional update is what decides single use; the read above only found the target.
-      const spent = await codes.updateOne({ _id: verificationId, state: 'verified', expiresAt: { $gt: new Date(now()) } }, { $set: { state: 'used' } });
+      const spent = await codes.updateOne(
+        { _id: verificationId, state: 'verified', expiresAt: { $gt: new Date(now()) } },
+        { $set: { state: 'used' } },
+        { session },
+      );
       if (spent.modifiedCount === 0) throw invalidCode();
       return { type: found.targetType, value: found.target };
+    },
+
+    /** Whether `owner` has a verified, unspent, unexpired code of that id for one of `accept` (a check before a unit of work spends it). */
+    async isSpendable(owner: string, verificationId: string, event: CodePurpose, accept: CodeTarget[]): Promise<boolean> {
+      const found = await codes.findOne({ _id: verificationId, owner, event, state: 'verified', expiresAt: { $gt: new Date(now()) } });
+      return found !== null && accept.some((target) => target.type === found.targetType && keyOf(target) === found.target);
     },
   };
 }

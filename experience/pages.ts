@@ -12,6 +12,9 @@ import { grantMissing, type MissingConsent } from './consent.js';
 import { assertPasswordAllowed } from './password-policy.js';
 import type { Caller, ExperienceService, Identifier } from './service.js';
 import type { ExperienceDocument } from './state.js';
+import type { CodeTarget } from './codes.js';
+import type { SignInSettings } from './sign-in-settings.js';
+import { phoneInput } from '../lib/phone.js';
 import * as views from './views.js';
 
 export const pagesPrefix = '/interaction';
@@ -20,6 +23,8 @@ const formLimit = 16 * 1024;
 const usernameFormat = new RegExp(usernamePattern);
 const emailFormat = new RegExp(emailSchema.pattern);
 const validEmail = (email: string) => email.length <= emailSchema.maxLength && emailFormat.test(email);
+const phoneLike = new RegExp(phoneInput.pattern);
+const profileSteps = new Set<string>(['username', 'email', 'phone', 'emailOrPhone', 'password'] satisfies views.ProfileStep[]);
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
@@ -33,6 +38,8 @@ interface PageRequest {
   page: views.FormContext;
   /** The application's name, on a consent page. */
   applicationName: string;
+  /** How people may sign up and sign in: the forms follow it. */
+  settings: SignInSettings;
 }
 
 type PageResult = { redirect: string } | { html: string; status?: number };
@@ -155,6 +162,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         caller: callerOf(ctx),
         page: { branding, base, csrf: experience.csrf },
         applicationName: client?.clientName ?? clientId,
+        settings: await service.settings(),
       };
       let result: PageResult;
       try {
@@ -194,18 +202,49 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   }
 
   const withError = (request: PageRequest, error?: string) => ({ ...request.page, error });
-  const identifierOf = (value: string): Identifier => (value.includes('@') ? { type: 'email', value } : { type: 'username', value });
   const field = (request: PageRequest, name: string) => (request.form.get(name) ?? '').trim();
   const clientOf = (request: PageRequest): string => String(request.details.params.client_id);
+  /** What a person typed where an email or a phone number goes: an address has an `@`. */
+  const contactOf = (value: string): CodeTarget => (value.includes('@') ? { type: 'email', value } : { type: 'phone', value });
+  /** What a person typed to sign in: an address, a phone number (digits, `+`, spaces and punctuation), or a username. */
+  const identifierOf = (value: string): Identifier =>
+    value.includes('@') ? { type: 'email', value } : phoneLike.test(value) ? { type: 'phone', value } : { type: 'username', value };
+  const checkEmail = (email: string) => {
+    if (!validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
+  };
+
+  /**
+   * Submits the interaction; when the settings require something the account lacks (Logto's
+   * `user.missing_profile`), the browser goes to the page that asks for it instead.
+   */
+  async function submitOrComplete(request: PageRequest): Promise<PageResult> {
+    try {
+      return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
+    } catch (error) {
+      if (error instanceof ApiError && error.code === 'user.missing_profile') return { redirect: `${request.page.base}/profile` };
+      throw error;
+    }
+  }
+
+  /** Sends a code for the interaction as it now is, and answers the page that takes it. */
+  async function sendCodePage(
+    request: PageRequest,
+    target: CodeTarget,
+    render: (form: views.FormContext, sent: views.SentCode) => string,
+  ): Promise<PageResult> {
+    if (target.type === 'email') checkEmail(target.value);
+    const verificationId = await service.sendCode(request.experience, target, request.caller);
+    return { html: render(request.page, { ...target, verificationId }) };
+  }
 
   async function signIn(request: PageRequest): Promise<PageResult> {
     const identifier = field(request, 'identifier');
     const password = request.form.get('password') ?? '';
-    if (!identifier || !password) throw new ApiError('session.invalid_credentials', 'enter your username or email, and your password');
+    if (!identifier || !password) throw new ApiError('session.invalid_credentials', 'enter your identifier and your password');
     const experience = await service.start(request.experience, 'SignIn');
     const verificationId = await service.verifyPassword(experience, identifierOf(identifier), password, request.caller);
     await service.identify(experience, verificationId);
-    return { redirect: await service.submit(experience, clientOf(request), request.caller) };
+    return submitOrComplete(request);
   }
 
   /** OIDC Core §3.1.2.1 `login_hint`: the identifier the application says the user will likely use. */
@@ -213,35 +252,54 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     const hint = request.details.params.login_hint;
     return typeof hint === 'string' && hint.length <= 256 ? hint : '';
   };
-  const renderSignIn = (request: PageRequest, error?: string) =>
-    views.signInPage(withError(request, error), {
+  const renderSignIn = (request: PageRequest, error?: string) => {
+    const { methods } = request.settings.signIn;
+    return views.signInPage(withError(request, error), {
       identifier: request.form.has('identifier') ? field(request, 'identifier') : loginHintOf(request),
+      password: methods.filter((method) => method.password).map(({ identifier }) => identifier),
+      code: methods.filter((method) => method.verificationCode && method.identifier !== 'username').map(({ identifier }) => identifier as 'email' | 'phone'),
     });
-  const renderSignUp = (request: PageRequest, error?: string) =>
-    views.signUpPage(withError(request, error), { username: field(request, 'username'), email: field(request, 'email') });
-  const codeFields = (request: PageRequest) => ({ email: field(request, 'email'), verificationId: field(request, 'verificationId') });
+  };
+  const renderSignUp = (request: PageRequest, error?: string) => {
+    const { identifiers, password, secondaryIdentifiers = [] } = request.settings.signUp;
+    const offered = (name: 'username' | 'email' | 'phone') => identifiers.includes(name) || secondaryIdentifiers.some(({ identifier }) => identifier === name);
+    return views.signUpPage(withError(request, error), {
+      fields: { username: offered('username'), email: offered('email'), phone: offered('phone'), password },
+      values: { username: field(request, 'username'), email: field(request, 'email'), phone: field(request, 'phone') },
+    });
+  };
+  /** The code a form carries back: its target (an `email` or `phone` field) and verification id. */
+  const sentCodeOf = (request: PageRequest): views.SentCode => {
+    const phone = field(request, 'phone');
+    return {
+      ...(phone ? { type: 'phone', value: phone } : { type: 'email', value: field(request, 'email') }),
+      verificationId: field(request, 'verificationId'),
+    };
+  };
   /**
-   * The code step of sign-up and reset, on the page `render` draws: check the emailed code,
-   * identify by it, do what else the flow needs (`then`), and submit.
+   * A code step, on the page `render` draws: check the code, then `use` it (identify by it, or add
+   * it to the profile), do what else the flow needs (`then`), and submit.
    */
   const codeStep = (
     path: string,
-    render: (context: views.FormContext, fields: { email: string; verificationId: string }) => string,
+    render: (context: views.FormContext, sent: views.SentCode) => string,
+    use: (request: PageRequest, sent: views.SentCode) => Promise<unknown>,
     then?: (request: PageRequest) => Promise<void>,
   ) =>
     router.post(
       path,
       route(
-        (request, error) => render(withError(request, error), codeFields(request)),
+        (request, error) => render(withError(request, error), sentCodeOf(request)),
         async (request) => {
-          const { email, verificationId } = codeFields(request);
-          await service.verifyCode(request.experience, verificationId, { type: 'email', value: email }, field(request, 'code'));
-          await service.identify(request.experience, verificationId);
+          const sent = sentCodeOf(request);
+          await service.verifyCode(request.experience, sent.verificationId, sent, field(request, 'code'));
+          await use(request, sent);
           await then?.(request);
-          return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
+          return submitOrComplete(request);
         },
       ),
     );
+  const identifyBy = (request: PageRequest, sent: views.SentCode) => service.identify(request.experience, sent.verificationId);
 
   router.get(
     '/:uid',
@@ -261,6 +319,21 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     ),
   );
   router.post('/:uid/sign-in', route(renderSignIn, signIn));
+  // Sign-in by a code to an email address or phone number, where the settings allow it (the service checks).
+  router.post(
+    '/:uid/sign-in/code',
+    route(renderSignIn, async (request) => {
+      const identifier = field(request, 'identifier');
+      if (!identifier) throw new ApiError('guard.invalid_input', 'enter your email address or phone number');
+      const target = contactOf(identifier);
+      if (!request.settings.signIn.methods.some((method) => method.identifier === target.type && method.verificationCode)) {
+        throw new ApiError('user.sign_in_method_not_enabled', `signing in by ${target.type} with a code is not enabled`);
+      }
+      request.experience = await service.start(request.experience, 'SignIn');
+      return sendCodePage(request, target, views.signInCodePage);
+    }),
+  );
+  codeStep('/:uid/sign-in/code/verify', views.signInCodePage, identifyBy);
 
   router.get('/:uid/sign-up', route(renderSignUp));
   router.post(
@@ -268,35 +341,78 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     route(renderSignUp, async (request) => {
       const username = field(request, 'username');
       const email = field(request, 'email');
+      const phone = field(request, 'phone');
       const password = request.form.get('password') ?? '';
-      if (!username && !email) throw new ApiError('session.missing_profile', 'enter a username, an email address, or both');
+      const { signUp } = request.settings;
+      if (!username && !email && !phone) throw new ApiError('user.missing_profile', 'fill in at least one of the fields above');
+      if (email && phone) throw new ApiError('guard.invalid_input', 'give an email address or a phone number, not both: a code goes to one');
       if (username && !usernameFormat.test(username))
         throw new ApiError('guard.invalid_input', 'a username has letters, digits and underscores, and does not start with a digit');
-      if (email && !validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
-      assertPasswordAllowed(password, [username, email]);
+      if (email) checkEmail(email);
+      if (signUp.password) assertPasswordAllowed(password, [username, email]);
       const experience = await service.start(request.experience, 'Register');
-      if (username) await service.identify(experience, await service.newPasswordIdentity(experience, username, password, request.caller));
-      else await service.addProfile(experience, 'password', password, request.caller);
-      if (!email) return { redirect: await service.submit(experience, clientOf(request), request.caller) };
-      const verificationId = await service.sendCode(experience, { type: 'email', value: email }, request.caller);
-      return { html: views.signUpCodePage(request.page, { email, verificationId }) };
+      request.experience = experience;
+      if (username && signUp.identifiers.includes('username')) {
+        await service.identify(experience, await service.newPasswordIdentity(experience, username, password, request.caller));
+      } else {
+        if (username) await service.addProfile(experience, 'username', username, request.caller);
+        if (signUp.password) await service.addProfile(experience, 'password', password, request.caller);
+      }
+      if (!email && !phone) return submitOrComplete(request);
+      return sendCodePage(request, email ? { type: 'email', value: email } : { type: 'phone', value: phone }, views.signUpCodePage);
     }),
   );
-  codeStep('/:uid/sign-up/code', views.signUpCodePage);
+  codeStep('/:uid/sign-up/code', views.signUpCodePage, identifyBy);
 
-  const renderForgot = (request: PageRequest, error?: string) => views.forgotPasswordPage(withError(request, error), { email: field(request, 'email') });
+  // What the settings require that the account lacks (Logto's profile fulfilment), one thing at a time.
+  const renderProfile = (request: PageRequest, error?: string) => {
+    const step = field(request, 'step') as views.ProfileStep;
+    return views.profilePage(withError(request, error), profileSteps.has(step) ? step : 'email', step === 'password' ? '' : field(request, step));
+  };
+  router.get(
+    '/:uid/profile',
+    route(renderProfile, undefined, async (request) => {
+      const [next] = await service.missingProfile(request.experience);
+      // Nothing left to add: the interaction goes ahead (or says why it cannot).
+      if (!next) return submitOrComplete(request);
+      return { html: views.profilePage(request.page, next) };
+    }),
+  );
+  router.post(
+    '/:uid/profile',
+    route(renderProfile, async (request) => {
+      const step = field(request, 'step');
+      if (step === 'username' || step === 'password') {
+        await service.addProfile(
+          request.experience,
+          step,
+          step === 'password' ? (request.form.get('password') ?? '') : field(request, 'username'),
+          request.caller,
+        );
+        return submitOrComplete(request);
+      }
+      const given = field(request, step === 'emailOrPhone' ? 'identifier' : step);
+      if (!given || !profileSteps.has(step)) throw new ApiError('guard.invalid_input', 'fill in the field above');
+      const target = step === 'emailOrPhone' ? contactOf(given) : { type: step as 'email' | 'phone', value: given };
+      return sendCodePage(request, target, views.profileCodePage);
+    }),
+  );
+  codeStep('/:uid/profile/code', views.profileCodePage, (request, sent) => service.linkIdentifier(request.experience, sent.type, sent.verificationId));
+
+  const hasPhoneMethods = (request: PageRequest) => request.settings.signIn.methods.some(({ identifier }) => identifier === 'phone');
+  const renderForgot = (request: PageRequest, error?: string) =>
+    views.forgotPasswordPage(withError(request, error), { identifier: field(request, 'identifier'), phone: hasPhoneMethods(request) });
   router.get('/:uid/forgot-password', route(renderForgot));
   router.post(
     '/:uid/forgot-password',
     route(renderForgot, async (request) => {
-      const email = field(request, 'email');
-      if (!validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
-      const experience = await service.start(request.experience, 'ForgotPassword');
-      const verificationId = await service.sendCode(experience, { type: 'email', value: email }, request.caller);
-      return { html: views.resetPasswordPage(request.page, { email, verificationId }) };
+      const identifier = field(request, 'identifier');
+      const target = hasPhoneMethods(request) ? contactOf(identifier) : ({ type: 'email', value: identifier } as const);
+      request.experience = await service.start(request.experience, 'ForgotPassword');
+      return sendCodePage(request, target, views.resetPasswordPage);
     }),
   );
-  codeStep('/:uid/forgot-password/reset', views.resetPasswordPage, (request) =>
+  codeStep('/:uid/forgot-password/reset', views.resetPasswordPage, identifyBy, (request) =>
     service.resetPassword(request.experience, request.form.get('password') ?? '', request.caller),
   );
 

@@ -16,7 +16,8 @@ import type { HashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
 import type { CodeTarget } from './codes.js';
-import type { SignInSettings } from './sign-in-settings.js';
+import { codeMessenger } from './messages.js';
+import { missingProfile, type MissingProfile, type SignInSettings } from './sign-in-settings.js';
 import type { ExceptionReport } from '../hooks/outbox.js';
 import { normalizePhone, requirePhone } from '../lib/phone.js';
 import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
@@ -24,7 +25,7 @@ import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
 import { createAccountLookup, suspended, type Identifier } from './accounts.js';
 import { createIdentification } from './identify.js';
-import { createSubmitters, newAccountProfile } from './submit.js';
+import { createSubmitters, heldBy, newAccountProfile } from './submit.js';
 
 type Interaction = InstanceType<Provider['Interaction']>;
 
@@ -84,6 +85,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   const { findUser } = accounts;
   const identification = createIdentification({ store, codes, accounts, settings: deps.signInSettings });
   const submitters = createSubmitters(deps, accounts);
+  const sendCode = codeMessenger(deps);
 
   /** Announces an exception event of this interaction; one that cannot be stored is logged, and the answer is the same. */
   async function announce(experience: ExperienceDocument, caller: Caller, event: ExceptionReport['event'], fields: Record<string, string>) {
@@ -111,31 +113,34 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     );
   }
 
-  /** Refuses a new account made with `identifier` unless the settings have it. */
+  /** Refuses a new account made with `identifier` unless the settings have it, as an identifier to sign up with or one also required. */
   async function requireSignUpIdentifier(identifier: Identifier['type']) {
+    const { signUp } = await deps.signInSettings();
     assertThat(
-      (await deps.signInSettings()).signUp.identifiers.includes(identifier),
+      signUp.identifiers.includes(identifier) || (signUp.secondaryIdentifiers ?? []).some((secondary) => secondary.identifier === identifier),
       () => new ApiError('user.sign_up_method_not_enabled', `signing up with ${identifier === 'username' ? 'a username' : `an ${identifier}`} is not enabled`),
     );
+  }
+
+  /** At sign-in, the identified account, which may gain only what it lacks (Logto's `user.*_exists_in_profile`). */
+  async function accountLacking(experience: ExperienceDocument, field: 'username' | 'email' | 'phone' | 'password') {
+    assertThat(experience.userId, new ApiError('session.identifier_not_found', 'identify first, then add to the profile'));
+    const user = await queries.users.findByIdOrThrow(experience.userId);
+    const has = { username: user.username, email: user.primaryEmail, phone: user.primaryPhone, password: user.passwordHash }[field];
+    assertThat(
+      !has,
+      () =>
+        new ApiError(
+          `user.${field}_exists_in_profile`,
+          `the account has ${field === 'email' ? 'an email address' : field === 'phone' ? 'a phone number' : `a ${field}`} already`,
+        ),
+    );
+    return user;
   }
 
   /** A code's target as it is compared and sent: a phone number in its stored form (422 `user.invalid_phone` for one that cannot exist). */
   function codeTarget({ type, value }: CodeTarget): CodeTarget {
     return type === 'email' ? { type, value } : { type, value: requirePhone(value) };
-  }
-
-  /** Sends a code by mail or by text, off the request's path; a failure is the operator's to read in the log. */
-  function sendingCode(type: CodeTarget['type'], to: string, code: string) {
-    const text = `Your ${deps.productName} verification code is ${code}. It expires in 10 minutes.`;
-    const sent =
-      type === 'email'
-        ? deps.email.send({
-            to,
-            subject: `${code} is your ${deps.productName} verification code`,
-            text: `${text}\n\nIf you did not ask for it, ignore this email.`,
-          })
-        : deps.sms.send({ to, text });
-    sent.catch((error: unknown) => deps.logger.error(`A verification code could not be sent to ${type === 'phone' ? `+${to}` : to}`, error));
   }
 
   /**
@@ -290,9 +295,8 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       // the two compare equal, but only the stored one is known to be the owner's.
       const owner = event === 'ForgotPassword' ? await findUser(target) : undefined;
       const to = event !== 'ForgotPassword' ? target.value : target.type === 'email' ? owner?.primaryEmail : owner?.primaryPhone;
-      // Not awaited: an answer that waited for the gateway only when an account exists would tell,
-      // by its time, that it exists. A failed send is logged; the person asks again.
-      if (to) sendingCode(target.type, to, code);
+      // Not awaited (see codeMessenger): an answer that waited for the gateway only when an account exists would tell that it exists.
+      if (to) sendCode({ type: target.type, value: to }, code);
       return verificationId;
     },
 
@@ -316,17 +320,16 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       return event;
     },
 
-    /** Register: adds a username or a password to the account to create. */
     /**
      * Sign-in or registration: adds an email address or phone number that a code of this interaction
      * proved (Logto's `POST /profile {type, verificationId}`). At sign-in, to the identified user, who
-     * gets it at submit (announced as `User.Data.Updated`); at registration, to the account to create.
-     * One another account has is 422 naming it; nothing is written until the submit.
+     * gets it at submit (announced as `User.Data.Updated`) when the account has none; at registration,
+     * to the account to create. One another account has is 422 naming it; nothing is written until the submit.
      */
     async linkIdentifier(given: ExperienceDocument, type: 'email' | 'phone', verificationId: string): Promise<void> {
       const experience = await store.get(given._id);
       const event = requireEvent(experience, 'SignIn', 'Register');
-      if (event === 'SignIn') assertThat(experience.userId, new ApiError('session.identifier_not_found', 'identify first, then add to the profile'));
+      if (event === 'SignIn') await accountLacking(experience, type);
       const target = await codes.spend(experience._id, verificationId, event);
       assertThat(target, new ApiError('session.verification_not_found', 'no verification of this interaction has that id'));
       assertThat(
@@ -342,15 +345,20 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       await store.set(experience._id, { profile: { [type]: target.value } });
     },
 
+    /**
+     * Adds a username or a password: at registration, to the account to create; at sign-in, to the
+     * identified account when it has none (the settings may require one: Logto's profile fulfilment).
+     */
     async addProfile(given: ExperienceDocument, type: 'username' | 'password', value: string, caller: Caller): Promise<void> {
       const experience = await store.get(given._id);
-      requireEvent(experience, 'Register');
+      const event = requireEvent(experience, 'Register', 'SignIn');
+      const user = event === 'SignIn' ? await accountLacking(experience, type) : undefined;
       if (type === 'username') {
-        await requireSignUpIdentifier('username');
+        if (event === 'Register') await requireSignUpIdentifier('username');
         await accounts.assertUnused({ username: value });
         await store.set(experience._id, { profile: { username: value } });
       } else {
-        assertPasswordAllowed(value, [experience.profile.username, experience.profile.email]);
+        assertPasswordAllowed(value, [user?.username ?? experience.profile.username, user?.primaryEmail ?? experience.profile.email]);
         await store.set(experience._id, { profile: { passwordHash: await hashFor(caller, () => hashPassword(value)) } });
       }
     },
@@ -380,6 +388,17 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         await store.releaseSubmit(experience._id);
         throw error;
       }
+    },
+
+    /** How people may sign up and sign in now (the pages draw their forms from it). */
+    settings: () => deps.signInSettings(),
+
+    /** What the settings still require before this interaction can be submitted (empty when nothing). */
+    async missingProfile(given: ExperienceDocument): Promise<MissingProfile[]> {
+      const experience = await store.get(given._id);
+      const user = experience.userId ? await queries.users.findById(experience.userId) : undefined;
+      if (experience.event === 'ForgotPassword' || (experience.event === 'SignIn' && !user)) return [];
+      return missingProfile(await deps.signInSettings(), heldBy(experience.profile, user ?? undefined));
     },
 
     /** Ends the interaction with `access_denied`: the person declined. */

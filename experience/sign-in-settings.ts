@@ -13,6 +13,16 @@ export interface SignInMethod {
   isPasswordPrimary: boolean;
 }
 
+/** What Logto's `signUp.secondaryIdentifiers` may require besides the identifier an account is made with. */
+export const secondaryIdentifierNames = [...signInIdentifiers, 'emailOrPhone'] as const;
+export interface SecondaryIdentifier {
+  identifier: (typeof secondaryIdentifierNames)[number];
+  verify?: boolean;
+}
+
+/** What an account may be asked for before its sign-in or sign-up completes (Logto's `MissingProfile`). */
+export type MissingProfile = 'username' | 'email' | 'phone' | 'emailOrPhone' | 'password';
+
 /**
  * The fields of Logto's sign-in experience that decide how people sign up and sign in:
  * - `signUp.identifiers`: what a new account is made with, any one of them (Logto allows one, or
@@ -20,10 +30,12 @@ export interface SignInMethod {
  * - `signUp.password`: whether a new account sets a password (without one, it is passwordless:
  *   an email or phone code is the way back in);
  * - `signUp.verify`: whether an email or phone is proved by a code before it is taken;
+ * - `signUp.secondaryIdentifiers`: identifiers every account must also have (an email, a phone,
+ *   either, or a username), asked for at sign-up and, from an account that lacks one, at sign-in;
  * - `signIn.methods`: per identifier, a password, a code, or both.
  */
 export interface SignInSettings {
-  signUp: { identifiers: SignInIdentifier[]; password: boolean; verify: boolean };
+  signUp: { identifiers: SignInIdentifier[]; password: boolean; verify: boolean; secondaryIdentifiers?: SecondaryIdentifier[] };
   signIn: { methods: SignInMethod[] };
 }
 
@@ -43,6 +55,16 @@ export const signInSettingsSchemas = {
       identifiers: { type: 'array', items: identifier, uniqueItems: true, maxItems: 3 },
       password: { type: 'boolean' },
       verify: { type: 'boolean' },
+      secondaryIdentifiers: {
+        type: 'array',
+        maxItems: 4,
+        items: {
+          type: 'object',
+          properties: { identifier: { enum: secondaryIdentifierNames }, verify: { type: 'boolean' } },
+          required: ['identifier'],
+          additionalProperties: false,
+        },
+      },
     },
     required: ['identifiers', 'password', 'verify'],
     additionalProperties: false,
@@ -94,6 +116,17 @@ export function assertWorkable({ signUp, signIn }: SignInSettings): void {
   if (signUp.identifiers.some((id) => id !== 'username')) {
     assertThat(signUp.verify, invalid('sign_in_experiences.passwordless_requires_verify', 'an email or phone is taken only once a code proved it'));
   }
+  const secondary = (signUp.secondaryIdentifiers ?? []).map(({ identifier: id }) => id);
+  assertThat(
+    new Set(secondary).size === secondary.length,
+    invalid('sign_in_experiences.duplicated_sign_up_identifiers', 'each secondary identifier may appear once'),
+  );
+  for (const { identifier: id, verify } of signUp.secondaryIdentifiers ?? []) {
+    assertThat(
+      id === 'username' || verify !== false,
+      invalid('sign_in_experiences.passwordless_requires_verify', `${id}: an email or phone is taken only once a code proved it`),
+    );
+  }
   for (const id of signUp.identifiers) {
     const method = methods.get(id);
     assertThat(method, invalid('sign_in_experiences.miss_sign_up_identifier_in_sign_in', `${id} is a sign-up identifier, so it must be a sign-in method`));
@@ -104,6 +137,33 @@ export function assertWorkable({ signUp, signIn }: SignInSettings): void {
       assertThat(method!.verificationCode, invalid('sign_in_experiences.code_sign_in_must_be_enabled', `${id}: passwordless accounts sign in with a code`));
     }
   }
+}
+
+/** What an account has, for `missingProfile`. */
+export interface ProfileHeld {
+  username: boolean;
+  email: boolean;
+  phone: boolean;
+  password: boolean;
+}
+
+/**
+ * What the settings require that an account (or the account to create) lacks, as Logto's profile
+ * validator computes it, with one difference: `signUp.identifiers` are alternatives here, so an
+ * account holding any one of them has its primary identifier (Logto reads the first as mandatory).
+ * Then each secondary identifier, and a password when sign-up sets one.
+ */
+export function missingProfile({ signUp }: SignInSettings, held: ProfileHeld): MissingProfile[] {
+  const missing = new Set<MissingProfile>();
+  const ids = new Set<SignInIdentifier>(signUp.identifiers);
+  if (ids.size > 0 && ![...ids].some((id) => held[id])) {
+    missing.add(ids.has('username') ? 'username' : ids.has('email') && ids.has('phone') ? 'emailOrPhone' : ids.has('email') ? 'email' : 'phone');
+  }
+  for (const { identifier: id } of signUp.secondaryIdentifiers ?? []) {
+    if (id === 'emailOrPhone' ? !held.email && !held.phone : !held[id]) missing.add(id);
+  }
+  if (signUp.password && !held.password) missing.add('password');
+  return [...missing];
 }
 
 const settingsId = 'sign-in-exp';

@@ -1,37 +1,50 @@
 import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
-import { newUser, userChanges, userToApi } from '../lib/store/models.js';
+import { newUser, userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { Origin } from '../lib/store/unit-of-work.js';
 import { suspended, type AccountLookup } from './accounts.js';
 import type { ExperienceServiceDeps } from './service.js';
-import type { ExperienceDocument } from './state.js';
-import type { SignInSettings } from './sign-in-settings.js';
+import type { ExperienceDocument, Profile } from './state.js';
+import { missingProfile, type ProfileHeld, type SignInSettings } from './sign-in-settings.js';
 
 type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
+
+/** What an account (when there is one) and this interaction's profile hold between them. */
+export function heldBy(profile: Profile, user?: UserDocument): ProfileHeld {
+  return {
+    username: Boolean(user?.username ?? profile.username),
+    email: Boolean(user?.primaryEmail ?? profile.email),
+    phone: Boolean(user?.primaryPhone ?? profile.phone),
+    password: Boolean(user?.passwordHash ?? profile.passwordHash),
+  };
+}
+
+/** Logto's 422 `user.missing_profile`, naming in `missingProfile` what the settings still require. */
+export function assertProfileComplete(settings: SignInSettings, held: ProfileHeld): void {
+  const missing = missingProfile(settings, held);
+  assertThat(
+    missing.length === 0,
+    () => new ApiError('user.missing_profile', `the account needs ${missing.join(', ')} before it can continue`, { missingProfile: missing }),
+  );
+}
+
+/**
+ * A registration's profile, checked: what the settings require (an identifier to sign up with, the
+ * secondary identifiers, a password unless sign-up is passwordless), and no identifier taken.
+ */
+export async function newAccountProfile(experience: ExperienceDocument, accounts: AccountLookup, settings: SignInSettings) {
+  const { username, email, phone, passwordHash } = experience.profile;
+  assertProfileComplete(settings, heldBy(experience.profile));
+  await accounts.assertUnused({ username, email, phone });
+  return { username, email, phone, passwordHash };
+}
 
 /**
  * What submitting each kind of interaction does with what it established: sign the user in,
  * create the account, or change the password. Each answers the user to hand to oidc-provider.
  */
-/**
- * A registration's profile, checked: a username, a verified email or a verified phone number, a
- * password unless the settings make sign-up passwordless, and no identifier taken. Answers its parts.
- */
-export async function newAccountProfile(experience: ExperienceDocument, accounts: AccountLookup, settings: SignInSettings) {
-  const { username, email, phone, passwordHash } = experience.profile;
-  assertThat(
-    username || email || phone,
-    new ApiError('session.missing_profile', 'a username, a verified email address or a verified phone number is needed', {
-      missing: ['username', 'email', 'phone'],
-    }),
-  );
-  assertThat(passwordHash || !settings.signUp.password, new ApiError('session.missing_profile', 'a password is needed', { missing: ['password'] }));
-  await accounts.assertUnused({ username, email, phone });
-  return { username, email, phone, passwordHash };
-}
-
 export function createSubmitters(
   deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount' | 'signInSettings'>,
   accounts: AccountLookup,
@@ -41,15 +54,19 @@ export function createSubmitters(
     async SignIn(experience, origin) {
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify a password and identify first'));
       const userId = experience.userId!;
-      const { email, phone } = experience.profile;
-      if (!email && !phone) {
+      const { profile } = experience;
+      const user = await queries.users.findById(userId);
+      assertThat(user && !user.isSuspended, suspended);
+      // An account without what the settings now require completes its profile first (Logto's profile fulfilment).
+      assertProfileComplete(await deps.signInSettings(), heldBy(profile, user!));
+      if (!profile.email && !profile.phone && !profile.username && !profile.passwordHash) {
         // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
         const { matchedCount } = await queries.users.collection.updateOne({ _id: userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
         assertThat(matchedCount === 1, suspended);
         return userId;
       }
-      // An email or phone proved in this sign-in joins the account: a change, announced with the interaction.
-      // One taken meanwhile by another account is 422 (the unique index, through `update`), and nothing is written.
+      // What was added in this sign-in joins the account: a change, announced with the interaction. An
+      // identifier taken meanwhile by another account is 422 (the unique index, through `update`), and nothing is written.
       await deps.write(origin, async ({ session, intend, record }) => {
         await intend({ entity: 'User', action: 'updated', id: userId });
         const before = await queries.users.findByIdOrThrow(userId, session);
@@ -58,8 +75,10 @@ export function createSubmitters(
         const updated = await queries.users.update(
           userId,
           {
-            ...(email && { primaryEmail: email, emailKey: emailKey(email) }),
-            ...(phone && { primaryPhone: phone }),
+            ...(profile.email && { primaryEmail: profile.email, emailKey: emailKey(profile.email) }),
+            ...(profile.phone && { primaryPhone: profile.phone }),
+            ...(profile.username && { username: profile.username }),
+            ...(profile.passwordHash && { passwordHash: profile.passwordHash }),
             lastSignInAt: now,
             updatedAt: now,
           },
@@ -85,7 +104,7 @@ export function createSubmitters(
 
     async ForgotPassword(experience, origin) {
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
-      assertThat(experience.profile.passwordHash, new ApiError('session.missing_profile', 'a new password is needed', { missing: ['password'] }));
+      assertThat(experience.profile.passwordHash, new ApiError('user.new_password_required_in_profile', 'a new password is needed'));
       const userId = experience.userId;
       const now = Date.now();
       await deps.write(origin, async ({ session, intend, record }) => {

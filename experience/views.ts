@@ -45,7 +45,7 @@ h1 { font-size: 1.4rem; margin: .5rem 0 0; }
 p.lead { color: var(--muted); margin: .25rem 0 1rem; }
 label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
 label .hint { font-weight: 400; color: var(--muted); font-size: .85rem; }
-input[type=text], input[type=email], input[type=password] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
+input[type=text], input[type=email], input[type=tel], input[type=password] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
 input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid color-mix(in srgb, var(--primary) 45%, transparent); outline-offset: 1px; }
 button { width: 100%; margin-top: 1.5rem; padding: .7rem; font: inherit; font-weight: 600; color: #fff; background: var(--primary); border: 0; border-radius: 8px; cursor: pointer; }
 button.secondary { margin-top: .75rem; color: var(--text); background: #fff; border: 1px solid var(--line); }
@@ -53,6 +53,7 @@ button.secondary { margin-top: .75rem; color: var(--text); background: #fff; bor
 nav { display: flex; justify-content: space-between; gap: 1rem; margin-top: 1.25rem; font-size: .9rem; }
 a { color: var(--primary); }
 ul.scopes { padding-left: 1.2rem; }
+p.or { margin: 1.5rem 0 0; text-align: center; color: var(--muted); font-size: .9rem; }
 `;
 
 interface PageFrame {
@@ -96,75 +97,210 @@ export interface FormContext {
 
 const csrfField = (csrf: string) => html`<input type="hidden" name="csrf" value="${csrf}" />`;
 
-/** The fields of a form that answers an emailed code: which code, and the code. */
-const codeInputs = (email: string, verificationId: string) =>
-  html`<input type="hidden" name="email" value="${email}" />
+/** Where a code went, as a form carries it back: `email` or `phone` with its value as the person typed it. */
+export interface SentCode {
+  type: 'email' | 'phone';
+  value: string;
+  verificationId: string;
+}
+
+/** The fields of a form that answers a code: which code, and the code. */
+const codeInputs = ({ type, value, verificationId }: SentCode) =>
+  html`<input type="hidden" name="${type}" value="${value}" />
     <input type="hidden" name="verificationId" value="${verificationId}" />
     <label for="code">Verification code</label>
     <input id="code" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required autofocus />`;
 
-export function signInPage(form: FormContext, { identifier = '' }: { identifier?: string }): string {
+/** "Username, email or phone": the identifiers a form takes, as a label. */
+export function identifierLabel(types: ReadonlyArray<'username' | 'email' | 'phone'>): string {
+  const words = types.map((type, index) => (index === 0 ? `${type.charAt(0).toUpperCase()}${type.slice(1)}` : type));
+  return words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words.at(-1)}` : (words[0] ?? '');
+}
+
+/** What the sign-in page offers, from the settings: a password form for some identifiers, a code for others. */
+export interface SignInOffer {
+  identifier?: string;
+  /** The identifiers that sign in with a password (none: no password form). */
+  password: Array<'username' | 'email' | 'phone'>;
+  /** The identifiers that sign in with a code (none: no code form). */
+  code: Array<'email' | 'phone'>;
+}
+
+export function signInPage(form: FormContext, { identifier = '', password, code }: SignInOffer): string {
   return page(
     { ...form, title: 'Sign in' },
-    html` <form method="post" action="${form.base}/sign-in">
-        ${csrfField(form.csrf)}
-        <label for="identifier">Username or email</label>
-        <input id="identifier" name="identifier" type="text" autocomplete="username" value="${identifier}" required autofocus />
-        <label for="password">Password</label>
-        <input id="password" name="password" type="password" autocomplete="current-password" required />
-        <button type="submit">Sign in</button>
-      </form>
-      <nav><a href="${form.base}/forgot-password">Forgot your password?</a><a href="${form.base}/sign-up">Create an account</a></nav>
+    html` ${
+        password.length > 0
+          ? html`<form method="post" action="${form.base}/sign-in">
+              ${csrfField(form.csrf)}
+              <label for="identifier">${identifierLabel(password)}</label>
+              <input id="identifier" name="identifier" type="text" autocomplete="username" value="${identifier}" required autofocus />
+              <label for="password">Password</label>
+              <input id="password" name="password" type="password" autocomplete="current-password" required />
+              <button type="submit">Sign in</button>
+            </form>`
+          : ''
+      }
+      ${
+        code.length > 0
+          ? html`<form method="post" action="${form.base}/sign-in/code">
+              ${csrfField(form.csrf)} ${password.length > 0 ? html`<p class="or">Or get a one-time code</p>` : ''}
+              <label for="code-identifier">${identifierLabel(code)}</label>
+              <input
+                id="code-identifier"
+                name="identifier"
+                type="text"
+                autocomplete="username"
+                value="${identifier}"
+                required
+                ${password.length > 0 ? '' : html`autofocus`}
+              />
+              <button type="submit" ${password.length > 0 ? html`class="secondary"` : ''}>Send me a code</button>
+            </form>`
+          : ''
+      }
+      <nav>
+        ${password.length > 0 ? html`<a href="${form.base}/forgot-password">Forgot your password?</a>` : html`<span></span>`}<a href="${form.base}/sign-up"
+          >Create an account</a
+        >
+      </nav>
       <form method="post" action="${form.base}/abort">${csrfField(form.csrf)}<button type="submit" class="secondary">Cancel</button></form>`,
   );
 }
 
-export function signUpPage(form: FormContext, { username = '', email = '' }: { username?: string; email?: string }): string {
+/** What the sign-up page asks for, from the settings, and what was typed. */
+export interface SignUpOffer {
+  fields: { username: boolean; email: boolean; phone: boolean; password: boolean };
+  values: { username?: string; email?: string; phone?: string };
+}
+
+export function signUpPage(form: FormContext, { fields, values }: SignUpOffer): string {
+  const offered = (['username', 'email', 'phone'] as const).filter((name) => fields[name]);
+  const lead = offered.length > 1 ? `Give your ${identifierLabel(offered).toLowerCase()}.` : undefined;
   return page(
-    { ...form, title: 'Create your account', lead: 'Choose a username, give your email address, or both.' },
+    { ...form, title: 'Create your account', ...(lead && { lead }) },
     html` <form method="post" action="${form.base}/sign-up">
         ${csrfField(form.csrf)}
-        <label for="username">Username <span class="hint">(letters, digits and _)</span></label>
-        <input id="username" name="username" type="text" autocomplete="username" value="${username}" autofocus />
-        <label for="email">Email <span class="hint">(we will send a code to check it)</span></label>
-        <input id="email" name="email" type="email" autocomplete="email" value="${email}" />
-        <label for="password">Password <span class="hint">(at least 8 characters)</span></label>
-        <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required />
+        ${
+          fields.username
+            ? html`<label for="username">Username <span class="hint">(letters, digits and _)</span></label>
+                <input id="username" name="username" type="text" autocomplete="username" value="${values.username ?? ''}" />`
+            : ''
+        }
+        ${
+          fields.email
+            ? html`<label for="email">Email <span class="hint">(we will send a code to check it)</span></label>
+                <input id="email" name="email" type="email" autocomplete="email" value="${values.email ?? ''}" />`
+            : ''
+        }
+        ${
+          fields.phone
+            ? html`<label for="phone">Phone <span class="hint">(with its country code; we will text a code to check it)</span></label>
+                <input id="phone" name="phone" type="tel" inputmode="tel" autocomplete="tel" value="${values.phone ?? ''}" />`
+            : ''
+        }
+        ${
+          fields.password
+            ? html`<label for="password">Password <span class="hint">(at least 8 characters)</span></label>
+                <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required />`
+            : ''
+        }
         <button type="submit">Create account</button>
       </form>
       <nav><span></span><a href="${form.base}">I already have an account</a></nav>`,
   );
 }
 
-export function signUpCodePage(form: FormContext, { email, verificationId }: { email: string; verificationId: string }): string {
+/** The page that takes a code sent by mail or text, for the step `action` names. */
+export function codePage(
+  form: FormContext,
+  sent: SentCode,
+  { action, button, back }: { action: string; button: string; back: { href: string; text: string } },
+): string {
+  const where = sent.type === 'email' ? 'email' : 'phone';
   return page(
-    { ...form, title: 'Check your email', lead: `Enter the 6-digit code we sent to ${email}.` },
-    html` <form method="post" action="${form.base}/sign-up/code">
-        ${csrfField(form.csrf)} ${codeInputs(email, verificationId)}
-        <button type="submit">Verify and create account</button>
+    { ...form, title: `Check your ${where}`, lead: `Enter the 6-digit code we sent to ${sent.value}.` },
+    html` <form method="post" action="${form.base}${action}">
+        ${csrfField(form.csrf)} ${codeInputs(sent)}
+        <button type="submit">${button}</button>
       </form>
-      <nav><span></span><a href="${form.base}/sign-up">Start again</a></nav>`,
+      <nav><span></span><a href="${form.base}${back.href}">${back.text}</a></nav>`,
   );
 }
 
-export function forgotPasswordPage(form: FormContext, { email = '' }: { email?: string }): string {
+export const signUpCodePage = (form: FormContext, sent: SentCode) =>
+  codePage(form, sent, { action: '/sign-up/code', button: 'Verify and create account', back: { href: '/sign-up', text: 'Start again' } });
+export const signInCodePage = (form: FormContext, sent: SentCode) =>
+  codePage(form, sent, { action: '/sign-in/code/verify', button: 'Verify and sign in', back: { href: '', text: 'Back to sign in' } });
+export const profileCodePage = (form: FormContext, sent: SentCode) =>
+  codePage(form, sent, { action: '/profile/code', button: 'Verify and continue', back: { href: '/profile', text: 'Use another' } });
+
+/** One thing the account still needs (Logto's profile fulfilment), as a form. */
+export type ProfileStep = 'username' | 'email' | 'phone' | 'emailOrPhone' | 'password';
+
+export function profilePage(form: FormContext, step: ProfileStep, value = ''): string {
+  const asks: Record<ProfileStep, { title: string; lead: string; field: Html }> = {
+    username: {
+      title: 'Choose a username',
+      lead: 'Your account needs a username before you continue.',
+      field: html`<label for="username">Username <span class="hint">(letters, digits and _)</span></label>
+        <input id="username" name="username" type="text" autocomplete="username" value="${value}" required autofocus />`,
+    },
+    email: {
+      title: 'Add your email',
+      lead: 'Your account needs an email address before you continue. We will send a code to check it.',
+      field: html`<label for="email">Email</label> <input id="email" name="email" type="email" autocomplete="email" value="${value}" required autofocus />`,
+    },
+    phone: {
+      title: 'Add your phone',
+      lead: 'Your account needs a phone number before you continue. We will text a code to check it.',
+      field: html`<label for="phone">Phone <span class="hint">(with its country code)</span></label>
+        <input id="phone" name="phone" type="tel" inputmode="tel" autocomplete="tel" value="${value}" required autofocus />`,
+    },
+    emailOrPhone: {
+      title: 'Add your email or phone',
+      lead: 'Your account needs an email address or a phone number before you continue. We will send a code to check it.',
+      field: html`<label for="identifier">Email or phone</label>
+        <input id="identifier" name="identifier" type="text" autocomplete="email" value="${value}" required autofocus />`,
+    },
+    password: {
+      title: 'Set a password',
+      lead: 'Your account needs a password before you continue.',
+      field: html`<label for="password">Password <span class="hint">(at least 8 characters)</span></label>
+        <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required autofocus />`,
+    },
+  };
+  const { title, lead, field } = asks[step];
   return page(
-    { ...form, title: 'Reset your password', lead: 'We will email you a code to set a new password.' },
+    { ...form, title, lead },
+    html` <form method="post" action="${form.base}/profile">
+        ${csrfField(form.csrf)}
+        <input type="hidden" name="step" value="${step}" />
+        ${field}
+        <button type="submit">${step === 'username' || step === 'password' ? 'Continue' : 'Send code'}</button>
+      </form>
+      <form method="post" action="${form.base}/abort">${csrfField(form.csrf)}<button type="submit" class="secondary">Cancel</button></form>`,
+  );
+}
+
+export function forgotPasswordPage(form: FormContext, { identifier = '', phone }: { identifier?: string; phone: boolean }): string {
+  return page(
+    { ...form, title: 'Reset your password', lead: `We will ${phone ? 'send' : 'email'} you a code to set a new password.` },
     html` <form method="post" action="${form.base}/forgot-password">
         ${csrfField(form.csrf)}
-        <label for="email">Email</label>
-        <input id="email" name="email" type="email" autocomplete="email" value="${email}" required autofocus />
+        <label for="identifier">${phone ? 'Email or phone' : 'Email'}</label>
+        <input id="identifier" name="identifier" type="${phone ? 'text' : 'email'}" autocomplete="email" value="${identifier}" required autofocus />
         <button type="submit">Send code</button>
       </form>
       <nav><span></span><a href="${form.base}">Back to sign in</a></nav>`,
   );
 }
 
-export function resetPasswordPage(form: FormContext, { email, verificationId }: { email: string; verificationId: string }): string {
+export function resetPasswordPage(form: FormContext, sent: SentCode): string {
   return page(
-    { ...form, title: 'Choose a new password', lead: `If ${email} has an account, we sent it a 6-digit code.` },
+    { ...form, title: 'Choose a new password', lead: `If ${sent.value} has an account, we sent it a 6-digit code.` },
     html` <form method="post" action="${form.base}/forgot-password/reset">
-        ${csrfField(form.csrf)} ${codeInputs(email, verificationId)}
+        ${csrfField(form.csrf)} ${codeInputs(sent)}
         <label for="password">New password <span class="hint">(at least 8 characters)</span></label>
         <input id="password" name="password" type="password" autocomplete="new-password" minlength="8" required />
         <button type="submit">Set password and sign in</button>

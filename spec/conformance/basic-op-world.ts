@@ -92,7 +92,7 @@ export function basicOpWorld() {
     let signInShown = false;
     if (!atCallback(new URL(page.url()))) {
       signInShown = true;
-      await page.getByLabel('Username or email').fill(username);
+      await page.getByLabel('Username, email or phone').fill(username);
       await page.getByLabel('Password').fill(password);
       await page.getByRole('button', { name: 'Sign in' }).click();
     }

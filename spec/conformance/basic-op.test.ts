@@ -177,7 +177,7 @@ describe('Basic OP: discovery, the code flow, UserInfo and prompts, in Chromium 
     const { page, context } = await userAgent();
     const url = oauth.buildAuthorizationUrl(await webClient(), { redirect_uri: callback, scope: 'openid', state: 'hint', login_hint: 'ada@example.com' });
     await page.goto(url.href);
-    await expect(page.getByLabel('Username or email').inputValue()).resolves.toBe('ada@example.com');
+    await expect(page.getByLabel('Username, email or phone').inputValue()).resolves.toBe('ada@example.com');
     await context.close();
   });
 });

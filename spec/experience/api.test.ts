@@ -149,7 +149,11 @@ describe('sign-in experience: sign-up and password sign-in (Experience API and p
   it('identifies a registration from its profile alone, and refuses an empty identification elsewhere', async () => {
     const { browser } = await newSignIn();
     expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' })).status).toBe(204);
-    expect((await browser.json('POST', '/api/experience/identification', {})).body).toMatchObject({ code: 'session.missing_profile' });
+    // Logto's 422 user.missing_profile, naming what the settings still require (the defaults: an identifier and a password).
+    expect((await browser.json('POST', '/api/experience/identification', {})).body).toMatchObject({
+      code: 'user.missing_profile',
+      data: { missingProfile: ['username', 'password'] },
+    });
     expect((await browser.json('POST', '/api/experience/profile', { type: 'username', value: 'profile_only' })).status).toBe(204);
     expect((await browser.json('POST', '/api/experience/profile', { type: 'password', value: strong })).status).toBe(204);
     expect((await browser.json('POST', '/api/experience/identification', {})).status).toBe(201);

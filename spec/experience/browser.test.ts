@@ -125,7 +125,7 @@ describe('sign-in experience in a real browser (Chromium), through the example w
     // Sign in with the email and password.
     const signIn = await eventsDuring(server, receiver, async () => {
       await page.getByRole('link', { name: 'Sign in' }).click();
-      await page.getByLabel('Username or email').fill('ada@example.com');
+      await page.getByLabel('Username, email or phone').fill('ada@example.com');
       await page.getByLabel('Password').fill('analytical engine 1843');
       await page.getByRole('button', { name: 'Sign in' }).click();
       expect((await signedInAs()).who).toBe('ada_lovelace');
@@ -136,7 +136,7 @@ describe('sign-in experience in a real browser (Chromium), through the example w
 
     // A wrong password is refused with a generic message.
     await page.getByRole('link', { name: 'Sign in' }).click();
-    await page.getByLabel('Username or email').fill('ada_lovelace');
+    await page.getByLabel('Username, email or phone').fill('ada_lovelace');
     await page.getByLabel('Password').fill('difference engine');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').waitFor();
