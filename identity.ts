@@ -42,6 +42,8 @@ import { experienceCollections } from './experience/collections.js';
 import { hookCollections } from './hooks/collections.js';
 import { providerCollections, revokeAccount } from './provider/collections.js';
 import { accountApi } from './account/index.js';
+import { accountCollections } from './account/collections.js';
+import { codeMessenger } from './experience/messages.js';
 import type { ErrorLogger } from './lib/http/api-errors.js';
 import { createExperience, interactionUrl, logConnector, logSmsConnector, pagesPrefix } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
@@ -97,7 +99,13 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     );
   }
   // Each part declares the collections it owns; the entities' are ensured when the database is opened.
-  await ensureIndexes(database.db, { ...providerCollections, ...hookCollections, ...intentCollections, ...(options.experience && experienceCollections) });
+  await ensureIndexes(database.db, {
+    ...providerCollections,
+    ...hookCollections,
+    ...intentCollections,
+    ...accountCollections,
+    ...(options.experience && experienceCollections),
+  });
   const watch = await watchDatabaseIdentity(database.client, database.db, {
     logger,
     ...(options.onDatabaseLost && { onLost: options.onDatabaseLost }),
@@ -311,6 +319,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         provider,
         queries,
         write,
+        sendCode: options.experience && codeMessenger({ email: email!, sms: sms!, productName: branding!.productName, logger }),
+        signInSettings: async () => (await signInSettings.get('default'))!,
+        reportException: (report) => hooks.reportException(report),
+        ...(options.experience?.limits && { limits: options.experience.limits }),
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         log: logFailure,
         proxy: provider.proxy,

@@ -16,11 +16,19 @@ import type { Writer } from '../lib/store/unit-of-work.js';
 import type { ChangeKey } from '../hooks/catalog.js';
 import { originOf } from '../management/origin.js';
 import { profileSchema } from '../management/schemas/users.js';
-import { usernamePattern } from '../experience/api.js';
-import { createCounters } from '../experience/counters.js';
+import { codeIdentifier, usernamePattern } from '../experience/api.js';
+import { accountCodeOwner, createCodes, type CodeTarget } from '../experience/codes.js';
+import { createCounters, defaultLimits, type Limits } from '../experience/counters.js';
+import type { CodeMessenger } from '../experience/messages.js';
+import { missingProfile, type SignInSettings } from '../experience/sign-in-settings.js';
+import type { ExceptionReport } from '../hooks/outbox.js';
+import { addressKey } from '../lib/http/client-address.js';
+import { email, emailKey } from '../lib/identifiers.js';
+import { phoneInput, requirePhone } from '../lib/phone.js';
+import type { TypedSchema } from '../lib/http/guard.js';
 import { assertPasswordAllowed } from '../experience/password-policy.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
-import type { Db } from 'mongodb';
+import type { ClientSession, Db } from 'mongodb';
 import { createVerificationRecords } from './verifications.js';
 
 export const accountPrefix = '/api/my-account';
@@ -33,6 +41,14 @@ export interface AccountApiDeps {
   provider: Provider;
   queries: Queries;
   write: Writer<ChangeKey>;
+  /** Sends the verification codes; none when the sign-in experience (and so its connectors) is off. */
+  sendCode: CodeMessenger | undefined;
+  /** How people may sign up and sign in: an identifier the settings require cannot be removed. */
+  signInSettings(): Promise<SignInSettings>;
+  /** Announces a code send refused by a limit (Message.RateLimited). */
+  reportException(report: ExceptionReport): Promise<void>;
+  /** The attempt limits, as the sign-in experience's. */
+  limits?: Partial<Limits>;
   bodyLimit: number;
   log: ErrorLogger;
   proxy: boolean;
@@ -66,6 +82,17 @@ const passwordBody = {
   additionalProperties: false,
 } as const;
 
+const recordId = { type: 'string', minLength: 1, maxLength: 64 } as const;
+/** `{verificationRecordId, expiresAt}`, as Logto's verification routes answer. */
+const recordAnswer = {
+  type: 'object',
+  properties: { verificationRecordId: { type: 'string' }, expiresAt: { type: 'string' } },
+  required: ['verificationRecordId', 'expiresAt'],
+} as const;
+/** An object with exactly these fields, each required. */
+const object = <const P extends Record<string, TypedSchema>>(properties: P) =>
+  ({ type: 'object', properties, required: Object.keys(properties) as Array<keyof P & string>, additionalProperties: false }) as const;
+
 const accountResponse = {
   type: 'object',
   properties: {
@@ -96,7 +123,8 @@ export function accountApi(deps: AccountApiDeps): Middleware {
   const router = new Router<AccountState>();
   const records = createVerificationRecords(deps.db);
   // Wrong passwords at the step-up: 5 per account per 15 minutes, as at sign-in, so that a stolen token cannot guess the password.
-  const counters = createCounters(deps.db);
+  const counters = createCounters(deps.db, { limits: { ...defaultLimits, ...deps.limits } });
+  const codes = createCodes(deps.db);
 
   router.use(
     [accountPrefix, verificationsPrefix],
@@ -125,10 +153,19 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     ctx.body = accountView(ctx.state.user, ctx.state.auth.scopes);
   });
 
-  /** Applies `set` to the caller's account in a unit of work, announced as `User.Data.Updated` with what changed. */
-  const update = async (ctx: Parameters<typeof originOf>[0] & { state: AccountState }, set: Partial<UserDocument>) => {
+  /**
+   * Applies `set` to the caller's account in a unit of work, announced as `User.Data.Updated` with
+   * what changed. `first` runs first in the unit (spending the verifications the change needs), so
+   * that with transactions a change that fails leaves them unspent.
+   */
+  const update = async (
+    ctx: Parameters<typeof originOf>[0] & { state: AccountState },
+    set: Partial<UserDocument>,
+    first?: (session: ClientSession | undefined) => Promise<void>,
+  ) => {
     const userId = ctx.state.user._id;
     return deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await first?.(session);
       await intend({ entity: 'User', action: 'updated', id: userId });
       const before = await queries.users.findByIdOrThrow(userId, session);
       const after = await queries.users.update(userId, { ...set, updatedAt: Date.now() }, session);
@@ -175,11 +212,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
       scopes: ['openid'],
       body: passwordBody,
       status: 201,
-      response: {
-        type: 'object',
-        properties: { verificationRecordId: { type: 'string' }, expiresAt: { type: 'string' } },
-        required: ['verificationRecordId', 'expiresAt'],
-      },
+      response: recordAnswer,
     }),
     async (ctx) => {
       const { user, auth } = ctx.state;
@@ -198,14 +231,31 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     },
   );
 
-  /** The step-up this request carries, spent now: 401 without one, or with one expired, spent, or another's. */
-  const spendStepUp = async (ctx: { get(name: string): string; state: AccountState }) => {
+  const ownerOf = (state: AccountState) => accountCodeOwner(state.user._id, state.auth.clientId);
+  const permissionDenied = (message: string) => new ApiError('verification_record.permission_denied', message);
+
+  /** The step-up record this request names (401 without one); spent later, by `spendStepUp`, in the change's unit of work. */
+  const stepUpOf = (ctx: { get(name: string): string }) => {
     const id = ctx.get(verificationHeader);
-    assertThat(id, () => new ApiError('verification_record.permission_denied', `a recent verification is needed: send its id as ${verificationHeader}`));
-    assertThat(
-      await records.spend(id, ctx.state.user._id, ctx.state.auth.clientId),
-      () => new ApiError('verification_record.permission_denied', 'the verification has expired, was used, or is not this account’s'),
-    );
+    assertThat(id, () => permissionDenied(`a recent verification is needed: send its id as ${verificationHeader}`));
+    return id;
+  };
+
+  /**
+   * Spends the step-up: a password record, or a verified code sent to the account's own email
+   * address or phone number, made with a token of this user and application. 401 when it is
+   * unknown, expired, spent, another's, or a code to an address that is not the account's.
+   */
+  const spendStepUp = async (state: AccountState, id: string, session: ClientSession | undefined) => {
+    if (await records.spend(id, state.user._id, state.auth.clientId, session)) return;
+    const own: CodeTarget[] = [];
+    if (state.user.primaryEmail) own.push({ type: 'email', value: state.user.primaryEmail });
+    if (state.user.primaryPhone) own.push({ type: 'phone', value: state.user.primaryPhone });
+    const spent = await codes.spend(ownerOf(state), id, 'Account', { accept: own, session }).catch((error: unknown) => {
+      if (error instanceof ApiError) return undefined;
+      throw error;
+    });
+    assertThat(spent, () => permissionDenied('the verification has expired, was used, or is not this account’s'));
   };
 
   // A new password (Logto's `POST /api/my-account/password`): the policy's rules, a step-up, and the change announced.
@@ -218,12 +268,138 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     }),
     async (ctx) => {
       const { user } = ctx.state;
+      const stepUp = stepUpOf(ctx);
       assertPasswordAllowed(ctx.guard.body.password, [user.username, user.primaryEmail]);
-      await spendStepUp(ctx);
-      await update(ctx, { passwordHash: await hashPassword(ctx.guard.body.password) });
+      const passwordHash = await hashPassword(ctx.guard.body.password);
+      await update(ctx, { passwordHash }, (session) => spendStepUp(ctx.state, stepUp, session));
       ctx.status = 204;
     },
   );
+
+  /** The code target a body names, a phone number in its stored form (422 `user.invalid_phone` for one that cannot exist). */
+  const targetOf = ({ type, value }: { type: 'email' | 'phone'; value: string }): CodeTarget =>
+    type === 'email' ? { type, value } : { type, value: requirePhone(value, 'body.identifier.value') };
+
+  // A code to an email address or phone number (Logto's `POST /api/verifications/verification-code`): to the
+  // account's own, it becomes a step-up once verified; to a new one, the proof that `primary-email`/`-phone` needs.
+  router.post(
+    `${verificationsPrefix}/verification-code`,
+    guard({ scopes: ['openid'], body: object({ identifier: codeIdentifier }), status: 201, response: recordAnswer }),
+    async (ctx) => {
+      const send = deps.sendCode;
+      assertThat(send, () => new ApiError('connector.not_found', 'no email or SMS connector is configured: the sign-in experience is off'));
+      const target = targetOf(ctx.guard.body.identifier);
+      const [perRecipient, perAddress] = await Promise.all([
+        counters.hit(target.type === 'email' ? 'codePerEmail' : 'codePerPhone', target.type === 'email' ? emailKey(target.value) : target.value),
+        counters.hit('codePerIp', addressKey(ctx.ip)),
+      ]);
+      const over = [perRecipient, perAddress].find((attempt) => attempt.over);
+      if (over) {
+        await deps
+          .reportException({
+            event: 'Message.RateLimited',
+            fields: { action: 'VerificationCodeSend', recipient: target.type === 'phone' ? `+${target.value}` : target.value },
+            applicationId: ctx.state.auth.clientId,
+            ip: ctx.ip,
+          })
+          .catch((error: unknown) => deps.log(error, { method: ctx.method, path: ctx.path }));
+        throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });
+      }
+      const { verificationId, code, expiresAt } = await codes.issue(ownerOf(ctx.state), 'Account', target);
+      send(target, code);
+      ctx.status = 201;
+      ctx.body = { verificationRecordId: verificationId, expiresAt: expiresAt.toISOString() };
+    },
+  );
+
+  router.post(
+    `${verificationsPrefix}/verification-code/verify`,
+    guard({
+      scopes: ['openid'],
+      body: object({ identifier: codeIdentifier, verificationId: recordId, code: { type: 'string', maxLength: 16 } }),
+      response: { type: 'object', properties: { verificationRecordId: { type: 'string' } }, required: ['verificationRecordId'] },
+    }),
+    async (ctx) => {
+      const { identifier, verificationId, code } = ctx.guard.body;
+      await codes.verify(ownerOf(ctx.state), verificationId, targetOf(identifier), code);
+      ctx.body = { verificationRecordId: verificationId };
+    },
+  );
+
+  /**
+   * Whether the account keeps what the settings require, and a way to sign in, without `field`:
+   * 422 `user.email_required`, `user.phone_required` or `user.email_or_phone_required` if not.
+   */
+  const assertRemovable = async (user: UserDocument, field: 'email' | 'phone') => {
+    const settings = await deps.signInSettings();
+    const held = {
+      username: Boolean(user.username),
+      email: Boolean(user.primaryEmail),
+      phone: Boolean(user.primaryPhone),
+      password: Boolean(user.passwordHash),
+    };
+    const after = { ...held, [field]: false };
+    const before = new Set(missingProfile(settings, held));
+    const lost = missingProfile(settings, after).find((missing) => !before.has(missing));
+    const canSignIn = settings.signIn.methods.some(
+      (method) => after[method.identifier] && ((method.password && after.password) || (method.verificationCode && method.identifier !== 'username')),
+    );
+    const required = lost === 'emailOrPhone' ? 'user.email_or_phone_required' : field === 'email' ? 'user.email_required' : 'user.phone_required';
+    assertThat(
+      !lost,
+      () => new ApiError(required, `the sign-in settings require ${lost === 'emailOrPhone' ? 'an email address or a phone number' : `a ${field}`}`),
+    );
+    assertThat(canSignIn, () => new ApiError(required, `without it, the account would have no way to sign in`));
+  };
+
+  // Logto's `POST/DELETE /api/my-account/primary-email` and `/primary-phone`: a step-up, and for a new
+  // one the verified code that proves it (`newIdentifierVerificationRecordId`). 422 when another account has it.
+  for (const field of ['email', 'phone'] as const) {
+    const scope = field;
+    const path = `${accountPrefix}/primary-${field}`;
+    router.post(
+      path,
+      guard({
+        scopes: [scope],
+        body: object({ [field]: field === 'email' ? email : phoneInput, newIdentifierVerificationRecordId: recordId } as {
+          email: typeof email;
+          newIdentifierVerificationRecordId: typeof recordId;
+        }),
+        status: 204,
+      }),
+      async (ctx) => {
+        const { state } = ctx;
+        const stepUp = stepUpOf(ctx);
+        const body = ctx.guard.body as Record<string, string>;
+        const target = targetOf({ type: field, value: body[field]! });
+        const proof = body.newIdentifierVerificationRecordId!;
+        assertThat(
+          await codes.isSpendable(ownerOf(state), proof, 'Account', [target]),
+          () => new ApiError('verification_record.not_found', `newIdentifierVerificationRecordId is not a verified code for this ${field}`),
+        );
+        const owner = await queries.users.collection.findOne(field === 'email' ? { emailKey: emailKey(target.value) } : { primaryPhone: target.value });
+        assertThat(!owner || owner._id === state.user._id, () =>
+          field === 'email'
+            ? new ApiError('user.email_already_in_use', 'this email address already has an account')
+            : new ApiError('user.phone_already_in_use', 'this phone number already has an account'),
+        );
+        const set = field === 'email' ? { primaryEmail: target.value, emailKey: emailKey(target.value) } : { primaryPhone: target.value };
+        await update(ctx, set, async (session) => {
+          await spendStepUp(state, stepUp, session);
+          const spent = await codes.spend(ownerOf(state), proof, 'Account', { accept: [target], session }).catch(() => undefined);
+          assertThat(spent, () => new ApiError('verification_record.not_found', 'the verification of the new identifier was used meanwhile'));
+        });
+        ctx.status = 204;
+      },
+    );
+    router.delete(path, guard({ scopes: [scope], status: 204 }), async (ctx) => {
+      const { state } = ctx;
+      const stepUp = stepUpOf(ctx);
+      await assertRemovable(state.user, field);
+      await update(ctx, field === 'email' ? { primaryEmail: null, emailKey: null } : { primaryPhone: null }, (session) => spendStepUp(state, stepUp, session));
+      ctx.status = 204;
+    });
+  }
 
   const app = jsonApiApp(deps);
   app.use(router.routes());

@@ -42,7 +42,7 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
     },
 
     /** Spends the record for this user and application; false when it is unknown, theirs not, expired or spent. */
-    async spend(id: string, userId: string, clientId: string, session?: ClientSession): Promise<boolean> {
+    async spend(id: string, userId: string, clientId: string, session: ClientSession | undefined): Promise<boolean> {
       const { modifiedCount } = await records.updateOne(
         { _id: sha256(id), userId, clientId, usedAt: null, expiresAt: { $gt: new Date(now()) } },
         { $set: { usedAt: new Date(now()) } },

@@ -49,7 +49,7 @@ const verificationAnswer = { response: object({ verificationId }) };
 // As a person types one; normalized (and refused when impossible) by the service.
 const phone = phoneInput;
 /** What a code is sent to, as Logto's: an email address or a phone number. */
-const codeIdentifier = identifier([
+export const codeIdentifier = identifier([
   { type: 'email', value: email },
   { type: 'phone', value: phone },
 ]);

@@ -5,6 +5,8 @@ import { codeFlow, redeem } from '../support/flows.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
+import { startSmsCatcher, type SmsCatcher } from '../support/sms.js';
 
 const redirectUri = 'http://127.0.0.1:9/callback';
 const password = 'correct horse battery staple';
@@ -16,6 +18,8 @@ const password = 'correct horse battery staple';
 describe('the Account API (/api/my-account)', () => {
   let server: TestServer;
   let receiver: Receiver;
+  let mail: MailCatcher;
+  let sms: SmsCatcher;
   let firstParty: { clientId: string; clientSecret: string };
   let thirdParty: { clientId: string; clientSecret: string };
   let userId: string;
@@ -37,7 +41,15 @@ describe('the Account API (/api/my-account)', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = await startTestServer('account-api', { ...hookTestEnv, TRUST_PROXY: 'true' });
+    mail = await startMailCatcher();
+    sms = await startSmsCatcher();
+    server = await startTestServer('account-api', {
+      ...hookTestEnv,
+      ...sms.env,
+      SMTP_URL: mail.url,
+      EMAIL_FROM: 'Identity <no-reply@id.test>',
+      TRUST_PROXY: 'true',
+    });
     await subscribe(server, receiver, ['User.Data.Updated']);
     const app = (isThirdParty: boolean) =>
       server.create('/api/applications', {
@@ -58,11 +70,13 @@ describe('the Account API (/api/my-account)', () => {
         name: 'Owner',
       })
     ).id;
-    await server.create('/api/users', { username: 'someone_else' });
+    await server.create('/api/users', { username: 'someone_else', primaryEmail: 'someone@example.com', primaryPhone: '+61 412 345 601' });
   });
   afterAll(async () => {
     await server.close();
     await receiver.close();
+    await mail.close();
+    await sms.close();
   });
 
   it('answers the account as the token’s scopes allow (OIDC Core §5.4): profile, email, phone', async () => {
@@ -164,5 +178,153 @@ describe('the Account API (/api/my-account)', () => {
     } finally {
       await server.api('PATCH', `/api/users/${userId}/is-suspended`, { body: { isSuspended: false } });
     }
+  });
+
+  describe('email and phone (Logto’s primary-email and primary-phone, with codes from /api/verifications/verification-code)', () => {
+    const verifications = (token: string, path: string, body: unknown) => server.api('POST', `/api/verifications${path}`, { token, body });
+    /** A verified code for `identifier` made with `token`: its record id. */
+    async function provedBy(token: string, identifier: { type: 'email' | 'phone'; value: string }) {
+      const sent = await verifications(token, '/verification-code', { identifier });
+      expect(sent).toMatchObject({ status: 201, body: { verificationRecordId: expect.any(String), expiresAt: expect.any(String) } });
+      const code = identifier.type === 'email' ? await mail.nextCode(identifier.value) : await sms.nextCode(`+${identifier.value.replace(/\D/g, '')}`);
+      const verified = await verifications(token, '/verification-code/verify', { identifier, verificationId: sent.body.verificationRecordId, code });
+      expect(verified).toMatchObject({ status: 200, body: { verificationRecordId: sent.body.verificationRecordId } });
+      return sent.body.verificationRecordId as string;
+    }
+    const withStepUp = (token: string, method: string, path: string, stepUp: string | undefined, body?: unknown) =>
+      server.api(method, `/api/my-account${path}`, { token, body, ...(stepUp && { headers: { 'logto-verification-id': stepUp } }) });
+
+    it('replaces the email with one a code proved, after a step-up by a code to the account’s own phone; announced once, and nothing on failure', async () => {
+      const token = await tokenFor(firstParty, 'openid email phone');
+      const stepUp = await provedBy(token, { type: 'phone', value: '+61 412 345 600' });
+      const proof = await provedBy(token, { type: 'email', value: 'new.owner@example.com' });
+
+      const before = await snapshot(server.database.db);
+      const body = { email: 'new.owner@example.com', newIdentifierVerificationRecordId: proof };
+      expect((await withStepUp(token, 'POST', '/primary-email', undefined, body)).body.code).toBe('verification_record.permission_denied');
+      // The proof must be of this address: another is 400, and neither record is spent.
+      const other = await withStepUp(token, 'POST', '/primary-email', stepUp, { ...body, email: 'other@example.com' });
+      expect({ status: other.status, code: other.body.code }).toEqual({ status: 400, code: 'verification_record.not_found' });
+      // A code to a new address is no step-up: only the account's own address or number proves the holder.
+      expect((await withStepUp(token, 'POST', '/primary-email', proof, body)).status).toBe(401);
+      expect(await snapshot(server.database.db)).toBe(before);
+
+      const events = await eventsDuring(server, receiver, async () => {
+        expect((await withStepUp(token, 'POST', '/primary-email', stepUp, body)).status).toBe(204);
+      });
+      expect(events.map(({ body: event }) => [event.event, event.changes, event.data.primaryEmail])).toEqual([
+        ['User.Data.Updated', ['primaryEmail'], 'new.owner@example.com'],
+      ]);
+      // Both records are spent.
+      const again = await provedBy(token, { type: 'email', value: 'third@example.com' });
+      expect((await withStepUp(token, 'POST', '/primary-email', stepUp, { email: 'third@example.com', newIdentifierVerificationRecordId: again })).status).toBe(
+        401,
+      );
+    });
+
+    it('adds and removes a phone with the phone scope, normalized; refuses another account’s number (422) and a removal the settings forbid', async () => {
+      const token = await tokenFor(firstParty, 'openid phone');
+      const password = async () =>
+        (await server.api('POST', '/api/verifications/password', { token, body: { password: 'correct horse battery staple' } })).body
+          .verificationRecordId as string;
+
+      const taken = await provedBy(token, { type: 'phone', value: '+61 412 345 601' });
+      const before = await snapshot(server.database.db);
+      const conflict = await withStepUp(token, 'POST', '/primary-phone', await password(), { phone: '61412345601', newIdentifierVerificationRecordId: taken });
+      expect({ status: conflict.status, code: conflict.body.code }).toEqual({ status: 422, code: 'user.phone_already_in_use' });
+      expect(await snapshot(server.database.db)).toBe(before);
+
+      const proof = await provedBy(token, { type: 'phone', value: '+61 412 345 602' });
+      const added = await eventsDuring(server, receiver, async () => {
+        expect(
+          (await withStepUp(token, 'POST', '/primary-phone', await password(), { phone: '610412345602', newIdentifierVerificationRecordId: proof })).status,
+        ).toBe(204);
+      });
+      expect(added.map(({ body }) => [body.changes, body.data.primaryPhone])).toEqual([[['primaryPhone'], '61412345602']]);
+
+      // Phone is the only sign-up identifier: the account keeps its number.
+      const method = (identifier: string) => ({ identifier, password: true, verificationCode: identifier !== 'username', isPasswordPrimary: true });
+      await server.api('PATCH', '/api/sign-in-exp', {
+        body: { signUp: { identifiers: ['phone'], password: true, verify: true }, signIn: { methods: [method('username'), method('phone')] } },
+      });
+      try {
+        const refused = await withStepUp(token, 'DELETE', '/primary-phone', await password());
+        expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 422, code: 'user.phone_required' });
+      } finally {
+        await server.api('PATCH', '/api/sign-in-exp', {
+          body: {
+            signUp: { identifiers: ['username', 'email', 'phone'], password: true, verify: true },
+            signIn: { methods: ['username', 'email', 'phone'].map(method) },
+          },
+        });
+      }
+      const removed = await eventsDuring(server, receiver, async () => {
+        expect((await withStepUp(token, 'DELETE', '/primary-phone', await password())).status).toBe(204);
+      });
+      expect(removed.map(({ body }) => [body.changes, body.data.primaryPhone])).toEqual([[['primaryPhone'], null]]);
+    });
+
+    it('needs the field’s scope (403), a step-up (401), and a well-formed body (400, 422 for an impossible number)', async () => {
+      const token = await tokenFor(firstParty, 'openid profile');
+      const full = await tokenFor(firstParty, 'openid email phone');
+      const before = await snapshot(server.database.db);
+      for (const [method, path] of [
+        ['POST', '/primary-email'],
+        ['DELETE', '/primary-email'],
+        ['POST', '/primary-phone'],
+        ['DELETE', '/primary-phone'],
+      ] as const) {
+        const body =
+          method === 'POST'
+            ? { [path.slice(9)]: path.endsWith('email') ? 'x@example.com' : '+61412345603', newIdentifierVerificationRecordId: 'r' }
+            : undefined;
+        expect((await withStepUp(token, method, path, 'anything', body)).body.code).toBe('auth.forbidden');
+      }
+      expect((await withStepUp(full, 'DELETE', '/primary-email', undefined)).status).toBe(401);
+      expect((await withStepUp(full, 'DELETE', '/primary-email', 'made-up')).status).toBe(401);
+      expect((await withStepUp(full, 'POST', '/primary-email', 'made-up', { email: 'not an address', newIdentifierVerificationRecordId: 'r' })).status).toBe(
+        400,
+      );
+      expect((await verifications(full, '/verification-code', { identifier: { type: 'email', value: 'nope' } })).status).toBe(400);
+      expect((await verifications(full, '/verification-code', { identifier: { type: 'phone', value: '+1 555' } })).body.code).toBe('user.invalid_phone');
+      const sent = await verifications(full, '/verification-code', { identifier: { type: 'email', value: 'wrong.code@example.com' } });
+      await mail.nextCode('wrong.code@example.com');
+      const wrong = await verifications(full, '/verification-code/verify', {
+        identifier: { type: 'email', value: 'wrong.code@example.com' },
+        verificationId: sent.body.verificationRecordId,
+        code: '000000',
+      });
+      expect(wrong.body.code).toBe('verification_code.invalid');
+      expect(await snapshot(server.database.db)).toBe(before);
+    });
+
+    it('a code made with one application’s token is nothing to another’s, and a step-up code is spent once', async () => {
+      const other = await server.create('/api/applications', {
+        name: 'another first-party app',
+        type: 'Traditional',
+        oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+      });
+      const token = await tokenFor(firstParty, 'openid email phone profile');
+      const otherToken = await tokenFor({ clientId: other.id, clientSecret: other.secret }, 'openid email phone profile');
+      const { primaryEmail } = (await call(token, 'GET', '')).body as { primaryEmail: string };
+      const own = await provedBy(token, { type: 'email', value: primaryEmail });
+      const change = (stepUp: string, with_ = token) =>
+        server.api('POST', '/api/my-account/password', {
+          token: with_,
+          body: { password: 'a brand new passphrase 3' },
+          headers: { 'logto-verification-id': stepUp },
+        });
+      // Nor can the other application verify it: the code is bound to the user and the application that asked for it.
+      const verify = await verifications(otherToken, '/verification-code/verify', {
+        identifier: { type: 'email', value: primaryEmail },
+        verificationId: own,
+        code: '123456',
+      });
+      expect(verify.body.code).toBe('verification_code.invalid');
+      expect((await change(own, otherToken)).status).toBe(401);
+      expect((await change(own)).status).toBe(204);
+      expect((await change(own)).status).toBe(401);
+      await server.api('PATCH', `/api/users/${userId}/password`, { body: { password } });
+    });
   });
 });
