@@ -117,6 +117,14 @@ export function identifierLabel(types: ReadonlyArray<'username' | 'email' | 'pho
   return words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words.at(-1)}` : (words[0] ?? '');
 }
 
+/** The input type and hints for an email address, a phone number, or either. */
+const contactInput = (types: ReadonlyArray<'email' | 'phone'>) =>
+  types.length === 1 && types[0] === 'phone'
+    ? html`type="tel" inputmode="tel" autocomplete="tel"`
+    : types.length === 1
+      ? html`type="email" autocomplete="email"`
+      : html`type="text" autocomplete="username"`;
+
 /** What the sign-in page offers, from the settings: a password form for some identifiers, a code for others. */
 export interface SignInOffer {
   identifier?: string;
@@ -149,8 +157,7 @@ export function signInPage(form: FormContext, { identifier = '', password, code 
               <input
                 id="code-identifier"
                 name="identifier"
-                type="text"
-                autocomplete="username"
+                ${contactInput(code)}
                 value="${identifier}"
                 required
                 ${password.length > 0 ? '' : html`autofocus`}

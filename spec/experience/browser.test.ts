@@ -9,6 +9,7 @@ import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
+import { startSmsCatcher, type SmsCatcher } from '../support/sms.js';
 
 /** Debian's Chromium, installed by `.ci/run` (apt-get install chromium); never a downloaded browser. */
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -22,6 +23,7 @@ describe('sign-in experience in a real browser (Chromium), through the example w
   let server: TestServer;
   let receiver: Receiver;
   let mail: MailCatcher;
+  let sms: SmsCatcher;
   let rp: RelyingParty;
   let browser: Browser;
   let page: Page;
@@ -31,8 +33,10 @@ describe('sign-in experience in a real browser (Chromium), through the example w
     mkdirSync(screenshots, { recursive: true });
     receiver = await startReceiver();
     mail = await startMailCatcher();
+    sms = await startSmsCatcher();
     server = await startTestServer('browser', {
       ...hookTestEnv,
+      ...sms.env,
       SMTP_URL: mail.url,
       EMAIL_FROM: 'Acme <no-reply@acme.test>',
       BRAND_NAME: 'Acme',
@@ -62,6 +66,7 @@ describe('sign-in experience in a real browser (Chromium), through the example w
     await server?.close();
     await receiver?.close();
     await mail?.close();
+    await sms?.close();
   });
 
   const shoot = (name: string) => page.screenshot({ path: join(screenshots, `${name}.png`) });
@@ -187,5 +192,99 @@ describe('sign-in experience in a real browser (Chromium), through the example w
     await shoot('consent');
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL((url) => url.href.startsWith(partnerCallback) && url.searchParams.has('code'));
+  });
+
+  // Logto's sign-in experience settings decide the forms: a phone and a code to sign up, a code to sign in,
+  // and, once the settings require an email (`secondaryIdentifiers`), the email asked for at the next sign-in.
+  it('signs up with a phone and a texted code, signs in by code, and adds the email the settings then require', async () => {
+    const method = (identifier: string, password: boolean, verificationCode: boolean) => ({
+      identifier,
+      password,
+      verificationCode,
+      isPasswordPrimary: password,
+    });
+    const settings = (secondaryIdentifiers: unknown[]) =>
+      server.api('PATCH', '/api/sign-in-exp', {
+        body: {
+          signUp: { identifiers: ['phone'], password: false, verify: true, secondaryIdentifiers },
+          signIn: { methods: [method('username', true, false), method('email', true, false), method('phone', false, true)] },
+        },
+      });
+    expect((await settings([])).status).toBe(200);
+    try {
+      // The first test leaves Ada signed in to the example app.
+      await page.goto(rp.url);
+      if ((await page.getByRole('link', { name: 'Sign out' }).count()) > 0) await signOut();
+      const signUp = await eventsDuring(server, receiver, async () => {
+        await page.getByRole('link', { name: 'Sign in' }).click();
+        await page.getByRole('link', { name: 'Create an account' }).click();
+        // Only what the settings ask for: a phone number, no username, email or password.
+        expect(await page.getByLabel('Username').count()).toBe(0);
+        expect(await page.getByLabel('Password').count()).toBe(0);
+        await page.getByLabel('Phone').fill('+61 412 345 730');
+        await shoot('sign-up-phone');
+        await page.getByRole('button', { name: 'Create account' }).click();
+        await page.getByRole('heading', { name: 'Check your phone' }).waitFor();
+        await page.getByLabel('Verification code').fill(await sms.nextCode('+61412345730'));
+        await page.getByRole('button', { name: 'Verify and create account' }).click();
+        const { claims } = await signedInAs();
+        expect(claims).toMatchObject({ amr: ['otp'] });
+      });
+      expect(signUp.map(({ body }) => body.event)).toEqual(['User.Created', 'PostRegister']);
+      expect(signUp[0]!.body).toMatchObject({ interactionEvent: 'Register', data: { primaryPhone: '61412345730', primaryEmail: null, username: null } });
+      const userId = signUp[0]!.body.data.id as string;
+
+      await signOut();
+      const signIn = await eventsDuring(server, receiver, async () => {
+        await page.getByRole('link', { name: 'Sign in' }).click();
+        await page.getByLabel('Phone', { exact: true }).fill('+61412345730');
+        await shoot('sign-in-code');
+        await page.getByRole('button', { name: 'Send me a code' }).click();
+        await page.getByRole('heading', { name: 'Check your phone' }).waitFor();
+        await page.getByLabel('Verification code').fill(await sms.nextCode('+61412345730'));
+        await page.getByRole('button', { name: 'Verify and sign in' }).click();
+        expect((await signedInAs()).claims).toMatchObject({ sub: userId, amr: ['otp'] });
+      });
+      expect(signIn.map(({ body }) => [body.event, body.userId])).toEqual([['PostSignIn', userId]]);
+
+      await signOut();
+      expect((await settings([{ identifier: 'email', verify: true }])).status).toBe(200);
+      const fulfilled = await eventsDuring(server, receiver, async () => {
+        await page.getByRole('link', { name: 'Sign in' }).click();
+        await page.getByLabel('Phone', { exact: true }).fill('+61 412 345 730');
+        await page.getByRole('button', { name: 'Send me a code' }).click();
+        await page.getByLabel('Verification code').fill(await sms.nextCode('+61412345730'));
+        await page.getByRole('button', { name: 'Verify and sign in' }).click();
+        // The account has no email, which the settings now require: asked for before the sign-in completes.
+        await page.getByRole('heading', { name: 'Add your email' }).waitFor();
+        await shoot('add-email');
+        await page.getByLabel('Email').fill('phone.person@example.com');
+        await page.getByRole('button', { name: 'Send code' }).click();
+        await page.getByRole('heading', { name: 'Check your email' }).waitFor();
+        await page.getByLabel('Verification code').fill(await mail.nextCode('phone.person@example.com'));
+        await page.getByRole('button', { name: 'Verify and continue' }).click();
+        expect((await signedInAs()).profile).toMatchObject({ sub: userId, email: 'phone.person@example.com' });
+      });
+      expect(fulfilled.map(({ body }) => [body.event, body.changes])).toEqual([
+        ['User.Data.Updated', ['lastSignInAt', 'primaryEmail']],
+        ['PostSignIn', undefined],
+      ]);
+      const applicationId = fulfilled[1]!.body.applicationId;
+      expect(fulfilled[0]!.body).toMatchObject({
+        interactionEvent: 'SignIn',
+        sessionId: expect.any(String),
+        applicationId,
+        application: { id: applicationId, name: 'Example web app' },
+        data: { id: userId, primaryEmail: 'phone.person@example.com', primaryPhone: '61412345730' },
+      });
+      await signOut();
+    } finally {
+      await server.api('PATCH', '/api/sign-in-exp', {
+        body: {
+          signUp: { identifiers: ['username', 'email', 'phone'], password: true, verify: true },
+          signIn: { methods: ['username', 'email', 'phone'].map((identifier) => method(identifier, true, false)) },
+        },
+      });
+    }
   });
 });
