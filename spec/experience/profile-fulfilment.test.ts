@@ -2,7 +2,7 @@ import { snapshot } from '../support/db.js';
 import { eventsDuring } from '../support/hooks.js';
 import type { Receiver } from '../support/receiver.js';
 import type { TestServer } from '../support/server.js';
-import type { TestBrowser } from '../support/browser.js';
+import { csrfOf, type TestBrowser } from '../support/browser.js';
 import { experienceWorld, strong } from './world.js';
 
 const method = (identifier: string, password: boolean, verificationCode: boolean) => ({ identifier, password, verificationCode, isPasswordPrimary: password });
@@ -129,5 +129,48 @@ describe('sign-in experience: profile fulfilment (user.missing_profile)', () => 
     const answer = await server.api('PATCH', '/api/sign-in-exp', { body: { signUp: { ...defaults.signUp, secondaryIdentifiers } } });
     expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 400, code });
     expect(await snapshot(server.database.db)).toBe(before);
+  });
+
+  // The pages run the same steps: sign in by an emailed code, then the profile page asks, one at a time, for
+  // what is missing (here a password: the account's email satisfies emailOrPhone), and the sign-in completes.
+  it('pages: sign in by an emailed code, then set the password the settings require; a code sign-in they do not allow is refused', async () => {
+    await settle({
+      signUp: { ...defaults.signUp, secondaryIdentifiers: [{ identifier: 'emailOrPhone' }] },
+      signIn: { methods: [method('username', true, false), method('email', true, true), method('phone', true, false)] },
+    });
+    const user = await createUser({ username: 'page_fulfils', primaryEmail: 'page.fulfils@example.com' });
+    // This account has an email, so `emailOrPhone` is satisfied: only the password is asked for.
+    const { browser, page, csrf, html: signInHtml } = await newSignIn();
+    expect(signInHtml).toContain('action="' + page + '/sign-in/code"');
+    const codePage = await browser.form(`${page}/sign-in/code`, { csrf, identifier: 'page.fulfils@example.com' });
+    const codeHtml = await codePage.text();
+    expect(codeHtml).toContain('Check your email');
+    const verificationId = /name="verificationId" value="([^"]+)"/.exec(codeHtml)![1]!;
+    const code = await world.mail.nextCode('page.fulfils@example.com');
+    const verified = await browser.form(`${page}/sign-in/code/verify`, { csrf: csrfOf(codeHtml), email: 'page.fulfils@example.com', verificationId, code });
+    expect({ status: verified.status, location: verified.headers.get('location') }).toEqual({ status: 303, location: `${page}/profile` });
+
+    const profilePage = await browser.go(`${page}/profile`);
+    const profileHtml = await profilePage.text();
+    expect(profileHtml).toContain('Set a password');
+    const weak = await browser.form(`${page}/profile`, { csrf: csrfOf(profileHtml), step: 'password', password: 'short' });
+    expect(weak.status).toBe(422);
+    const events = await eventsDuring(server, receiver, async () => {
+      const done = await browser.form(`${page}/profile`, { csrf: csrfOf(profileHtml), step: 'password', password: strong });
+      expect(done.status).toBe(303);
+      expect(await codeFrom(browser, done.headers.get('location')!)).toEqual(expect.any(String));
+    });
+    expect(events.map(({ body }) => [body.event, body.changes])).toEqual([
+      ['User.Data.Updated', ['lastSignInAt', 'password']],
+      ['PostSignIn', undefined],
+    ]);
+
+    // A code sign-in the settings do not allow (phone) is refused before any code is sent.
+    const other = await newSignIn();
+    const refused = await other.browser.form(`${other.page}/sign-in/code`, { csrf: other.csrf, identifier: '+61 412 345 740' });
+    expect(refused.status).toBe(422);
+    expect(await refused.text()).toContain('Signing in by phone with a code is not enabled.');
+    expect(world.sms.texts.some(({ to }) => to === '+61412345740')).toBe(false);
+    expect((await server.api('GET', `/api/users/${user.id}`)).body).toMatchObject({ primaryEmail: 'page.fulfils@example.com' });
   });
 });
