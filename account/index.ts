@@ -7,7 +7,7 @@ import type Provider from 'oidc-provider';
 import { ApiError, assertThat } from '../lib/errors.js';
 import type { ErrorLogger } from '../lib/http/api-errors.js';
 import { jsonApiApp } from '../lib/http/api-app.js';
-import { guard } from '../lib/http/guard.js';
+import { exactObject, guard } from '../lib/http/guard.js';
 import { jsonBody } from '../lib/http/json-body.js';
 import { mountApp } from '../lib/http/mount.js';
 import { userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
@@ -17,15 +17,15 @@ import type { ChangeKey } from '../hooks/catalog.js';
 import { originOf } from '../management/origin.js';
 import { profileSchema } from '../management/schemas/users.js';
 import { codeIdentifier, usernamePattern } from '../experience/api.js';
-import { accountCodeOwner, createCodes, type CodeTarget } from '../experience/codes.js';
-import { createCounters, defaultLimits, type Limits } from '../experience/counters.js';
+import { accountCodeOwner, codeTargetOf, createCodes, type CodeTarget } from '../experience/codes.js';
+import { createAccountLookup } from '../experience/accounts.js';
+import { heldBy } from '../experience/submit.js';
+import { countCodeSend, createCounters, defaultLimits, rateLimitedFields, tooManyCodes, type Limits } from '../experience/counters.js';
 import type { CodeMessenger } from '../experience/messages.js';
 import { missingProfile, type SignInSettings } from '../experience/sign-in-settings.js';
 import type { ExceptionReport } from '../hooks/outbox.js';
-import { addressKey } from '../lib/http/client-address.js';
 import { email, emailKey } from '../lib/identifiers.js';
-import { phoneInput, requirePhone } from '../lib/phone.js';
-import type { TypedSchema } from '../lib/http/guard.js';
+import { phoneInput } from '../lib/phone.js';
 import { assertPasswordAllowed } from '../experience/password-policy.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { ClientSession, Db } from 'mongodb';
@@ -89,9 +89,7 @@ const recordAnswer = {
   properties: { verificationRecordId: { type: 'string' }, expiresAt: { type: 'string' } },
   required: ['verificationRecordId', 'expiresAt'],
 } as const;
-/** An object with exactly these fields, each required. */
-const object = <const P extends Record<string, TypedSchema>>(properties: P) =>
-  ({ type: 'object', properties, required: Object.keys(properties) as Array<keyof P & string>, additionalProperties: false }) as const;
+const object = exactObject;
 
 const accountResponse = {
   type: 'object',
@@ -125,6 +123,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
   // Wrong passwords at the step-up: 5 per account per 15 minutes, as at sign-in, so that a stolen token cannot guess the password.
   const counters = createCounters(deps.db, { limits: { ...defaultLimits, ...deps.limits } });
   const codes = createCodes(deps.db);
+  const accounts = createAccountLookup(queries);
 
   router.use(
     [accountPrefix, verificationsPrefix],
@@ -276,10 +275,6 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     },
   );
 
-  /** The code target a body names, a phone number in its stored form (422 `user.invalid_phone` for one that cannot exist). */
-  const targetOf = ({ type, value }: { type: 'email' | 'phone'; value: string }): CodeTarget =>
-    type === 'email' ? { type, value } : { type, value: requirePhone(value, 'body.identifier.value') };
-
   // A code to an email address or phone number (Logto's `POST /api/verifications/verification-code`): to the
   // account's own, it becomes a step-up once verified; to a new one, the proof that `primary-email`/`-phone` needs.
   router.post(
@@ -288,22 +283,12 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     async (ctx) => {
       const send = deps.sendCode;
       assertThat(send, () => new ApiError('connector.not_found', 'no email or SMS connector is configured: the sign-in experience is off'));
-      const target = targetOf(ctx.guard.body.identifier);
-      const [perRecipient, perAddress] = await Promise.all([
-        counters.hit(target.type === 'email' ? 'codePerEmail' : 'codePerPhone', target.type === 'email' ? emailKey(target.value) : target.value),
-        counters.hit('codePerIp', addressKey(ctx.ip)),
-      ]);
-      const over = [perRecipient, perAddress].find((attempt) => attempt.over);
+      const target = codeTargetOf(ctx.guard.body.identifier, 'body.identifier.value');
+      const over = await countCodeSend(counters, target, ctx.ip);
       if (over) {
-        await deps
-          .reportException({
-            event: 'Message.RateLimited',
-            fields: { action: 'VerificationCodeSend', recipient: target.type === 'phone' ? `+${target.value}` : target.value },
-            applicationId: ctx.state.auth.clientId,
-            ip: ctx.ip,
-          })
-          .catch((error: unknown) => deps.log(error, { method: ctx.method, path: ctx.path }));
-        throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });
+        const report = { event: 'Message.RateLimited', fields: rateLimitedFields(target), applicationId: ctx.state.auth.clientId, ip: ctx.ip } as const;
+        await deps.reportException(report).catch((error: unknown) => deps.log(error, { method: ctx.method, path: ctx.path }));
+        throw tooManyCodes(over);
       }
       const { verificationId, code, expiresAt } = await codes.issue(ownerOf(ctx.state), 'Account', target);
       send(target, code);
@@ -321,7 +306,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     }),
     async (ctx) => {
       const { identifier, verificationId, code } = ctx.guard.body;
-      await codes.verify(ownerOf(ctx.state), verificationId, targetOf(identifier), code);
+      await codes.verify(ownerOf(ctx.state), verificationId, codeTargetOf(identifier, 'body.identifier.value'), code);
       ctx.body = { verificationRecordId: verificationId };
     },
   );
@@ -332,12 +317,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
    */
   const assertRemovable = async (user: UserDocument, field: 'email' | 'phone') => {
     const settings = await deps.signInSettings();
-    const held = {
-      username: Boolean(user.username),
-      email: Boolean(user.primaryEmail),
-      phone: Boolean(user.primaryPhone),
-      password: Boolean(user.passwordHash),
-    };
+    const held = heldBy({}, user);
     const after = { ...held, [field]: false };
     const before = new Set(missingProfile(settings, held));
     const lost = missingProfile(settings, after).find((missing) => !before.has(missing));
@@ -371,13 +351,13 @@ export function accountApi(deps: AccountApiDeps): Middleware {
         const { state } = ctx;
         const stepUp = stepUpOf(ctx);
         const body = ctx.guard.body as Record<string, string>;
-        const target = targetOf({ type: field, value: body[field]! });
+        const target = codeTargetOf({ type: field, value: body[field]! }, `body.${field}`);
         const proof = body.newIdentifierVerificationRecordId!;
         assertThat(
           await codes.isSpendable(ownerOf(state), proof, 'Account', [target]),
           () => new ApiError('verification_record.not_found', `newIdentifierVerificationRecordId is not a verified code for this ${field}`),
         );
-        const owner = await queries.users.collection.findOne(field === 'email' ? { emailKey: emailKey(target.value) } : { primaryPhone: target.value });
+        const owner = await accounts.findUser(target);
         assertThat(!owner || owner._id === state.user._id, () =>
           field === 'email'
             ? new ApiError('user.email_already_in_use', 'this email address already has an account')

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
 import { ApiError, assertThat } from '../lib/errors.js';
-import { guard, type Admitted, type TypedSchema } from '../lib/http/guard.js';
+import { exactObject, guard, type Admitted, type TypedSchema } from '../lib/http/guard.js';
 import { jsonBody } from '../lib/http/json-body.js';
 import { phoneInput } from '../lib/phone.js';
 import { email } from '../lib/identifiers.js';
@@ -35,10 +35,8 @@ export const usernamePattern = '^[A-Za-z_][A-Za-z0-9_]{0,127}$';
 const password = { type: 'string', minLength: 1, maxLength: maxPasswordLength } as const;
 const event = { enum: interactionKinds } as const;
 const verificationId = { type: 'string', minLength: 1, maxLength: 64 } as const;
-/** An object with exactly these fields, each required. */
-const object = <const P extends Record<string, TypedSchema>>(properties: P) =>
-  ({ type: 'object', properties, required: Object.keys(properties) as Array<keyof P & string>, additionalProperties: false }) as const;
-type IdentifierSchema<T extends string, V extends TypedSchema> = ReturnType<typeof object<{ type: { readonly const: T }; value: V }>>;
+const object = exactObject;
+type IdentifierSchema<T extends string, V extends TypedSchema> = ReturnType<typeof exactObject<{ type: { readonly const: T }; value: V }>>;
 /** `{type, value}`, one of the given identifier types, each with its value's schema. */
 const identifier = <const T extends ReadonlyArray<{ type: string; value: TypedSchema }>>(types: T) =>
   ({ oneOf: types.map(({ type, value }) => object({ type: { const: type }, value })) }) as {

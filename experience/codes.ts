@@ -5,6 +5,7 @@ import type { ClientSession, Db } from 'mongodb';
 import { ApiError } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
+import { requirePhone } from '../lib/phone.js';
 import type { InteractionKind } from '../hooks/catalog.js';
 
 /** What a code is for: an interaction's step, or a signed-in user's verification through the Account API. */
@@ -17,6 +18,11 @@ export const accountCodeOwner = (userId: string, clientId: string) => `account:$
 export interface CodeTarget {
   type: 'email' | 'phone';
   value: string;
+}
+
+/** A target as it is compared and sent: a phone number in its stored form (422 `user.invalid_phone` for one that cannot exist). */
+export function codeTargetOf({ type, value }: CodeTarget, field?: string): CodeTarget {
+  return type === 'email' ? { type, value } : { type, value: requirePhone(value, field) };
 }
 
 /** The form a target is compared in: an address under the identifiers' normalization, a phone as stored. */

@@ -1,5 +1,10 @@
 import type { Db } from 'mongodb';
 
+import { ApiError } from '../lib/errors.js';
+import { addressKey } from '../lib/http/client-address.js';
+import { emailKey } from '../lib/identifiers.js';
+import type { CodeTarget } from './codes.js';
+
 import { isDuplicateKeyError } from '../lib/errors.js';
 import { sha256 } from '../lib/ids.js';
 
@@ -144,3 +149,25 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
 }
 
 export type Counters = ReturnType<typeof createCounters>;
+
+/**
+ * Counts one code sent to `target` from the client address `ip` against both limits (per recipient,
+ * per client address); answers the one it exceeds, if any, for the caller to refuse the send with.
+ */
+export async function countCodeSend(counters: Counters, target: CodeTarget, ip: string): Promise<Attempt | undefined> {
+  const attempts = await Promise.all([
+    counters.hit(target.type === 'email' ? 'codePerEmail' : 'codePerPhone', target.type === 'email' ? emailKey(target.value) : target.value),
+    counters.hit('codePerIp', addressKey(ip)),
+  ]);
+  return attempts.find((attempt) => attempt.over);
+}
+
+/** What a refused send is announced with (Logto's `Message.RateLimited`): the action and the recipient, a phone with its `+`. */
+export const rateLimitedFields = (target: CodeTarget) => ({
+  action: 'VerificationCodeSend',
+  recipient: target.type === 'phone' ? `+${target.value}` : target.value,
+});
+
+/** The answer to a refused send. */
+export const tooManyCodes = (over: Attempt) =>
+  new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });

@@ -11,15 +11,15 @@ import { hashPassword, needsRehash, verifyPassword } from '../lib/password.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Origin, Writer } from '../lib/store/unit-of-work.js';
 import type { Codes } from './codes.js';
-import type { Counters } from './counters.js';
+import { countCodeSend, rateLimitedFields, tooManyCodes, type Counters } from './counters.js';
 import type { HashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
-import type { CodeTarget } from './codes.js';
+import { codeTargetOf, type CodeTarget } from './codes.js';
 import { codeMessenger } from './messages.js';
 import { missingProfile, type MissingProfile, type SignInSettings } from './sign-in-settings.js';
 import type { ExceptionReport } from '../hooks/outbox.js';
-import { normalizePhone, requirePhone } from '../lib/phone.js';
+import { normalizePhone } from '../lib/phone.js';
 import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
 import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
@@ -136,11 +136,6 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         ),
     );
     return user;
-  }
-
-  /** A code's target as it is compared and sent: a phone number in its stored form (422 `user.invalid_phone` for one that cannot exist). */
-  function codeTarget({ type, value }: CodeTarget): CodeTarget {
-    return type === 'email' ? { type, value } : { type, value: requirePhone(value) };
   }
 
   /**
@@ -277,18 +272,11 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
      */
     async sendCode(experience: ExperienceDocument, given: CodeTarget, caller: Caller): Promise<string> {
       const event = requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
-      const target = codeTarget(given);
-      const [perRecipient, perAddress] = await Promise.all([
-        counters.hit(target.type === 'email' ? 'codePerEmail' : 'codePerPhone', target.type === 'email' ? emailKey(target.value) : target.value),
-        counters.hit('codePerIp', addressKey(caller.ip)),
-      ]);
-      const over = [perRecipient, perAddress].find((attempt) => attempt.over);
+      const target = codeTargetOf(given);
+      const over = await countCodeSend(counters, target, caller.ip);
       if (over) {
-        await announce(experience, caller, 'Message.RateLimited', {
-          action: 'VerificationCodeSend',
-          recipient: target.type === 'phone' ? `+${target.value}` : target.value,
-        });
-        throw new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });
+        await announce(experience, caller, 'Message.RateLimited', rateLimitedFields(target));
+        throw tooManyCodes(over);
       }
       const { verificationId, code } = await codes.issue(experience._id, event, target);
       // A reset code goes to the address the account has on file, never to the address as typed:
@@ -302,7 +290,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
 
     async verifyCode(experience: ExperienceDocument, verificationId: string, given: CodeTarget, code: string): Promise<string> {
       requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
-      await codes.verify(experience._id, verificationId, codeTarget(given), code);
+      await codes.verify(experience._id, verificationId, codeTargetOf(given), code);
       return verificationId;
     },
 
@@ -397,7 +385,8 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     async missingProfile(given: ExperienceDocument): Promise<MissingProfile[]> {
       const experience = await store.get(given._id);
       const user = experience.userId ? await queries.users.findById(experience.userId) : undefined;
-      if (experience.event === 'ForgotPassword' || (experience.event === 'SignIn' && !user)) return [];
+      // Only a sign-in with its account, or a registration, has a profile to complete.
+      if (experience.event === null || experience.event === 'ForgotPassword' || (experience.event === 'SignIn' && !user)) return [];
       return missingProfile(await deps.signInSettings(), heldBy(experience.profile, user ?? undefined));
     },
 

@@ -29,6 +29,10 @@ export interface GuardSchemas {
   scopes?: string[];
 }
 
+/** An object schema with exactly these fields, each required. */
+export const exactObject = <const P extends Record<string, TypedSchema>>(properties: P) =>
+  ({ type: 'object', properties, required: Object.keys(properties) as Array<keyof P & string>, additionalProperties: false }) as const;
+
 /** What `guard` leaves on the context: the checked values, typed by the schemas that checked them. */
 export interface Guarded<S extends GuardSchemas> {
   guard: { params: Admitted<S['params']>; query: Admitted<S['query']>; body: Admitted<S['body']> };
