@@ -55,6 +55,12 @@ export interface IdentityOptions {
   /** How long the change log (`GET /api/changes`) keeps a record, in days (1 to 3650, default 90). As `CHANGES_RETENTION_DAYS`. */
   changesRetentionDays?: number;
   /**
+   * The 32-byte key that seals MFA secrets (TOTP keys) at rest. Unset: a key made on first start
+   * and kept in the database's `system` collection; set one (from a secret store) so that a copy
+   * of the database alone opens no secret.
+   */
+  mfaEncryptionKey?: Buffer;
+  /**
    * Announce PostSignIn when the provider finishes an interaction with a login (its
    * `interaction.ended` event). On by default; a host whose own sign-in code calls
    * `reportInteractionEvent` turns it off so that a sign-in is not announced twice.

@@ -34,7 +34,7 @@ import { changeEvents, type ChangeKey } from './hooks/catalog.js';
 import { systemClock } from './lib/clock.js';
 import { changeRetentionRule, checkOptions } from './lib/config.js';
 import { resolveHookSettings } from './hooks/settings.js';
-import { resolveBranding } from './experience/settings.js';
+import { defaultBranding, resolveBranding } from './experience/settings.js';
 import { createHooks, type Hooks, type InteractionReport } from './hooks/index.js';
 import { signInReports } from './hooks/provider-events.js';
 import { ensureIndexes } from './lib/store/database.js';
@@ -44,6 +44,7 @@ import { providerCollections, revokeAccount } from './provider/collections.js';
 import { accountApi } from './account/index.js';
 import { accountCollections } from './account/collections.js';
 import { codeMessenger } from './experience/messages.js';
+import { secretBox } from './lib/mfa/secret-box.js';
 import type { ErrorLogger } from './lib/http/api-errors.js';
 import { createExperience, interactionUrl, logConnector, logSmsConnector, pagesPrefix } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
@@ -281,6 +282,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           proxy: provider.proxy,
           clientAddress,
           cookieKeys: (configured.cookies?.keys ?? keyRing.cookieKeys) as Koa['keys'],
+          mfaKey: options.mfaEncryptionKey ?? secrets.mfaKey,
           ...(options.experience.limits && { limits: options.experience.limits }),
           ...(options.experience.maxConcurrentHashes && { maxConcurrentHashes: options.experience.maxConcurrentHashes }),
         });
@@ -297,6 +299,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           // A placeholder secret: validation needs one for confidential clients, never sees a real one.
           validateApplication: (application) => provider.Client.validate(toClientMetadata(application, [])),
           keyRing: keysManaged ? keyRing : undefined,
+          mfaBox: secretBox(options.mfaEncryptionKey ?? secrets.mfaKey),
+          productName: (branding ?? defaultBranding).productName,
         },
         {
           auth: {

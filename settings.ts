@@ -36,6 +36,8 @@ export interface Settings {
   outboundAllowedHosts: string[];
   /** How long the change log keeps a record, in days. */
   changesRetentionDays: number;
+  /** The key that seals MFA secrets; unset: one made once and kept in the database. */
+  mfaEncryptionKey: Buffer | undefined;
   hooks: HookSettings;
   experience: ExperienceSettings;
 }
@@ -85,6 +87,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS as number,
     outboundAllowedHosts,
     changesRetentionDays: e.CHANGES_RETENTION_DAYS as number,
+    mfaEncryptionKey: typeof e.MFA_ENCRYPTION_KEY === 'string' ? Buffer.from(e.MFA_ENCRYPTION_KEY, 'base64url') : undefined,
     hooks,
     experience: experienceSettingsFrom(e),
   };

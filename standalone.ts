@@ -127,6 +127,7 @@ export async function startStandaloneServer(
       customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
       outboundAllowedHosts: settings.outboundAllowedHosts,
       changesRetentionDays: settings.changesRetentionDays,
+      ...(settings.mfaEncryptionKey && { mfaEncryptionKey: settings.mfaEncryptionKey }),
       hooks: settings.hooks,
       experience: experienceOf(settings.experience),
       ...(clock && { clock }),

@@ -41,7 +41,9 @@ export function createAccountLookup(queries: Queries) {
     }
   }
 
-  return { findUser, assertUnused };
+  const findUserById = (id: string) => queries.users.findById(id);
+
+  return { findUser, findUserById, assertUnused };
 }
 
 export type AccountLookup = ReturnType<typeof createAccountLookup>;

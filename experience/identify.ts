@@ -97,6 +97,12 @@ export function createIdentification({
       const rule = rules.password[event];
       assertThat(rule, notFound);
       identified = await rule(experience, stored);
+    } else if (stored?.type === 'webAuthn' && stored.firstFactor) {
+      // Passkey sign-in (when the settings allow it): the verified assertion named the user.
+      assertThat(event === 'SignIn' && stored.verified && stored.userId, notFound);
+      const user = await accounts.findUserById(stored.userId!);
+      assertThat(user && !user.isSuspended, suspended);
+      identified = { userId: stored.userId!, amr: ['hwk'] };
     } else if (stored?.type === 'newPasswordIdentity') {
       const rule = rules.newPasswordIdentity[event];
       assertThat(rule, notFound);

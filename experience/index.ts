@@ -14,6 +14,9 @@ import type { ChangeKey } from '../hooks/catalog.js';
 import { apiErrors } from '../lib/http/api-errors.js';
 import { experienceApi, experiencePrefix } from './api.js';
 import { createCodes } from './codes.js';
+import { createExperienceMfa } from './mfa.js';
+import { secretBox } from '../lib/mfa/secret-box.js';
+import { relyingPartyOf } from '../lib/mfa/webauthn.js';
 import { createCounters, defaultLimits, type Limits } from './counters.js';
 import { createHashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
@@ -74,6 +77,8 @@ export interface ExperienceDeps {
   maxConcurrentHashes?: number;
   /** Keys that sign the experience cookie (the provider's cookie keys). */
   cookieKeys: Koa['keys'];
+  /** The 32-byte key that seals MFA secrets at rest. */
+  mfaKey: Buffer;
 }
 
 export interface Experience {
@@ -87,6 +92,17 @@ export const interactionUrl = (uid: string) => `${pagesPrefix}/${uid}`;
 
 export function createExperience(deps: ExperienceDeps): Experience {
   const { db, provider, queries, logger, branding } = deps;
+  const store = createExperienceStore(db);
+  const counters = createCounters(db, { limits: { ...defaultLimits, ...deps.limits } });
+  const mfa = createExperienceMfa({
+    queries,
+    store,
+    counters,
+    signInSettings: deps.signInSettings,
+    box: secretBox(deps.mfaKey),
+    rp: relyingPartyOf(deps.origin, branding.productName),
+    productName: branding.productName,
+  });
   const service = createExperienceService({
     provider,
     queries,
@@ -97,9 +113,10 @@ export function createExperience(deps: ExperienceDeps): Experience {
     signInSettings: deps.signInSettings,
     reportException: deps.reportException,
     productName: branding.productName,
-    store: createExperienceStore(db),
+    store,
     codes: createCodes(db),
-    counters: createCounters(db, { limits: { ...defaultLimits, ...deps.limits } }),
+    counters,
+    mfa,
     hashing: createHashGate(deps.maxConcurrentHashes),
     revokeAccount: deps.revokeAccount,
   });

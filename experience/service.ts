@@ -1,9 +1,11 @@
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { ClientSession } from 'mongodb';
 import type Provider from 'oidc-provider';
 
 import { addressKey } from '../lib/http/client-address.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import type { UserDocument } from '../lib/store/models.js';
+import type { MfaFactor } from '../lib/mfa/model.js';
 import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
@@ -17,6 +19,7 @@ import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
 import { codeTargetOf, type CodeTarget } from './codes.js';
 import { codeMessenger } from './messages.js';
+import type { ExperienceMfa } from './mfa.js';
 import { missingProfile, type MissingProfile, type SignInSettings } from './sign-in-settings.js';
 import type { ExceptionReport } from '../hooks/outbox.js';
 import { normalizePhone } from '../lib/phone.js';
@@ -58,6 +61,8 @@ export interface ExperienceServiceDeps {
   logger: Logger;
   /** Ends every session, grant and token the provider keeps for a user. */
   revokeAccount(userId: string, session?: ClientSession): Promise<void>;
+  /** MFA: the factors' verifications, binding, and the submit's gate. */
+  mfa: ExperienceMfa;
 }
 
 /** What the interaction result carries besides the login, for the events to name the flow. */
@@ -162,6 +167,13 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     const budget = await counters.hit('passwordHash', address);
     if (budget.over) throw tooManyAttempts(budget.retryAfter);
     return deps.hashing(address, work);
+  }
+
+  /** The experience as it now is, for an MFA step: a sign-in or a registration, not yet submitted. */
+  async function mfaStep(given: ExperienceDocument): Promise<ExperienceDocument> {
+    const experience = await store.get(given._id);
+    requireEvent(experience, 'SignIn', 'Register');
+    return experience;
   }
 
   function requireEvent(experience: ExperienceDocument, ...allowed: InteractionKind[]): InteractionKind {
@@ -369,13 +381,37 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       try {
         const accountId = await submitters[event](experience, originOf(caller, experience, event, clientId));
         const result: ExperienceResult = { identityEvent: event };
-        // A new account proved a password, a code, or both; a sign-in, what identified it.
-        const amr = experience.amr ?? (event === 'Register' && !experience.profile.passwordHash ? ['otp'] : ['pwd']);
+        // A new account proved a password, a code, or both; a sign-in, what identified it; then the second factors.
+        const first = experience.amr ?? (event === 'Register' && !experience.profile.passwordHash ? ['otp'] : ['pwd']);
+        const amr = [...new Set([...first, ...deps.mfa.amrOf(experience)])];
         return await finish(experience._id, { login: { accountId, amr }, ...result });
       } catch (error) {
         await store.releaseSubmit(experience._id);
         throw error;
       }
+    },
+
+    /** The MFA steps (Logto's `/verification/totp`, `/web-authn`, `/backup-code`, `/profile/mfa`), in a sign-in or a registration. */
+    mfa: {
+      totpSecret: async (given: ExperienceDocument) => deps.mfa.totpSecret(await mfaStep(given)),
+      totpVerify: async (given: ExperienceDocument, code: string, verificationId: string | undefined, caller: Caller) =>
+        deps.mfa.totpVerify(await mfaStep(given), code, verificationId, caller.ip),
+      backupCodesGenerate: async (given: ExperienceDocument) => deps.mfa.backupCodesGenerate(await mfaStep(given)),
+      backupCodeVerify: async (given: ExperienceDocument, code: string, caller: Caller) => deps.mfa.backupCodeVerify(await mfaStep(given), code, caller.ip),
+      webAuthnRegistration: async (given: ExperienceDocument) => deps.mfa.webAuthnRegistration(await mfaStep(given)),
+      webAuthnRegistrationVerify: async (given: ExperienceDocument, verificationId: string, payload: RegistrationResponseJSON, caller: Caller) =>
+        deps.mfa.webAuthnRegistrationVerify(await mfaStep(given), verificationId, payload, caller.userAgent ?? ''),
+      webAuthnAuthentication: async (given: ExperienceDocument) => deps.mfa.webAuthnAuthentication(await mfaStep(given)),
+      webAuthnAuthenticationVerify: async (given: ExperienceDocument, verificationId: string, payload: AuthenticationResponseJSON, caller: Caller) =>
+        deps.mfa.webAuthnAuthenticationVerify(await mfaStep(given), verificationId, payload, caller.ip),
+      bind: async (given: ExperienceDocument, type: MfaFactor, verificationId: string) => deps.mfa.bind(await mfaStep(given), type, verificationId),
+      /** What the settings and the account allow and require now, for a page to offer. */
+      async state(given: ExperienceDocument) {
+        const experience = await store.get(given._id);
+        const settings = await deps.signInSettings();
+        const user = experience.userId ? ((await queries.users.findById(experience.userId)) ?? undefined) : undefined;
+        return { settings, usable: deps.mfa.usableFactors(settings, user), experience };
+      },
     },
 
     /** How people may sign up and sign in now (the pages draw their forms from it). */

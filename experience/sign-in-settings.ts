@@ -1,6 +1,7 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { ApiError, assertThat, type ApiErrorCode } from '../lib/errors.js';
+import { mfaFactors, type MfaFactor } from '../lib/mfa/model.js';
 
 /** The identifiers a person signs up and signs in with, as Logto names them. */
 export const signInIdentifiers = ['username', 'email', 'phone'] as const;
@@ -37,7 +38,19 @@ export type MissingProfile = 'username' | 'email' | 'phone' | 'emailOrPhone' | '
 export interface SignInSettings {
   signUp: { identifiers: SignInIdentifier[]; password: boolean; verify: boolean; secondaryIdentifiers?: SecondaryIdentifier[] };
   signIn: { methods: SignInMethod[] };
+  mfa: MfaSettings;
+  passkeySignIn: { enabled: boolean };
 }
+
+/**
+ * Logto's `mfa`: the factors people may enrol (none: MFA is off), and whether enrolling is the
+ * user's choice (`UserControlled`) or required at the next sign-in or sign-up (`Mandatory`).
+ */
+export interface MfaSettings {
+  factors: MfaFactor[];
+  policy: (typeof mfaPolicies)[number];
+}
+export const mfaPolicies = ['UserControlled', 'Mandatory'] as const;
 
 /** What this service did before the settings existed: sign up with a username or a verified email or phone, and a password; sign in with any of them and the password. */
 export const defaultSignInSettings: SignInSettings = {
@@ -45,6 +58,8 @@ export const defaultSignInSettings: SignInSettings = {
   signIn: {
     methods: signInIdentifiers.map((identifier) => ({ identifier, password: true, verificationCode: false, isPasswordPrimary: true })),
   },
+  mfa: { factors: [], policy: 'UserControlled' },
+  passkeySignIn: { enabled: false },
 };
 
 const identifier = { enum: signInIdentifiers } as const;
@@ -86,6 +101,21 @@ export const signInSettingsSchemas = {
     required: ['methods'],
     additionalProperties: false,
   },
+  mfa: {
+    type: 'object',
+    properties: {
+      factors: { type: 'array', items: { enum: mfaFactors }, uniqueItems: true, maxItems: 3 },
+      policy: { enum: mfaPolicies },
+    },
+    required: ['factors', 'policy'],
+    additionalProperties: false,
+  },
+  passkeySignIn: {
+    type: 'object',
+    properties: { enabled: { type: 'boolean' } },
+    required: ['enabled'],
+    additionalProperties: false,
+  },
 } as const;
 
 const invalid = (code: ApiErrorCode, message: string) => () => new ApiError(code, message);
@@ -94,7 +124,17 @@ const invalid = (code: ApiErrorCode, message: string) => () => new ApiError(code
  * Refuses settings under which some way in could not work (400, Logto's `sign_in_experiences.*`
  * codes): every way to sign up has its way to sign in, and every sign-in method has a factor.
  */
-export function assertWorkable({ signUp, signIn }: SignInSettings): void {
+export function assertWorkable({ signUp, signIn, mfa, passkeySignIn }: SignInSettings): void {
+  // Backup codes recover an account whose other factor is lost; alone they are no factor (Logto's rule).
+  assertThat(
+    mfa.factors.length === 0 || mfa.factors.some((factor) => factor !== 'BackupCode'),
+    invalid('sign_in_experiences.backup_code_cannot_be_enabled_alone', 'backup codes need another factor beside them'),
+  );
+  assertThat(mfa.policy !== 'Mandatory' || mfa.factors.length > 0, invalid('sign_in_experiences.empty_mfa_factors', 'mandatory MFA needs a factor to enrol'));
+  assertThat(
+    !passkeySignIn.enabled || mfa.factors.includes('WebAuthn'),
+    invalid('sign_in_experiences.passkey_sign_in_requires_web_authn', 'passkey sign-in needs WebAuthn among the factors, to enrol passkeys'),
+  );
   const methods = new Map(signIn.methods.map((method) => [method.identifier, method]));
   assertThat(methods.size === signIn.methods.length, invalid('sign_in_experiences.duplicated_sign_in_method', 'each identifier may have one sign-in method'));
   assertThat(signIn.methods.length > 0, invalid('sign_in_experiences.empty_sign_in_methods', 'at least one sign-in method is needed'));
@@ -167,7 +207,8 @@ export function missingProfile({ signUp }: SignInSettings, held: ProfileHeld): M
 }
 
 const settingsId = 'sign-in-exp';
-type SettingsDocument = SignInSettings & { _id: typeof settingsId; updatedAt: number };
+type SettingsDocument = Omit<SignInSettings, 'mfa' | 'passkeySignIn'> &
+  Partial<Pick<SignInSettings, 'mfa' | 'passkeySignIn'>> & { _id: typeof settingsId; updatedAt: number };
 
 /** The settings as stored in `configs` (the defaults until the first PATCH). */
 export function signInSettingsStore(db: Db) {
@@ -175,7 +216,16 @@ export function signInSettingsStore(db: Db) {
   return {
     async load(): Promise<SignInSettings> {
       const stored = await configs.findOne({ _id: settingsId });
-      return stored ? { signUp: stored.signUp, signIn: stored.signIn } : defaultSignInSettings;
+      // Documents stored before a part existed have its defaults.
+      return stored
+        ? {
+            ...defaultSignInSettings,
+            signUp: stored.signUp,
+            signIn: stored.signIn,
+            ...(stored.mfa && { mfa: stored.mfa }),
+            ...(stored.passkeySignIn && { passkeySignIn: stored.passkeySignIn }),
+          }
+        : defaultSignInSettings;
     },
     async save(settings: SignInSettings, session?: ClientSession) {
       await configs.replaceOne({ _id: settingsId }, { ...settings, updatedAt: Date.now() }, { upsert: true, session });

@@ -4,13 +4,36 @@ import { isDuplicateKeyError } from '../lib/errors.js';
 
 import { generateSecret } from '../lib/ids.js';
 import type { InteractionKind } from '../hooks/catalog.js';
+import type { WebAuthnFactor } from '../lib/mfa/model.js';
 
 /** A verification made in an interaction (email codes live in `verification_codes`). */
 export type Verification =
   /** Sign-in: the password of this user was right. */
   | { type: 'password'; userId: string }
   /** Register: a new username with its password, hashed as soon as it was given. */
-  | { type: 'newPasswordIdentity'; username: string; passwordHash: string };
+  | { type: 'newPasswordIdentity'; username: string; passwordHash: string }
+  | MfaVerificationRecord;
+
+/**
+ * An MFA step of this interaction, for `userId` (the identified user, or the account to create):
+ * a new TOTP secret (sealed) or an existing one checked; new backup codes (their hashes) or one
+ * used; a WebAuthn challenge (5 minutes, answered once) and, after a registration, the credential.
+ */
+export type MfaVerificationRecord =
+  | { type: 'totp'; userId: string; secret?: string; verified: boolean }
+  | { type: 'backupCode'; userId: string; codes?: string[]; verified: boolean }
+  | {
+      type: 'webAuthn';
+      /** Empty for a passkey sign-in until it is answered: the credential names the user. */
+      userId: string | null;
+      mode: 'registration' | 'authentication';
+      /** A passkey sign-in (the first factor, before identification), not a second factor. */
+      firstFactor?: boolean;
+      challenge: string;
+      expiresAt: number;
+      verified: boolean;
+      credential?: Pick<WebAuthnFactor, 'credentialId' | 'publicKey' | 'counter' | 'transports' | 'agent'>;
+    };
 
 /** What the person has established so far, for the account to create or change at submit. */
 export interface Profile {
@@ -33,6 +56,10 @@ export interface ExperienceDocument {
   /** How the user proved who they are, for the ID token's `amr` (unset: a password). */
   amr?: string[];
   profile: Profile;
+  /** The id the account to create will have, fixed once a passkey is registered for it (a passkey names its user). */
+  newUserId?: string;
+  /** MFA in this interaction: how factors were proved (`amr` values), and the verifications of factors to add at submit. */
+  mfa?: { amr?: string[]; bind?: string[] };
   /** Set by the one submit that goes ahead. */
   submittedAt: Date | null;
   expiresAt: Date;
@@ -73,7 +100,10 @@ export function createExperienceStore(db: Db) {
 
     /** Starts (or restarts) the interaction as `event`: what was verified for another event is forgotten. */
     async start(uid: string, event: InteractionKind): Promise<void> {
-      await experiences.updateOne({ _id: uid, submittedAt: null }, { $set: { event, verifications: {}, userId: null, profile: {} } });
+      await experiences.updateOne(
+        { _id: uid, submittedAt: null },
+        { $set: { event, verifications: {}, userId: null, profile: {} }, $unset: { mfa: '', amr: '' } },
+      );
     },
 
     async addVerification(uid: string, id: string, verification: Verification): Promise<void> {
@@ -86,6 +116,23 @@ export function createExperienceStore(db: Db) {
         { _id: uid },
         { $set: { ...(changes.userId && { userId: changes.userId }), ...(changes.amr && { amr: changes.amr }), ...Object.fromEntries(profile) } },
       );
+    },
+
+    /** Completes verification `id` once: answers false when it is not in `state` any more (answered already). */
+    async completeVerification(uid: string, id: string, state: Record<string, unknown>, set: Record<string, unknown>): Promise<boolean> {
+      const filter = Object.fromEntries(Object.entries(state).map(([key, value]) => [`verifications.${id}.${key}`, value]));
+      const changes = Object.fromEntries(Object.entries(set).map(([key, value]) => [`verifications.${id}.${key}`, value]));
+      return (await experiences.updateOne({ _id: uid, ...filter }, { $set: changes })).modifiedCount === 1;
+    },
+
+    /** Records a factor proved in this interaction (its `amr`), and the factors to add at submit. */
+    async setMfa(uid: string, mfa: NonNullable<ExperienceDocument['mfa']>): Promise<void> {
+      await experiences.updateOne({ _id: uid }, { $set: { mfa } });
+    },
+
+    async setNewUserId(uid: string, id: string): Promise<string> {
+      await experiences.updateOne({ _id: uid, newUserId: { $exists: false } }, { $set: { newUserId: id } });
+      return (await experiences.findOne({ _id: uid }))!.newUserId!;
     },
 
     /** Claims the submit: one caller wins, across processes. `release` undoes it when the submit then fails. */

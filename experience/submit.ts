@@ -1,4 +1,6 @@
 import type { InteractionKind } from '../hooks/catalog.js';
+import { generateId } from '../lib/ids.js';
+import type { MfaVerification } from '../lib/mfa/model.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { newUser, userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
@@ -10,6 +12,12 @@ import type { ExperienceDocument, Profile } from './state.js';
 import { missingProfile, type ProfileHeld, type SignInSettings } from './sign-in-settings.js';
 
 type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
+
+/** The user's factors with `added`: a new set of backup codes replaces the old one. */
+function withFactors(existing: MfaVerification[] | undefined, added: MfaVerification[]): MfaVerification[] {
+  const replaced = new Set(added.filter(({ type }) => type === 'BackupCode').map(({ type }) => type));
+  return [...(existing ?? []).filter(({ type }) => !replaced.has(type)), ...added];
+}
 
 /** What an account (when there is one) and this interaction's profile hold between them. */
 export function heldBy(profile: Profile, user?: UserDocument): ProfileHeld {
@@ -46,7 +54,7 @@ export async function newAccountProfile(experience: ExperienceDocument, accounts
  * create the account, or change the password. Each answers the user to hand to oidc-provider.
  */
 export function createSubmitters(
-  deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount' | 'signInSettings'>,
+  deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount' | 'signInSettings' | 'mfa'>,
   accounts: AccountLookup,
 ): Record<InteractionKind, Submitter> {
   const { queries } = deps;
@@ -59,7 +67,10 @@ export function createSubmitters(
       assertThat(user && !user.isSuspended, suspended);
       // An account without what the settings now require completes its profile first (Logto's profile fulfilment).
       assertProfileComplete(await deps.signInSettings(), heldBy(profile, user!));
-      if (!profile.email && !profile.phone && !profile.username && !profile.passwordHash) {
+      // A user with a second factor proves it; mandatory MFA enrols one (Logto's 403 and 422).
+      await deps.mfa.assertSatisfied(experience, user!);
+      const factors = deps.mfa.pendingFactors(experience, userId);
+      if (!profile.email && !profile.phone && !profile.username && !profile.passwordHash && factors.length === 0) {
         // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
         const { matchedCount } = await queries.users.collection.updateOne({ _id: userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
         assertThat(matchedCount === 1, suspended);
@@ -79,6 +90,7 @@ export function createSubmitters(
             ...(profile.phone && { primaryPhone: profile.phone }),
             ...(profile.username && { username: profile.username }),
             ...(profile.passwordHash && { passwordHash: profile.passwordHash }),
+            ...(factors.length > 0 && { mfaVerifications: withFactors(before.mfaVerifications, factors) }),
             lastSignInAt: now,
             updatedAt: now,
           },
@@ -91,8 +103,12 @@ export function createSubmitters(
 
     async Register(experience, origin) {
       const { username, email, phone, passwordHash } = await newAccountProfile(experience, accounts, await deps.signInSettings());
+      await deps.mfa.assertSatisfied(experience, undefined);
       const now = Date.now();
-      const user = newUser({ username, primaryEmail: email, primaryPhone: phone, passwordHash, lastSignInAt: now }, now);
+      // The id a passkey registered in this interaction names, when there is one.
+      const id = experience.newUserId ?? generateId(12);
+      const mfaVerifications = deps.mfa.pendingFactors(experience, id);
+      const user = newUser({ username, primaryEmail: email, primaryPhone: phone, passwordHash, lastSignInAt: now, mfaVerifications }, now, id);
       await deps.write(origin, async ({ session, intend, record }) => {
         await intend({ entity: 'User', action: 'created', id: user._id });
         await queries.users.insert(user, session);

@@ -81,6 +81,8 @@ export const coreEnvironment = {
   CUSTOM_CLAIMS_ON_ERROR: { enum: ['omit', 'refuse'], default: 'omit' },
   CUSTOM_CLAIMS_TIMEOUT_MS: { type: 'integer', minimum: 50, maximum: 10000, default: 1000 },
   CHANGES_RETENTION_DAYS: { ...changeRetentionRule, default: defaultChangeRetentionDays },
+  // 32 random bytes, base64url (43 characters): seals MFA secrets at rest.
+  MFA_ENCRYPTION_KEY: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
   // Host names, IP addresses or CIDR ranges, comma-separated.
   OUTBOUND_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
 } satisfies EnvironmentSpec;

@@ -1,3 +1,4 @@
+import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type Router from '@koa/router';
 import type { ClientSession } from 'mongodb';
 
@@ -57,6 +58,10 @@ export interface ManagementDeps {
   revokeAccount(userId: string, session?: ClientSession): Promise<void>;
   /** Indicator of the Management API itself. */
   managementApiIndicator: string;
+  /** Seals the MFA secrets an operator adds. */
+  mfaBox: SecretBox;
+  /** The issuer name authenticator apps show beside a TOTP code. */
+  productName: string;
 }
 
 export type ApiRouter = Router;

@@ -26,6 +26,7 @@ import { roleRoutes } from './roles.js';
 import { signInExperienceRoutes } from './sign-in-experience.js';
 import { subjectTokenRoutes } from './subject-tokens.js';
 import { userRoutes } from './users.js';
+import { mfaVerificationRoutes } from './mfa-verifications.js';
 
 export interface ManagementApiOptions {
   auth: BearerAuthOptions;
@@ -42,6 +43,7 @@ const routeTables = [
   applicationRoutes,
   resourceRoutes,
   userRoutes,
+  mfaVerificationRoutes,
   roleRoutes,
   organizationRoutes,
   relationRoutes,

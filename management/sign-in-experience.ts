@@ -4,7 +4,7 @@ import { assertWorkable, signInSettingsSchemas, signInSettingsStore, type SignIn
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 
-const settingsResponse = { type: 'object', properties: signInSettingsSchemas, required: ['signUp', 'signIn'] } as const;
+const settingsResponse = { type: 'object', properties: signInSettingsSchemas, required: ['signUp', 'signIn', 'mfa', 'passkeySignIn'] } as const;
 
 /**
  * Logto's `GET/PATCH /api/sign-in-exp`, for the fields that decide how people sign up and sign in

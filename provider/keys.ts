@@ -17,7 +17,7 @@ export const keyTypes = [
 export type KeyFamily = (typeof keyTypes)[number]['kty'];
 
 export interface StoredSecrets {
-  _id: 'signing' | 'cookies';
+  _id: 'signing' | 'cookies' | 'mfa';
   /** In the order they are used: for each algorithm the first signs, the others only verify. */
   keys: JWK[] | string[];
   createdAt: Date;
@@ -64,14 +64,17 @@ export interface ProviderSecrets {
   jwks: { keys: JWK[] };
   /** Keys that sign the provider's cookies. */
   cookieKeys: string[];
+  /** The key that seals MFA secrets, unless the host gives its own. */
+  mfaKey: Buffer;
 }
 
 export async function loadProviderSecrets(db: Db): Promise<ProviderSecrets> {
-  const [signing, cookieKeys] = await Promise.all([
+  const [signing, cookieKeys, [mfaKey]] = await Promise.all([
     loadOrCreate(db, 'signing', generateSigningKeys),
     loadOrCreate(db, 'cookies', async () => [generateCookieKey()]),
+    loadOrCreate(db, 'mfa', async () => [generateCookieKey()]),
   ]);
-  return { jwks: { keys: signing }, cookieKeys };
+  return { jwks: { keys: signing }, cookieKeys, mfaKey: Buffer.from(mfaKey!, 'base64url') };
 }
 
 /** The public half of a key set: what the provider publishes and what our own verifier trusts. */

@@ -1,3 +1,4 @@
+import type { MfaVerification } from '../mfa/model.js';
 /** The documents we store, and the shapes the Management API returns. Dates are epoch milliseconds, as in Logto. */
 
 import { emailKey } from '../identifiers.js';
@@ -109,6 +110,8 @@ export interface UserDocument {
   /** Linked social identities, by connector target. */
   identities: Record<string, unknown>;
   passwordHash: string | null;
+  /** The user's MFA factors (lib/mfa/model.ts); absent on users made before MFA existed. Never leaves the server as stored. */
+  mfaVerifications?: MfaVerification[];
   isSuspended: boolean;
   createdAt: number;
   updatedAt: number;
@@ -148,17 +151,20 @@ export interface OrganizationUserRoleDocument {
 
 /** What a new user is given; everything else starts empty. */
 export type NewUserFields = Partial<
-  Pick<UserDocument, 'username' | 'primaryEmail' | 'primaryPhone' | 'name' | 'avatar' | 'customData' | 'profile' | 'passwordHash' | 'lastSignInAt'>
+  Pick<
+    UserDocument,
+    'username' | 'primaryEmail' | 'primaryPhone' | 'name' | 'avatar' | 'customData' | 'profile' | 'passwordHash' | 'lastSignInAt' | 'mfaVerifications'
+  >
 >;
 
 /**
  * A new user document, for every way one is made (the Management API, sign-up). The email's
  * key is derived here, from the email, so that no caller can store one without the other.
  */
-export function newUser(fields: NewUserFields, now = Date.now()): UserDocument {
+export function newUser(fields: NewUserFields, now = Date.now(), id = generateId(12)): UserDocument {
   const primaryEmail = fields.primaryEmail ?? null;
   return {
-    _id: generateId(12),
+    _id: id,
     username: null,
     primaryPhone: null,
     name: null,
@@ -203,7 +209,7 @@ export function userChanges(before: UserDocument, after: UserDocument): string[]
 }
 
 /** The user as the API shows it: never the password hash, never the email key. */
-export function userToApi({ _id, passwordHash, emailKey: _emailKey, ...rest }: UserDocument) {
+export function userToApi({ _id, passwordHash, emailKey: _emailKey, mfaVerifications: _mfa, ...rest }: UserDocument) {
   return { id: _id, ...rest, hasPassword: passwordHash !== null };
 }
 

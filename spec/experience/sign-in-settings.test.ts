@@ -26,6 +26,8 @@ describe('sign-in experience settings (GET/PATCH /api/sign-in-exp)', () => {
     expect((await server.api('GET', '/api/sign-in-exp')).body).toEqual({
       signUp: { identifiers: ['username', 'email', 'phone'], password: true, verify: true },
       signIn: { methods: ['username', 'email', 'phone'].map((identifier) => method(identifier, true, false)) },
+      mfa: { factors: [], policy: 'UserControlled' },
+      passkeySignIn: { enabled: false },
     });
   });
 
