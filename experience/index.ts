@@ -1,3 +1,6 @@
+import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { IncomingMessage } from 'node:http';
 
 import Koa, { type Middleware } from 'koa';
@@ -26,7 +29,8 @@ import type { ExceptionReport } from '../hooks/outbox.js';
 import { experiencePages, pagesPrefix } from './pages.js';
 import { createExperienceService, type ExperienceService } from './service.js';
 import { createExperienceStore } from './state.js';
-import { stylesheet, stylesheetPath, type Branding } from './views.js';
+import { passkeyScriptPath, stylesheet, stylesheetPath, webAuthnLibraryPath, type Branding } from './views.js';
+import { passkeyScript } from './passkey-script.js';
 
 export { experiencePrefix } from './api.js';
 export { pagesPrefix } from './pages.js';
@@ -90,6 +94,12 @@ export interface Experience {
 /** The interaction URL oidc-provider sends a browser to. */
 export const interactionUrl = (uid: string) => `${pagesPrefix}/${uid}`;
 
+/** @simplewebauthn/browser's UMD bundle (`window.SimpleWebAuthnBrowser`): its package exports no path to it, so it is found beside its entry point. */
+function webAuthnBrowserBundle(): string {
+  const entry = createRequire(import.meta.url).resolve('@simplewebauthn/browser');
+  return readFileSync(join(dirname(entry), '..', 'dist', 'bundle', 'index.umd.min.js'), 'utf8');
+}
+
 export function createExperience(deps: ExperienceDeps): Experience {
   const { db, provider, queries, logger, branding } = deps;
   const store = createExperienceStore(db);
@@ -147,12 +157,19 @@ export function createExperience(deps: ExperienceDeps): Experience {
   pagesApp.use(pages.allowedMethods());
 
   const css = stylesheet(branding);
+  // Static assets of the pages, from our origin: the stylesheet, the WebAuthn browser library and our passkey script.
+  const assets = new Map<string, { type: string; body: string }>([
+    [stylesheetPath, { type: 'text/css', body: css }],
+    [webAuthnLibraryPath, { type: 'application/javascript', body: webAuthnBrowserBundle() }],
+    [passkeyScriptPath, { type: 'application/javascript', body: passkeyScript }],
+  ]);
   const serveStylesheet: Middleware = async (ctx, next) => {
-    if (ctx.path !== stylesheetPath || ctx.method !== 'GET') return next();
-    ctx.type = 'text/css';
+    const asset = ctx.method === 'GET' ? assets.get(ctx.path) : undefined;
+    if (!asset) return next();
+    ctx.type = asset.type;
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.body = css;
+    ctx.body = asset.body;
   };
   const serveApi = mountApp(experiencePrefix, apiApp);
   const servePages = mountApp(pagesPrefix, pagesApp);

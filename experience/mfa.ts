@@ -269,16 +269,17 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
       const stored = Object.hasOwn(experience.verifications, verificationId) ? experience.verifications[verificationId] : undefined;
       assertThat(stored?.type === 'webAuthn' && stored.mode === 'authentication', recordNotFound);
       const record = stored as Extract<MfaVerificationRecord, { type: 'webAuthn' }>;
-      if (record.userId !== null) assertThat(experience.userId === record.userId || experience.newUserId === record.userId, recordNotFound);
+      // A second factor's challenge belongs to this interaction's user; a passkey sign-in's to whoever answers it.
+      if (!record.firstFactor) assertThat(experience.userId === record.userId || experience.newUserId === record.userId, recordNotFound);
       assertThat(!record.verified && record.expiresAt > now(), webAuthnFailed);
-      const user = record.userId
-        ? await queries.users.findById(record.userId)
+      const user = !record.firstFactor
+        ? await queries.users.findById(record.userId!)
         : await queries.users.collection.findOne({ mfaVerifications: { $elemMatch: { type: 'WebAuthn', credentialId: payload.id } } });
       const factor = user?.mfaVerifications?.find(
         (candidate): candidate is WebAuthnFactor => candidate.type === 'WebAuthn' && candidate.credentialId === payload.id,
       );
       assertThat(user && factor, webAuthnFailed);
-      if (record.userId === null) {
+      if (record.firstFactor) {
         // A discoverable credential reports whose it is; it must be the user the credential was registered to.
         const handle = payload.response.userHandle ? Buffer.from(payload.response.userHandle, 'base64url').toString('utf8') : undefined;
         assertThat(handle === user!._id, webAuthnFailed);
@@ -291,7 +292,7 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
       const modifiedCount = await replaceFactor(user!, { ...factor!, counter: verified!.newCounter, lastUsedAt: iso() });
       assertThat(modifiedCount === 1, webAuthnFailed);
       await counted.refund();
-      if (record.userId !== null) await proved(experience, 'WebAuthn');
+      if (!record.firstFactor) await proved(experience, 'WebAuthn');
       return verificationId;
     },
 

@@ -24,6 +24,13 @@ const usernameFormat = new RegExp(usernamePattern);
 const emailFormat = new RegExp(emailSchema.pattern);
 const validEmail = (email: string) => email.length <= emailSchema.maxLength && emailFormat.test(email);
 const phoneLike = new RegExp(phoneInput.pattern);
+/** Where a submit the settings hold back sends the browser: the page that asks for what is missing. */
+const nextStep: Partial<Record<string, string>> = {
+  'user.missing_profile': '/profile',
+  'session.mfa.require_mfa_verification': '/mfa',
+  'user.missing_mfa': '/mfa/enrol',
+  'session.mfa.backup_code_required': '/mfa/backup-codes',
+};
 const profileSteps = new Set<string>(['username', 'email', 'phone', 'emailOrPhone', 'password'] satisfies views.ProfileStep[]);
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
@@ -40,6 +47,8 @@ interface PageRequest {
   applicationName: string;
   /** How people may sign up and sign in: the forms follow it. */
   settings: SignInSettings;
+  /** The second factors the identified user may prove now (for the MFA pages). */
+  mfaFactors: Array<'Totp' | 'WebAuthn' | 'BackupCode'>;
 }
 
 type PageResult = { redirect: string } | { html: string; status?: number };
@@ -98,6 +107,9 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       [
         "default-src 'none'",
         "style-src 'self'",
+        // Our own scripts only (the passkey ceremony), never inline; they talk to our Experience API.
+        "script-src 'self'",
+        "connect-src 'self'",
         `img-src 'self'${logoOrigin ? ` ${logoOrigin}` : ''}`,
         `form-action 'self'${redirectOrigin ? ` ${redirectOrigin}` : ''}`,
         "frame-ancestors 'none'",
@@ -163,7 +175,9 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         page: { branding, base, csrf: experience.csrf },
         applicationName: client?.clientName ?? clientId,
         settings: await service.settings(),
+        mfaFactors: [],
       };
+      if (ctx.path.includes('/mfa')) request.mfaFactors = (await service.mfa.state(experience)).usable;
       let result: PageResult;
       try {
         request.form = await readForm(ctx);
@@ -221,7 +235,8 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     try {
       return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
     } catch (error) {
-      if (error instanceof ApiError && error.code === 'user.missing_profile') return { redirect: `${request.page.base}/profile` };
+      const next = error instanceof ApiError ? nextStep[error.code] : undefined;
+      if (next !== undefined) return { redirect: `${request.page.base}${next}` };
       throw error;
     }
   }
@@ -258,6 +273,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       identifier: request.form.has('identifier') ? field(request, 'identifier') : loginHintOf(request),
       password: methods.filter((method) => method.password).map(({ identifier }) => identifier),
       code: methods.filter((method) => method.verificationCode && method.identifier !== 'username').map(({ identifier }) => identifier as 'email' | 'phone'),
+      passkey: request.settings.passkeySignIn.enabled,
     });
   };
   const renderSignUp = (request: PageRequest, error?: string) => {
@@ -398,6 +414,65 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     }),
   );
   codeStep('/:uid/profile/code', views.profileCodePage, (request, sent) => service.linkIdentifier(request.experience, sent.type, sent.verificationId));
+
+  // Where the passkey script sends the browser once its ceremony is done: the submit, or what it asks for next.
+  router.get('/:uid/continue', route(renderSignIn, undefined, submitOrComplete));
+
+  // MFA: prove a factor (the submit answered 403), enrol one (mandatory MFA), save backup codes.
+  const renderChallenge = (request: PageRequest, error?: string) => views.mfaChallengePage(withError(request, error), request.mfaFactors);
+  const challengeStep = (path: string, verify: (request: PageRequest, code: string) => Promise<unknown>) =>
+    router.post(
+      path,
+      route(renderChallenge, async (request) => {
+        await verify(request, field(request, 'code'));
+        return submitOrComplete(request);
+      }),
+    );
+  router.get('/:uid/mfa', route(renderChallenge));
+  challengeStep('/:uid/mfa/totp', (request, code) => service.mfa.totpVerify(request.experience, code, undefined, request.caller));
+  challengeStep('/:uid/mfa/backup-code', (request, code) => service.mfa.backupCodeVerify(request.experience, code, request.caller));
+
+  /** The enrol page, with a fresh TOTP secret when the settings offer TOTP. */
+  async function enrolPage(request: PageRequest, error?: string): Promise<string> {
+    const { factors } = request.settings.mfa;
+    const totp = factors.includes('Totp') ? await service.mfa.totpSecret(request.experience) : undefined;
+    return views.mfaEnrolPage(withError(request, error), {
+      ...(totp && { totp: { verificationId: totp.verificationId, secret: totp.secret, qrSvg: totp.secretQrSvg } }),
+      passkey: factors.includes('WebAuthn'),
+    });
+  }
+  router.get(
+    '/:uid/mfa/enrol',
+    route(renderSignIn, undefined, async (request) => ({ html: await enrolPage(request) })),
+  );
+  router.post(
+    '/:uid/mfa/enrol/totp',
+    route(renderSignIn, async (request) => {
+      const verificationId = field(request, 'verificationId');
+      try {
+        await service.mfa.totpVerify(request.experience, field(request, 'code'), verificationId, request.caller);
+        await service.mfa.bind(request.experience, 'Totp', verificationId);
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
+        // A new secret, as the page shows one each time: the person scans again.
+        return { html: await enrolPage(request, sentence(error.message)), status: error.status };
+      }
+      return submitOrComplete(request);
+    }),
+  );
+  router.get(
+    '/:uid/mfa/backup-codes',
+    route(renderSignIn, undefined, async (request) => ({
+      html: views.backupCodesPage(request.page, await service.mfa.backupCodesGenerate(request.experience)),
+    })),
+  );
+  router.post(
+    '/:uid/mfa/backup-codes',
+    route(renderSignIn, async (request) => {
+      await service.mfa.bind(request.experience, 'BackupCode', field(request, 'verificationId'));
+      return submitOrComplete(request);
+    }),
+  );
 
   const hasPhoneMethods = (request: PageRequest) => request.settings.signIn.methods.some(({ identifier }) => identifier === 'phone');
   const renderForgot = (request: PageRequest, error?: string) =>

@@ -7,6 +7,9 @@ export interface Branding {
 }
 
 export const stylesheetPath = '/interaction-assets/style.css';
+/** The WebAuthn browser library (@simplewebauthn/browser's bundle) and our few lines that use it: the pages' only scripts. */
+export const webAuthnLibraryPath = '/interaction-assets/simplewebauthn-browser.js';
+export const passkeyScriptPath = '/interaction-assets/passkey.js';
 
 const escapes: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 /** Escapes text for HTML element content and double-quoted attributes. */
@@ -54,6 +57,9 @@ nav { display: flex; justify-content: space-between; gap: 1rem; margin-top: 1.25
 a { color: var(--primary); }
 ul.scopes { padding-left: 1.2rem; }
 p.or { margin: 1.5rem 0 0; text-align: center; color: var(--muted); font-size: .9rem; }
+.qr svg { display: block; width: 12rem; height: 12rem; margin: .5rem auto; }
+ul.codes { columns: 2; padding-left: 1.2rem; font-size: 1.05rem; }
+p.hint { color: var(--muted); font-size: .9rem; word-break: break-all; }
 `;
 
 interface PageFrame {
@@ -61,9 +67,11 @@ interface PageFrame {
   title: string;
   lead?: string;
   error?: string | undefined;
+  /** Loads the passkey scripts (served from our origin; no inline script). */
+  passkeys?: boolean;
 }
 
-function page({ branding, title, lead, error }: PageFrame, content: Html): string {
+function page({ branding, title, lead, error, passkeys }: PageFrame, content: Html): string {
   return `<!doctype html>${html`<html lang="en">
     <head>
       <meta charset="utf-8" />
@@ -71,6 +79,12 @@ function page({ branding, title, lead, error }: PageFrame, content: Html): strin
       <meta name="referrer" content="no-referrer" />
       <title>${title} · ${branding.productName}</title>
       <link rel="stylesheet" href="${stylesheetPath}" />
+      ${
+        passkeys
+          ? html`<script src="${webAuthnLibraryPath}" defer></script>
+              <script src="${passkeyScriptPath}" defer></script>`
+          : ''
+      }
     </head>
     <body>
       <main>
@@ -128,15 +142,17 @@ const contactInput = (types: ReadonlyArray<'email' | 'phone'>) =>
 /** What the sign-in page offers, from the settings: a password form for some identifiers, a code for others. */
 export interface SignInOffer {
   identifier?: string;
+  /** Offer a passkey sign-in (the settings' `passkeySignIn`). */
+  passkey?: boolean;
   /** The identifiers that sign in with a password (none: no password form). */
   password: Array<'username' | 'email' | 'phone'>;
   /** The identifiers that sign in with a code (none: no code form). */
   code: Array<'email' | 'phone'>;
 }
 
-export function signInPage(form: FormContext, { identifier = '', password, code }: SignInOffer): string {
+export function signInPage(form: FormContext, { identifier = '', password, code, passkey = false }: SignInOffer): string {
   return page(
-    { ...form, title: 'Sign in' },
+    { ...form, title: 'Sign in', passkeys: passkey },
     html` ${
         password.length > 0
           ? html`<form method="post" action="${form.base}/sign-in">
@@ -166,12 +182,94 @@ export function signInPage(form: FormContext, { identifier = '', password, code 
             </form>`
           : ''
       }
+      ${passkey ? passkeyButton(form, 'sign-in', 'Sign in with a passkey') : ''}
       <nav>
         ${password.length > 0 ? html`<a href="${form.base}/forgot-password">Forgot your password?</a>` : html`<span></span>`}<a href="${form.base}/sign-up"
           >Create an account</a
         >
       </nav>
       <form method="post" action="${form.base}/abort">${csrfField(form.csrf)}<button type="submit" class="secondary">Cancel</button></form>`,
+  );
+}
+
+/** A button the passkey script drives (`register`, `authenticate` or `sign-in`), and where it says what went wrong. */
+const passkeyButton = (form: FormContext, mode: 'register' | 'authenticate' | 'sign-in', label: string) =>
+  html`<button type="button" class="secondary" data-passkey="${mode}" data-base="${form.base}">${label}</button>
+    <p class="error" id="passkey-status" role="alert" hidden></p>`;
+
+/** The second factors a user may prove now, one form (or button) each. */
+export function mfaChallengePage(form: FormContext, factors: Array<'Totp' | 'WebAuthn' | 'BackupCode'>): string {
+  return page(
+    { ...form, title: 'Two-step verification', lead: 'Prove it is you with your second factor.', passkeys: factors.includes('WebAuthn') },
+    html` ${factors.includes('WebAuthn') ? passkeyButton(form, 'authenticate', 'Use your passkey') : ''}
+      ${
+        factors.includes('Totp')
+          ? html`<form method="post" action="${form.base}/mfa/totp">
+              ${csrfField(form.csrf)}
+              <label for="totp">Code from your authenticator app</label>
+              <input id="totp" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required />
+              <button type="submit">Verify</button>
+            </form>`
+          : ''
+      }
+      ${
+        factors.includes('BackupCode')
+          ? html`<form method="post" action="${form.base}/mfa/backup-code">
+              ${csrfField(form.csrf)}
+              <label for="backup-code">A backup code</label>
+              <input id="backup-code" name="code" type="text" autocomplete="off" required />
+              <button type="submit" class="secondary">Use a backup code</button>
+            </form>`
+          : ''
+      }
+      <form method="post" action="${form.base}/abort">${csrfField(form.csrf)}<button type="submit" class="secondary">Cancel</button></form>`,
+  );
+}
+
+/** Enrolling a second factor: an authenticator app (its QR code and secret, then a code from it) or a passkey. */
+export function mfaEnrolPage(
+  form: FormContext,
+  { totp, passkey }: { totp?: { verificationId: string; secret: string; qrSvg: string }; passkey: boolean },
+): string {
+  return page(
+    { ...form, title: 'Set up two-step verification', lead: 'Your account needs a second factor before you continue.', passkeys: passkey },
+    html` ${
+      passkey
+        ? html`<p>Use a passkey on this device or a security key:</p>
+            ${passkeyButton(form, 'register', 'Create a passkey')}`
+        : ''
+    }
+    ${
+      totp
+        ? html`<form method="post" action="${form.base}/mfa/enrol/totp">
+            ${csrfField(form.csrf)}
+            <p>Or scan this code with an authenticator app:</p>
+            <div class="qr">${new Html(totp.qrSvg)}</div>
+            <p class="hint">Or enter this key: <code id="totp-secret">${totp.secret}</code></p>
+            <input type="hidden" name="verificationId" value="${totp.verificationId}" />
+            <label for="totp">The code it shows</label>
+            <input id="totp" name="code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required />
+            <button type="submit">Verify and continue</button>
+          </form>`
+        : ''
+    }`,
+  );
+}
+
+/** New backup codes, shown once, with a download; continuing binds them. */
+export function backupCodesPage(form: FormContext, { verificationId, codes }: { verificationId: string; codes: string[] }): string {
+  const file = `data:text/plain;charset=utf-8,${encodeURIComponent(`${form.branding.productName} backup codes\n\n${codes.join('\n')}\n`)}`;
+  return page(
+    { ...form, title: 'Save your backup codes', lead: 'Each code signs you in once if you lose your second factor. They are shown only now.' },
+    html`<ul class="codes">
+        ${codes.map((code) => html`<li><code>${code}</code></li>`)}
+      </ul>
+      <p><a href="${file}" download="backup-codes.txt">Download the codes</a></p>
+      <form method="post" action="${form.base}/mfa/backup-codes">
+        ${csrfField(form.csrf)}
+        <input type="hidden" name="verificationId" value="${verificationId}" />
+        <button type="submit">I have saved them</button>
+      </form>`,
   );
 }
 
