@@ -45,6 +45,7 @@ import { accountApi } from './account/index.js';
 import { accountCollections } from './account/collections.js';
 import { codeMessenger } from './experience/messages.js';
 import { secretBox } from './lib/mfa/secret-box.js';
+import { relyingPartyOf } from './lib/mfa/webauthn.js';
 import type { ErrorLogger } from './lib/http/api-errors.js';
 import { createExperience, interactionUrl, logConnector, logSmsConnector, pagesPrefix } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
@@ -327,6 +328,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         signInSettings: async () => (await signInSettings.get('default'))!,
         reportException: (report) => hooks.reportException(report),
         ...(options.experience?.limits && { limits: options.experience.limits }),
+        mfaBox: secretBox(options.mfaEncryptionKey ?? secrets.mfaKey),
+        rp: relyingPartyOf(new URL(baseUrl).origin, (branding ?? defaultBranding).productName),
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         log: logFailure,
         proxy: provider.proxy,

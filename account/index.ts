@@ -30,6 +30,9 @@ import { assertPasswordAllowed } from '../experience/password-policy.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { ClientSession, Db } from 'mongodb';
 import { createVerificationRecords } from './verifications.js';
+import { accountMfaRoutes } from './mfa.js';
+import type { SecretBox } from '../lib/mfa/secret-box.js';
+import type { RelyingParty } from '../lib/mfa/webauthn.js';
 
 export const accountPrefix = '/api/my-account';
 export const verificationsPrefix = '/api/verifications';
@@ -49,6 +52,10 @@ export interface AccountApiDeps {
   reportException(report: ExceptionReport): Promise<void>;
   /** The attempt limits, as the sign-in experience's. */
   limits?: Partial<Limits>;
+  /** Seals TOTP secrets. */
+  mfaBox: SecretBox;
+  /** The WebAuthn relying party (our name, host and origin). */
+  rp: RelyingParty;
   bodyLimit: number;
   log: ErrorLogger;
   proxy: boolean;
@@ -159,7 +166,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
    */
   const update = async (
     ctx: Parameters<typeof originOf>[0] & { state: AccountState },
-    set: Partial<UserDocument>,
+    set: Partial<UserDocument> | ((current: UserDocument) => Partial<UserDocument>),
     first?: (session: ClientSession | undefined) => Promise<void>,
   ) => {
     const userId = ctx.state.user._id;
@@ -167,7 +174,8 @@ export function accountApi(deps: AccountApiDeps): Middleware {
       await first?.(session);
       await intend({ entity: 'User', action: 'updated', id: userId });
       const before = await queries.users.findByIdOrThrow(userId, session);
-      const after = await queries.users.update(userId, { ...set, updatedAt: Date.now() }, session);
+      const changes = typeof set === 'function' ? set(before) : set;
+      const after = await queries.users.update(userId, { ...changes, updatedAt: Date.now() }, session);
       record({ entity: 'User', action: 'updated', id: userId, data: userToApi(after), changes: userChanges(before, after) });
       return after;
     });
@@ -380,6 +388,19 @@ export function accountApi(deps: AccountApiDeps): Middleware {
       ctx.status = 204;
     });
   }
+
+  accountMfaRoutes(router as unknown as Router, {
+    prefix: accountPrefix,
+    verificationsPrefix,
+    records,
+    signInSettings: deps.signInSettings,
+    box: deps.mfaBox,
+    rp: deps.rp,
+    stateOf: (ctx) => (ctx as { state: AccountState }).state,
+    stepUpOf,
+    spendStepUp: (ctx, id, session) => spendStepUp((ctx as { state: AccountState }).state, id, session),
+    update: (ctx, set, first) => update(ctx as Parameters<typeof update>[0], set, first),
+  });
 
   const app = jsonApiApp(deps);
   app.use(router.routes());

@@ -1,6 +1,10 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { generateSecret, sha256 } from '../lib/ids.js';
+import type { WebAuthnFactor } from '../lib/mfa/model.js';
+
+/** A passkey just registered, before it becomes a factor. */
+type NewCredential = Pick<WebAuthnFactor, 'credentialId' | 'publicKey' | 'counter' | 'transports' | 'agent'>;
 
 /** A step-up verification lives ten minutes and is spent by the one sensitive change it allows. */
 export const verificationTtlMs = 10 * 60_000;
@@ -11,7 +15,10 @@ interface VerificationRecord {
   userId: string;
   /** The application whose token made it: a record is good only with a token of the same application. */
   clientId: string;
-  type: 'password';
+  /** `password`: a step-up; `webAuthnRegistration`: a passkey being registered (its challenge, then its credential). */
+  type: 'password' | 'webAuthnRegistration';
+  challenge?: string;
+  credential?: NewCredential;
   usedAt: Date | null;
   createdAt: Date;
   expiresAt: Date;
@@ -25,7 +32,12 @@ interface VerificationRecord {
 export function createVerificationRecords(db: Db, now: () => number = Date.now) {
   const records = db.collection<VerificationRecord>('verification_records');
   return {
-    async create(userId: string, clientId: string, type: VerificationRecord['type']): Promise<{ id: string; expiresAt: Date }> {
+    async create(
+      userId: string,
+      clientId: string,
+      type: VerificationRecord['type'],
+      { challenge, ttlMs = verificationTtlMs }: { challenge?: string; ttlMs?: number } = {},
+    ): Promise<{ id: string; expiresAt: Date }> {
       const createdAt = new Date(now());
       const id = generateSecret();
       const record: VerificationRecord = {
@@ -33,18 +45,58 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
         userId,
         clientId,
         type,
+        ...(challenge && { challenge }),
         usedAt: null,
         createdAt,
-        expiresAt: new Date(createdAt.getTime() + verificationTtlMs),
+        expiresAt: new Date(createdAt.getTime() + ttlMs),
       };
       await records.insertOne(record);
       return { id, expiresAt: record.expiresAt };
     },
 
+    /** A passkey registration of this user and application, still waiting for its answer. */
+    async pendingRegistration(id: string, userId: string, clientId: string): Promise<{ challenge: string } | undefined> {
+      const found = await records.findOne({
+        _id: sha256(id),
+        userId,
+        clientId,
+        type: 'webAuthnRegistration',
+        credential: { $exists: false },
+        expiresAt: { $gt: new Date(now()) },
+      });
+      return found?.challenge ? { challenge: found.challenge } : undefined;
+    },
+
+    /** Stores the verified credential on its registration, once (the challenge answers once). */
+    async completeRegistration(id: string, credential: NewCredential): Promise<boolean> {
+      const { modifiedCount } = await records.updateOne(
+        { _id: sha256(id), type: 'webAuthnRegistration', credential: { $exists: false } },
+        { $set: { credential } },
+      );
+      return modifiedCount === 1;
+    },
+
+    /** Spends a completed registration of this user and application; answers its credential. */
+    async spendRegistration(id: string, userId: string, clientId: string, session: ClientSession | undefined): Promise<NewCredential | undefined> {
+      const filter = {
+        _id: sha256(id),
+        userId,
+        clientId,
+        type: 'webAuthnRegistration' as const,
+        credential: { $exists: true },
+        usedAt: null,
+        expiresAt: { $gt: new Date(now()) },
+      };
+      const found = await records.findOne(filter, { session });
+      if (!found) return undefined;
+      const { modifiedCount } = await records.updateOne(filter, { $set: { usedAt: new Date(now()) } }, { session });
+      return modifiedCount === 1 ? found.credential : undefined;
+    },
+
     /** Spends the record for this user and application; false when it is unknown, theirs not, expired or spent. */
     async spend(id: string, userId: string, clientId: string, session: ClientSession | undefined): Promise<boolean> {
       const { modifiedCount } = await records.updateOne(
-        { _id: sha256(id), userId, clientId, usedAt: null, expiresAt: { $gt: new Date(now()) } },
+        { _id: sha256(id), userId, clientId, type: 'password', usedAt: null, expiresAt: { $gt: new Date(now()) } },
         { $set: { usedAt: new Date(now()) } },
         { session },
       );

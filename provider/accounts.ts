@@ -27,6 +27,8 @@ export const standardClaims = {
   email: ['email', 'email_verified'],
   phone: ['phone_number', 'phone_number_verified'],
   address: ['address'],
+  // Logto's `identities` scope: the user's linked social identities; the Account API's MFA routes ask for it too.
+  identities: ['identities'],
 } satisfies Configuration['claims'];
 
 /** Our profile fields are Logto's camel case; OIDC claims are snake case. */
@@ -64,15 +66,16 @@ export function userClaims(user: UserDocument): AccountClaims {
       ['username', user.username],
       ['picture', user.avatar],
       ['email', user.primaryEmail],
-      // Every way an address reaches `primaryEmail` vouches for it: sign-up confirms it with an
-      // emailed code, and an operator sets it through the Management API (as in Logto). The same
-      // holds for the phone number, which only the Management API sets.
+      // Every way an address reaches `primaryEmail` vouches for it: sign-up, linking and the Account
+      // API confirm it with a code, and an operator sets it through the Management API (as in
+      // Logto). The same holds for the phone number.
       ['email_verified', user.primaryEmail === null ? undefined : true],
       ['phone_number', user.primaryPhone],
       ['phone_number_verified', user.primaryPhone === null ? undefined : true],
       ['updated_at', Math.floor(user.updatedAt / 1000)],
       ...Object.entries(profile).flatMap(([key, value]): Array<[string, unknown]> => (profileClaims[key] ? [[profileClaims[key], value]] : [])),
       ['address', address && defined(Object.entries(address).map(([key, value]) => [addressClaims[key] ?? key, value]))],
+      ['identities', user.identities],
     ]),
   };
 }

@@ -7,6 +7,8 @@ import { relyingPartyUris, startRelyingParty, type RelyingParty } from '../../ex
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { TestBrowser } from '../support/browser.js';
+import { codeFlow, redeem } from '../support/flows.js';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const password = 'correct horse battery staple';
@@ -186,5 +188,72 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
       first: 200,
       replayed: [400, 'session.mfa.webauthn_verification_failed'],
     });
+  });
+
+  // Logto's Account API registers a passkey too: options and answer through /api/verifications/web-authn/registration
+  // (bound to the user and application), then POST /api/my-account/mfa-verifications behind a step-up.
+  it('registers a passkey through the Account API, and names it', async () => {
+    const policy = (value: string) =>
+      server.api('PATCH', '/api/sign-in-exp', { body: { mfa: { factors: ['Totp', 'WebAuthn', 'BackupCode'], policy: value } } });
+    const user = await server.create('/api/users', { username: 'ada_account', password });
+    const application = await server.create('/api/applications', {
+      name: 'Account app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: ['http://127.0.0.1:9/callback'], postLogoutRedirectUris: [] },
+    });
+    const client = { clientId: application.id, clientSecret: application.secret };
+    // A sign-in without enrolment, to hold the user's own token.
+    await policy('UserControlled');
+    let token: string;
+    try {
+      const flow = await codeFlow(new TestBrowser(server.url, '198.51.100.80'), {
+        clientId: client.clientId,
+        redirectUri: 'http://127.0.0.1:9/callback',
+        scope: 'openid identities',
+        identifier: 'ada_account',
+        password,
+      });
+      token = (await redeem(server, client, flow)).access_token;
+    } finally {
+      await policy('Mandatory');
+    }
+    await page.goto(`${server.issuer}/.well-known/openid-configuration`);
+    await page.addScriptTag({ url: `${server.url}/interaction-assets/simplewebauthn-browser.js` });
+    const ceremony = await page.evaluate(async (bearer) => {
+      const call = async (path: string, body: unknown) => {
+        const response = await fetch(path, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { status: response.status, body: (await response.json()) as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      };
+      const made = await call('/api/verifications/web-authn/registration', {});
+      const webauthn = (globalThis as unknown as { SimpleWebAuthnBrowser: { startRegistration(options: unknown): Promise<unknown> } }).SimpleWebAuthnBrowser;
+      const payload = await webauthn.startRegistration({ optionsJSON: made.body.registrationOptions });
+      const verified = await call('/api/verifications/web-authn/registration/verify', { verificationRecordId: made.body.verificationRecordId, payload });
+      const replayed = await call('/api/verifications/web-authn/registration/verify', { verificationRecordId: made.body.verificationRecordId, payload });
+      return { made: made.status, verified: verified.status, replayed: [replayed.status, replayed.body.code], id: made.body.verificationRecordId as string };
+    }, token);
+    expect(ceremony).toMatchObject({ made: 201, verified: 200, replayed: [400, 'session.mfa.webauthn_verification_failed'] });
+
+    const stepUp = async () => (await server.api('POST', '/api/verifications/password', { token, body: { password } })).body.verificationRecordId as string;
+    const add = async (record: string) =>
+      server.api('POST', '/api/my-account/mfa-verifications', {
+        token,
+        body: { type: 'WebAuthn', newIdentifierVerificationRecordId: record, name: 'Laptop' },
+        headers: { 'logto-verification-id': await stepUp() },
+      });
+    expect((await add(ceremony.id)).status).toBe(204);
+    // Spent: the same registration adds nothing more.
+    expect((await add(ceremony.id)).body.code).toBe('verification_record.not_found');
+    const [passkey] = (await server.api('GET', `/api/users/${user.id}/mfa-verifications`)).body as Array<{ id: string; type: string; name?: string }>;
+    expect(passkey).toMatchObject({ type: 'WebAuthn', name: 'Laptop' });
+    const renamed = await server.api('PATCH', `/api/my-account/mfa-verifications/${passkey!.id}/name`, {
+      token,
+      body: { name: 'Work laptop' },
+      headers: { 'logto-verification-id': await stepUp() },
+    });
+    expect(renamed.body).toMatchObject({ id: passkey!.id, type: 'WebAuthn', name: 'Work laptop' });
   });
 });
