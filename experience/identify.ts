@@ -113,6 +113,8 @@ export function createIdentification({
       assertThat(rule, notFound);
       identified = await rule(experience, verificationId);
     }
+    // A second factor proved for one user is nothing to another: identifying someone else forgets it.
+    if ('userId' in identified && identified.userId !== experience.userId) await store.forgetMfa(experience._id);
     await store.set(experience._id, identified);
   };
 }

@@ -130,6 +130,10 @@ export function createExperienceStore(db: Db) {
       await experiences.updateOne({ _id: uid }, { $set: { mfa } });
     },
 
+    async forgetMfa(uid: string): Promise<void> {
+      await experiences.updateOne({ _id: uid }, { $unset: { mfa: '' } });
+    },
+
     async setNewUserId(uid: string, id: string): Promise<string> {
       await experiences.updateOne({ _id: uid, newUserId: { $exists: false } }, { $set: { newUserId: id } });
       return (await experiences.findOne({ _id: uid }))!.newUserId!;

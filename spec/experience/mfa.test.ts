@@ -147,6 +147,25 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
     expect({ status: replayed.status, code: replayed.body.code }).toEqual({ status: 400, code: 'session.mfa.invalid_totp_code' });
   });
 
+  it('a factor proved for one account is nothing to another identified later in the same interaction', async () => {
+    await createUser({ username: 'mfa_attacker', password: strong });
+    await createUser({ username: 'mfa_victim', password: strong });
+    const attacker = await enrol('mfa_attacker');
+    await finish(attacker.signIn);
+    const victim = await enrol('mfa_victim');
+    await finish(victim.signIn);
+    // The attacker proves their own second factor, then identifies as the victim, whose password they hold.
+    const { browser } = await identified('mfa_attacker');
+    expect((await browser.json('POST', '/api/experience/verification/totp/verify', { code: await totp(attacker.secret) })).status).toBe(200);
+    const password = await browser.json('POST', '/api/experience/verification/password', {
+      identifier: { type: 'username', value: 'mfa_victim' },
+      password: strong,
+    });
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: password.body.verificationId })).status).toBe(204);
+    const submitted = await browser.json('POST', '/api/experience/submit');
+    expect({ status: submitted.status, code: submitted.body.code }).toEqual({ status: 403, code: 'session.mfa.require_mfa_verification' });
+  });
+
   it('a backup code signs in once; a second use is refused, and the count goes down', async () => {
     const user = await createUser({ username: 'mfa_backup', password: strong });
     const { signIn, codes } = await enrol('mfa_backup');
