@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 import { generate } from 'otplib';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -11,6 +13,8 @@ import { TestBrowser } from '../support/browser.js';
 import { codeFlow, redeem } from '../support/flows.js';
 
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** As in browser.test.ts: a folder of this run's own, unless `npm run docs:screenshots` names docs/screenshots. */
+const screenshots = process.env.SCREENSHOTS_DIR ? resolve(process.env.SCREENSHOTS_DIR) : mkdtempSync(join(tmpdir(), 'oidc-identity-screenshots-'));
 const password = 'correct horse battery staple';
 /** A TOTP code as an authenticator app shows it (otplib), for the time `at` (now unless pinned). */
 const totp = (secret: string, at = Date.now()) => generate({ secret, epoch: Math.floor(at / 1000) });
@@ -29,6 +33,7 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
 
   beforeAll(async () => {
     if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install chromium), as .ci/run does`);
+    mkdirSync(screenshots, { recursive: true });
     receiver = await startReceiver();
     server = await startTestServer('mfa-browser', { ...hookTestEnv, BRAND_NAME: 'Acme' });
     await subscribe(server, receiver, ['User.Data.Updated', 'PostSignIn']);
@@ -71,6 +76,8 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
     await receiver?.close();
   });
 
+  const shoot = (name: string) => page.screenshot({ path: join(screenshots, `${name}.png`) });
+
   async function signedIn() {
     await page.waitForURL(`${rp.url}/`);
     return JSON.parse(await page.locator('#claims').innerText()) as Record<string, unknown>;
@@ -92,6 +99,7 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
     await page.getByRole('heading', { name: 'Save your backup codes' }).waitFor();
     const codes = await page.locator('ul.codes code').allInnerTexts();
     expect(codes).toHaveLength(10);
+    await shoot('mfa-backup-codes');
     await page.getByRole('button', { name: 'I have saved them' }).click();
     return codes;
   }
@@ -134,6 +142,7 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
     await signInWithPassword('tom_totp');
     await page.getByRole('heading', { name: 'Set up two-step verification' }).waitFor();
     const secret = await page.locator('#totp-secret').innerText();
+    await shoot('mfa-enrol');
     expect(await page.locator('.qr svg').count()).toBe(1);
     await page.getByLabel('The code it shows').fill(await totp(secret));
     await page.getByRole('button', { name: 'Verify and continue' }).click();
@@ -143,6 +152,7 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
 
     await signInWithPassword('tom_totp');
     await page.getByRole('heading', { name: 'Two-step verification' }).waitFor();
+    await shoot('mfa-challenge');
     await page.getByLabel('Code from your authenticator app').fill(await totp(secret));
     await page.getByRole('button', { name: 'Verify' }).click();
     expect(await signedIn()).toMatchObject({ sub: user.id, amr: ['pwd', 'otp', 'mfa'] });

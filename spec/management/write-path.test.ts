@@ -147,6 +147,8 @@ describe('accounts for the provider', () => {
       updated_at: 2,
       given_name: 'Ann',
       address: { postal_code: '1000' },
+      // Logto's `identities` claim (the `identities` scope): the linked social identities.
+      identities: {},
     });
     expect(await findAccount(ctx, 'sam', undefined)).toBeUndefined();
     expect((await findAccount(ctx, 'host-user', undefined))?.accountId).toBe('host-user');
