@@ -5,7 +5,15 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { exactObject, guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { hashBackupCode, newBackupCodes } from '../lib/mfa/backup-codes.js';
-import { mfaToApi, mfaVerificationResponse, type MfaFactor, type MfaVerification, type WebAuthnFactor } from '../lib/mfa/model.js';
+import {
+  backupCodesSchema,
+  mfaToApi,
+  mfaVerificationResponse,
+  totpSecretSchema,
+  type MfaFactor,
+  type MfaVerification,
+  type WebAuthnFactor,
+} from '../lib/mfa/model.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
 import { newTotpSecret, totpStepOf } from '../lib/mfa/totp.js';
 import { challengeTtlMs, registrationOptions, verifiedRegistration, type RelyingParty } from '../lib/mfa/webauthn.js';
@@ -36,15 +44,9 @@ export interface AccountMfaDeps {
 }
 
 const scopes = ['identities'];
-const totpSecret = { type: 'string', minLength: 26, maxLength: 128, pattern: '^[A-Z2-7]+=*$' } as const;
+const totpSecret = totpSecretSchema;
 const code = { type: 'string', minLength: 6, maxLength: 6, pattern: '^[0-9]{6}$' } as const;
-const backupCodes = {
-  type: 'array',
-  minItems: 10,
-  maxItems: 10,
-  uniqueItems: true,
-  items: { type: 'string', minLength: 6, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' },
-} as const;
+const backupCodes = backupCodesSchema;
 
 /**
  * Logto's Account API for MFA (packages/core/src/routes/account/mfa-verifications.ts): the user's

@@ -4,23 +4,15 @@ import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { hashBackupCode, newBackupCodes } from '../lib/mfa/backup-codes.js';
-import { mfaToApi, mfaVerificationResponse, type MfaVerification } from '../lib/mfa/model.js';
+import { backupCodesSchema, mfaToApi, mfaVerificationResponse, totpSecretSchema, type MfaVerification } from '../lib/mfa/model.js';
 import { newTotpSecret, totpUri } from '../lib/mfa/totp.js';
 import { userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams } from './schemas/common.js';
 
-/** A TOTP secret an operator brings (migrating from another system): RFC 4648 base32, at least 128 bits (RFC 4226 §4 asks for 128, and otplib refuses less). */
-const base32Secret = { type: 'string', minLength: 26, maxLength: 128, pattern: '^[A-Z2-7]+=*$' } as const;
-/** Backup codes an operator brings: ten, each as a person would type one. */
-const backupCodes = {
-  type: 'array',
-  minItems: 10,
-  maxItems: 10,
-  uniqueItems: true,
-  items: { type: 'string', minLength: 6, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' },
-} as const;
+const base32Secret = totpSecretSchema;
+const backupCodes = backupCodesSchema;
 
 /**
  * Logto's `/api/users/:userId/mfa-verifications`: an operator lists a user's factors (never a

@@ -57,6 +57,18 @@ export function mfaToApi(factor: MfaVerification) {
   };
 }
 
+/** A TOTP secret a client or an operator brings: RFC 4648 base32, at least 128 bits (RFC 4226 §4 asks for 128, and otplib refuses less). */
+export const totpSecretSchema = { type: 'string', minLength: 26, maxLength: 128, pattern: '^[A-Z2-7]+=*$' } as const;
+
+/** Backup codes a client or an operator brings: ten, each as a person would type one. */
+export const backupCodesSchema = {
+  type: 'array',
+  minItems: 10,
+  maxItems: 10,
+  uniqueItems: true,
+  items: { type: 'string', minLength: 6, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' },
+} as const;
+
 /** The schema of `mfaToApi`'s answer, for the routes that give it. */
 export const mfaVerificationResponse = {
   type: 'object',

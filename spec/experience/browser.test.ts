@@ -1,23 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 
-import { chromium, type Browser, type Page } from 'playwright-core';
-
-import { relyingPartyUris, startRelyingParty, type RelyingParty } from '../../examples/relying-party.js';
+import type { RelyingParty } from '../../examples/relying-party.js';
+import { launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { startSmsCatcher, type SmsCatcher } from '../support/sms.js';
-
-/** Debian's Chromium, installed by `.ci/run` (apt-get install chromium); never a downloaded browser. */
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/**
- * Where the screenshots go: a folder of this run's own, so that a test run leaves the tracked
- * `docs/screenshots` alone; `npm run docs:screenshots` sets SCREENSHOTS_DIR to refresh them.
- */
-const screenshots = process.env.SCREENSHOTS_DIR ? resolve(process.env.SCREENSHOTS_DIR) : mkdtempSync(join(tmpdir(), 'oidc-identity-screenshots-'));
 
 describe('sign-in experience in a real browser (Chromium), through the example web app', () => {
   let server: TestServer;
@@ -29,8 +18,6 @@ describe('sign-in experience in a real browser (Chromium), through the example w
   let page: Page;
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install chromium), as .ci/run does`);
-    mkdirSync(screenshots, { recursive: true });
     receiver = await startReceiver();
     mail = await startMailCatcher();
     sms = await startSmsCatcher();
@@ -43,21 +30,8 @@ describe('sign-in experience in a real browser (Chromium), through the example w
       BRAND_COLOR: '#0b6e4f',
     });
     await subscribe(server, receiver, ['User.Created', 'User.Data.Updated', 'PostRegister', 'PostSignIn', 'PostResetPassword']);
-    // The example app listens on a port of its own choosing, so it is registered once that is known.
-    const application = await server.create('/api/applications', {
-      name: 'Example web app',
-      type: 'Traditional',
-      oidcClientMetadata: relyingPartyUris('http://localhost:1'),
-    });
-    const secret = await server.create(`/api/applications/${application.id}/secrets`, { name: 'browser-test' });
-    rp = await startRelyingParty({ identityUrl: server.url, clientId: application.id, clientSecret: secret.value, port: 0 });
-    await server.api('PATCH', `/api/applications/${application.id}`, { body: { oidcClientMetadata: relyingPartyUris(rp.url) } });
-    // Other processes learn of the change through the cache; this one at once.
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    rp = await startExampleApp(server);
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 900, height: 760 } });
   });
   afterAll(async () => {
@@ -69,7 +43,7 @@ describe('sign-in experience in a real browser (Chromium), through the example w
     await sms?.close();
   });
 
-  const shoot = (name: string) => page.screenshot({ path: join(screenshots, `${name}.png`) });
+  const shoot = screenshotsOf(() => page);
 
   /** What the example app shows after a sign-in: the name it greets and the ID token's claims. */
   async function signedInAs() {

@@ -1,20 +1,14 @@
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-
 import { generate } from 'otplib';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 
-import { relyingPartyUris, startRelyingParty, type RelyingParty } from '../../examples/relying-party.js';
+import type { RelyingParty } from '../../examples/relying-party.js';
+import { launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { TestBrowser } from '../support/browser.js';
 import { codeFlow, redeem } from '../support/flows.js';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** As in browser.test.ts: a folder of this run's own, unless `npm run docs:screenshots` names docs/screenshots. */
-const screenshots = process.env.SCREENSHOTS_DIR ? resolve(process.env.SCREENSHOTS_DIR) : mkdtempSync(join(tmpdir(), 'oidc-identity-screenshots-'));
 const password = 'correct horse battery staple';
 /** A TOTP code as an authenticator app shows it (otplib), for the time `at` (now unless pinned). */
 const totp = (secret: string, at = Date.now()) => generate({ secret, epoch: Math.floor(at / 1000) });
@@ -32,8 +26,6 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
   let page: Page;
 
   beforeAll(async () => {
-    if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install chromium), as .ci/run does`);
-    mkdirSync(screenshots, { recursive: true });
     receiver = await startReceiver();
     server = await startTestServer('mfa-browser', { ...hookTestEnv, BRAND_NAME: 'Acme' });
     await subscribe(server, receiver, ['User.Data.Updated', 'PostSignIn']);
@@ -41,19 +33,8 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
       body: { mfa: { factors: ['Totp', 'WebAuthn', 'BackupCode'], policy: 'Mandatory' }, passkeySignIn: { enabled: true } },
     });
     expect(patched.status).toBe(200);
-    const application = await server.create('/api/applications', {
-      name: 'Example web app',
-      type: 'Traditional',
-      oidcClientMetadata: relyingPartyUris('http://localhost:1'),
-    });
-    const secret = await server.create(`/api/applications/${application.id}/secrets`, { name: 'mfa-browser-test' });
-    rp = await startRelyingParty({ identityUrl: server.url, clientId: application.id, clientSecret: secret.value, port: 0 });
-    await server.api('PATCH', `/api/applications/${application.id}`, { body: { oidcClientMetadata: relyingPartyUris(rp.url) } });
-    browser = await chromium.launch({
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    rp = await startExampleApp(server);
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 900, height: 800 } });
     // A platform authenticator that keeps discoverable credentials and verifies the user without asking.
     const cdp = await page.context().newCDPSession(page);
@@ -76,7 +57,7 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
     await receiver?.close();
   });
 
-  const shoot = (name: string) => page.screenshot({ path: join(screenshots, `${name}.png`) });
+  const shoot = screenshotsOf(() => page);
 
   async function signedIn() {
     await page.waitForURL(`${rp.url}/`);
