@@ -36,6 +36,8 @@ export function createKeyRing(db: Db, initial: { signing: JWK[]; cookies: string
   const signing: JWK[] = [...initial.signing];
   const cookieKeys: string[] = [...initial.cookies];
   let verify = createLocalJWKSet(publicJwks(signing));
+  /** The stored versions the ring holds (bumped by every rotation and deletion). */
+  const loaded = { signing: 0, cookies: 0 };
   const listeners: Array<(jwks: { keys: JWK[] }) => void> = [];
 
   const documentOf = async (type: OidcKeyType) => (await system.findOne({ _id: type === 'private-keys' ? 'signing' : 'cookies' }))!;
@@ -79,10 +81,20 @@ export function createKeyRing(db: Db, initial: { signing: JWK[]; cookies: string
 
     async reload() {
       const [signed, cookies] = await Promise.all([documentOf('private-keys'), documentOf('cookie-keys')]);
-      signing.splice(0, signing.length, ...(signed.keys as JWK[]));
-      cookieKeys.splice(0, cookieKeys.length, ...(cookies.keys as string[]));
-      verify = createLocalJWKSet(publicJwks(signing));
-      for (const listener of listeners) listener({ keys: [...signing] });
+      // Reloads may overlap (a rotation's own, and the periodic one that saw another process's
+      // change): one that read an older version than the ring holds must not put its keys back.
+      const signedVersion = signed.version ?? 0;
+      const cookiesVersion = cookies.version ?? 0;
+      if (signedVersion >= loaded.signing) {
+        loaded.signing = signedVersion;
+        signing.splice(0, signing.length, ...(signed.keys as JWK[]));
+        verify = createLocalJWKSet(publicJwks(signing));
+        for (const listener of listeners) listener({ keys: [...signing] });
+      }
+      if (cookiesVersion >= loaded.cookies) {
+        loaded.cookies = cookiesVersion;
+        cookieKeys.splice(0, cookieKeys.length, ...(cookies.keys as string[]));
+      }
     },
 
     async list(type: OidcKeyType): Promise<OidcKeyInfo[]> {
