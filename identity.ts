@@ -45,6 +45,10 @@ import { accountApi } from './account/index.js';
 import { accountCollections } from './account/collections.js';
 import { codeMessenger } from './experience/messages.js';
 import { secretBox } from './lib/mfa/secret-box.js';
+import { createConnectorStore } from './social/connectors.js';
+import { createUpstream } from './social/upstream.js';
+import { createProviderFetch } from './provider/fetch.js';
+import { createOutboundPolicy } from './lib/outbound-addresses.js';
 import { relyingPartyOf } from './lib/mfa/webauthn.js';
 import type { ErrorLogger } from './lib/http/api-errors.js';
 import { createExperience, interactionUrl, logConnector, logSmsConnector, pagesPrefix } from './experience/index.js';
@@ -117,6 +121,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
 
   await ensureManagementApi(database.db, managementApiIndicator);
   const secrets: ProviderSecrets = await loadProviderSecrets(database.db);
+  // Social connectors: their client secrets sealed like the MFA secrets; upstream calls through the outbound guard.
+  const connectors = createConnectorStore(database.db, secretBox(options.mfaEncryptionKey ?? secrets.mfaKey));
+  const upstream = createUpstream({ connectors, fetch: createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts ?? [])) });
   const keyRing = createKeyRing(database.db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys });
 
   const {
@@ -284,6 +291,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           clientAddress,
           cookieKeys: (configured.cookies?.keys ?? keyRing.cookieKeys) as Koa['keys'],
           mfaKey: options.mfaEncryptionKey ?? secrets.mfaKey,
+          connectors,
+          upstream,
           ...(options.experience.limits && { limits: options.experience.limits }),
           ...(options.experience.maxConcurrentHashes && { maxConcurrentHashes: options.experience.maxConcurrentHashes }),
         });
@@ -302,6 +311,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           keyRing: keysManaged ? keyRing : undefined,
           mfaBox: secretBox(options.mfaEncryptionKey ?? secrets.mfaKey),
           productName: (branding ?? defaultBranding).productName,
+          connectors,
         },
         {
           auth: {

@@ -290,7 +290,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     guard({ scopes: ['openid'], body: object({ identifier: codeIdentifier }), status: 201, response: recordAnswer }),
     async (ctx) => {
       const send = deps.sendCode;
-      assertThat(send, () => new ApiError('connector.not_found', 'no email or SMS connector is configured: the sign-in experience is off'));
+      assertThat(send, () => new ApiError('connector.not_found', 'no email or SMS connector is configured: the sign-in experience is off', undefined, 501));
       const target = codeTargetOf(ctx.guard.body.identifier, 'body.identifier.value');
       const over = await countCodeSend(counters, target, ctx.ip);
       if (over) {

@@ -42,8 +42,10 @@ export function createAccountLookup(queries: Queries) {
   }
 
   const findUserById = (id: string) => queries.users.findById(id);
+  /** The user an upstream account (`<target>:<id>`) is linked to. */
+  const findUserByIdentity = (key: string) => queries.users.collection.findOne({ identityKeys: key });
 
-  return { findUser, findUserById, assertUnused };
+  return { findUser, findUserById, findUserByIdentity, assertUnused };
 }
 
 export type AccountLookup = ReturnType<typeof createAccountLookup>;

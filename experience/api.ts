@@ -150,10 +150,15 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
   // answers 201 (the account to create is settled); the other interactions answer 204.
   router.post(
     '/identification',
-    guard({ body: { type: 'object', properties: { verificationId }, additionalProperties: false } as const, status: 204, public: true }),
+    guard({
+      body: { type: 'object', properties: { verificationId, linkSocialIdentity: { type: 'boolean' } }, additionalProperties: false } as const,
+      status: 204,
+      public: true,
+    }),
     async (ctx) => {
       const { experience } = ctx.state;
-      const event = await service.identify(experience, ctx.guard.body.verificationId);
+      const { verificationId: id, linkSocialIdentity } = ctx.guard.body;
+      const event = await service.identify(experience, id, { ...(linkSocialIdentity !== undefined && { linkSocialIdentity }) });
       ctx.status = event === 'Register' ? 201 : 204;
       // No body (not Koa's default "Created" text).
       if (ctx.status === 201) ctx.body = '';
@@ -262,6 +267,34 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
       ctx.body = { verificationId: await service.mfa.webAuthnAuthenticationVerify(ctx.state.experience, id, payload as never, callerOf(ctx)) };
     },
   );
+  // Social sign-in (Logto's): the provider's authorization URL for this interaction, then its callback's parameters.
+  const connectorParams = exactObject({ connectorId: { type: 'string', minLength: 1, maxLength: 64 } });
+  router.post(
+    '/verification/social/:connectorId/authorization-uri',
+    guard({
+      params: connectorParams,
+      body: exactObject({ state: { type: 'string', minLength: 8, maxLength: 512 }, redirectUri: { type: 'string', maxLength: 2048, pattern: '^https?://' } }),
+      response: answer({ authorizationUri: { type: 'string' }, verificationId }),
+      public: true,
+    }),
+    async (ctx) => {
+      ctx.body = await service.social.authorizationUri(ctx.state.experience, ctx.guard.params.connectorId, ctx.guard.body);
+    },
+  );
+  router.post(
+    '/verification/social/:connectorId/verify',
+    guard({
+      params: connectorParams,
+      body: exactObject({ verificationId, connectorData: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 } } }),
+      ...verificationAnswer,
+      public: true,
+    }),
+    async (ctx) => {
+      const { verificationId: id, connectorData } = ctx.guard.body;
+      ctx.body = { verificationId: await service.social.verify(ctx.state.experience, ctx.guard.params.connectorId, id, connectorData) };
+    },
+  );
+
   step('post', '/profile/mfa', object({ type: { enum: mfaFactors }, verificationId }), (experience, given) =>
     service.mfa.bind(experience, given.type, given.verificationId),
   );

@@ -5,6 +5,7 @@ import { suspended } from './accounts.js';
 import type { Codes } from './codes.js';
 import type { SignInSettings } from './sign-in-settings.js';
 import type { ExperienceDocument, ExperienceStore, Profile, Verification } from './state.js';
+import { identityKey } from './social.js';
 
 const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
 
@@ -12,7 +13,7 @@ const notFound = () => new ApiError('session.verification_not_found', 'no verifi
  * What identifying establishes: the user to sign in (or reset) and how they proved it (`amr`, RFC 8176:
  * `pwd` a password, `otp` a one-time code), or the profile of the account to create.
  */
-type Identified = { userId: string; amr?: string[] } | { profile: Profile };
+type Identified = { userId: string; amr?: string[]; profile?: Profile } | { profile: Profile };
 
 type Rule<V> = (experience: ExperienceDocument, verification: V) => Promise<Identified>;
 
@@ -90,13 +91,50 @@ export function createIdentification({
     },
   };
 
-  return async function identify(experience: ExperienceDocument, event: InteractionKind, verificationId: string): Promise<void> {
+  /**
+   * A social verification (Logto's): at sign-in the user the upstream account is linked to; or, on
+   * request (`linkSocialIdentity`), the user whose email the provider verified, the identity linked
+   * at submit; else 404 `user.identity_not_exist` (naming that email, now proved). At registration,
+   * a new account with the identity (422 `user.identity_already_in_use` if another user has it).
+   */
+  async function social(event: InteractionKind, record: Extract<Verification, { type: 'social' }>, link: boolean): Promise<Identified> {
+    assertThat(record.verified && record.upstream, notFound);
+    const upstream = record.upstream!;
+    const socialIdentity = { target: record.target, id: upstream.id, details: upstream };
+    const owner = await accounts.findUserByIdentity(identityKey(record.target, upstream.id));
+    if (event === 'Register') {
+      assertThat(!owner, () => new ApiError('user.identity_already_in_use', 'this account of the provider belongs to another user already'));
+      const email = upstream.email && !(await accounts.findUser({ type: 'email', value: upstream.email })) ? upstream.email : undefined;
+      return { profile: { socialIdentity, ...(email && { email }) } };
+    }
+    assertThat(event === 'SignIn', notFound);
+    if (owner) {
+      assertThat(!owner.isSuspended, suspended);
+      return { userId: owner._id, amr: [] };
+    }
+    const related = upstream.email ? await accounts.findUser({ type: 'email', value: upstream.email }) : null;
+    assertThat(
+      related && link,
+      () => new ApiError('user.identity_not_exist', 'no user has this account of the provider', related ? { relatedUser: upstream.email } : undefined),
+    );
+    assertThat(!related!.isSuspended, suspended);
+    return { userId: related!._id, amr: [], profile: { socialIdentity } };
+  }
+
+  return async function identify(
+    experience: ExperienceDocument,
+    event: InteractionKind,
+    verificationId: string,
+    { linkSocialIdentity = false } = {},
+  ): Promise<void> {
     const stored = Object.hasOwn(experience.verifications, verificationId) ? experience.verifications[verificationId] : undefined;
     let identified: Identified;
     if (stored?.type === 'password') {
       const rule = rules.password[event];
       assertThat(rule, notFound);
       identified = await rule(experience, stored);
+    } else if (stored?.type === 'social') {
+      identified = await social(event, stored, linkSocialIdentity);
     } else if (stored?.type === 'webAuthn' && stored.firstFactor) {
       // Passkey sign-in (when the settings allow it): the verified assertion named the user.
       assertThat(event === 'SignIn' && stored.verified && stored.userId, notFound);

@@ -18,6 +18,9 @@ import { apiErrors } from '../lib/http/api-errors.js';
 import { experienceApi, experiencePrefix } from './api.js';
 import { createCodes } from './codes.js';
 import { createExperienceMfa } from './mfa.js';
+import { createExperienceSocial } from './social.js';
+import type { ConnectorStore } from '../social/connectors.js';
+import type { Upstream } from '../social/upstream.js';
 import { secretBox } from '../lib/mfa/secret-box.js';
 import { relyingPartyOf } from '../lib/mfa/webauthn.js';
 import { createCounters, defaultLimits, type Limits } from './counters.js';
@@ -83,6 +86,9 @@ export interface ExperienceDeps {
   cookieKeys: Koa['keys'];
   /** The 32-byte key that seals MFA secrets at rest. */
   mfaKey: Buffer;
+  /** The social connectors and the upstream sign-in through them. */
+  connectors: ConnectorStore;
+  upstream: Upstream;
 }
 
 export interface Experience {
@@ -127,6 +133,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     codes: createCodes(db),
     counters,
     mfa,
+    social: createExperienceSocial({ store, connectors: deps.connectors, upstream: deps.upstream, origin: deps.origin }),
     hashing: createHashGate(deps.maxConcurrentHashes),
     revokeAccount: deps.revokeAccount,
   });

@@ -20,6 +20,7 @@ import type { SmsConnector } from './sms.js';
 import { codeTargetOf, type CodeTarget } from './codes.js';
 import { codeMessenger } from './messages.js';
 import type { ExperienceMfa } from './mfa.js';
+import type { ExperienceSocial } from './social.js';
 import { missingProfile, type MissingProfile, type SignInSettings } from './sign-in-settings.js';
 import type { ExceptionReport } from '../hooks/outbox.js';
 import { normalizePhone } from '../lib/phone.js';
@@ -63,6 +64,8 @@ export interface ExperienceServiceDeps {
   revokeAccount(userId: string, session?: ClientSession): Promise<void>;
   /** MFA: the factors' verifications, binding, and the submit's gate. */
   mfa: ExperienceMfa;
+  /** Social sign-in through the connectors. */
+  social: ExperienceSocial;
 }
 
 /** What the interaction result carries besides the login, for the events to name the flow. */
@@ -307,11 +310,11 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     },
 
     /** Decides who the interaction is about, from a verification of this interaction. */
-    async identify(given: ExperienceDocument, verificationId: string | undefined): Promise<InteractionKind> {
+    async identify(given: ExperienceDocument, verificationId: string | undefined, options: { linkSocialIdentity?: boolean } = {}): Promise<InteractionKind> {
       const experience = await store.get(given._id);
       const event = requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
       if (verificationId !== undefined) {
-        await identification(experience, event, verificationId);
+        await identification(experience, event, verificationId, options);
         return event;
       }
       // Without a verification, only a registration, from the profile given so far.
@@ -384,7 +387,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         // A new account proved a password, a code, or both; a sign-in, what identified it; then the second factors.
         const first = experience.amr ?? (event === 'Register' && !experience.profile.passwordHash ? ['otp'] : ['pwd']);
         const amr = [...new Set([...first, ...deps.mfa.amrOf(experience)])];
-        return await finish(experience._id, { login: { accountId, amr }, ...result });
+        return await finish(experience._id, { login: { accountId, ...(amr.length > 0 && { amr }) }, ...result });
       } catch (error) {
         await store.releaseSubmit(experience._id);
         throw error;
@@ -412,6 +415,14 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         const user = experience.userId ? ((await queries.users.findById(experience.userId)) ?? undefined) : undefined;
         return { settings, usable: deps.mfa.usableFactors(settings, user), experience };
       },
+    },
+
+    /** Social sign-in (Logto's `/verification/social/:connectorId/...`), in a sign-in or a registration. */
+    social: {
+      authorizationUri: async (given: ExperienceDocument, connectorId: string, body: { state: string; redirectUri: string }) =>
+        deps.social.authorizationUri(await mfaStep(given), connectorId, body),
+      verify: async (given: ExperienceDocument, connectorId: string, verificationId: string, connectorData: Record<string, unknown>) =>
+        deps.social.verify(await mfaStep(given), connectorId, verificationId, connectorData),
     },
 
     /** How people may sign up and sign in now (the pages draw their forms from it). */

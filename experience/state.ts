@@ -5,6 +5,7 @@ import { isDuplicateKeyError } from '../lib/errors.js';
 import { generateSecret } from '../lib/ids.js';
 import type { InteractionKind } from '../hooks/catalog.js';
 import type { WebAuthnFactor } from '../lib/mfa/model.js';
+import type { UpstreamUser } from '../social/upstream.js';
 
 /** A verification made in an interaction (email codes live in `verification_codes`). */
 export type Verification =
@@ -12,7 +13,19 @@ export type Verification =
   | { type: 'password'; userId: string }
   /** Register: a new username with its password, hashed as soon as it was given. */
   | { type: 'newPasswordIdentity'; username: string; passwordHash: string }
-  | MfaVerificationRecord;
+  | MfaVerificationRecord
+  /** A sign-in with a social connector: what the callback is checked against, then who the provider said it was. */
+  | {
+      type: 'social';
+      connectorId: string;
+      target: string;
+      redirectUri: string;
+      state: string;
+      nonce: string;
+      codeVerifier: string;
+      verified: boolean;
+      upstream?: UpstreamUser;
+    };
 
 /**
  * An MFA step of this interaction, for `userId` (the identified user, or the account to create):
@@ -36,7 +49,16 @@ export type MfaVerificationRecord =
     };
 
 /** What the person has established so far, for the account to create or change at submit. */
+/** An upstream account, as it joins a user's `identities`. */
+export interface SocialIdentity {
+  target: string;
+  id: string;
+  details: UpstreamUser;
+}
+
 export interface Profile {
+  /** A social identity to add: to the account to create, or at sign-in to the identified user (linking on request). */
+  socialIdentity?: SocialIdentity;
   username?: string;
   email?: string;
   /** Verified by a code, in its stored form (E.164 digits). */
@@ -111,6 +133,7 @@ export function createExperienceStore(db: Db) {
     },
 
     async set(uid: string, changes: { userId?: string; amr?: string[]; profile?: Profile }): Promise<void> {
+      // An identification's `amr` replaces the one before it (a social sign-in proves none of RFC 8176's kinds).
       const profile = Object.entries(changes.profile ?? {}).map(([key, value]) => [`profile.${key}`, value]);
       await experiences.updateOne(
         { _id: uid },

@@ -8,10 +8,20 @@ import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { Origin } from '../lib/store/unit-of-work.js';
 import { suspended, type AccountLookup } from './accounts.js';
 import type { ExperienceServiceDeps } from './service.js';
-import type { ExperienceDocument, Profile } from './state.js';
+import type { ExperienceDocument, Profile, SocialIdentity } from './state.js';
+import { identityKey } from './social.js';
 import { missingProfile, type ProfileHeld, type SignInSettings } from './sign-in-settings.js';
 
 type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
+
+/** The user's identities with `identity` linked (Logto's `{[target]: {userId, details}}`), and its unique key. */
+function withIdentity(user: Pick<UserDocument, 'identities' | 'identityKeys'>, { target, id, details }: SocialIdentity) {
+  const key = identityKey(target, id);
+  return {
+    identities: { ...user.identities, [target]: { userId: id, details } },
+    identityKeys: [...new Set([...(user.identityKeys ?? []), key])],
+  };
+}
 
 /** The user's factors with `added`: a new set of backup codes replaces the old one. */
 function withFactors(existing: MfaVerification[] | undefined, added: MfaVerification[]): MfaVerification[] {
@@ -25,7 +35,8 @@ export function heldBy(profile: Profile, user?: UserDocument): ProfileHeld {
     username: Boolean(user?.username ?? profile.username),
     email: Boolean(user?.primaryEmail ?? profile.email),
     phone: Boolean(user?.primaryPhone ?? profile.phone),
-    password: Boolean(user?.passwordHash ?? profile.passwordHash),
+    // A linked upstream account stands in for a password, as in Logto.
+    password: Boolean(user?.passwordHash ?? profile.passwordHash) || Object.keys(user?.identities ?? {}).length > 0 || Boolean(profile.socialIdentity),
   };
 }
 
@@ -70,7 +81,7 @@ export function createSubmitters(
       // A user with a second factor proves it; mandatory MFA enrols one (Logto's 403 and 422).
       await deps.mfa.assertSatisfied(experience, user!);
       const factors = deps.mfa.pendingFactors(experience, userId);
-      if (!profile.email && !profile.phone && !profile.username && !profile.passwordHash && factors.length === 0) {
+      if (!profile.email && !profile.phone && !profile.username && !profile.passwordHash && !profile.socialIdentity && factors.length === 0) {
         // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
         const { matchedCount } = await queries.users.collection.updateOne({ _id: userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
         assertThat(matchedCount === 1, suspended);
@@ -91,6 +102,7 @@ export function createSubmitters(
             ...(profile.username && { username: profile.username }),
             ...(profile.passwordHash && { passwordHash: profile.passwordHash }),
             ...(factors.length > 0 && { mfaVerifications: withFactors(before.mfaVerifications, factors) }),
+            ...(profile.socialIdentity && withIdentity(before, profile.socialIdentity)),
             lastSignInAt: now,
             updatedAt: now,
           },
@@ -108,7 +120,23 @@ export function createSubmitters(
       // The id a passkey registered in this interaction names, when there is one.
       const id = experience.newUserId ?? generateId(12);
       const mfaVerifications = deps.mfa.pendingFactors(experience, id);
-      const user = newUser({ username, primaryEmail: email, primaryPhone: phone, passwordHash, lastSignInAt: now, mfaVerifications }, now, id);
+      const { socialIdentity } = experience.profile;
+      const details = socialIdentity?.details;
+      const user = newUser(
+        {
+          username,
+          primaryEmail: email,
+          primaryPhone: phone,
+          passwordHash,
+          lastSignInAt: now,
+          mfaVerifications,
+          ...(details?.name && { name: details.name }),
+          ...(details?.avatar && { avatar: details.avatar }),
+        },
+        now,
+        id,
+      );
+      if (socialIdentity) Object.assign(user, withIdentity(user, socialIdentity));
       await deps.write(origin, async ({ session, intend, record }) => {
         await intend({ entity: 'User', action: 'created', id: user._id });
         await queries.users.insert(user, session);

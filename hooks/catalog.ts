@@ -82,6 +82,9 @@ export const recordedChanges = [
   'JwtCustomizer.deleted',
   'OidcKey.rotated',
   'OidcKey.deleted',
+  'Connector.created',
+  'Connector.updated',
+  'Connector.deleted',
 ] as const;
 export type ChangeKey = (typeof recordedChanges)[number];
 

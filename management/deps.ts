@@ -1,3 +1,4 @@
+import type { ConnectorStore } from '../social/connectors.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type Router from '@koa/router';
 import type { ClientSession } from 'mongodb';
@@ -62,6 +63,8 @@ export interface ManagementDeps {
   mfaBox: SecretBox;
   /** The issuer name authenticator apps show beside a TOTP code. */
   productName: string;
+  /** The social connectors (their client secrets sealed). */
+  connectors: ConnectorStore;
 }
 
 export type ApiRouter = Router;

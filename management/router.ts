@@ -27,6 +27,7 @@ import { signInExperienceRoutes } from './sign-in-experience.js';
 import { subjectTokenRoutes } from './subject-tokens.js';
 import { userRoutes } from './users.js';
 import { mfaVerificationRoutes } from './mfa-verifications.js';
+import { connectorRoutes } from './connectors.js';
 
 export interface ManagementApiOptions {
   auth: BearerAuthOptions;
@@ -52,6 +53,7 @@ const routeTables = [
   changeRoutes,
   jwtCustomizerRoutes,
   signInExperienceRoutes,
+  connectorRoutes,
   oidcKeyRoutes,
   hookRoutes,
 ];

@@ -36,6 +36,8 @@ export const storeCollections: CollectionIndexes = {
     { key: { username: 1 }, name: 'username', unique: true, partialFilterExpression: { username: { $type: 'string' } } },
     { key: { emailKey: 1 }, name: 'emailKey', unique: true, partialFilterExpression: { emailKey: { $type: 'string' } } },
     { key: { primaryPhone: 1 }, name: 'primaryPhone', unique: true, partialFilterExpression: { primaryPhone: { $type: 'string' } } },
+    // Multikey: each linked upstream account (`<target>:<id>`) belongs to one user. The field is absent, never empty, without any.
+    { key: { identityKeys: 1 }, name: 'identityKeys', unique: true, partialFilterExpression: { identityKeys: { $exists: true } } },
   ],
   organizations: [newestFirst],
   organization_roles: [newestFirst, { key: { name: 1 }, name: 'name', unique: true }],

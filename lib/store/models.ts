@@ -107,8 +107,10 @@ export interface UserDocument {
   customData: Record<string, unknown>;
   /** OIDC standard profile claims (given name, locale, address, ...). */
   profile: Record<string, unknown>;
-  /** Linked social identities, by connector target. */
+  /** Linked social identities, by connector target (Logto's `{[target]: {userId, details}}`). */
   identities: Record<string, unknown>;
+  /** `<target>:<upstream user id>` of each linked identity, under a unique index: one upstream account, one user. Absent when none. */
+  identityKeys?: string[];
   passwordHash: string | null;
   /** The user's MFA factors (lib/mfa/model.ts); absent on users made before MFA existed. Never leaves the server as stored. */
   mfaVerifications?: MfaVerification[];
@@ -184,7 +186,7 @@ export function newUser(fields: NewUserFields, now = Date.now(), id = generateId
 }
 
 /** Fields whose change is bookkeeping, not the user's data. */
-const unannounced = new Set(['_id', 'updatedAt', 'emailKey', 'createdAt']);
+const unannounced = new Set(['_id', 'updatedAt', 'emailKey', 'identityKeys', 'createdAt']);
 /** Objects whose changes are named key by key (`customData.plan`, `identities.github`). */
 const keyed = new Set(['customData', 'profile', 'identities']);
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
@@ -209,7 +211,7 @@ export function userChanges(before: UserDocument, after: UserDocument): string[]
 }
 
 /** The user as the API shows it: never the password hash, never the email key. */
-export function userToApi({ _id, passwordHash, emailKey: _emailKey, mfaVerifications: _mfa, ...rest }: UserDocument) {
+export function userToApi({ _id, passwordHash, emailKey: _emailKey, mfaVerifications: _mfa, identityKeys: _identityKeys, ...rest }: UserDocument) {
   return { id: _id, ...rest, hasPassword: passwordHash !== null };
 }
 

@@ -55,6 +55,7 @@ export function createQueries(db: Db) {
         username: inUse('user.username_already_in_use', 'this username'),
         emailKey: inUse('user.email_already_in_use', 'this email address'),
         primaryPhone: inUse('user.phone_already_in_use', 'this phone number'),
+        identityKeys: inUse('user.identity_already_in_use', 'this upstream account'),
       },
     }),
     scopes: createEntityQueries<ScopeDocument>(db, { collection: 'scopes', label: 'scope' }),

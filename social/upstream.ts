@@ -1,0 +1,170 @@
+import * as client from 'openid-client';
+
+import { ApiError } from '../lib/errors.js';
+import type { ConnectorDocument, ConnectorStore } from './connectors.js';
+import { factoryById } from './factories.js';
+
+/** Who the upstream provider says the person is. */
+export interface UpstreamUser {
+  id: string;
+  name?: string;
+  /** Only an address the provider says it verified. */
+  email?: string;
+  avatar?: string;
+}
+
+/** What one authorization request to the provider is checked against when it comes back. */
+export interface AuthorizationChecks {
+  redirectUri: string;
+  state: string;
+  nonce: string;
+  codeVerifier: string;
+}
+
+const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
+/** Plain http is for a provider on this machine only (development, tests); anything else is https. */
+const insecureAllowed = (url: string) => {
+  const parsed = new URL(url);
+  return parsed.protocol === 'http:' && loopback.has(parsed.hostname);
+};
+
+const failed = (reason: string) => new ApiError('connector.general', `the sign-in with the provider failed: ${reason}`);
+
+/** openid-client's reason, with what it wraps (the check that failed, or the provider's error): never a token. */
+function reasonOf(error: unknown): string {
+  const {
+    message,
+    code,
+    error: providerError,
+    error_description: description,
+  } = error as Error & { code?: string; error?: string; error_description?: string };
+  const cause = (error as { cause?: unknown }).cause;
+  const detail = providerError ? `${providerError}${description ? `: ${description}` : ''}` : cause instanceof Error ? cause.message : undefined;
+  return [message, code && `(${code})`, detail && `- ${detail}`].filter(Boolean).join(' ');
+}
+
+/** A dotted path of an upstream profile (`id`, `data.login`). */
+const pick = (profile: Record<string, unknown>, path: string | undefined) =>
+  path
+    ?.split('.')
+    .reduce<unknown>((value, key) => (value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined), profile);
+const text = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : typeof value === 'number' ? String(value) : undefined);
+
+/**
+ * Upstream sign-in on openid-client: the authorization URL (PKCE S256, `state` and, for OpenID
+ * Connect, `nonce`, always), and the callback checked (state, the code exchanged with its
+ * verifier, the ID token's signature, issuer, audience and nonce) before the profile is read.
+ * Every request goes through the outbound guard (`fetch`).
+ */
+export function createUpstream({ connectors, fetch }: { connectors: ConnectorStore; fetch: typeof globalThis.fetch }) {
+  const configurations = new Map<string, Promise<client.Configuration>>();
+
+  function configurationOf(connector: ConnectorDocument): Promise<client.Configuration> {
+    const key = `${connector._id}:${connector.updatedAt}`;
+    let made = configurations.get(key);
+    if (!made) {
+      made = build(connector);
+      // A failed discovery is not kept: the next sign-in tries again.
+      made.catch(() => configurations.delete(key));
+      configurations.set(key, made);
+    }
+    return made;
+  }
+
+  async function build(connector: ConnectorDocument): Promise<client.Configuration> {
+    const factory = factoryById(connector.connectorId)!;
+    const config = connector.config as Record<string, string>;
+    const auth = client.ClientSecretPost(connectors.secretOf(connector));
+    if (factory.kind === 'oidc') {
+      return client
+        .discovery(new URL(config.issuer!), config.clientId!, undefined, auth, {
+          [client.customFetch]: fetch,
+          ...(insecureAllowed(config.issuer!) && { execute: [client.allowInsecureRequests] }),
+        })
+        .catch((error: unknown) => {
+          throw failed(`the provider's discovery failed (${(error as Error).message})`);
+        });
+    }
+    const configuration = new client.Configuration(
+      { issuer: new URL(config.authorizationEndpoint!).origin, authorization_endpoint: config.authorizationEndpoint!, token_endpoint: config.tokenEndpoint! },
+      config.clientId!,
+      undefined,
+      auth,
+    );
+    configuration[client.customFetch] = fetch;
+    if ([config.authorizationEndpoint!, config.tokenEndpoint!, config.userInfoEndpoint!].every(insecureAllowed)) client.allowInsecureRequests(configuration);
+    return configuration;
+  }
+
+  return {
+    /** The provider's authorization URL for one sign-in. */
+    async authorizationUri(connector: ConnectorDocument, checks: AuthorizationChecks): Promise<string> {
+      const factory = factoryById(connector.connectorId)!;
+      const configuration = await configurationOf(connector);
+      const scope = (connector.config.scope as string | undefined) ?? '';
+      return client
+        .buildAuthorizationUrl(configuration, {
+          redirect_uri: checks.redirectUri,
+          ...(scope && { scope }),
+          state: checks.state,
+          ...(factory.kind === 'oidc' && { nonce: checks.nonce }),
+          code_challenge: await client.calculatePKCECodeChallenge(checks.codeVerifier),
+          code_challenge_method: 'S256',
+        })
+        .toString();
+    },
+
+    /** The person the callback names, once every check passed; 400 `connector.general` (with the reason) otherwise. */
+    async verify(connector: ConnectorDocument, callbackParameters: Record<string, string>, checks: AuthorizationChecks): Promise<UpstreamUser> {
+      const factory = factoryById(connector.connectorId)!;
+      const configuration = await configurationOf(connector);
+      const callback = new URL(checks.redirectUri);
+      for (const [key, value] of Object.entries(callbackParameters)) callback.searchParams.set(key, value);
+      let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
+      try {
+        tokens = await client.authorizationCodeGrant(configuration, callback, {
+          pkceCodeVerifier: checks.codeVerifier,
+          expectedState: checks.state,
+          ...(factory.kind === 'oidc' && { expectedNonce: checks.nonce, idTokenExpected: true }),
+        });
+      } catch (error) {
+        throw failed(reasonOf(error));
+      }
+      if (factory.kind === 'oidc') {
+        const claims = tokens.claims()!;
+        const info = await client.fetchUserInfo(configuration, tokens.access_token, claims.sub).catch(() => ({}) as Record<string, unknown>);
+        const merged = { ...info, ...claims } as Record<string, unknown>;
+        return {
+          id: claims.sub,
+          ...(text(merged.name) && { name: text(merged.name)! }),
+          ...(text(merged.email) && merged.email_verified === true && { email: text(merged.email)! }),
+          ...(text(merged.picture) && { avatar: text(merged.picture)! }),
+        };
+      }
+      const config = connector.config as Record<string, unknown> & { profileMap?: Record<string, string> };
+      const read = async (endpoint: string) => {
+        const response = await client.fetchProtectedResource(configuration, tokens.access_token, new URL(endpoint), 'GET');
+        if (!response.ok) throw failed(`the provider's ${endpoint} answered ${response.status}`);
+        return response.json() as Promise<unknown>;
+      };
+      const profile = (await read(config.userInfoEndpoint as string)) as Record<string, unknown>;
+      const map = { id: 'id', name: 'name', email: 'email', avatar: 'picture', ...config.profileMap };
+      const id = text(pick(profile, map.id));
+      if (!id) throw failed('the profile has no id');
+      // A profile's email is not known to be verified; a provider's list of verified addresses is.
+      let email: string | undefined;
+      if (typeof config.emailsEndpoint === 'string') {
+        const emails = (await read(config.emailsEndpoint)) as Array<{ email?: string; primary?: boolean; verified?: boolean }>;
+        email = Array.isArray(emails) ? emails.find((entry) => entry.primary && entry.verified)?.email : undefined;
+      }
+      return {
+        id,
+        ...(text(pick(profile, map.name)) && { name: text(pick(profile, map.name))! }),
+        ...(email && { email }),
+        ...(text(pick(profile, map.avatar)) && { avatar: text(pick(profile, map.avatar))! }),
+      };
+    },
+  };
+}
+
+export type Upstream = ReturnType<typeof createUpstream>;

@@ -1,0 +1,274 @@
+import { snapshot } from '../support/db.js';
+import { TestBrowser, startAuthorization } from '../support/browser.js';
+import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { startGitHubLike, startUpstreamIdp, type GitHubLike, type UpstreamIdp } from '../support/upstream.js';
+
+const redirectUri = 'http://127.0.0.1:9/callback';
+const password = 'correct horse battery staple';
+
+/**
+ * Social sign-in as Logto's (packages/core/src/routes/connector/*, experience/verification-routes/
+ * social-verification.ts): connectors through the Management API, then the Experience API's
+ * authorization URI, callback and identification, against real upstream providers in this process:
+ * a second oidc-provider (OpenID Connect) and an OAuth 2.0 server shaped like GitHub's.
+ */
+describe('social sign-in (connectors, Experience API)', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let idp: UpstreamIdp;
+  let github: GitHubLike;
+  let clientId: string;
+  let oidcConnector: string;
+  let githubConnector: string;
+  let callbackUrl: string;
+  let ip = 30;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    server = await startTestServer('social', { ...hookTestEnv, TRUST_PROXY: 'true', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1,localhost' });
+    await subscribe(server, receiver, ['User.Created', 'User.Data.Updated', 'PostRegister', 'PostSignIn']);
+    callbackUrl = `${server.url}/interaction/social-callback`;
+    idp = await startUpstreamIdp(callbackUrl);
+    github = await startGitHubLike();
+    const application = await server.create('/api/applications', {
+      name: 'Web app',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
+    });
+    clientId = application.id;
+    oidcConnector = (
+      await server.create('/api/connectors', {
+        connectorId: 'oidc',
+        config: { issuer: `${idp.issuer}`, clientId: idp.clientId, clientSecret: idp.clientSecret },
+        metadata: { target: 'acme-idp', name: 'Acme IdP' },
+      })
+    ).id;
+    githubConnector = (
+      await server.create('/api/connectors', {
+        connectorId: 'github-universal',
+        config: {
+          clientId: github.clientId,
+          clientSecret: github.clientSecret,
+          authorizationEndpoint: `${github.url}/login/oauth/authorize`,
+          tokenEndpoint: `${github.url}/login/oauth/access_token`,
+          userInfoEndpoint: `${github.url}/user`,
+          emailsEndpoint: `${github.url}/user/emails`,
+        },
+      })
+    ).id;
+  });
+  afterAll(async () => {
+    await server.close();
+    await receiver.close();
+    await idp.close();
+    await github.close();
+  });
+
+  /** A new sign-in at our server, started as `event`. */
+  async function begin(event: 'SignIn' | 'Register') {
+    const browser = new TestBrowser(server.url, `198.51.100.${(ip += 1)}`);
+    const authorization = await startAuthorization(browser, clientId, redirectUri);
+    expect((await browser.json('PUT', '/api/experience', { interactionEvent: event })).status).toBe(204);
+    return { browser, ...authorization };
+  }
+
+  /** Asks for the provider's URL, signs in there (another browser: the provider's own cookies), answers the callback's parameters. */
+  async function upstreamLeg(browser: TestBrowser, connectorId: string, state = `state-${Math.random()}`) {
+    const started = await browser.json('POST', `/api/experience/verification/social/${connectorId}/authorization-uri`, { state, redirectUri: callbackUrl });
+    expect(started.status).toBe(200);
+    const authorizationUri = new URL(started.body.authorizationUri as string);
+    const away = new TestBrowser(authorizationUri.origin);
+    const { url } = await away.follow(authorizationUri, callbackUrl);
+    return { verificationId: started.body.verificationId as string, authorizationUri, connectorData: Object.fromEntries(url.searchParams) };
+  }
+
+  /** Submits, and follows the browser back through oidc-provider to the application (where the sign-in events are announced). */
+  async function submit(browser: TestBrowser) {
+    const submitted = await browser.json('POST', '/api/experience/submit');
+    expect(submitted.status).toBe(200);
+    const { url } = await browser.follow(submitted.body.redirectTo as string, redirectUri);
+    expect(url.searchParams.get('code')).toEqual(expect.any(String));
+  }
+
+  it('the Management API lists the factories, keeps the client secret write-only, and refuses a bad configuration', async () => {
+    const factories = (await server.api('GET', '/api/connector-factories')).body as Array<{ id: string; type: string }>;
+    expect(factories.map(({ id }) => id)).toEqual(['oidc', 'oauth2', 'google-universal', 'github-universal']);
+    const listed = (await server.api('GET', '/api/connectors')).body as Array<Record<string, unknown>>;
+    expect(listed).toHaveLength(2);
+    expect(JSON.stringify(listed)).not.toContain(idp.clientSecret);
+    expect(JSON.stringify(listed)).not.toContain(github.clientSecret);
+    expect(listed[0]).toMatchObject({ id: oidcConnector, connectorId: 'oidc', target: 'acme-idp', config: { issuer: idp.issuer, clientId: idp.clientId } });
+
+    const before = await snapshot(server.database.db);
+    const bad = await server.api('POST', '/api/connectors', { body: { connectorId: 'oidc', config: { clientId: 'x', clientSecret: 'y' } } });
+    expect({ status: bad.status, code: bad.body.code }).toEqual({ status: 400, code: 'connector.invalid_config' });
+    expect((await server.api('POST', '/api/connectors', { body: { connectorId: 'no-such', config: {} } })).body.code).toBe('connector.not_found');
+    const twice = await server.api('POST', '/api/connectors', {
+      body: { connectorId: 'oidc', config: { issuer: idp.issuer, clientId: 'a', clientSecret: 'b' }, metadata: { target: 'acme-idp' } },
+    });
+    expect({ status: twice.status, code: twice.body.code }).toEqual({ status: 422, code: 'connector.multiple_target_with_same_platform' });
+    expect(await snapshot(server.database.db)).toBe(before);
+    // A PATCH without a secret keeps the stored one (the flows below still sign in).
+    expect((await server.api('PATCH', `/api/connectors/${oidcConnector}`, { body: { config: { scope: 'openid email profile' } } })).status).toBe(200);
+  });
+
+  it('registers through the OpenID Connect provider (User.Created, PostRegister; the verified email taken), then signs in again (PostSignIn)', async () => {
+    idp.signInAs({ sub: 'upstream-ada', email: 'ada.upstream@example.com', email_verified: true, name: 'Ada Upstream' });
+    const register = await begin('Register');
+    const leg = await upstreamLeg(register.browser, oidcConnector);
+    // PKCE, state and nonce, always.
+    expect(leg.authorizationUri.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(leg.authorizationUri.searchParams.get('nonce')).toEqual(expect.any(String));
+    expect(
+      (
+        await register.browser.json('POST', `/api/experience/verification/social/${oidcConnector}/verify`, {
+          verificationId: leg.verificationId,
+          connectorData: leg.connectorData,
+        })
+      ).status,
+    ).toBe(200);
+    const created = await eventsDuring(server, receiver, async () => {
+      expect((await register.browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId })).status).toBe(201);
+      await submit(register.browser);
+    });
+    expect(created.map(({ body }) => body.event)).toEqual(['User.Created', 'PostRegister']);
+    expect(created[0]!.body.data).toMatchObject({
+      primaryEmail: 'ada.upstream@example.com',
+      name: 'Ada Upstream',
+      identities: { 'acme-idp': { userId: 'upstream-ada', details: { id: 'upstream-ada', email: 'ada.upstream@example.com' } } },
+    });
+    for (const { raw } of created) expect(raw).not.toMatch(/access_token|id_token|refresh_token/);
+    const userId = created[0]!.body.data.id as string;
+
+    const signIn = await begin('SignIn');
+    const again = await upstreamLeg(signIn.browser, oidcConnector);
+    await signIn.browser.json('POST', `/api/experience/verification/social/${oidcConnector}/verify`, {
+      verificationId: again.verificationId,
+      connectorData: again.connectorData,
+    });
+    const events = await eventsDuring(server, receiver, async () => {
+      expect((await signIn.browser.json('POST', '/api/experience/identification', { verificationId: again.verificationId })).status).toBe(204);
+      await submit(signIn.browser);
+    });
+    expect(events.map(({ body }) => [body.event, body.userId])).toEqual([['PostSignIn', userId]]);
+  });
+
+  it('refuses a wrong state, a callback used twice, a replayed code, a forged issuer, and another nonce', async () => {
+    idp.signInAs({ sub: 'upstream-refusals', email: 'refusals@example.com', email_verified: true });
+    const { browser } = await begin('SignIn');
+    const verify = (verificationId: string, connectorData: Record<string, string>) =>
+      browser.json('POST', `/api/experience/verification/social/${oidcConnector}/verify`, { verificationId, connectorData });
+
+    const wrongState = await upstreamLeg(browser, oidcConnector);
+    const refused = await verify(wrongState.verificationId, { ...wrongState.connectorData, state: 'not-the-state' });
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 400, code: 'connector.general' });
+    expect(refused.body.message).toMatch(/state/);
+
+    const forged = await upstreamLeg(browser, oidcConnector);
+    expect((await verify(forged.verificationId, { ...forged.connectorData, iss: 'https://evil.example' })).body).toMatchObject({
+      code: 'connector.general',
+      message: expect.stringMatching(/iss/),
+    });
+
+    const good = await upstreamLeg(browser, oidcConnector, 'the-same-state-twice');
+    expect((await verify(good.verificationId, good.connectorData)).status).toBe(200);
+    expect((await verify(good.verificationId, good.connectorData)).body).toMatchObject({
+      code: 'connector.general',
+      message: expect.stringMatching(/completed already/),
+    });
+    // The same code under a new verification with the same state: the provider redeemed it already.
+    const replay = await browser.json('POST', `/api/experience/verification/social/${oidcConnector}/authorization-uri`, {
+      state: 'the-same-state-twice',
+      redirectUri: callbackUrl,
+    });
+    expect((await verify(replay.body.verificationId as string, good.connectorData)).body).toMatchObject({
+      code: 'connector.general',
+      message: expect.stringMatching(/grant/),
+    });
+
+    // The provider signs the nonce it was sent; a different one in the request (a forged authorization URL) fails the ID token's check.
+    const started = await browser.json('POST', `/api/experience/verification/social/${oidcConnector}/authorization-uri`, {
+      state: 'nonce-test',
+      redirectUri: callbackUrl,
+    });
+    const tampered = new URL(started.body.authorizationUri as string);
+    tampered.searchParams.set('nonce', 'someone-elses-nonce');
+    const { url } = await new TestBrowser(tampered.origin).follow(tampered, callbackUrl);
+    expect((await verify(started.body.verificationId as string, Object.fromEntries(url.searchParams))).body).toMatchObject({
+      code: 'connector.general',
+      message: expect.stringMatching(/nonce/),
+    });
+
+    // Only our own pages may receive the code.
+    const elsewhere = await browser.json('POST', `/api/experience/verification/social/${oidcConnector}/authorization-uri`, {
+      state: 'elsewhere',
+      redirectUri: 'https://evil.example/cb',
+    });
+    expect(elsewhere.status).toBe(400);
+  });
+
+  it('links to an account with the same verified email only on request, announced with identities.<target> and the interaction', async () => {
+    const user = await server.create('/api/users', { username: 'links_social', primaryEmail: 'linker@example.com', password });
+    idp.signInAs({ sub: 'upstream-linker', email: 'linker@example.com', email_verified: true });
+    const { browser } = await begin('SignIn');
+    const leg = await upstreamLeg(browser, oidcConnector);
+    await browser.json('POST', `/api/experience/verification/social/${oidcConnector}/verify`, {
+      verificationId: leg.verificationId,
+      connectorData: leg.connectorData,
+    });
+    const unasked = await browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId });
+    expect({ status: unasked.status, code: unasked.body.code, data: unasked.body.data }).toEqual({
+      status: 404,
+      code: 'user.identity_not_exist',
+      data: { relatedUser: 'linker@example.com' },
+    });
+    const events = await eventsDuring(server, receiver, async () => {
+      expect((await browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId, linkSocialIdentity: true })).status).toBe(204);
+      await submit(browser);
+    });
+    expect(events.map(({ body }) => [body.event, body.changes])).toEqual([
+      ['User.Data.Updated', ['identities.acme-idp', 'lastSignInAt']],
+      ['PostSignIn', undefined],
+    ]);
+    expect(events[0]!.body).toMatchObject({ interactionEvent: 'SignIn', applicationId: clientId, data: { id: user.id } });
+
+    // The upstream account is now that user's: registering another account with it is refused.
+    const register = await begin('Register');
+    const again = await upstreamLeg(register.browser, oidcConnector);
+    await register.browser.json('POST', `/api/experience/verification/social/${oidcConnector}/verify`, {
+      verificationId: again.verificationId,
+      connectorData: again.connectorData,
+    });
+    const taken = await register.browser.json('POST', '/api/experience/identification', { verificationId: again.verificationId });
+    expect({ status: taken.status, code: taken.body.code }).toEqual({ status: 422, code: 'user.identity_already_in_use' });
+  });
+
+  it('registers through the GitHub-shaped OAuth 2.0 provider, with the verified primary email from /user/emails', async () => {
+    github.signInAs({ id: 583231, login: 'octo', name: 'Octo Cat' }, [
+      { email: 'octo.unverified@example.com', primary: false, verified: false },
+      { email: 'octo@example.com', primary: true, verified: true },
+    ]);
+    const register = await begin('Register');
+    const leg = await upstreamLeg(register.browser, githubConnector);
+    expect(leg.authorizationUri.searchParams.get('code_challenge')).toEqual(expect.any(String));
+    expect(
+      (
+        await register.browser.json('POST', `/api/experience/verification/social/${githubConnector}/verify`, {
+          verificationId: leg.verificationId,
+          connectorData: leg.connectorData,
+        })
+      ).status,
+    ).toBe(200);
+    const created = await eventsDuring(server, receiver, async () => {
+      expect((await register.browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId })).status).toBe(201);
+      await submit(register.browser);
+    });
+    expect(created[0]!.body.data).toMatchObject({
+      primaryEmail: 'octo@example.com',
+      avatar: 'https://avatars.example/583231',
+      identities: { github: { userId: '583231' } },
+    });
+  });
+});

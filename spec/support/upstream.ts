@@ -1,0 +1,162 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import Provider from 'oidc-provider';
+
+/** An upstream account: its subject and the claims the provider gives. */
+export interface UpstreamAccount {
+  sub: string;
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+}
+
+export interface UpstreamIdp {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** Who the next sign-in at this provider is (the provider signs them in without a page). */
+  signInAs(account: UpstreamAccount): void;
+  close(): Promise<void>;
+}
+
+const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port };
+};
+
+/**
+ * A second oidc-provider, in the test process, as the upstream OpenID Connect provider: one
+ * confidential client (ours, PKCE required), and a sign-in that needs no page: the account
+ * `signInAs` named is signed in, and consents, as soon as the interaction starts.
+ */
+export async function startUpstreamIdp(redirectUri: string): Promise<UpstreamIdp> {
+  let current: UpstreamAccount = { sub: 'nobody' };
+  const accounts = new Map<string, UpstreamAccount>();
+  let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end();
+  const { server, port } = await listen((req, res) => handler(req, res));
+  const issuer = `http://localhost:${port}`;
+  const client = { clientId: 'identity-service', clientSecret: randomBytes(24).toString('base64url') };
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uris: [redirectUri],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_post',
+      },
+    ],
+    findAccount: (_ctx, id) => (accounts.has(id) ? { accountId: id, claims: () => ({ ...accounts.get(id)! }) } : undefined),
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    features: { devInteractions: { enabled: false } },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    // The user consented once and for all: no consent prompt.
+    loadExistingGrant: async (ctx) => {
+      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
+      grant.addOIDCScope('openid email profile');
+      await grant.save();
+      return grant;
+    },
+    cookies: { keys: [randomBytes(16).toString('hex')] },
+  });
+  const callback = provider.callback();
+  handler = (req, res) => {
+    if (req.url?.startsWith('/interaction/')) {
+      accounts.set(current.sub, current);
+      provider.interactionFinished(req, res, { login: { accountId: current.sub } }, { mergeWithLastSubmission: false }).catch(() => res.writeHead(400).end());
+      return;
+    }
+    callback(req, res);
+  };
+  return {
+    issuer,
+    ...client,
+    signInAs(account) {
+      current = account;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export interface GitHubLike {
+  url: string;
+  clientId: string;
+  clientSecret: string;
+  /** Who the next sign-in is, with the emails `/user/emails` lists. */
+  signInAs(user: { id: number; login: string; name: string }, emails: Array<{ email: string; primary: boolean; verified: boolean }>): void;
+  close(): Promise<void>;
+}
+
+/**
+ * An OAuth 2.0 server shaped like GitHub's: `/login/oauth/authorize` (answering at once for the
+ * user `signInAs` named), `/login/oauth/access_token` (a code once, with its PKCE verifier), `/user`
+ * and `/user/emails` with the bearer token.
+ */
+export async function startGitHubLike(): Promise<GitHubLike> {
+  const clientId = 'Iv1.identity';
+  const clientSecret = randomBytes(20).toString('hex');
+  let user = { id: 0, login: 'nobody', name: 'Nobody' };
+  let emails: Array<{ email: string; primary: boolean; verified: boolean }> = [];
+  const codes = new Map<string, { challenge: string; redirectUri: string; user: typeof user; emails: typeof emails }>();
+  const tokens = new Map<string, { user: typeof user; emails: typeof emails }>();
+  const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  const { server, port } = await listen((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method === 'GET' && url.pathname === '/login/oauth/authorize') {
+      const code = randomBytes(10).toString('hex');
+      codes.set(code, { challenge: url.searchParams.get('code_challenge') ?? '', redirectUri: url.searchParams.get('redirect_uri') ?? '', user, emails });
+      const back = new URL(url.searchParams.get('redirect_uri')!);
+      back.searchParams.set('code', code);
+      back.searchParams.set('state', url.searchParams.get('state') ?? '');
+      res.writeHead(302, { location: back.href }).end();
+      return;
+    }
+    if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
+      let raw = '';
+      req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      req.on('end', () => {
+        const form = new URLSearchParams(raw);
+        const grant = codes.get(form.get('code') ?? '');
+        codes.delete(form.get('code') ?? '');
+        const verifier = form.get('code_verifier') ?? '';
+        const proved = grant && createHash('sha256').update(verifier).digest('base64url') === grant.challenge;
+        if (
+          form.get('client_id') !== clientId ||
+          form.get('client_secret') !== clientSecret ||
+          !grant ||
+          !proved ||
+          form.get('redirect_uri') !== grant.redirectUri
+        ) {
+          json(res, 400, { error: 'bad_verification_code' });
+          return;
+        }
+        const token = randomBytes(20).toString('hex');
+        tokens.set(token, { user: grant.user, emails: grant.emails });
+        json(res, 200, { access_token: token, token_type: 'bearer', scope: 'read:user,user:email' });
+      });
+      return;
+    }
+    const holder = tokens.get((req.headers.authorization ?? '').replace(/^Bearer /i, ''));
+    if (!holder) {
+      json(res, 401, { message: 'Bad credentials' });
+      return;
+    }
+    if (url.pathname === '/user') json(res, 200, { ...holder.user, avatar_url: `https://avatars.example/${holder.user.id}`, email: null });
+    else if (url.pathname === '/user/emails') json(res, 200, holder.emails);
+    else json(res, 404, { message: 'Not Found' });
+  });
+  return {
+    url: `http://localhost:${port}`,
+    clientId,
+    clientSecret,
+    signInAs(next, nextEmails) {
+      user = next;
+      emails = nextEmails;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
