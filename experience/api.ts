@@ -85,11 +85,13 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
       ctx.status = 204;
     });
 
-  for (const path of ['/', '/interaction-event']) {
-    step('put', path, object({ interactionEvent: event }), async (experience, { interactionEvent }) => {
-      await service.start(experience, interactionEvent);
-    });
-  }
+  // As Logto's: `PUT /` starts the interaction afresh; `PUT /interaction-event` changes its kind and keeps its verifications.
+  step('put', '/', object({ interactionEvent: event }), async (experience, { interactionEvent }) => {
+    await service.start(experience, interactionEvent);
+  });
+  step('put', '/interaction-event', object({ interactionEvent: event }), async (experience, { interactionEvent }) => {
+    await service.switchEvent(experience, interactionEvent);
+  });
 
   router.post(
     '/verification/password',

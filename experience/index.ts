@@ -150,6 +150,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
 
   const pages = experiencePages(service, provider, {
     branding,
+    origin: deps.origin,
     isFirstParty: async (clientId) => {
       const application = await queries.applications.findById(clientId);
       return application !== null && !application.isThirdParty;

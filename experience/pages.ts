@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
@@ -18,6 +18,8 @@ import { phoneInput } from '../lib/phone.js';
 import * as views from './views.js';
 
 export const pagesPrefix = '/interaction';
+/** Names the interaction a social sign-in returns to, for the callback (whose path is not the interaction's). */
+const socialCookie = '_social';
 const formLimit = 16 * 1024;
 // The forms accept what the JSON API's schemas accept.
 const usernameFormat = new RegExp(usernamePattern);
@@ -49,6 +51,12 @@ interface PageRequest {
   settings: SignInSettings;
   /** The second factors the identified user may prove now (for the MFA pages). */
   mfaFactors: Array<'Totp' | 'WebAuthn' | 'BackupCode'>;
+  /** The social connectors the sign-in page offers. */
+  social: Array<{ id: string; name: string }>;
+  /** The route's parameters (`uid`, `connectorId`). */
+  params: Record<string, string>;
+  /** Remembers this interaction for the social callback (a path-scoped, signed cookie). */
+  rememberForCallback(): void;
 }
 
 type PageResult = { redirect: string } | { html: string; status?: number };
@@ -86,6 +94,8 @@ const originOf = (url: string | undefined) => {
 
 export interface PagesOptions {
   branding: views.Branding;
+  /** Our public origin: social providers send the browser back to it. */
+  origin: string;
   /** Whether a client is one of our first-party applications (consented without asking). */
   isFirstParty(clientId: string): Promise<boolean>;
 }
@@ -95,11 +105,11 @@ export interface PagesOptions {
  * script: each POST goes through the same service as the JSON API, then either redirects (303)
  * or renders the form again with a generic error.
  */
-export function experiencePages(service: ExperienceService, provider: Provider, { branding, isFirstParty }: PagesOptions) {
+export function experiencePages(service: ExperienceService, provider: Provider, { branding, isFirstParty, origin }: PagesOptions) {
   const router = new Router({ prefix: pagesPrefix });
   const logoOrigin = originOf(branding.logoUrl);
 
-  function securityHeaders(ctx: ParameterizedContext, details?: Details) {
+  function securityHeaders(ctx: ParameterizedContext, details?: Pick<Details, 'params'>) {
     // A form's redirects are checked against form-action too, up to the application's redirect URI.
     const redirectOrigin = originOf(details?.params.redirect_uri as string | undefined);
     ctx.set(
@@ -176,6 +186,19 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         applicationName: client?.clientName ?? clientId,
         settings: await service.settings(),
         mfaFactors: [],
+        social: await service.social.list(),
+        params: ctx.params as Record<string, string>,
+        rememberForCallback: () =>
+          ctx.cookies.set(socialCookie, details.uid, {
+            path: `${pagesPrefix}/callback`,
+            httpOnly: true,
+            // The provider sends the browser back with a top-level GET: a Lax cookie goes with it.
+            sameSite: 'lax',
+            secure: ctx.secure,
+            overwrite: true,
+            signed: true,
+            expires: new Date(details.exp * 1000),
+          }),
       };
       if (ctx.path.includes('/mfa')) request.mfaFactors = (await service.mfa.state(experience)).usable;
       let result: PageResult;
@@ -232,11 +255,16 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
    * `user.missing_profile`), the browser goes to the page that asks for it instead.
    */
   async function submitOrComplete(request: PageRequest): Promise<PageResult> {
+    return { redirect: await submitWith(request.experience, clientOf(request), request.caller, request.page.base) };
+  }
+
+  /** The submit's redirect, or the page of this interaction (`base`) that asks for what it still needs. */
+  async function submitWith(experience: ExperienceDocument, clientId: string | undefined, caller: Caller, base: string): Promise<string> {
     try {
-      return { redirect: await service.submit(request.experience, clientOf(request), request.caller) };
+      return await service.submit(experience, clientId, caller);
     } catch (error) {
       const next = error instanceof ApiError ? nextStep[error.code] : undefined;
-      if (next !== undefined) return { redirect: `${request.page.base}${next}` };
+      if (next !== undefined) return `${base}${next}`;
       throw error;
     }
   }
@@ -274,6 +302,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       password: methods.filter((method) => method.password).map(({ identifier }) => identifier),
       code: methods.filter((method) => method.verificationCode && method.identifier !== 'username').map(({ identifier }) => identifier as 'email' | 'phone'),
       passkey: request.settings.passkeySignIn.enabled,
+      social: request.social,
     });
   };
   const renderSignUp = (request: PageRequest, error?: string) => {
@@ -414,6 +443,76 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     }),
   );
   codeStep('/:uid/profile/code', views.profileCodePage, (request, sent) => service.linkIdentifier(request.experience, sent.type, sent.verificationId));
+
+  // Social sign-in: to the provider, back to the callback, then signed in, registered, or asked to link.
+  const callbackOf = (connectorId: string) => `${origin}${pagesPrefix}/callback/${connectorId}`;
+  // A link, not a form: the browser goes on to the provider, which a form's CSP `form-action` would not allow.
+  router.get(
+    '/:uid/social/:connectorId',
+    route(renderSignIn, undefined, async (request) => {
+      const experience = await service.start(request.experience, 'SignIn');
+      const connectorId = request.params.connectorId ?? '';
+      const { authorizationUri } = await service.social.authorizationUri(experience, connectorId, {
+        state: randomBytes(24).toString('base64url'),
+        redirectUri: callbackOf(connectorId),
+      });
+      request.rememberForCallback();
+      return { redirect: authorizationUri };
+    }),
+  );
+  router.post(
+    '/:uid/social/link',
+    route(renderSignIn, async (request) => {
+      await service.identify(request.experience, field(request, 'verificationId'), { linkSocialIdentity: true });
+      return submitOrComplete(request);
+    }),
+  );
+  router.get('/callback/:connectorId', async (ctx) => {
+    securityHeaders(ctx);
+    ctx.type = 'html';
+    const expired = () => {
+      ctx.status = 400;
+      ctx.body = views.messagePage(branding, 'This sign-in has expired', 'Go back to the application and sign in again.');
+    };
+    const uid = ctx.cookies.get(socialCookie, { signed: true });
+    if (!uid) return expired();
+    let opened: Awaited<ReturnType<typeof service.open>>;
+    try {
+      opened = await service.open(uid);
+    } catch (error) {
+      if (error instanceof ApiError && error.status < 500) return expired();
+      throw error;
+    }
+    // The link page's form ends at the application: its redirect origin joins form-action, as on every page.
+    securityHeaders(ctx, { params: { redirect_uri: opened.redirectUri } });
+    const { connectorId } = ctx.params as { connectorId: string };
+    const verificationId = await service.pendingSocial(opened.experience, connectorId, String(ctx.query.state ?? ''));
+    if (!verificationId) return expired();
+    const form = { branding, base: `${pagesPrefix}/${uid}`, csrf: opened.experience.csrf };
+    const caller = callerOf(ctx);
+    try {
+      await service.social.verify(opened.experience, connectorId, verificationId, Object.fromEntries(new URLSearchParams(ctx.querystring)));
+      try {
+        await service.identify(opened.experience, verificationId);
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.code !== 'user.identity_not_exist') throw error;
+        const related = error.data?.relatedUser;
+        if (typeof related === 'string') {
+          const name = (await service.social.list()).find(({ id }) => id === connectorId)?.name ?? connectorId;
+          ctx.body = views.linkSocialPage(form, { connectorName: name, email: related, verificationId });
+          return;
+        }
+        // Nobody has this upstream account: the sign-in goes on as a registration with it.
+        await service.identify(await service.switchEvent(opened.experience, 'Register'), verificationId);
+      }
+      ctx.status = 303;
+      ctx.redirect(await submitWith(opened.experience, opened.clientId, caller, form.base));
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status >= 500) throw error;
+      ctx.status = error.status;
+      ctx.body = views.messagePage(branding, 'The sign-in did not work', sentence(error.message));
+    }
+  });
 
   // Where the passkey script sends the browser once its ceremony is done: the submit, or what it asks for next.
   router.get('/:uid/continue', route(renderSignIn, undefined, submitOrComplete));

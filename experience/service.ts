@@ -212,11 +212,17 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
      * The interaction's experience document, from its uid (401 when oidc-provider no longer knows
      * it) or from the interaction itself when the caller has loaded it already.
      */
-    async open(interactionOrUid: string | Interaction): Promise<{ experience: ExperienceDocument; clientId: string | undefined }> {
+    async open(
+      interactionOrUid: string | Interaction,
+    ): Promise<{ experience: ExperienceDocument; clientId: string | undefined; redirectUri: string | undefined }> {
       const interaction = typeof interactionOrUid === 'string' ? await provider.Interaction.find(interactionOrUid) : interactionOrUid;
       assertThat(interaction, new ApiError('session.not_found', 'this sign-in has expired; start again from the application'));
       const experience = await store.open(interaction.uid, new Date(interaction.exp * 1000));
-      return { experience, clientId: interaction.params.client_id as string | undefined };
+      return {
+        experience,
+        clientId: interaction.params.client_id as string | undefined,
+        redirectUri: interaction.params.redirect_uri as string | undefined,
+      };
     },
 
     /** Answers the experience as it now is. */
@@ -224,6 +230,22 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       assertThat(experience.submittedAt === null, new ApiError('session.already_submitted', 'this interaction has been submitted'));
       await store.start(experience._id, event);
       return store.get(experience._id);
+    },
+
+    /** Changes the kind of interaction, keeping what was verified (a social sign-in that finds no account goes on as a registration). */
+    async switchEvent(experience: ExperienceDocument, event: InteractionKind): Promise<ExperienceDocument> {
+      assertThat(experience.submittedAt === null, new ApiError('session.already_submitted', 'this interaction has been submitted'));
+      await store.switchEvent(experience._id, event);
+      return store.get(experience._id);
+    },
+
+    /** The social verification of this interaction waiting for the callback with `state`, if any. */
+    async pendingSocial(given: ExperienceDocument, connectorId: string, state: string): Promise<string | undefined> {
+      const experience = await store.get(given._id);
+      return Object.entries(experience.verifications).find(
+        ([, verification]) =>
+          verification.type === 'social' && verification.connectorId === connectorId && verification.state === state && !verification.verified,
+      )?.[0];
     },
 
     /**
@@ -419,6 +441,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
 
     /** Social sign-in (Logto's `/verification/social/:connectorId/...`), in a sign-in or a registration. */
     social: {
+      list: () => deps.social.list(),
       authorizationUri: async (given: ExperienceDocument, connectorId: string, body: { state: string; redirectUri: string }) =>
         deps.social.authorizationUri(await mfaStep(given), connectorId, body),
       verify: async (given: ExperienceDocument, connectorId: string, verificationId: string, connectorData: Record<string, unknown>) =>

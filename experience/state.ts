@@ -128,6 +128,11 @@ export function createExperienceStore(db: Db) {
       );
     },
 
+    /** Changes the interaction's kind, keeping its verifications (Logto's `PUT /interaction-event`): who was identified, and the profile, start over. */
+    async switchEvent(uid: string, event: InteractionKind): Promise<void> {
+      await experiences.updateOne({ _id: uid, submittedAt: null }, { $set: { event, userId: null, profile: {} }, $unset: { mfa: '', amr: '' } });
+    },
+
     async addVerification(uid: string, id: string, verification: Verification): Promise<void> {
       await experiences.updateOne({ _id: uid }, { $set: { [`verifications.${id}`]: verification } });
     },

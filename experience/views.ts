@@ -52,6 +52,8 @@ input[type=text], input[type=email], input[type=tel], input[type=password] { wid
 input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid color-mix(in srgb, var(--primary) 45%, transparent); outline-offset: 1px; }
 button { width: 100%; margin-top: 1.5rem; padding: .7rem; font: inherit; font-weight: 600; color: #fff; background: var(--primary); border: 0; border-radius: 8px; cursor: pointer; }
 button.secondary { margin-top: .75rem; color: var(--text); background: #fff; border: 1px solid var(--line); }
+a.button { display: block; box-sizing: border-box; width: 100%; margin-top: .75rem; padding: .7rem; text-align: center; font-weight: 600; text-decoration: none; border-radius: 8px; }
+a.button.secondary { color: var(--text); background: #fff; border: 1px solid var(--line); }
 .error { margin: 0 0 1rem; padding: .6rem .8rem; color: var(--error); background: #fef3f2; border: 1px solid #fecdca; border-radius: 8px; }
 nav { display: flex; justify-content: space-between; gap: 1rem; margin-top: 1.25rem; font-size: .9rem; }
 a { color: var(--primary); }
@@ -142,6 +144,8 @@ const contactInput = (types: ReadonlyArray<'email' | 'phone'>) =>
 /** What the sign-in page offers, from the settings: a password form for some identifiers, a code for others. */
 export interface SignInOffer {
   identifier?: string;
+  /** Social connectors to continue with. */
+  social?: Array<{ id: string; name: string }>;
   /** Offer a passkey sign-in (the settings' `passkeySignIn`). */
   passkey?: boolean;
   /** The identifiers that sign in with a password (none: no password form). */
@@ -150,7 +154,7 @@ export interface SignInOffer {
   code: Array<'email' | 'phone'>;
 }
 
-export function signInPage(form: FormContext, { identifier = '', password, code, passkey = false }: SignInOffer): string {
+export function signInPage(form: FormContext, { identifier = '', password, code, passkey = false, social = [] }: SignInOffer): string {
   return page(
     { ...form, title: 'Sign in', passkeys: passkey },
     html` ${
@@ -183,6 +187,7 @@ export function signInPage(form: FormContext, { identifier = '', password, code,
           : ''
       }
       ${passkey ? passkeyButton(form, 'sign-in', 'Sign in with a passkey') : ''}
+      ${social.map((connector) => html`<a class="button secondary" href="${form.base}/social/${connector.id}">Continue with ${connector.name}</a>`)}
       <nav>
         ${password.length > 0 ? html`<a href="${form.base}/forgot-password">Forgot your password?</a>` : html`<span></span>`}<a href="${form.base}/sign-up"
           >Create an account</a
@@ -270,6 +275,22 @@ export function backupCodesPage(form: FormContext, { verificationId, codes }: { 
         <input type="hidden" name="verificationId" value="${verificationId}" />
         <button type="submit">I have saved them</button>
       </form>`,
+  );
+}
+
+/** Linking an upstream account to the account that has its email: asked, never assumed. */
+export function linkSocialPage(
+  form: FormContext,
+  { connectorName, email, verificationId }: { connectorName: string; email: string; verificationId: string },
+): string {
+  return page(
+    { ...form, title: 'Link your account?', lead: `An account with ${email} exists already. Sign in to it with ${connectorName} from now on?` },
+    html`<form method="post" action="${form.base}/social/link">
+        ${csrfField(form.csrf)}
+        <input type="hidden" name="verificationId" value="${verificationId}" />
+        <button type="submit">Link and sign in</button>
+      </form>
+      <form method="post" action="${form.base}/abort">${csrfField(form.csrf)}<button type="submit" class="secondary">Cancel</button></form>`,
   );
 }
 

@@ -32,39 +32,46 @@ const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => vo
  * confidential client (ours, PKCE required), and a sign-in that needs no page: the account
  * `signInAs` named is signed in, and consents, as soon as the interaction starts.
  */
-export async function startUpstreamIdp(redirectUri: string): Promise<UpstreamIdp> {
+export async function startUpstreamIdp(redirectUris: string | (() => string[])): Promise<UpstreamIdp> {
   let current: UpstreamAccount = { sub: 'nobody' };
   const accounts = new Map<string, UpstreamAccount>();
   let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(503).end();
   const { server, port } = await listen((req, res) => handler(req, res));
   const issuer = `http://localhost:${port}`;
   const client = { clientId: 'identity-service', clientSecret: randomBytes(24).toString('base64url') };
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-        redirect_uris: [redirectUri],
-        grant_types: ['authorization_code'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_post',
+  // Made at the first request, so that a test may register the redirect URI once it knows it (a connector's id is in it).
+  const make = () =>
+    new Provider(issuer, {
+      clients: [
+        {
+          client_id: client.clientId,
+          client_secret: client.clientSecret,
+          redirect_uris: typeof redirectUris === 'string' ? [redirectUris] : redirectUris(),
+          grant_types: ['authorization_code'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'client_secret_post',
+        },
+      ],
+      findAccount: (_ctx, id) => (accounts.has(id) ? { accountId: id, claims: () => ({ ...accounts.get(id)! }) } : undefined),
+      claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+      features: { devInteractions: { enabled: false } },
+      interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+      // The user consented once and for all: no consent prompt.
+      loadExistingGrant: async (ctx) => {
+        const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
+        grant.addOIDCScope('openid email profile');
+        await grant.save();
+        return grant;
       },
-    ],
-    findAccount: (_ctx, id) => (accounts.has(id) ? { accountId: id, claims: () => ({ ...accounts.get(id)! }) } : undefined),
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
-    features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
-    // The user consented once and for all: no consent prompt.
-    loadExistingGrant: async (ctx) => {
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
-      grant.addOIDCScope('openid email profile');
-      await grant.save();
-      return grant;
-    },
-    cookies: { keys: [randomBytes(16).toString('hex')] },
-  });
-  const callback = provider.callback();
+      cookies: { keys: [randomBytes(16).toString('hex')] },
+    });
+  let made: { provider: Provider; callback: ReturnType<Provider['callback']> } | undefined;
   handler = (req, res) => {
+    if (!made) {
+      const provider = make();
+      made = { provider, callback: provider.callback() };
+    }
+    const { provider, callback } = made;
     if (req.url?.startsWith('/interaction/')) {
       accounts.set(current.sub, current);
       provider.interactionFinished(req, res, { login: { accountId: current.sub } }, { mergeWithLastSubmission: false }).catch(() => res.writeHead(400).end());
