@@ -123,7 +123,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const secrets: ProviderSecrets = await loadProviderSecrets(database.db);
   // Social connectors: their client secrets sealed like the MFA secrets; upstream calls through the outbound guard.
   const connectors = createConnectorStore(database.db, secretBox(options.mfaEncryptionKey ?? secrets.mfaKey));
-  const upstream = createUpstream({ connectors, fetch: createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts ?? [])) });
+  const upstream = createUpstream({ fetch: createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts ?? [])) });
   const keyRing = createKeyRing(database.db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys });
 
   const {
@@ -312,6 +312,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           mfaBox: secretBox(options.mfaEncryptionKey ?? secrets.mfaKey),
           productName: (branding ?? defaultBranding).productName,
           connectors,
+          upstream,
         },
         {
           auth: {
@@ -340,6 +341,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         ...(options.experience?.limits && { limits: options.experience.limits }),
         mfaBox: secretBox(options.mfaEncryptionKey ?? secrets.mfaKey),
         rp: relyingPartyOf(new URL(baseUrl).origin, (branding ?? defaultBranding).productName),
+        connectors,
+        upstream,
         bodyLimit: options.apiBodyLimit ?? 100 * 1024,
         log: logFailure,
         proxy: provider.proxy,

@@ -31,6 +31,10 @@ import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { ClientSession, Db } from 'mongodb';
 import { createVerificationRecords } from './verifications.js';
 import { accountMfaRoutes } from './mfa.js';
+import { accountIdentityRoutes } from './identities.js';
+import { assertIdentitiesFree } from '../social/identities.js';
+import type { ConnectorStore } from '../social/connectors.js';
+import type { Upstream } from '../social/upstream.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type { RelyingParty } from '../lib/mfa/webauthn.js';
 
@@ -56,6 +60,9 @@ export interface AccountApiDeps {
   mfaBox: SecretBox;
   /** The WebAuthn relying party (our name, host and origin). */
   rp: RelyingParty;
+  /** The social connectors, and upstream sign-in through them (linking an identity). */
+  connectors: ConnectorStore;
+  upstream: Upstream;
   bodyLimit: number;
   log: ErrorLogger;
   proxy: boolean;
@@ -175,6 +182,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
       await intend({ entity: 'User', action: 'updated', id: userId });
       const before = await queries.users.findByIdOrThrow(userId, session);
       const changes = typeof set === 'function' ? set(before) : set;
+      await assertIdentitiesFree(queries.users.collection, userId, changes.identityKeys ?? [], session);
       const after = await queries.users.update(userId, { ...changes, updatedAt: Date.now() }, session);
       record({ entity: 'User', action: 'updated', id: userId, data: userToApi(after), changes: userChanges(before, after) });
       return after;
@@ -396,6 +404,21 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     signInSettings: deps.signInSettings,
     box: deps.mfaBox,
     rp: deps.rp,
+    stateOf: (ctx) => (ctx as { state: AccountState }).state,
+    stepUpOf,
+    spendStepUp: (ctx, id, session) => spendStepUp((ctx as { state: AccountState }).state, id, session),
+    update: (ctx, set, first) => update(ctx as Parameters<typeof update>[0], set, first),
+  });
+
+  accountIdentityRoutes(router as unknown as Router, {
+    prefix: accountPrefix,
+    verificationsPrefix,
+    records,
+    queries,
+    connectors: deps.connectors,
+    upstream: deps.upstream,
+    signInSettings: deps.signInSettings,
+    origin: deps.rp.origin,
     stateOf: (ctx) => (ctx as { state: AccountState }).state,
     stepUpOf,
     spendStepUp: (ctx, id, session) => spendStepUp((ctx as { state: AccountState }).state, id, session),

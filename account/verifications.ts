@@ -2,6 +2,7 @@ import type { ClientSession, Db } from 'mongodb';
 
 import { generateSecret, sha256 } from '../lib/ids.js';
 import type { WebAuthnFactor } from '../lib/mfa/model.js';
+import type { AuthorizationChecks, UpstreamUser } from '../social/upstream.js';
 
 /** A passkey just registered, before it becomes a factor. */
 type NewCredential = Pick<WebAuthnFactor, 'credentialId' | 'publicKey' | 'counter' | 'transports' | 'agent'>;
@@ -9,16 +10,27 @@ type NewCredential = Pick<WebAuthnFactor, 'credentialId' | 'publicKey' | 'counte
 /** A step-up verification lives ten minutes and is spent by the one sensitive change it allows. */
 export const verificationTtlMs = 10 * 60_000;
 
+/** A social connector's sign-in, made to link its account to the user's. */
+export interface SocialLink extends AuthorizationChecks {
+  connectorId: string;
+  target: string;
+  upstream?: UpstreamUser;
+}
+
 interface VerificationRecord {
   /** The SHA-256 of the id the user's application sends back as `logto-verification-id` (unguessable): a copy of this collection allows no change. */
   _id: string;
   userId: string;
   /** The application whose token made it: a record is good only with a token of the same application. */
   clientId: string;
-  /** `password`: a step-up; `webAuthnRegistration`: a passkey being registered (its challenge, then its credential). */
-  type: 'password' | 'webAuthnRegistration';
+  /**
+   * `password`: a step-up; `webAuthnRegistration`: a passkey being registered (its challenge, then
+   * its credential); `social`: a sign-in with a social connector to link (its checks, then who the provider said it was).
+   */
+  type: 'password' | 'webAuthnRegistration' | 'social';
   challenge?: string;
   credential?: NewCredential;
+  social?: SocialLink;
   usedAt: Date | null;
   createdAt: Date;
   expiresAt: Date;
@@ -36,7 +48,7 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
       userId: string,
       clientId: string,
       type: VerificationRecord['type'],
-      { challenge, ttlMs = verificationTtlMs }: { challenge?: string; ttlMs?: number } = {},
+      { challenge, social, ttlMs = verificationTtlMs }: { challenge?: string; social?: SocialLink; ttlMs?: number } = {},
     ): Promise<{ id: string; expiresAt: Date }> {
       const createdAt = new Date(now());
       const id = generateSecret();
@@ -46,12 +58,45 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
         clientId,
         type,
         ...(challenge && { challenge }),
+        ...(social && { social }),
         usedAt: null,
         createdAt,
         expiresAt: new Date(createdAt.getTime() + ttlMs),
       };
       await records.insertOne(record);
       return { id, expiresAt: record.expiresAt };
+    },
+
+    /** A social sign-in of this user and application (not expired), verified or not. */
+    async social(id: string, userId: string, clientId: string): Promise<SocialLink | undefined> {
+      const found = await records.findOne({ _id: sha256(id), userId, clientId, type: 'social', usedAt: null, expiresAt: { $gt: new Date(now()) } });
+      return found?.social;
+    },
+
+    /** Stores who the provider said it was, once (a callback is answered once). */
+    async completeSocial(id: string, upstream: UpstreamUser): Promise<boolean> {
+      const { modifiedCount } = await records.updateOne(
+        { _id: sha256(id), type: 'social', 'social.upstream': { $exists: false } },
+        { $set: { 'social.upstream': upstream } },
+      );
+      return modifiedCount === 1;
+    },
+
+    /** Spends a verified social sign-in of this user and application; answers it. */
+    async spendSocial(id: string, userId: string, clientId: string, session: ClientSession | undefined): Promise<SocialLink | undefined> {
+      const filter = {
+        _id: sha256(id),
+        userId,
+        clientId,
+        type: 'social' as const,
+        'social.upstream': { $exists: true },
+        usedAt: null,
+        expiresAt: { $gt: new Date(now()) },
+      };
+      const found = await records.findOne(filter, { session });
+      if (!found) return undefined;
+      const { modifiedCount } = await records.updateOne(filter, { $set: { usedAt: new Date(now()) } }, { session });
+      return modifiedCount === 1 ? found.social : undefined;
     },
 
     /** A passkey registration of this user and application, still waiting for its answer. */

@@ -5,7 +5,7 @@ import { suspended } from './accounts.js';
 import type { Codes } from './codes.js';
 import type { SignInSettings } from './sign-in-settings.js';
 import type { ExperienceDocument, ExperienceStore, Profile, Verification } from './state.js';
-import { identityKey } from './social.js';
+import { identityKey } from '../social/identities.js';
 
 const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
 

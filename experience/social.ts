@@ -3,7 +3,7 @@ import * as client from 'openid-client';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { generateId } from '../lib/ids.js';
 import type { ConnectorStore } from '../social/connectors.js';
-import type { Upstream } from '../social/upstream.js';
+import { socialClientOf, type Upstream } from '../social/upstream.js';
 import type { ExperienceDocument, ExperienceStore, Verification } from './state.js';
 
 export interface ExperienceSocialDeps {
@@ -15,9 +15,6 @@ export interface ExperienceSocialDeps {
 }
 
 type SocialRecord = Extract<Verification, { type: 'social' }>;
-
-/** The key of an upstream account under the users' unique index: `<target>:<id>`. */
-export const identityKey = (target: string, id: string) => `${target}:${id}`;
 
 /**
  * Sign-in with a social connector, as Logto's Experience API steps it: an authorization URL for
@@ -51,7 +48,7 @@ export function createExperienceSocial(deps: ExperienceSocialDeps) {
         codeVerifier: client.randomPKCECodeVerifier(),
         verified: false,
       };
-      const authorizationUri = await upstream.authorizationUri(connector, record);
+      const authorizationUri = await upstream.authorizationUri(socialClientOf(connector, connectors), record);
       const verificationId = generateId();
       await store.addVerification(experience._id, verificationId, record);
       return { authorizationUri, verificationId };
@@ -69,7 +66,8 @@ export function createExperienceSocial(deps: ExperienceSocialDeps) {
       const parameters = Object.fromEntries(
         Object.entries(connectorData).filter((entry): entry is [string, string] => typeof entry[1] === 'string' && entry[0] !== 'redirectUri'),
       );
-      const person = await upstream.verify(await connectors.get(connectorId), parameters, record);
+      // A social identity keeps only what the provider verified.
+      const { claimedEmail: _unverified, ...person } = await upstream.verify(socialClientOf(await connectors.get(connectorId), connectors), parameters, record);
       // Once: a replayed callback finds the verification completed.
       assertThat(
         await store.completeVerification(experience._id, verificationId, { verified: false }, { verified: true, upstream: person }),

@@ -6,6 +6,7 @@ import { generateSecret } from '../lib/ids.js';
 import type { InteractionKind } from '../hooks/catalog.js';
 import type { WebAuthnFactor } from '../lib/mfa/model.js';
 import type { UpstreamUser } from '../social/upstream.js';
+import type { SocialIdentity } from '../social/identities.js';
 
 /** A verification made in an interaction (email codes live in `verification_codes`). */
 export type Verification =
@@ -48,14 +49,9 @@ export type MfaVerificationRecord =
       credential?: Pick<WebAuthnFactor, 'credentialId' | 'publicKey' | 'counter' | 'transports' | 'agent'>;
     };
 
-/** What the person has established so far, for the account to create or change at submit. */
-/** An upstream account, as it joins a user's `identities`. */
-export interface SocialIdentity {
-  target: string;
-  id: string;
-  details: UpstreamUser;
-}
+export type { SocialIdentity } from '../social/identities.js';
 
+/** What the person has established so far, for the account to create or change at submit. */
 export interface Profile {
   /** A social identity to add: to the account to create, or at sign-in to the identified user (linking on request). */
   socialIdentity?: SocialIdentity;

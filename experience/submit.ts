@@ -8,20 +8,11 @@ import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { Origin } from '../lib/store/unit-of-work.js';
 import { suspended, type AccountLookup } from './accounts.js';
 import type { ExperienceServiceDeps } from './service.js';
-import type { ExperienceDocument, Profile, SocialIdentity } from './state.js';
-import { identityKey } from './social.js';
+import type { ExperienceDocument, Profile } from './state.js';
+import { assertIdentitiesFree, withIdentity } from '../social/identities.js';
 import { missingProfile, type ProfileHeld, type SignInSettings } from './sign-in-settings.js';
 
 type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
-
-/** The user's identities with `identity` linked (Logto's `{[target]: {userId, details}}`), and its unique key. */
-function withIdentity(user: Pick<UserDocument, 'identities' | 'identityKeys'>, { target, id, details }: SocialIdentity) {
-  const key = identityKey(target, id);
-  return {
-    identities: { ...user.identities, [target]: { userId: id, details } },
-    identityKeys: [...new Set([...(user.identityKeys ?? []), key])],
-  };
-}
 
 /** The user's factors with `added`: a new set of backup codes replaces the old one. */
 function withFactors(existing: MfaVerification[] | undefined, added: MfaVerification[]): MfaVerification[] {
@@ -93,6 +84,8 @@ export function createSubmitters(
         await intend({ entity: 'User', action: 'updated', id: userId });
         const before = await queries.users.findByIdOrThrow(userId, session);
         assertThat(!before.isSuspended, suspended);
+        const linked = profile.socialIdentity && withIdentity(before, profile.socialIdentity);
+        await assertIdentitiesFree(queries.users.collection, userId, linked?.identityKeys ?? [], session);
         const now = Date.now();
         const updated = await queries.users.update(
           userId,
@@ -102,7 +95,7 @@ export function createSubmitters(
             ...(profile.username && { username: profile.username }),
             ...(profile.passwordHash && { passwordHash: profile.passwordHash }),
             ...(factors.length > 0 && { mfaVerifications: withFactors(before.mfaVerifications, factors) }),
-            ...(profile.socialIdentity && withIdentity(before, profile.socialIdentity)),
+            ...linked,
             lastSignInAt: now,
             updatedAt: now,
           },
@@ -139,6 +132,7 @@ export function createSubmitters(
       if (socialIdentity) Object.assign(user, withIdentity(user, socialIdentity));
       await deps.write(origin, async ({ session, intend, record }) => {
         await intend({ entity: 'User', action: 'created', id: user._id });
+        await assertIdentitiesFree(queries.users.collection, user._id, user.identityKeys ?? [], session);
         await queries.users.insert(user, session);
         record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
         await assignDefaultRoles(queries, { session, record }, user._id);

@@ -1,4 +1,5 @@
 import type { ConnectorStore } from '../social/connectors.js';
+import type { Upstream } from '../social/upstream.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type Router from '@koa/router';
 import type { ClientSession } from 'mongodb';
@@ -65,6 +66,8 @@ export interface ManagementDeps {
   productName: string;
   /** The social connectors (their client secrets sealed). */
   connectors: ConnectorStore;
+  /** Talks to upstream providers (a code given as connector data is exchanged through it). */
+  upstream: Upstream;
 }
 
 export type ApiRouter = Router;

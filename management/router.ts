@@ -26,6 +26,7 @@ import { roleRoutes } from './roles.js';
 import { signInExperienceRoutes } from './sign-in-experience.js';
 import { subjectTokenRoutes } from './subject-tokens.js';
 import { userRoutes } from './users.js';
+import { userIdentityRoutes } from './user-identities.js';
 import { mfaVerificationRoutes } from './mfa-verifications.js';
 import { connectorRoutes } from './connectors.js';
 
@@ -44,6 +45,7 @@ const routeTables = [
   applicationRoutes,
   resourceRoutes,
   userRoutes,
+  userIdentityRoutes,
   mfaVerificationRoutes,
   roleRoutes,
   organizationRoutes,

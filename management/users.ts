@@ -113,9 +113,23 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     ctx.body = userToApi(user);
   });
 
-  router.get('/users/:userId', guard({ params: idParams('userId'), response: userResponse }), async (ctx) => {
-    ctx.body = userToApi(await users.findByIdOrThrow(ctx.guard.params.userId));
-  });
+  // `includeSsoIdentities` (Logto's): the user's enterprise SSO identities beside the rest.
+  router.get(
+    '/users/:userId',
+    guard({
+      params: idParams('userId'),
+      query: { type: 'object', properties: { includeSsoIdentities: { type: 'string', maxLength: 8 } } },
+      response: userResponse,
+    }),
+    async (ctx) => {
+      const user = await users.findByIdOrThrow(ctx.guard.params.userId);
+      const include = ['true', '1', 'yes'].includes(ctx.guard.query.includeSsoIdentities ?? '');
+      ctx.body = {
+        ...userToApi(user),
+        ...(include && { ssoIdentities: (user.ssoIdentities ?? []).map((identity) => ({ ...identity, userId: user._id })) }),
+      };
+    },
+  );
 
   // Logto's read-only views of a user (packages/core/src/routes/admin-user/basics.ts, organization.ts).
   router.get('/users/:userId/custom-data', guard({ params: idParams('userId'), response: { type: 'object', additionalProperties: true } }), async (ctx) => {

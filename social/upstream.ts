@@ -2,7 +2,7 @@ import * as client from 'openid-client';
 
 import { ApiError } from '../lib/errors.js';
 import type { ConnectorDocument, ConnectorStore } from './connectors.js';
-import { factoryById } from './factories.js';
+import { factoryById, type UpstreamKind } from './factories.js';
 
 /** Who the upstream provider says the person is. */
 export interface UpstreamUser {
@@ -10,7 +10,30 @@ export interface UpstreamUser {
   name?: string;
   /** Only an address the provider says it verified. */
   email?: string;
+  /** An email the provider stated without saying it verified it (an enterprise IdP may vouch for its own domains). */
+  claimedEmail?: string;
   avatar?: string;
+}
+
+/**
+ * An upstream provider as this module talks to it: a social connector or an enterprise OIDC
+ * connector. `key` changes whenever its configuration does (its discovery is kept under it).
+ */
+export interface UpstreamClient {
+  key: string;
+  kind: UpstreamKind;
+  config: Record<string, unknown>;
+  secret: () => string;
+}
+
+/** A social connector as an upstream client. */
+export function socialClientOf(connector: ConnectorDocument, connectors: ConnectorStore): UpstreamClient {
+  return {
+    key: `social:${connector._id}:${connector.updatedAt}`,
+    kind: factoryById(connector.connectorId)!.kind,
+    config: connector.config,
+    secret: () => connectors.secretOf(connector),
+  };
 }
 
 /** What one authorization request to the provider is checked against when it comes back. */
@@ -20,6 +43,12 @@ export interface AuthorizationChecks {
   nonce: string;
   codeVerifier: string;
 }
+
+/**
+ * The checks of a code obtained by someone else's authorization request (the Management API
+ * links an identity from connector data): what that request sent, where it sent any.
+ */
+export type CallbackChecks = Pick<AuthorizationChecks, 'redirectUri'> & Partial<Omit<AuthorizationChecks, 'redirectUri'>>;
 
 const loopback = new Set(['localhost', '127.0.0.1', '[::1]']);
 /** Plain http is for a provider on this machine only (development, tests); anything else is https. */
@@ -56,14 +85,14 @@ const text = (value: unknown) => (typeof value === 'string' && value.length > 0 
  * verifier, the ID token's signature, issuer, audience and nonce) before the profile is read.
  * Every request goes through the outbound guard (`fetch`).
  */
-export function createUpstream({ connectors, fetch }: { connectors: ConnectorStore; fetch: typeof globalThis.fetch }) {
+export function createUpstream({ fetch }: { fetch: typeof globalThis.fetch }) {
   const configurations = new Map<string, Promise<client.Configuration>>();
 
-  function configurationOf(connector: ConnectorDocument): Promise<client.Configuration> {
-    const key = `${connector._id}:${connector.updatedAt}`;
+  function configurationOf(upstream: UpstreamClient): Promise<client.Configuration> {
+    const { key } = upstream;
     let made = configurations.get(key);
     if (!made) {
-      made = build(connector);
+      made = build(upstream);
       // A failed discovery is not kept: the next sign-in tries again.
       made.catch(() => configurations.delete(key));
       configurations.set(key, made);
@@ -71,11 +100,10 @@ export function createUpstream({ connectors, fetch }: { connectors: ConnectorSto
     return made;
   }
 
-  async function build(connector: ConnectorDocument): Promise<client.Configuration> {
-    const factory = factoryById(connector.connectorId)!;
-    const config = connector.config as Record<string, string>;
-    const auth = client.ClientSecretPost(connectors.secretOf(connector));
-    if (factory.kind === 'oidc') {
+  async function build(upstream: UpstreamClient): Promise<client.Configuration> {
+    const config = upstream.config as Record<string, string>;
+    const auth = client.ClientSecretPost(upstream.secret());
+    if (upstream.kind === 'oidc') {
       return client
         .discovery(new URL(config.issuer!), config.clientId!, undefined, auth, {
           [client.customFetch]: fetch,
@@ -98,16 +126,15 @@ export function createUpstream({ connectors, fetch }: { connectors: ConnectorSto
 
   return {
     /** The provider's authorization URL for one sign-in. */
-    async authorizationUri(connector: ConnectorDocument, checks: AuthorizationChecks): Promise<string> {
-      const factory = factoryById(connector.connectorId)!;
-      const configuration = await configurationOf(connector);
-      const scope = (connector.config.scope as string | undefined) ?? '';
+    async authorizationUri(upstream: UpstreamClient, checks: AuthorizationChecks): Promise<string> {
+      const configuration = await configurationOf(upstream);
+      const scope = (upstream.config.scope as string | undefined) ?? '';
       return client
         .buildAuthorizationUrl(configuration, {
           redirect_uri: checks.redirectUri,
           ...(scope && { scope }),
           state: checks.state,
-          ...(factory.kind === 'oidc' && { nonce: checks.nonce }),
+          ...(upstream.kind === 'oidc' && { nonce: checks.nonce }),
           code_challenge: await client.calculatePKCECodeChallenge(checks.codeVerifier),
           code_challenge_method: 'S256',
         })
@@ -115,22 +142,21 @@ export function createUpstream({ connectors, fetch }: { connectors: ConnectorSto
     },
 
     /** The person the callback names, once every check passed; 400 `connector.general` (with the reason) otherwise. */
-    async verify(connector: ConnectorDocument, callbackParameters: Record<string, string>, checks: AuthorizationChecks): Promise<UpstreamUser> {
-      const factory = factoryById(connector.connectorId)!;
-      const configuration = await configurationOf(connector);
+    async verify(upstream: UpstreamClient, callbackParameters: Record<string, string>, checks: CallbackChecks): Promise<UpstreamUser> {
+      const configuration = await configurationOf(upstream);
       const callback = new URL(checks.redirectUri);
       for (const [key, value] of Object.entries(callbackParameters)) callback.searchParams.set(key, value);
       let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
       try {
         tokens = await client.authorizationCodeGrant(configuration, callback, {
-          pkceCodeVerifier: checks.codeVerifier,
-          expectedState: checks.state,
-          ...(factory.kind === 'oidc' && { expectedNonce: checks.nonce, idTokenExpected: true }),
+          ...(checks.codeVerifier && { pkceCodeVerifier: checks.codeVerifier }),
+          expectedState: checks.state ?? client.skipStateCheck,
+          ...(upstream.kind === 'oidc' && { ...(checks.nonce && { expectedNonce: checks.nonce }), idTokenExpected: true }),
         });
       } catch (error) {
         throw failed(reasonOf(error));
       }
-      if (factory.kind === 'oidc') {
+      if (upstream.kind === 'oidc') {
         const claims = tokens.claims()!;
         const info = await client.fetchUserInfo(configuration, tokens.access_token, claims.sub).catch(() => ({}) as Record<string, unknown>);
         const merged = { ...info, ...claims } as Record<string, unknown>;
@@ -138,10 +164,11 @@ export function createUpstream({ connectors, fetch }: { connectors: ConnectorSto
           id: claims.sub,
           ...(text(merged.name) && { name: text(merged.name)! }),
           ...(text(merged.email) && merged.email_verified === true && { email: text(merged.email)! }),
+          ...(text(merged.email) && merged.email_verified !== true && { claimedEmail: text(merged.email)! }),
           ...(text(merged.picture) && { avatar: text(merged.picture)! }),
         };
       }
-      const config = connector.config as Record<string, unknown> & { profileMap?: Record<string, string> };
+      const config = upstream.config as Record<string, unknown> & { profileMap?: Record<string, string> };
       const read = async (endpoint: string) => {
         const response = await client.fetchProtectedResource(configuration, tokens.access_token, new URL(endpoint), 'GET');
         if (!response.ok) throw failed(`the provider's ${endpoint} answered ${response.status}`);

@@ -1,4 +1,5 @@
 import type { MfaVerification } from '../mfa/model.js';
+import type { SsoIdentity } from '../../social/identities.js';
 /** The documents we store, and the shapes the Management API returns. Dates are epoch milliseconds, as in Logto. */
 
 import { emailKey } from '../identifiers.js';
@@ -109,7 +110,9 @@ export interface UserDocument {
   profile: Record<string, unknown>;
   /** Linked social identities, by connector target (Logto's `{[target]: {userId, details}}`). */
   identities: Record<string, unknown>;
-  /** `<target>:<upstream user id>` of each linked identity, under a unique index: one upstream account, one user. Absent when none. */
+  /** Enterprise SSO identities (social/identities.ts); shown only when asked for (`includeSsoIdentities`). Absent when none. */
+  ssoIdentities?: SsoIdentity[];
+  /** The key of each linked upstream account, social or SSO (social/identities.ts), under a unique index: one upstream account, one user. Absent when none. */
   identityKeys?: string[];
   passwordHash: string | null;
   /** The user's MFA factors (lib/mfa/model.ts); absent on users made before MFA existed. Never leaves the server as stored. */
@@ -211,7 +214,15 @@ export function userChanges(before: UserDocument, after: UserDocument): string[]
 }
 
 /** The user as the API shows it: never the password hash, never the email key. */
-export function userToApi({ _id, passwordHash, emailKey: _emailKey, mfaVerifications: _mfa, identityKeys: _identityKeys, ...rest }: UserDocument) {
+export function userToApi({
+  _id,
+  passwordHash,
+  emailKey: _emailKey,
+  mfaVerifications: _mfa,
+  identityKeys: _identityKeys,
+  ssoIdentities: _ssoIdentities,
+  ...rest
+}: UserDocument) {
   return { id: _id, ...rest, hasPassword: passwordHash !== null };
 }
 

@@ -103,6 +103,7 @@ export const userResponse = {
     customData: { type: 'object', additionalProperties: true },
     profile: { type: 'object', additionalProperties: true },
     identities: { type: 'object', additionalProperties: true },
+    ssoIdentities: { type: 'array', items: { type: 'object', additionalProperties: true } },
     isSuspended: { type: 'boolean' },
     hasPassword: { type: 'boolean' },
     createdAt: timestamp,

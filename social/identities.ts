@@ -1,0 +1,99 @@
+import type { ClientSession, Collection } from 'mongodb';
+
+import type { SignInSettings } from '../experience/sign-in-settings.js';
+import { ApiError, assertThat } from '../lib/errors.js';
+import type { UserDocument } from '../lib/store/models.js';
+import type { UpstreamUser } from './upstream.js';
+
+/**
+ * A user's upstream accounts. Social identities are Logto's `identities` (`{[target]: {userId,
+ * details}}`); enterprise SSO identities are Logto's `user_sso_identities` rows, kept on the user.
+ * Each upstream account has a key in `identityKeys`, under a unique index: one upstream account,
+ * one user, whichever way it is linked.
+ */
+
+/** An upstream account as a social identity names it. */
+export interface SocialIdentity {
+  target: string;
+  id: string;
+  details: UpstreamUser;
+}
+
+/** An enterprise SSO identity (Logto's `UserSsoIdentity`, without `userId`: it is the user's). */
+export interface SsoIdentity {
+  id: string;
+  ssoConnectorId: string;
+  /** The IdP's issuer (OIDC) or entity id (SAML). */
+  issuer: string;
+  /** The IdP's subject (OIDC `sub`, SAML NameID). */
+  identityId: string;
+  detail: Record<string, unknown>;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The unique key of a social identity: `<target>:<id>` (targets are `[a-z0-9_-]`, so never `#`). */
+export const identityKey = (target: string, id: string) => `${target}:${id}`;
+/** The unique key of an SSO identity: unique per issuer and subject, whichever connector found it. */
+export const ssoIdentityKey = (issuer: string, identityId: string) => `#sso:${JSON.stringify([issuer, identityId])}`;
+
+type Linked = Pick<UserDocument, 'identities' | 'identityKeys'>;
+
+/**
+ * 422 `user.identity_already_in_use` when another user holds one of `keys`. The unique index on
+ * `identityKeys` is what holds under a race; this asks first so that the answer does not depend
+ * on how an engine reports a multikey conflict.
+ */
+export async function assertIdentitiesFree(users: Collection<UserDocument>, userId: string, keys: string[], session?: ClientSession) {
+  if (keys.length === 0) return;
+  const holder = await users.findOne({ identityKeys: { $in: keys }, _id: { $ne: userId } }, { session });
+  assertThat(!holder, () => new ApiError('user.identity_already_in_use', 'this upstream account belongs to another user already'));
+}
+
+/** The user's identities with `identity` linked under its target (replacing what was there), and the keys to match. */
+export function withIdentity(user: Linked, { target, id, details }: SocialIdentity) {
+  const { identities, identityKeys } = withoutIdentity(user, target);
+  return {
+    identities: { ...identities, [target]: { userId: id, details } },
+    identityKeys: [...new Set([...identityKeys, identityKey(target, id)])],
+  };
+}
+
+/** The user's identities without `target`'s, and the keys to match. */
+export function withoutIdentity(user: Linked, target: string) {
+  const { [target]: removed, ...identities } = user.identities;
+  const removedId = (removed as { userId?: unknown } | undefined)?.userId;
+  const removedKey = typeof removedId === 'string' ? identityKey(target, removedId) : undefined;
+  return { identities, identityKeys: (user.identityKeys ?? []).filter((key) => key !== removedKey) };
+}
+
+/** The user's SSO identities with `identity` added (or refreshed: the same connector's replaced), and the keys to match. */
+export function withSsoIdentity(user: Pick<UserDocument, 'ssoIdentities' | 'identityKeys'>, identity: SsoIdentity) {
+  const kept = (user.ssoIdentities ?? []).filter(({ ssoConnectorId }) => ssoConnectorId !== identity.ssoConnectorId);
+  const keys = new Set(kept.map(({ issuer, identityId }) => ssoIdentityKey(issuer, identityId)));
+  return {
+    ssoIdentities: [...kept, identity],
+    identityKeys: [
+      ...(user.identityKeys ?? []).filter((key) => !key.startsWith('#sso:') || keys.has(key)),
+      ssoIdentityKey(identity.issuer, identity.identityId),
+    ].filter((key, index, all) => all.indexOf(key) === index),
+  };
+}
+
+/**
+ * Whether the user could still sign in, by the current settings, with what it holds: an upstream
+ * account (social or SSO), a password with an identifier it signs in with, a code to an email
+ * address or phone number the settings let it sign in with, or a passkey where passkeys sign in.
+ */
+export function canSignIn(
+  user: Pick<UserDocument, 'identities' | 'ssoIdentities' | 'passwordHash' | 'username' | 'primaryEmail' | 'primaryPhone' | 'mfaVerifications'>,
+  settings: SignInSettings,
+): boolean {
+  if (Object.keys(user.identities).length > 0 || (user.ssoIdentities ?? []).length > 0) return true;
+  if (settings.passkeySignIn.enabled && (user.mfaVerifications ?? []).some(({ type }) => type === 'WebAuthn')) return true;
+  const held = { username: Boolean(user.username), email: Boolean(user.primaryEmail), phone: Boolean(user.primaryPhone) };
+  return settings.signIn.methods.some(
+    ({ identifier, password, verificationCode }) =>
+      held[identifier] && ((password && user.passwordHash !== null) || (verificationCode && identifier !== 'username')),
+  );
+}
