@@ -43,10 +43,12 @@ import { hookCollections } from './hooks/collections.js';
 import { providerCollections, revokeAccount } from './provider/collections.js';
 import { accountApi } from './account/index.js';
 import { accountCollections } from './account/collections.js';
+import { upstreamCollections } from './sso/collections.js';
 import { codeMessenger } from './experience/messages.js';
 import { secretBox } from './lib/mfa/secret-box.js';
 import { createConnectorStore } from './social/connectors.js';
 import { createUpstream } from './social/upstream.js';
+import { createSsoConnectorStore } from './sso/connectors.js';
 import { createProviderFetch } from './provider/fetch.js';
 import { createOutboundPolicy } from './lib/outbound-addresses.js';
 import { relyingPartyOf } from './lib/mfa/webauthn.js';
@@ -110,6 +112,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     ...hookCollections,
     ...intentCollections,
     ...accountCollections,
+    ...upstreamCollections,
     ...(options.experience && experienceCollections),
   });
   const watch = await watchDatabaseIdentity(database.client, database.db, {
@@ -123,7 +126,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const secrets: ProviderSecrets = await loadProviderSecrets(database.db);
   // Social connectors: their client secrets sealed like the MFA secrets; upstream calls through the outbound guard.
   const connectors = createConnectorStore(database.db, secretBox(options.mfaEncryptionKey ?? secrets.mfaKey));
-  const upstream = createUpstream({ fetch: createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts ?? [])) });
+  const outboundFetch = createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts ?? []));
+  const upstream = createUpstream({ fetch: outboundFetch });
+  const ssoConnectors = createSsoConnectorStore(database.db, secretBox(options.mfaEncryptionKey ?? secrets.mfaKey));
   const keyRing = createKeyRing(database.db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys });
 
   const {
@@ -293,6 +298,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           mfaKey: options.mfaEncryptionKey ?? secrets.mfaKey,
           connectors,
           upstream,
+          ssoConnectors,
           ...(options.experience.limits && { limits: options.experience.limits }),
           ...(options.experience.maxConcurrentHashes && { maxConcurrentHashes: options.experience.maxConcurrentHashes }),
         });
@@ -313,6 +319,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           productName: (branding ?? defaultBranding).productName,
           connectors,
           upstream,
+          ssoConnectors,
+          origin: new URL(baseUrl).origin,
+          outboundFetch,
         },
         {
           auth: {

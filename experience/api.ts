@@ -297,6 +297,44 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
     },
   );
 
+  // Enterprise SSO (Logto's): the connectors for an email's domain, then the same two steps as a social sign-in.
+  router.get(
+    '/sso-connectors',
+    guard({
+      query: exactObject({ email }),
+      response: answer({ connectorIds: { type: 'array', items: { type: 'string' } } }),
+      public: true,
+    }),
+    async (ctx) => {
+      ctx.body = { connectorIds: (await service.sso.discover(ctx.guard.query.email)).map(({ id }) => id) };
+    },
+  );
+  router.post(
+    '/verification/sso/:connectorId/authorization-uri',
+    guard({
+      params: connectorParams,
+      body: exactObject({ state: { type: 'string', minLength: 8, maxLength: 512 }, redirectUri: { type: 'string', maxLength: 2048, pattern: '^https?://' } }),
+      response: answer({ authorizationUri: { type: 'string' }, verificationId }),
+      public: true,
+    }),
+    async (ctx) => {
+      ctx.body = await service.sso.authorizationUri(ctx.state.experience, ctx.guard.params.connectorId, ctx.guard.body);
+    },
+  );
+  router.post(
+    '/verification/sso/:connectorId/verify',
+    guard({
+      params: connectorParams,
+      body: exactObject({ verificationId, connectorData: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 } } }),
+      ...verificationAnswer,
+      public: true,
+    }),
+    async (ctx) => {
+      const { verificationId: id, connectorData } = ctx.guard.body;
+      ctx.body = { verificationId: await service.sso.verify(ctx.state.experience, ctx.guard.params.connectorId, id, connectorData) };
+    },
+  );
+
   step('post', '/profile/mfa', object({ type: { enum: mfaFactors }, verificationId }), (experience, given) =>
     service.mfa.bind(experience, given.type, given.verificationId),
   );

@@ -5,7 +5,11 @@ import { suspended } from './accounts.js';
 import type { Codes } from './codes.js';
 import type { SignInSettings } from './sign-in-settings.js';
 import type { ExperienceDocument, ExperienceStore, Profile, Verification } from './state.js';
-import { identityKey } from '../social/identities.js';
+import { generateId } from '../lib/ids.js';
+import { identityKey, ssoIdentityKey, type SsoIdentity } from '../social/identities.js';
+import type { ConnectorStore } from '../social/connectors.js';
+import type { SsoConnectorStore } from '../sso/connectors.js';
+import type { UserDocument } from '../lib/store/models.js';
 
 const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
 
@@ -26,11 +30,15 @@ export function createIdentification({
   codes,
   accounts,
   settings,
+  connectors,
+  ssoConnectors,
 }: {
   store: ExperienceStore;
   codes: Codes;
   accounts: AccountLookup;
   settings: () => Promise<SignInSettings>;
+  connectors: ConnectorStore;
+  ssoConnectors: SsoConnectorStore;
 }) {
   /** As Logto's, the settings decide at identification what a verification may do. */
   const requireEnabled = async (check: (settings: SignInSettings) => boolean, error: ApiError) => assertThat(check(await settings()), error);
@@ -110,7 +118,9 @@ export function createIdentification({
     assertThat(event === 'SignIn', notFound);
     if (owner) {
       assertThat(!owner.isSuspended, suspended);
-      return { userId: owner._id, amr: [] };
+      const connector = await connectors.collection.findOne({ _id: record.connectorId });
+      const changes = connector?.syncProfile ? await synced(owner, upstream) : undefined;
+      return { userId: owner._id, amr: [], ...(changes && { profile: { synced: changes } }) };
     }
     const related = upstream.email ? await accounts.findUser({ type: 'email', value: upstream.email }) : null;
     assertThat(
@@ -119,6 +129,61 @@ export function createIdentification({
     );
     assertThat(!related!.isSuspended, suspended);
     return { userId: related!._id, amr: [], profile: { socialIdentity } };
+  }
+
+  /** What a connector with `syncProfile` updates at sign-in: the name and avatar, and the email unless another account has it. */
+  async function synced(user: UserDocument, person: { name?: string; avatar?: string; email?: string }) {
+    const holder = person.email && person.email !== user.primaryEmail ? await accounts.findUser({ type: 'email', value: person.email }) : null;
+    const changes = {
+      ...(person.name && person.name !== user.name && { name: person.name }),
+      ...(person.avatar && person.avatar !== user.avatar && { avatar: person.avatar }),
+      ...(person.email && person.email !== user.primaryEmail && !holder && { email: person.email }),
+    };
+    // Nothing new: nothing to write, and nothing to announce.
+    return Object.keys(changes).length > 0 ? changes : undefined;
+  }
+
+  /**
+   * An enterprise SSO verification (Logto's): the user with this identity (unique per issuer and
+   * subject), else the user with the email the IdP speaks for (its connector's domains), linked at
+   * submit; else 404 `user.identity_not_exist`, for the interaction to go on as a registration. At
+   * registration, a new account with the identity (422 if another user has it).
+   */
+  async function enterpriseSso(event: InteractionKind, record: Extract<Verification, { type: 'enterpriseSso' }>): Promise<Identified> {
+    assertThat(record.verified && record.upstream, notFound);
+    const person = record.upstream!;
+    const owner = await accounts.findUserByIdentity(ssoIdentityKey(person.issuer, person.identityId));
+    const now = Date.now();
+    const existing = owner?.ssoIdentities?.find(({ issuer, identityId }) => issuer === person.issuer && identityId === person.identityId);
+    const ssoIdentity: SsoIdentity = {
+      id: existing?.id ?? generateId(),
+      ssoConnectorId: record.connectorId,
+      issuer: person.issuer,
+      identityId: person.identityId,
+      detail: { ...person.detail, ...(person.email && { email: person.email }), ...(person.name && { name: person.name }) },
+      createdAt: existing?.createdAt ?? now,
+      updatedAt: now,
+    };
+    if (event === 'Register') {
+      assertThat(!owner, () => new ApiError('user.identity_already_in_use', 'this account of the identity provider belongs to another user already'));
+      const email = person.email && !(await accounts.findUser({ type: 'email', value: person.email })) ? person.email : undefined;
+      return {
+        profile: {
+          ssoIdentity,
+          ...(email && { email }),
+          synced: { ...(person.name && { name: person.name }), ...(person.avatar && { avatar: person.avatar }) },
+        },
+      };
+    }
+    assertThat(event === 'SignIn', notFound);
+    const user = owner ?? (person.email ? await accounts.findUser({ type: 'email', value: person.email }) : null);
+    assertThat(user, () => new ApiError('user.identity_not_exist', 'no user has this account of the identity provider'));
+    assertThat(!user!.isSuspended, suspended);
+    const connector = await ssoConnectors.collection.findOne({ _id: record.connectorId });
+    const changes = connector?.syncProfile ? await synced(user!, person) : undefined;
+    // The identity is written when it is new or the IdP now says something else of the person.
+    const renewed = !existing || existing.ssoConnectorId !== record.connectorId || JSON.stringify(existing.detail) !== JSON.stringify(ssoIdentity.detail);
+    return { userId: user!._id, amr: [], profile: { ...(renewed && { ssoIdentity }), ...(changes && { synced: changes }) } };
   }
 
   return async function identify(
@@ -135,6 +200,8 @@ export function createIdentification({
       identified = await rule(experience, stored);
     } else if (stored?.type === 'social') {
       identified = await social(event, stored, linkSocialIdentity);
+    } else if (stored?.type === 'enterpriseSso') {
+      identified = await enterpriseSso(event, stored);
     } else if (stored?.type === 'webAuthn' && stored.firstFactor) {
       // Passkey sign-in (when the settings allow it): the verified assertion named the user.
       assertThat(event === 'SignIn' && stored.verified && stored.userId, notFound);

@@ -19,6 +19,10 @@ import { experienceApi, experiencePrefix } from './api.js';
 import { createCodes } from './codes.js';
 import { createExperienceMfa } from './mfa.js';
 import { createExperienceSocial } from './social.js';
+import { createExperienceSso } from './sso.js';
+import { samlEndpoints, samlPrefix } from './saml-endpoints.js';
+import { createSamlServiceProvider } from '../sso/saml.js';
+import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { ConnectorStore } from '../social/connectors.js';
 import type { Upstream } from '../social/upstream.js';
 import { secretBox } from '../lib/mfa/secret-box.js';
@@ -89,6 +93,8 @@ export interface ExperienceDeps {
   /** The social connectors and the upstream sign-in through them. */
   connectors: ConnectorStore;
   upstream: Upstream;
+  /** The enterprise SSO connectors. */
+  ssoConnectors: SsoConnectorStore;
 }
 
 export interface Experience {
@@ -119,6 +125,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     rp: relyingPartyOf(deps.origin, branding.productName),
     productName: branding.productName,
   });
+  const saml = createSamlServiceProvider({ db, origin: deps.origin });
   const service = createExperienceService({
     provider,
     queries,
@@ -134,6 +141,9 @@ export function createExperience(deps: ExperienceDeps): Experience {
     counters,
     mfa,
     social: createExperienceSocial({ store, connectors: deps.connectors, upstream: deps.upstream, origin: deps.origin }),
+    sso: createExperienceSso({ db, store, ssoConnectors: deps.ssoConnectors, upstream: deps.upstream, saml, origin: deps.origin }),
+    connectors: deps.connectors,
+    ssoConnectors: deps.ssoConnectors,
     hashing: createHashGate(deps.maxConcurrentHashes),
     revokeAccount: deps.revokeAccount,
   });
@@ -179,11 +189,22 @@ export function createExperience(deps: ExperienceDeps): Experience {
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.body = asset.body;
   };
+  // SAML's endpoints: our service provider metadata per connector, and the assertion consumer the IdP posts to.
+  const samlApp = new Koa();
+  samlApp.silent = true;
+  samlApp.proxy = deps.proxy;
+  samlApp.use(useClientAddress(deps.clientAddress));
+  samlApp.use(apiErrors((error, { method, path }) => logger.error(`${method} ${path} failed`, error)));
+  const samlRoutes = samlEndpoints(service, deps.ssoConnectors, saml);
+  samlApp.use(samlRoutes.routes());
+  samlApp.use(samlRoutes.allowedMethods());
+
   const serveApi = mountApp(experiencePrefix, apiApp);
+  const serveSaml = mountApp(samlPrefix, samlApp);
   const servePages = mountApp(pagesPrefix, pagesApp);
 
   return {
     service,
-    middleware: compose([serveStylesheet, serveApi, servePages]),
+    middleware: compose([serveStylesheet, serveApi, serveSaml, servePages]),
   };
 }

@@ -29,6 +29,9 @@ import { assertPasswordAllowed } from './password-policy.js';
 import type { ExperienceDocument, ExperienceStore } from './state.js';
 import { createAccountLookup, suspended, type Identifier } from './accounts.js';
 import { createIdentification } from './identify.js';
+import type { ExperienceSso } from './sso.js';
+import type { ConnectorStore } from '../social/connectors.js';
+import type { SsoConnectorStore } from '../sso/connectors.js';
 import { createSubmitters, heldBy, newAccountProfile } from './submit.js';
 
 type Interaction = InstanceType<Provider['Interaction']>;
@@ -66,6 +69,10 @@ export interface ExperienceServiceDeps {
   mfa: ExperienceMfa;
   /** Social sign-in through the connectors. */
   social: ExperienceSocial;
+  /** Enterprise SSO through the SSO connectors. */
+  sso: ExperienceSso;
+  connectors: ConnectorStore;
+  ssoConnectors: SsoConnectorStore;
 }
 
 /** What the interaction result carries besides the login, for the events to name the flow. */
@@ -91,7 +98,14 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
   const { provider, queries, store, codes, counters } = deps;
   const accounts = createAccountLookup(queries);
   const { findUser } = accounts;
-  const identification = createIdentification({ store, codes, accounts, settings: deps.signInSettings });
+  const identification = createIdentification({
+    store,
+    codes,
+    accounts,
+    settings: deps.signInSettings,
+    connectors: deps.connectors,
+    ssoConnectors: deps.ssoConnectors,
+  });
   const submitters = createSubmitters(deps, accounts);
   const sendCode = codeMessenger(deps);
 
@@ -446,6 +460,25 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         deps.social.authorizationUri(await mfaStep(given), connectorId, body),
       verify: async (given: ExperienceDocument, connectorId: string, verificationId: string, connectorData: Record<string, unknown>) =>
         deps.social.verify(await mfaStep(given), connectorId, verificationId, connectorData),
+    },
+
+    /** Enterprise SSO (Logto's `/verification/sso/:connectorId/...` and domain discovery), in a sign-in or a registration. */
+    sso: {
+      discover: (email: string) => deps.sso.discover(email),
+      authorizationUri: async (given: ExperienceDocument, connectorId: string, body: { state: string; redirectUri: string }) =>
+        deps.sso.authorizationUri(await mfaStep(given), connectorId, body),
+      verify: async (given: ExperienceDocument, connectorId: string, verificationId: string, connectorData: Record<string, unknown>) =>
+        deps.sso.verify(await mfaStep(given), connectorId, verificationId, connectorData),
+      assertionConsumer: (connectorId: string, samlResponse: string, relayState: string) => deps.sso.assertionConsumer(connectorId, samlResponse, relayState),
+    },
+
+    /** The enterprise SSO verification of this interaction waiting for the callback with `state`, if any. */
+    async pendingSso(given: ExperienceDocument, connectorId: string, state: string): Promise<string | undefined> {
+      const experience = await store.get(given._id);
+      return Object.entries(experience.verifications).find(
+        ([, verification]) =>
+          verification.type === 'enterpriseSso' && verification.connectorId === connectorId && verification.state === state && !verification.verified,
+      )?.[0];
     },
 
     /** How people may sign up and sign in now (the pages draw their forms from it). */

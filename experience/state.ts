@@ -6,7 +6,8 @@ import { generateSecret } from '../lib/ids.js';
 import type { InteractionKind } from '../hooks/catalog.js';
 import type { WebAuthnFactor } from '../lib/mfa/model.js';
 import type { UpstreamUser } from '../social/upstream.js';
-import type { SocialIdentity } from '../social/identities.js';
+import type { SocialIdentity, SsoIdentity } from '../social/identities.js';
+import type { SsoUser } from '../sso/saml.js';
 
 /** A verification made in an interaction (email codes live in `verification_codes`). */
 export type Verification =
@@ -26,6 +27,26 @@ export type Verification =
       codeVerifier: string;
       verified: boolean;
       upstream?: UpstreamUser;
+    }
+  /**
+   * A sign-in with an enterprise SSO connector. OIDC: what the callback is checked against. SAML:
+   * the AuthnRequest's id and time, then what the assertion consumer found (the person, or why not).
+   * Then, verified, who the IdP said it was.
+   */
+  | {
+      type: 'enterpriseSso';
+      connectorId: string;
+      providerName: 'OIDC' | 'SAML';
+      redirectUri: string;
+      state: string;
+      nonce?: string;
+      codeVerifier?: string;
+      samlRequestId?: string;
+      requestedAt?: number;
+      samlAnswered?: boolean;
+      samlError?: string;
+      verified: boolean;
+      upstream?: SsoUser;
     };
 
 /**
@@ -55,6 +76,10 @@ export type { SocialIdentity } from '../social/identities.js';
 export interface Profile {
   /** A social identity to add: to the account to create, or at sign-in to the identified user (linking on request). */
   socialIdentity?: SocialIdentity;
+  /** An enterprise SSO identity to add (or refresh): to the account to create, or to the identified user. */
+  ssoIdentity?: SsoIdentity;
+  /** At a sign-in through a connector with `syncProfile`: the name, avatar and email the provider now gives. */
+  synced?: { name?: string; avatar?: string; email?: string };
   username?: string;
   email?: string;
   /** Verified by a code, in its stored form (E.164 digits). */

@@ -9,7 +9,7 @@ import type { Origin } from '../lib/store/unit-of-work.js';
 import { suspended, type AccountLookup } from './accounts.js';
 import type { ExperienceServiceDeps } from './service.js';
 import type { ExperienceDocument, Profile } from './state.js';
-import { assertIdentitiesFree, withIdentity } from '../social/identities.js';
+import { assertIdentitiesFree, withIdentity, withSsoIdentity } from '../social/identities.js';
 import { missingProfile, type ProfileHeld, type SignInSettings } from './sign-in-settings.js';
 
 type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
@@ -27,7 +27,11 @@ export function heldBy(profile: Profile, user?: UserDocument): ProfileHeld {
     email: Boolean(user?.primaryEmail ?? profile.email),
     phone: Boolean(user?.primaryPhone ?? profile.phone),
     // A linked upstream account stands in for a password, as in Logto.
-    password: Boolean(user?.passwordHash ?? profile.passwordHash) || Object.keys(user?.identities ?? {}).length > 0 || Boolean(profile.socialIdentity),
+    password:
+      Boolean(user?.passwordHash ?? profile.passwordHash) ||
+      Object.keys(user?.identities ?? {}).length > 0 ||
+      (user?.ssoIdentities ?? []).length > 0 ||
+      Boolean(profile.socialIdentity ?? profile.ssoIdentity),
   };
 }
 
@@ -72,7 +76,8 @@ export function createSubmitters(
       // A user with a second factor proves it; mandatory MFA enrols one (Logto's 403 and 422).
       await deps.mfa.assertSatisfied(experience, user!);
       const factors = deps.mfa.pendingFactors(experience, userId);
-      if (!profile.email && !profile.phone && !profile.username && !profile.passwordHash && !profile.socialIdentity && factors.length === 0) {
+      const nothingNew = !profile.email && !profile.phone && !profile.username && !profile.passwordHash && !profile.socialIdentity && !profile.ssoIdentity;
+      if (nothingNew && !profile.synced && factors.length === 0) {
         // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
         const { matchedCount } = await queries.users.collection.updateOne({ _id: userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
         assertThat(matchedCount === 1, suspended);
@@ -84,13 +89,20 @@ export function createSubmitters(
         await intend({ entity: 'User', action: 'updated', id: userId });
         const before = await queries.users.findByIdOrThrow(userId, session);
         assertThat(!before.isSuspended, suspended);
-        const linked = profile.socialIdentity && withIdentity(before, profile.socialIdentity);
-        await assertIdentitiesFree(queries.users.collection, userId, linked?.identityKeys ?? [], session);
+        const social = profile.socialIdentity && withIdentity(before, profile.socialIdentity);
+        const sso = profile.ssoIdentity && withSsoIdentity({ ...before, ...social }, profile.ssoIdentity);
+        const linked = { ...social, ...sso };
+        await assertIdentitiesFree(queries.users.collection, userId, linked.identityKeys ?? [], session);
+        // A connector with `syncProfile`: what the provider now says (an email another account took meanwhile is 422, through the index).
+        const { synced } = profile;
+        const email = profile.email ?? synced?.email;
         const now = Date.now();
         const updated = await queries.users.update(
           userId,
           {
-            ...(profile.email && { primaryEmail: profile.email, emailKey: emailKey(profile.email) }),
+            ...(email && { primaryEmail: email, emailKey: emailKey(email) }),
+            ...(synced?.name && { name: synced.name }),
+            ...(synced?.avatar && { avatar: synced.avatar }),
             ...(profile.phone && { primaryPhone: profile.phone }),
             ...(profile.username && { username: profile.username }),
             ...(profile.passwordHash && { passwordHash: profile.passwordHash }),
@@ -113,8 +125,8 @@ export function createSubmitters(
       // The id a passkey registered in this interaction names, when there is one.
       const id = experience.newUserId ?? generateId(12);
       const mfaVerifications = deps.mfa.pendingFactors(experience, id);
-      const { socialIdentity } = experience.profile;
-      const details = socialIdentity?.details;
+      const { socialIdentity, ssoIdentity } = experience.profile;
+      const details = socialIdentity?.details ?? experience.profile.synced;
       const user = newUser(
         {
           username,
@@ -130,6 +142,7 @@ export function createSubmitters(
         id,
       );
       if (socialIdentity) Object.assign(user, withIdentity(user, socialIdentity));
+      if (ssoIdentity) Object.assign(user, withSsoIdentity(user, ssoIdentity));
       await deps.write(origin, async ({ session, intend, record }) => {
         await intend({ entity: 'User', action: 'created', id: user._id });
         await assertIdentitiesFree(queries.users.collection, user._id, user.identityKeys ?? [], session);

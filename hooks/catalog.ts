@@ -85,6 +85,9 @@ export const recordedChanges = [
   'Connector.created',
   'Connector.updated',
   'Connector.deleted',
+  'SsoConnector.created',
+  'SsoConnector.updated',
+  'SsoConnector.deleted',
 ] as const;
 export type ChangeKey = (typeof recordedChanges)[number];
 

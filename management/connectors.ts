@@ -1,6 +1,6 @@
 import { Ajv } from 'ajv';
 
-import { ApiError, assertThat } from '../lib/errors.js';
+import { ApiError, assertThat, isDuplicateKeyError } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { connectorToApi, type ConnectorDocument } from '../social/connectors.js';
 import { connectorFactories, factoryById, factoryToApi } from '../social/factories.js';
@@ -63,6 +63,11 @@ export function connectorRoutes(router: ApiRouter, deps: ManagementDeps) {
     ctx.body = connectorToApi(await connectors.get(ctx.guard.params.id));
   });
 
+  // Asked first for the answer; the unique index on the target decides between two at once.
+  const targetTaken = (target: string) => (error: unknown) => {
+    if (isDuplicateKeyError(error)) throw new ApiError('connector.multiple_target_with_same_platform', `a connector for \`${target}\` exists already`);
+    throw error;
+  };
   const assertTargetFree = async (target: string, except?: string) => {
     const other = await connectors.collection.findOne({ 'metadata.target': target, ...(except && { _id: { $ne: except } }) });
     assertThat(!other, () => new ApiError('connector.multiple_target_with_same_platform', `a connector for \`${target}\` exists already`));
@@ -93,7 +98,7 @@ export function connectorRoutes(router: ApiRouter, deps: ManagementDeps) {
       await assertTargetFree(made.metadata.target);
       await deps.write(originOf(ctx), async ({ session, intend, record }) => {
         await intend({ entity: 'Connector', action: 'created', id: made._id });
-        await connectors.collection.insertOne(made, { session });
+        await connectors.collection.insertOne(made, { session }).catch(targetTaken(made.metadata.target));
         record({ entity: 'Connector', action: 'created', id: made._id, data: connectorToApi(made) });
       });
       ctx.body = connectorToApi(made);
@@ -134,7 +139,7 @@ export function connectorRoutes(router: ApiRouter, deps: ManagementDeps) {
       if (syncProfile !== undefined) next.syncProfile = syncProfile;
       await deps.write(originOf(ctx), async ({ session, intend, record }) => {
         await intend({ entity: 'Connector', action: 'updated', id: current._id });
-        await connectors.collection.replaceOne({ _id: current._id }, next, { session });
+        await connectors.collection.replaceOne({ _id: current._id }, next, { session }).catch(targetTaken(next.metadata.target));
         record({ entity: 'Connector', action: 'updated', id: current._id, data: connectorToApi(next) });
       });
       ctx.body = connectorToApi(next);

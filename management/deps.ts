@@ -1,5 +1,6 @@
 import type { ConnectorStore } from '../social/connectors.js';
 import type { Upstream } from '../social/upstream.js';
+import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type Router from '@koa/router';
 import type { ClientSession } from 'mongodb';
@@ -66,6 +67,12 @@ export interface ManagementDeps {
   productName: string;
   /** The social connectors (their client secrets sealed). */
   connectors: ConnectorStore;
+  /** The enterprise SSO connectors. */
+  ssoConnectors: SsoConnectorStore;
+  /** Our public origin (a SAML connector's service provider URLs). */
+  origin: string;
+  /** Fetches from outside (a SAML IdP's metadata URL), through the outbound guard. */
+  outboundFetch: typeof globalThis.fetch;
   /** Talks to upstream providers (a code given as connector data is exchanged through it). */
   upstream: Upstream;
 }

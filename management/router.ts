@@ -29,6 +29,7 @@ import { userRoutes } from './users.js';
 import { userIdentityRoutes } from './user-identities.js';
 import { mfaVerificationRoutes } from './mfa-verifications.js';
 import { connectorRoutes } from './connectors.js';
+import { ssoConnectorRoutes } from './sso-connectors.js';
 
 export interface ManagementApiOptions {
   auth: BearerAuthOptions;
@@ -56,6 +57,7 @@ const routeTables = [
   jwtCustomizerRoutes,
   signInExperienceRoutes,
   connectorRoutes,
+  ssoConnectorRoutes,
   oidcKeyRoutes,
   hookRoutes,
 ];

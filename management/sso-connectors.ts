@@ -1,0 +1,221 @@
+import { Ajv } from 'ajv';
+
+import { ApiError, assertThat } from '../lib/errors.js';
+import { guard } from '../lib/http/guard.js';
+import { generateId } from '../lib/ids.js';
+import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
+import { resolveIdp, ssoConnectorToApi, type SsoConnectorDocument, type SsoProviderName } from '../sso/connectors.js';
+import type { ApiRouter, ManagementDeps } from './deps.js';
+import { originOf } from './origin.js';
+import { idParams, paginationQuery } from './schemas/common.js';
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+const anyObject = { type: 'object', additionalProperties: true } as const;
+const url = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$' } as const;
+
+/** Each provider's configuration, as Logto's (sso/OidcConnector, sso/SamlConnector). */
+const configSchemas: Record<SsoProviderName, object> = {
+  OIDC: {
+    type: 'object',
+    properties: {
+      issuer: url,
+      clientId: { type: 'string', minLength: 1, maxLength: 512 },
+      clientSecret: { type: 'string', minLength: 1, maxLength: 2048 },
+      scope: { type: 'string', maxLength: 1024 },
+    },
+    required: ['issuer', 'clientId', 'clientSecret'],
+    additionalProperties: false,
+  },
+  SAML: {
+    type: 'object',
+    properties: {
+      metadata: { type: 'string', minLength: 1, maxLength: 200_000 },
+      metadataUrl: url,
+      entityId: { type: 'string', minLength: 1, maxLength: 1024 },
+      signInEndpoint: url,
+      x509Certificate: { type: 'string', minLength: 1, maxLength: 20_000 },
+      attributeMapping: {
+        type: 'object',
+        properties: Object.fromEntries(['id', 'email', 'name', 'avatar'].map((key) => [key, { type: 'string', minLength: 1, maxLength: 512 }])),
+        additionalProperties: false,
+      },
+    },
+    additionalProperties: false,
+  },
+};
+const validators = Object.fromEntries(Object.entries(configSchemas).map(([name, schema]) => [name, ajv.compile(schema)])) as Record<
+  SsoProviderName,
+  ReturnType<typeof ajv.compile>
+>;
+
+/** Domains of public email services: an enterprise connector may not claim their people (Logto's list, in short). */
+const publicDomains = new Set([
+  'gmail.com',
+  'googlemail.com',
+  'outlook.com',
+  'hotmail.com',
+  'live.com',
+  'msn.com',
+  'yahoo.com',
+  'icloud.com',
+  'me.com',
+  'aol.com',
+  'proton.me',
+  'protonmail.com',
+  'gmx.com',
+  'gmx.de',
+  'mail.com',
+  'qq.com',
+  '163.com',
+  '126.com',
+  'yandex.com',
+  'zoho.com',
+]);
+const domain = { type: 'string', minLength: 3, maxLength: 253, pattern: '^(?!-)[A-Za-z0-9-]{1,63}(\\.[A-Za-z0-9-]{1,63})+$' } as const;
+const fields = {
+  connectorName: { type: 'string', minLength: 1, maxLength: 128 },
+  config: anyObject,
+  domains: { type: 'array', items: domain, maxItems: 100 },
+  branding: {
+    type: 'object',
+    properties: { displayName: { type: 'string', maxLength: 128 }, logo: url, darkLogo: url },
+    additionalProperties: false,
+  },
+  syncProfile: { type: 'boolean' },
+} as const;
+
+/** 422 `single_sign_on.forbidden_domains` or `.duplicated_domains`, as Logto's; the domains lower-cased. */
+function checkedDomains(domains: string[]): string[] {
+  const lower = domains.map((name) => name.toLowerCase());
+  const forbidden = lower.filter((name) => publicDomains.has(name));
+  assertThat(
+    forbidden.length === 0,
+    () => new ApiError('single_sign_on.forbidden_domains', `public email domains cannot be an enterprise's: ${forbidden.join(', ')}`, { data: forbidden }),
+  );
+  const duplicated = lower.filter((name, index) => lower.indexOf(name) !== index);
+  assertThat(
+    duplicated.length === 0,
+    () => new ApiError('single_sign_on.duplicated_domains', `domains listed twice: ${duplicated.join(', ')}`, { data: duplicated }),
+  );
+  return lower;
+}
+
+/**
+ * Logto's enterprise SSO connectors (`/api/sso-connector-factories`, `/api/sso-connectors`): OIDC
+ * (issuer, client id and secret; the secret sealed, write-only) and SAML (IdP metadata, its URL, or
+ * its entity id, sign-in endpoint and certificate; read and checked when saved). Each names the
+ * email domains it signs in.
+ */
+export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const { ssoConnectors } = deps;
+  const present = (connector: SsoConnectorDocument) => ssoConnectorToApi(connector, deps.origin);
+
+  /** The configuration, checked and resolved: the stored form, the sealed secret, and a SAML IdP. */
+  async function configure(id: string, providerName: SsoProviderName, config: Record<string, unknown>, current?: SsoConnectorDocument) {
+    // A PATCH of an OIDC connector may leave the secret out: the stored one stays.
+    const merged = providerName === 'OIDC' && current ? { ...current.config, clientSecret: config.clientSecret ?? 'kept', ...config } : config;
+    const validate = validators[providerName];
+    if (!validate(merged)) {
+      const [problem] = validate.errors ?? [];
+      throw new ApiError('connector.invalid_config', `config${problem?.instancePath ?? ''} ${problem?.message ?? 'is invalid'}`);
+    }
+    if (providerName === 'OIDC') {
+      const { clientSecret, ...rest } = merged as Record<string, unknown> & { clientSecret: string };
+      return { config: rest, sealedSecret: config.clientSecret === undefined && current ? current.sealedSecret : ssoConnectors.seal(id, clientSecret) };
+    }
+    return { config: merged, idp: await resolveIdp(merged, deps.outboundFetch) };
+  }
+
+  router.get('/sso-connector-factories', guard({ response: anyObject }), async (ctx) => {
+    const factory = (providerName: SsoProviderName, description: string) => ({ providerName, logo: '', logoDark: '', description });
+    ctx.body = {
+      standardConnectors: [
+        factory('OIDC', 'Any OpenID Connect identity provider: its issuer, a client id and a client secret.'),
+        factory('SAML', 'Any SAML 2.0 identity provider: its metadata (or its entity id, sign-in endpoint and certificate).'),
+      ],
+      providerConnectors: [],
+    };
+  });
+
+  router.get('/sso-connectors', guard({ query: paginationQuery(), response: { type: 'array', items: anyObject } }), async (ctx) => {
+    // Paging is optional here, as Logto's.
+    const page = pageOrAll(ctx.guard.query, { optional: true });
+    const cursor = ssoConnectors.collection.find({}).sort({ createdAt: 1, _id: 1 });
+    if (page) cursor.skip(page.skip).limit(page.limit);
+    const [total, found] = await Promise.all([page && ssoConnectors.collection.countDocuments({}), cursor.toArray()]);
+    setPageHeaders(ctx, page, total);
+    ctx.body = found.map(present);
+  });
+  router.get('/sso-connectors/:id', guard({ params: idParams('id'), response: anyObject }), async (ctx) => {
+    ctx.body = present(await ssoConnectors.get(ctx.guard.params.id));
+  });
+
+  router.post(
+    '/sso-connectors',
+    guard({
+      body: { type: 'object', properties: { providerName: { type: 'string', maxLength: 32 }, ...fields }, required: ['providerName', 'connectorName'] },
+      response: anyObject,
+    }),
+    async (ctx) => {
+      const { providerName, connectorName, config, domains = [], branding = {}, syncProfile = false } = ctx.guard.body;
+      assertThat(
+        providerName === 'OIDC' || providerName === 'SAML',
+        () => new ApiError('connector.not_found', `no SSO connector factory is named \`${providerName}\` (OIDC or SAML)`, { type: providerName }, 422),
+      );
+      const _id = generateId();
+      const now = Date.now();
+      const made: SsoConnectorDocument = {
+        _id,
+        providerName: providerName as SsoProviderName,
+        connectorName,
+        config: {},
+        domains: checkedDomains(domains),
+        branding,
+        syncProfile,
+        createdAt: now,
+        updatedAt: now,
+        ...(config && (await configure(_id, providerName as SsoProviderName, config))),
+      };
+      await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+        await intend({ entity: 'SsoConnector', action: 'created', id: _id });
+        await ssoConnectors.collection.insertOne(made, { session });
+        record({ entity: 'SsoConnector', action: 'created', id: _id, data: present(made) });
+      });
+      ctx.body = present(made);
+    },
+  );
+
+  router.patch(
+    '/sso-connectors/:id',
+    guard({ params: idParams('id'), body: { type: 'object', properties: fields, minProperties: 1 }, response: anyObject }),
+    async (ctx) => {
+      const current = await ssoConnectors.get(ctx.guard.params.id);
+      const { config, domains, branding, connectorName, syncProfile } = ctx.guard.body;
+      const next: SsoConnectorDocument = {
+        ...current,
+        ...(config && (await configure(current._id, current.providerName, config, current))),
+        ...(domains && { domains: checkedDomains(domains) }),
+        ...(branding && { branding }),
+        ...(connectorName && { connectorName }),
+        ...(syncProfile !== undefined && { syncProfile }),
+        updatedAt: Date.now(),
+      };
+      await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+        await intend({ entity: 'SsoConnector', action: 'updated', id: current._id });
+        await ssoConnectors.collection.replaceOne({ _id: current._id }, next, { session });
+        record({ entity: 'SsoConnector', action: 'updated', id: current._id, data: present(next) });
+      });
+      ctx.body = present(next);
+    },
+  );
+
+  router.delete('/sso-connectors/:id', guard({ params: idParams('id') }), async (ctx) => {
+    const current = await ssoConnectors.get(ctx.guard.params.id);
+    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await intend({ entity: 'SsoConnector', action: 'deleted', id: current._id });
+      await ssoConnectors.collection.deleteOne({ _id: current._id }, { session });
+      record({ entity: 'SsoConnector', action: 'deleted', id: current._id, data: present(current) });
+    });
+    ctx.status = 204;
+  });
+}
