@@ -53,6 +53,8 @@ interface PageRequest {
   mfaFactors: Array<'Totp' | 'WebAuthn' | 'BackupCode'>;
   /** The social connectors the sign-in page offers. */
   social: Array<{ id: string; name: string }>;
+  /** Whether the sign-in page offers single sign-on (an enterprise SSO connector is configured). */
+  sso: boolean;
   /** The route's parameters (`uid`, `connectorId`). */
   params: Record<string, string>;
   /** Remembers this interaction for the social callback (a path-scoped, signed cookie). */
@@ -187,6 +189,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         settings: await service.settings(),
         mfaFactors: [],
         social: await service.social.list(),
+        sso: await service.sso.offered(),
         params: ctx.params as Record<string, string>,
         rememberForCallback: () =>
           ctx.cookies.set(socialCookie, details.uid, {
@@ -303,6 +306,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       code: methods.filter((method) => method.verificationCode && method.identifier !== 'username').map(({ identifier }) => identifier as 'email' | 'phone'),
       passkey: request.settings.passkeySignIn.enabled,
       social: request.social,
+      sso: request.sso,
     });
   };
   const renderSignUp = (request: PageRequest, error?: string) => {
@@ -467,7 +471,9 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       return submitOrComplete(request);
     }),
   );
-  router.get('/callback/:connectorId', async (ctx) => {
+  router.get(['/callback/:connectorId', '/callback/sso/:connectorId'], async (ctx) => {
+    const enterprise = ctx.path.startsWith(`${pagesPrefix}/callback/sso/`);
+    const flow = enterprise ? service.sso : service.social;
     securityHeaders(ctx);
     ctx.type = 'html';
     const expired = () => {
@@ -486,18 +492,19 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     // The link page's form ends at the application: its redirect origin joins form-action, as on every page.
     securityHeaders(ctx, { params: { redirect_uri: opened.redirectUri } });
     const { connectorId } = ctx.params as { connectorId: string };
-    const verificationId = await service.pendingSocial(opened.experience, connectorId, String(ctx.query.state ?? ''));
+    const state = String(ctx.query.state ?? '');
+    const verificationId = await (enterprise ? service.pendingSso : service.pendingSocial)(opened.experience, connectorId, state);
     if (!verificationId) return expired();
     const form = { branding, base: `${pagesPrefix}/${uid}`, csrf: opened.experience.csrf };
     const caller = callerOf(ctx);
     try {
-      await service.social.verify(opened.experience, connectorId, verificationId, Object.fromEntries(new URLSearchParams(ctx.querystring)));
+      await flow.verify(opened.experience, connectorId, verificationId, Object.fromEntries(new URLSearchParams(ctx.querystring)));
       try {
         await service.identify(opened.experience, verificationId);
       } catch (error) {
         if (!(error instanceof ApiError) || error.code !== 'user.identity_not_exist') throw error;
         const related = error.data?.relatedUser;
-        if (typeof related === 'string') {
+        if (typeof related === 'string' && !enterprise) {
           const name = (await service.social.list()).find(({ id }) => id === connectorId)?.name ?? connectorId;
           ctx.body = views.linkSocialPage(form, { connectorName: name, email: related, verificationId });
           return;
@@ -513,6 +520,35 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       ctx.body = views.messagePage(branding, 'The sign-in did not work', sentence(error.message));
     }
   });
+
+  // Enterprise SSO: the work email, its domain's identity providers, the IdP, and back to the callback.
+  const ssoCallbackOf = (connectorId: string) => `${origin}${pagesPrefix}/callback/sso/${connectorId}`;
+  const renderSsoEmail = (request: PageRequest, error?: string) => views.ssoEmailPage(withError(request, error), field(request, 'email'));
+  router.get('/:uid/sso', route(renderSsoEmail));
+  router.post(
+    '/:uid/sso',
+    route(renderSsoEmail, async (request) => {
+      const email = field(request, 'email');
+      checkEmail(email);
+      const connectors = await service.sso.discover(email);
+      if (connectors.length === 0)
+        throw new ApiError('guard.invalid_input', 'no company sign-in is set up for this email’s domain; use another way to sign in');
+      return { html: views.ssoChoicePage(request.page, email, connectors) };
+    }),
+  );
+  router.get(
+    '/:uid/sso/:connectorId',
+    route(renderSsoEmail, undefined, async (request) => {
+      const experience = await service.start(request.experience, 'SignIn');
+      const connectorId = request.params.connectorId ?? '';
+      const { authorizationUri } = await service.sso.authorizationUri(experience, connectorId, {
+        state: randomBytes(24).toString('base64url'),
+        redirectUri: ssoCallbackOf(connectorId),
+      });
+      request.rememberForCallback();
+      return { redirect: authorizationUri };
+    }),
+  );
 
   // Where the passkey script sends the browser once its ceremony is done: the submit, or what it asks for next.
   router.get('/:uid/continue', route(renderSignIn, undefined, submitOrComplete));

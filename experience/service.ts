@@ -421,7 +421,9 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         const accountId = await submitters[event](experience, originOf(caller, experience, event, clientId));
         const result: ExperienceResult = { identityEvent: event };
         // A new account proved a password, a code, or both; a sign-in, what identified it; then the second factors.
-        const first = experience.amr ?? (event === 'Register' && !experience.profile.passwordHash ? ['otp'] : ['pwd']);
+        // A registration proved a code, a password, or (through a connector) none of RFC 8176's kinds.
+        const upstream = experience.profile.socialIdentity ?? experience.profile.ssoIdentity;
+        const first = experience.amr ?? (event === 'Register' ? (upstream ? [] : experience.profile.passwordHash ? ['pwd'] : ['otp']) : ['pwd']);
         const amr = [...new Set([...first, ...deps.mfa.amrOf(experience)])];
         return await finish(experience._id, { login: { accountId, ...(amr.length > 0 && { amr }) }, ...result });
       } catch (error) {
@@ -465,6 +467,8 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     /** Enterprise SSO (Logto's `/verification/sso/:connectorId/...` and domain discovery), in a sign-in or a registration. */
     sso: {
       discover: (email: string) => deps.sso.discover(email),
+      /** Whether any enterprise SSO connector is set up (the sign-in page offers single sign-on). */
+      offered: async () => (await deps.ssoConnectors.collection.countDocuments({}, { limit: 1 })) > 0,
       authorizationUri: async (given: ExperienceDocument, connectorId: string, body: { state: string; redirectUri: string }) =>
         deps.sso.authorizationUri(await mfaStep(given), connectorId, body),
       verify: async (given: ExperienceDocument, connectorId: string, verificationId: string, connectorData: Record<string, unknown>) =>

@@ -148,13 +148,15 @@ export interface SignInOffer {
   social?: Array<{ id: string; name: string }>;
   /** Offer a passkey sign-in (the settings' `passkeySignIn`). */
   passkey?: boolean;
+  /** Offer single sign-on (an enterprise SSO connector exists). */
+  sso?: boolean;
   /** The identifiers that sign in with a password (none: no password form). */
   password: Array<'username' | 'email' | 'phone'>;
   /** The identifiers that sign in with a code (none: no code form). */
   code: Array<'email' | 'phone'>;
 }
 
-export function signInPage(form: FormContext, { identifier = '', password, code, passkey = false, social = [] }: SignInOffer): string {
+export function signInPage(form: FormContext, { identifier = '', password, code, passkey = false, social = [], sso = false }: SignInOffer): string {
   return page(
     { ...form, title: 'Sign in', passkeys: passkey },
     html` ${
@@ -188,6 +190,7 @@ export function signInPage(form: FormContext, { identifier = '', password, code,
       }
       ${passkey ? passkeyButton(form, 'sign-in', 'Sign in with a passkey') : ''}
       ${social.map((connector) => html`<a class="button secondary" href="${form.base}/social/${connector.id}">Continue with ${connector.name}</a>`)}
+      ${sso ? html`<a class="button secondary" href="${form.base}/sso">Use your company account</a>` : ''}
       <nav>
         ${password.length > 0 ? html`<a href="${form.base}/forgot-password">Forgot your password?</a>` : html`<span></span>`}<a href="${form.base}/sign-up"
           >Create an account</a
@@ -275,6 +278,29 @@ export function backupCodesPage(form: FormContext, { verificationId, codes }: { 
         <input type="hidden" name="verificationId" value="${verificationId}" />
         <button type="submit">I have saved them</button>
       </form>`,
+  );
+}
+
+/** Single sign-on, first step: the work email, whose domain names the company's identity provider. */
+export function ssoEmailPage(form: FormContext, email = ''): string {
+  return page(
+    { ...form, title: 'Use your company account', lead: 'Enter your work email: your company’s sign-in page takes it from there.' },
+    html`<form method="post" action="${form.base}/sso">
+        ${csrfField(form.csrf)}
+        <label for="email">Work email</label>
+        <input id="email" name="email" type="email" autocomplete="email" value="${email}" required autofocus />
+        <button type="submit">Continue</button>
+      </form>
+      <nav><a href="${form.base}">Other ways to sign in</a><span></span></nav>`,
+  );
+}
+
+/** Single sign-on, second step: the company's identity providers for that domain (links: the browser goes on to the IdP). */
+export function ssoChoicePage(form: FormContext, email: string, connectors: Array<{ id: string; name: string }>): string {
+  return page(
+    { ...form, title: 'Use your company account', lead: `Sign in as ${email} with your company’s identity provider.` },
+    html`${connectors.map((connector) => html`<a class="button" href="${form.base}/sso/${connector.id}">Continue with ${connector.name}</a>`)}
+      <nav><a href="${form.base}/sso">Use another email</a><span></span></nav>`,
   );
 }
 

@@ -71,7 +71,6 @@ export const apiErrorStatus = {
   'session.invalid_connector_id': 422,
   'single_sign_on.forbidden_domains': 422,
   'single_sign_on.duplicated_domains': 422,
-  'session.sso_enabled': 422,
   'session.mfa.backup_code_required': 422,
   'user.password_algorithm_required': 400,
   'role.name_in_use': 422,
