@@ -3,7 +3,7 @@ import { TestBrowser, startAuthorization } from '../support/browser.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { startGitHubLike, startUpstreamIdp, type GitHubLike, type UpstreamIdp } from '../support/upstream.js';
+import { startForgingIdp, startGitHubLike, startUpstreamIdp, type GitHubLike, type UpstreamIdp } from '../support/upstream.js';
 
 const redirectUri = 'http://127.0.0.1:9/callback';
 const password = 'correct horse battery staple';
@@ -207,6 +207,36 @@ describe('social sign-in (connectors, Experience API)', () => {
       redirectUri: 'https://evil.example/cb',
     });
     expect(elsewhere.status).toBe(400);
+  });
+
+  it('refuses an ID token for another audience or from another issuer (OIDC Core §3.1.3.7), though signed by the provider’s key', async () => {
+    const forger = await startForgingIdp();
+    try {
+      const forgedConnector = (
+        await server.create('/api/connectors', {
+          connectorId: 'oidc',
+          config: { issuer: forger.issuer, clientId: forger.clientId, clientSecret: forger.clientSecret },
+          metadata: { target: 'forger', name: 'Forger' },
+        })
+      ).id;
+      const { browser } = await begin('SignIn');
+      const attempt = async () => {
+        const leg = await upstreamLeg(browser, forgedConnector);
+        return browser.json('POST', `/api/experience/verification/social/${forgedConnector}/verify`, {
+          verificationId: leg.verificationId,
+          connectorData: leg.connectorData,
+        });
+      };
+      // The honest token passes: the refusals below are the claims', not the provider's.
+      forger.forge({});
+      expect((await attempt()).status).toBe(200);
+      forger.forge({ aud: 'some-other-client' });
+      expect((await attempt()).body).toMatchObject({ code: 'connector.general', message: expect.stringMatching(/aud/) });
+      forger.forge({ iss: 'https://evil.example' });
+      expect((await attempt()).body).toMatchObject({ code: 'connector.general', message: expect.stringMatching(/iss/) });
+    } finally {
+      await forger.close();
+    }
   });
 
   it('links to an account with the same verified email only on request, announced with identities.<target> and the interaction', async () => {

@@ -167,3 +167,94 @@ export async function startGitHubLike(): Promise<GitHubLike> {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+export interface ForgingIdp {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** What the next ID tokens say differently from an honest provider's (another audience, another issuer). */
+  forge(claims: { aud?: string; iss?: string }): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A minimal OpenID Connect provider that signs, with its own published key, ID tokens whose claims
+ * a test chooses: what a compromised or confused provider would send. Discovery, JWKS, an
+ * authorization endpoint that answers at once, and a token endpoint (PKCE checked).
+ */
+export async function startForgingIdp(): Promise<ForgingIdp> {
+  const { generateKeyPair, exportJWK, SignJWT } = await import('jose');
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  const jwk = { ...(await exportJWK(publicKey)), kid: 'forging-key', alg: 'ES256', use: 'sig' };
+  const clientId = 'forged-client';
+  const clientSecret = randomBytes(20).toString('hex');
+  let forged: { aud?: string; iss?: string } = {};
+  const codes = new Map<string, { nonce: string; challenge: string }>();
+  const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  let issuer = '';
+  const { server, port } = await listen((req, res) => {
+    const url = new URL(req.url ?? '/', issuer);
+    if (url.pathname === '/.well-known/openid-configuration') {
+      json(res, 200, {
+        issuer,
+        authorization_endpoint: `${issuer}/authorize`,
+        token_endpoint: `${issuer}/token`,
+        jwks_uri: `${issuer}/jwks`,
+        response_types_supported: ['code'],
+        subject_types_supported: ['public'],
+        id_token_signing_alg_values_supported: ['ES256'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['client_secret_post'],
+      });
+    } else if (url.pathname === '/jwks') {
+      json(res, 200, { keys: [jwk] });
+    } else if (url.pathname === '/authorize') {
+      const code = randomBytes(10).toString('hex');
+      codes.set(code, { nonce: url.searchParams.get('nonce') ?? '', challenge: url.searchParams.get('code_challenge') ?? '' });
+      const back = new URL(url.searchParams.get('redirect_uri')!);
+      back.searchParams.set('code', code);
+      back.searchParams.set('state', url.searchParams.get('state') ?? '');
+      back.searchParams.set('iss', issuer);
+      res.writeHead(302, { location: back.href }).end();
+    } else if (url.pathname === '/token' && req.method === 'POST') {
+      let raw = '';
+      req.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      req.on('end', () => {
+        const form = new URLSearchParams(raw);
+        const grant = codes.get(form.get('code') ?? '');
+        codes.delete(form.get('code') ?? '');
+        const proved =
+          grant &&
+          createHash('sha256')
+            .update(form.get('code_verifier') ?? '')
+            .digest('base64url') === grant.challenge;
+        if (!grant || !proved || form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret) {
+          json(res, 400, { error: 'invalid_grant' });
+          return;
+        }
+        new SignJWT({ nonce: grant.nonce })
+          .setProtectedHeader({ alg: 'ES256', kid: jwk.kid })
+          .setSubject('forged-subject')
+          .setIssuer(forged.iss ?? issuer)
+          .setAudience(forged.aud ?? clientId)
+          .setIssuedAt()
+          .setExpirationTime('5m')
+          .sign(privateKey)
+          .then((idToken) => json(res, 200, { access_token: randomBytes(16).toString('hex'), token_type: 'Bearer', expires_in: 300, id_token: idToken }))
+          .catch(() => json(res, 500, { error: 'server_error' }));
+      });
+    } else {
+      json(res, 404, { error: 'not_found' });
+    }
+  });
+  issuer = `http://localhost:${port}`;
+  return {
+    issuer,
+    clientId,
+    clientSecret,
+    forge(claims) {
+      forged = claims;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
