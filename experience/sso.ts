@@ -40,13 +40,13 @@ function assertReady(connector: SsoConnectorDocument) {
 }
 
 /**
- * The email an enterprise IdP gives, when it can be taken as the person's: one its provider says it
- * verified, or one in a domain the connector is declared for (that IdP speaks for those addresses).
+ * The email an enterprise IdP gives, when it can be taken as the person's: one in a domain the
+ * connector is declared for (the administrator says that IdP speaks for those addresses). Nothing
+ * else, not even an OIDC `email_verified`: a multi-tenant IdP, or a customer's own, could otherwise
+ * name any address and be linked to its account.
  */
 function trustedEmail(connector: SsoConnectorDocument, person: { email?: string; claimedEmail?: string }): string | undefined {
-  if (person.email && (connector.providerName === 'OIDC' || connector.domains.includes(domainOf(person.email)))) return person.email;
-  if (person.claimedEmail && connector.domains.includes(domainOf(person.claimedEmail))) return person.claimedEmail;
-  return undefined;
+  return [person.email, person.claimedEmail].find((email): email is string => Boolean(email) && connector.domains.includes(domainOf(email!)));
 }
 
 /** Who an OIDC IdP's callback names, as an SSO user. */

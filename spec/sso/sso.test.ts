@@ -276,6 +276,18 @@ describe('enterprise SSO (SAML and OIDC connectors)', () => {
     const user = (await server.api('GET', `/api/users/${existing.id}?includeSsoIdentities=true`)).body;
     expect(user.ssoIdentities).toEqual([expect.objectContaining({ issuer: oidc.issuer, identityId: 'entra-alice', ssoConnectorId: oidcConnector })]);
 
+    // An address outside the connector's domains is not the IdP's to vouch for, email_verified or not: no account is linked by it.
+    const victim = await server.create('/api/users', { username: 'victim_elsewhere', primaryEmail: 'victim@example.com', password });
+    oidc.signInAs({ sub: 'entra-mallory', email: 'victim@example.com', email_verified: true });
+    const attacker = await begin('SignIn');
+    const start = await attacker.json('POST', `/api/experience/verification/sso/${oidcConnector}/authorization-uri`, { state, redirectUri: callbackUrl });
+    const returned = await new TestBrowser(oidc.issuer).follow(start.body.authorizationUri as string, callbackUrl);
+    await verify(attacker, oidcConnector, start.body.verificationId as string, Object.fromEntries(returned.url.searchParams));
+    const notLinked = await attacker.json('POST', '/api/experience/identification', { verificationId: start.body.verificationId });
+    expect({ status: notLinked.status, code: notLinked.body.code }).toEqual({ status: 404, code: 'user.identity_not_exist' });
+    expect((await server.api('GET', `/api/users/${victim.id}?includeSsoIdentities=true`)).body.ssoIdentities).toEqual([]);
+    oidc.signInAs({ sub: 'entra-alice', email: 'alice@globex.test', email_verified: false, name: 'Alice Globex' });
+
     // The identity is hers: registering another account with it is refused.
     const register = await begin('Register');
     const again = await register.json('POST', `/api/experience/verification/sso/${oidcConnector}/authorization-uri`, { state, redirectUri: callbackUrl });
