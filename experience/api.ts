@@ -269,35 +269,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
       ctx.body = { verificationId: await service.mfa.webAuthnAuthenticationVerify(ctx.state.experience, id, payload as never, callerOf(ctx)) };
     },
   );
-  // Social sign-in (Logto's): the provider's authorization URL for this interaction, then its callback's parameters.
-  const connectorParams = exactObject({ connectorId: { type: 'string', minLength: 1, maxLength: 64 } });
-  router.post(
-    '/verification/social/:connectorId/authorization-uri',
-    guard({
-      params: connectorParams,
-      body: exactObject({ state: { type: 'string', minLength: 8, maxLength: 512 }, redirectUri: { type: 'string', maxLength: 2048, pattern: '^https?://' } }),
-      response: answer({ authorizationUri: { type: 'string' }, verificationId }),
-      public: true,
-    }),
-    async (ctx) => {
-      ctx.body = await service.social.authorizationUri(ctx.state.experience, ctx.guard.params.connectorId, ctx.guard.body);
-    },
-  );
-  router.post(
-    '/verification/social/:connectorId/verify',
-    guard({
-      params: connectorParams,
-      body: exactObject({ verificationId, connectorData: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 } } }),
-      ...verificationAnswer,
-      public: true,
-    }),
-    async (ctx) => {
-      const { verificationId: id, connectorData } = ctx.guard.body;
-      ctx.body = { verificationId: await service.social.verify(ctx.state.experience, ctx.guard.params.connectorId, id, connectorData) };
-    },
-  );
-
-  // Enterprise SSO (Logto's): the connectors for an email's domain, then the same two steps as a social sign-in.
+  // Enterprise SSO (Logto's): the connectors for an email's domain.
   router.get(
     '/sso-connectors',
     guard({
@@ -309,31 +281,39 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
       ctx.body = { connectorIds: (await service.sso.discover(ctx.guard.query.email)).map(({ id }) => id) };
     },
   );
-  router.post(
-    '/verification/sso/:connectorId/authorization-uri',
-    guard({
-      params: connectorParams,
-      body: exactObject({ state: { type: 'string', minLength: 8, maxLength: 512 }, redirectUri: { type: 'string', maxLength: 2048, pattern: '^https?://' } }),
-      response: answer({ authorizationUri: { type: 'string' }, verificationId }),
-      public: true,
-    }),
-    async (ctx) => {
-      ctx.body = await service.sso.authorizationUri(ctx.state.experience, ctx.guard.params.connectorId, ctx.guard.body);
-    },
-  );
-  router.post(
-    '/verification/sso/:connectorId/verify',
-    guard({
-      params: connectorParams,
-      body: exactObject({ verificationId, connectorData: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 } } }),
-      ...verificationAnswer,
-      public: true,
-    }),
-    async (ctx) => {
-      const { verificationId: id, connectorData } = ctx.guard.body;
-      ctx.body = { verificationId: await service.sso.verify(ctx.state.experience, ctx.guard.params.connectorId, id, connectorData) };
-    },
-  );
+  // Social sign-in and enterprise SSO (Logto's), the same two steps: the provider's authorization URL for
+  // this interaction, then the callback's parameters (SAML: nothing, the assertion consumer took the response).
+  const connectorParams = exactObject({ connectorId: { type: 'string', minLength: 1, maxLength: 64 } });
+  for (const [kind, flow] of [
+    ['social', service.social],
+    ['sso', service.sso],
+  ] as const) {
+    router.post(
+      `/verification/${kind}/:connectorId/authorization-uri`,
+      guard({
+        params: connectorParams,
+        body: exactObject({ state: { type: 'string', minLength: 8, maxLength: 512 }, redirectUri: { type: 'string', maxLength: 2048, pattern: '^https?://' } }),
+        response: answer({ authorizationUri: { type: 'string' }, verificationId }),
+        public: true,
+      }),
+      async (ctx) => {
+        ctx.body = await flow.authorizationUri(ctx.state.experience, ctx.guard.params.connectorId, ctx.guard.body);
+      },
+    );
+    router.post(
+      `/verification/${kind}/:connectorId/verify`,
+      guard({
+        params: connectorParams,
+        body: exactObject({ verificationId, connectorData: { type: 'object', maxProperties: 20, additionalProperties: { type: 'string', maxLength: 4096 } } }),
+        ...verificationAnswer,
+        public: true,
+      }),
+      async (ctx) => {
+        const { verificationId: id, connectorData } = ctx.guard.body;
+        ctx.body = { verificationId: await flow.verify(ctx.state.experience, ctx.guard.params.connectorId, id, connectorData) };
+      },
+    );
+  }
 
   step('post', '/profile/mfa', object({ type: { enum: mfaFactors }, verificationId }), (experience, given) =>
     service.mfa.bind(experience, given.type, given.verificationId),

@@ -448,22 +448,23 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   );
   codeStep('/:uid/profile/code', views.profileCodePage, (request, sent) => service.linkIdentifier(request.experience, sent.type, sent.verificationId));
 
+  /**
+   * To a connector's provider (a link, not a form: the browser goes on to the provider, which a form's CSP
+   * `form-action` would not allow), in a sign-in that comes back to `/callback/[sso/]:connectorId`.
+   */
+  const toProvider = (kind: 'social' | 'sso') => async (request: PageRequest) => {
+    const experience = await service.start(request.experience, 'SignIn');
+    const connectorId = request.params.connectorId ?? '';
+    const { authorizationUri } = await service[kind].authorizationUri(experience, connectorId, {
+      state: randomBytes(24).toString('base64url'),
+      redirectUri: `${origin}${pagesPrefix}/callback/${kind === 'sso' ? 'sso/' : ''}${connectorId}`,
+    });
+    request.rememberForCallback();
+    return { redirect: authorizationUri };
+  };
+
   // Social sign-in: to the provider, back to the callback, then signed in, registered, or asked to link.
-  const callbackOf = (connectorId: string) => `${origin}${pagesPrefix}/callback/${connectorId}`;
-  // A link, not a form: the browser goes on to the provider, which a form's CSP `form-action` would not allow.
-  router.get(
-    '/:uid/social/:connectorId',
-    route(renderSignIn, undefined, async (request) => {
-      const experience = await service.start(request.experience, 'SignIn');
-      const connectorId = request.params.connectorId ?? '';
-      const { authorizationUri } = await service.social.authorizationUri(experience, connectorId, {
-        state: randomBytes(24).toString('base64url'),
-        redirectUri: callbackOf(connectorId),
-      });
-      request.rememberForCallback();
-      return { redirect: authorizationUri };
-    }),
-  );
+  router.get('/:uid/social/:connectorId', route(renderSignIn, undefined, toProvider('social')));
   router.post(
     '/:uid/social/link',
     route(renderSignIn, async (request) => {
@@ -522,7 +523,6 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   });
 
   // Enterprise SSO: the work email, its domain's identity providers, the IdP, and back to the callback.
-  const ssoCallbackOf = (connectorId: string) => `${origin}${pagesPrefix}/callback/sso/${connectorId}`;
   const renderSsoEmail = (request: PageRequest, error?: string) => views.ssoEmailPage(withError(request, error), field(request, 'email'));
   router.get('/:uid/sso', route(renderSsoEmail));
   router.post(
@@ -536,19 +536,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       return { html: views.ssoChoicePage(request.page, email, connectors) };
     }),
   );
-  router.get(
-    '/:uid/sso/:connectorId',
-    route(renderSsoEmail, undefined, async (request) => {
-      const experience = await service.start(request.experience, 'SignIn');
-      const connectorId = request.params.connectorId ?? '';
-      const { authorizationUri } = await service.sso.authorizationUri(experience, connectorId, {
-        state: randomBytes(24).toString('base64url'),
-        redirectUri: ssoCallbackOf(connectorId),
-      });
-      request.rememberForCallback();
-      return { redirect: authorizationUri };
-    }),
-  );
+  router.get('/:uid/sso/:connectorId', route(renderSsoEmail, undefined, toProvider('sso')));
 
   // Where the passkey script sends the browser once its ceremony is done: the submit, or what it asks for next.
   router.get('/:uid/continue', route(renderSignIn, undefined, submitOrComplete));

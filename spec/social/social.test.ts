@@ -84,6 +84,10 @@ describe('social sign-in (connectors, Experience API)', () => {
     return { verificationId: started.body.verificationId as string, authorizationUri, connectorData: Object.fromEntries(url.searchParams) };
   }
 
+  /** Hands the callback's parameters to the Experience API. */
+  const verifyLeg = (browser: TestBrowser, connectorId: string, leg: { verificationId: string; connectorData: Record<string, string> }) =>
+    browser.json('POST', `/api/experience/verification/social/${connectorId}/verify`, { verificationId: leg.verificationId, connectorData: leg.connectorData });
+
   /** Submits, and follows the browser back through oidc-provider to the application (where the sign-in events are announced). */
   async function submit(browser: TestBrowser) {
     const submitted = await browser.json('POST', '/api/experience/submit');
@@ -121,14 +125,7 @@ describe('social sign-in (connectors, Experience API)', () => {
     // PKCE, state and nonce, always.
     expect(leg.authorizationUri.searchParams.get('code_challenge_method')).toBe('S256');
     expect(leg.authorizationUri.searchParams.get('nonce')).toEqual(expect.any(String));
-    expect(
-      (
-        await register.browser.json('POST', `/api/experience/verification/social/${oidcConnector}/verify`, {
-          verificationId: leg.verificationId,
-          connectorData: leg.connectorData,
-        })
-      ).status,
-    ).toBe(200);
+    expect((await verifyLeg(register.browser, oidcConnector, leg)).status).toBe(200);
     const created = await eventsDuring(server, receiver, async () => {
       expect((await register.browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId })).status).toBe(201);
       await submit(register.browser);
@@ -283,14 +280,7 @@ describe('social sign-in (connectors, Experience API)', () => {
     const register = await begin('Register');
     const leg = await upstreamLeg(register.browser, githubConnector);
     expect(leg.authorizationUri.searchParams.get('code_challenge')).toEqual(expect.any(String));
-    expect(
-      (
-        await register.browser.json('POST', `/api/experience/verification/social/${githubConnector}/verify`, {
-          verificationId: leg.verificationId,
-          connectorData: leg.connectorData,
-        })
-      ).status,
-    ).toBe(200);
+    expect((await verifyLeg(register.browser, githubConnector, leg)).status).toBe(200);
     const created = await eventsDuring(server, receiver, async () => {
       expect((await register.browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId })).status).toBe(201);
       await submit(register.browser);
