@@ -10,6 +10,7 @@ import { createOutbox, type ExceptionReport, type InteractionReport, type Outbox
 import { createHookQueries, type HookQueries } from './queries.js';
 import { createSender, type Sender } from './send.js';
 import { createDeliveryWorker } from './worker/index.js';
+import { createSequencer, type Sequencer } from './sequencer.js';
 
 export type { InteractionReport } from './outbox.js';
 export { hookEvents, interactionEvents } from './catalog.js';
@@ -25,6 +26,8 @@ export interface Hooks {
   retentionMs: number;
   /** The time the worker reads: what schedules deliveries and key overlaps reads it too. */
   clock: Clock;
+  /** Numbers recorded events; the feed reads up to its watermark. */
+  sequencer: Sequencer;
   /** Tells this process's worker that events were recorded or deliveries queued. */
   wake(): void;
   /** Starts the delivery worker (unless `deliver` is off). */
@@ -44,8 +47,10 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
   const send = createSender({ policy, timeoutMs: settings.timeoutMs });
   // This process's worker, which fans out the events this process records (when it delivers at all).
   const owner = generateId();
+  const sequencer = createSequencer(db);
   const worker = createDeliveryWorker({
     db,
+    sequencer,
     send,
     logger,
     retentionMs,
@@ -63,6 +68,7 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
 
   return {
     outbox,
+    sequencer,
     queries: createHookQueries(db),
     send,
     policy,

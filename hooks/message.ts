@@ -5,13 +5,15 @@ import { activeKeys, logtoSignature, signatureHeader } from './signing.js';
 
 /**
  * The request that delivers one event to one hook. The body is serialized once and the
- * signatures are computed over exactly those bytes. The hook's own headers may replace
+ * signatures are computed over exactly those bytes. The event's `sequence`, entity and `version`
+ * are in the body and, for a receiver that routes before it parses, in headers. The hook's own headers may replace
  * `user-agent` and `content-type`, never the signature headers.
  */
 export function webhookRequest(hook: HookDocument, eventId: string, payload: Record<string, unknown>, now = new Date()): SendRequest {
   const body = Buffer.from(JSON.stringify({ ...payload, hookId: hook._id }));
   const timestamp = Math.floor(now.getTime() / 1000);
   const keys = activeKeys(hook.signingKeys, now);
+  const { sequence, version, entity } = payload as { sequence?: number; version?: number; entity?: { type: string; id: string } };
   return {
     url: hook.config.url,
     body,
@@ -20,6 +22,10 @@ export function webhookRequest(hook: HookDocument, eventId: string, payload: Rec
       'content-type': 'application/json',
       ...hook.config.headers,
       'webhook-id': eventId,
+      // The event's place in the one order, and among its entity's events (`hooks/sequencer.ts`).
+      ...(sequence !== undefined && { 'webhook-sequence': String(sequence) }),
+      ...(entity && { 'webhook-entity': `${entity.type}:${entity.id}` }),
+      ...(version !== undefined && { 'webhook-entity-version': String(version) }),
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signatureHeader(keys, eventId, timestamp, body),
       'logto-signature-sha-256': logtoSignature(keys[0], body),

@@ -42,6 +42,14 @@ export interface HookEventDocument {
   createdAt: Date;
   /** The body without `hookId`, which each delivery adds. */
   payload: Record<string, unknown>;
+  /** The entity the event is about (`User:u1`), when it is about one: its events are versioned, and ordered per entity. */
+  entityKey?: string;
+  /** Set when recorded, removed once the sequencer numbered it (`sequencer.ts`); fan-out waits for the numbering. */
+  sequenceDue?: Date;
+  /** Its place in the one order of all events: 1, 2, 3, ... with no gap, given after commit. */
+  sequence?: number;
+  /** Its place among its entity's events: 1, 2, 3, ... */
+  version?: number;
   /**
    * Set (to when it was recorded) until a worker has made the event's deliveries, one per hook
    * subscribed to it, then removed: the write path records the event alone, whatever the hooks.

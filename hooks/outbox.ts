@@ -48,6 +48,14 @@ export interface OutboxOptions {
   fanOutBy?: string;
 }
 
+/** An event to record: its body, and the entity it is about when it is about one. */
+interface RecordedEvent {
+  id?: string;
+  event: string;
+  entity?: { type: string; id: string };
+  payload: Record<string, unknown>;
+}
+
 /** Management API paths as Logto's receivers see them: relative to its root (`/users/:userId`). */
 const managementApiRoot = '/api';
 const relative = (path: string) => (path === managementApiRoot ? '/' : path.startsWith(`${managementApiRoot}/`) ? path.slice(managementApiRoot.length) : path);
@@ -61,6 +69,7 @@ async function dataEventOf(change: ChangeRecord, queries: Queries, session: Clie
     // The change's id: written by a unit of work or by a resolver that found it unrecorded, it is one event.
     id: change._id,
     event: rule.event,
+    entity: { type: change.entity, id: change.id },
     payload: {
       ...(rule.ownerKey && { [rule.ownerKey]: change.id }),
       ...(await carried(rule.carries, change, queries, session)),
@@ -136,16 +145,18 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
   const events = db.collection<HookEventDocument>(hookCollections.events);
 
   /** Writes the events; answers whether there were any. */
-  async function enqueue(found: Array<{ id?: string; event: string; payload: Record<string, unknown> }>, createdAt: Date, session: ClientSession | undefined) {
+  async function enqueue(found: RecordedEvent[], createdAt: Date, session: ClientSession | undefined) {
     if (found.length === 0) return false;
     const expiresAt = new Date(createdAt.getTime() + retentionMs);
-    const documents: HookEventDocument[] = found.map(({ id = generateId(), event, payload }) => {
-      // `id`, `event` and `createdAt` lead the body, as receivers read them first.
+    const documents: HookEventDocument[] = found.map(({ id = generateId(), event, entity, payload }) => {
+      // `id`, `event` and `createdAt` lead the body, as receivers read them first; the sequencer adds `sequence` and `version`.
       return {
         _id: id,
         event,
         createdAt,
-        payload: { id, event, createdAt: createdAt.toISOString(), ...payload },
+        payload: { id, event, createdAt: createdAt.toISOString(), ...(entity && { entity }), ...payload },
+        ...(entity && { entityKey: `${entity.type}:${entity.id}` }),
+        sequenceDue: createdAt,
         fanOutDue: createdAt,
         ...(fanOutBy && { fanOutBy }),
         expiresAt,
@@ -198,7 +209,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         ...(applicationId !== undefined && { applicationId }),
         ...(application && { application: applicationToEvent(application) }),
       };
-      if (await enqueue([{ event, payload }], new Date(), session)) onQueued?.();
+      if (await enqueue([{ event, entity: { type: 'User', id: userId }, payload }], new Date(), session)) onQueued?.();
     },
   };
 }

@@ -11,12 +11,15 @@ export const builtIn = {
   managementResourceId: 'management-api',
   managementScopeId: 'management-api-all',
   impersonationScopeId: 'management-api-impersonation',
+  hookEventsScopeId: 'management-api-hook-events',
   managementRoleId: 'management-api-access',
 } as const;
 
 /** The Management API's scopes: everything, or only issuing subject tokens. */
 export const managementScope = 'all';
 export const impersonationScope = 'impersonation';
+/** Reading the webhook events' pull feed, and nothing else. */
+export const hookEventsScope = 'hook-events';
 
 /** An upsert by `_id` that lost a race to another process's insert simply retries once, and then matches. */
 async function upsertRetrying(write: () => Promise<unknown>) {
@@ -68,6 +71,20 @@ export async function ensureManagementApi(db: Db, indicator: string): Promise<vo
           resourceId: builtIn.managementResourceId,
           name: impersonationScope,
           description: 'Issue subject tokens for impersonation, and nothing else',
+          createdAt: now,
+        },
+      },
+      { upsert: true },
+    ),
+  );
+  await upsertRetrying(() =>
+    db.collection<ScopeDocument>('scopes').updateOne(
+      { _id: builtIn.hookEventsScopeId },
+      {
+        $setOnInsert: {
+          resourceId: builtIn.managementResourceId,
+          name: hookEventsScope,
+          description: 'Read the webhook events feed, and nothing else',
           createdAt: now,
         },
       },

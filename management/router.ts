@@ -30,6 +30,7 @@ import { userIdentityRoutes } from './user-identities.js';
 import { mfaVerificationRoutes } from './mfa-verifications.js';
 import { connectorRoutes } from './connectors.js';
 import { ssoConnectorRoutes } from './sso-connectors.js';
+import { hookEventRoutes } from './hook-events.js';
 
 export interface ManagementApiOptions {
   auth: BearerAuthOptions;
@@ -60,6 +61,7 @@ const routeTables = [
   ssoConnectorRoutes,
   oidcKeyRoutes,
   hookRoutes,
+  hookEventRoutes,
 ];
 
 export const managementPrefix = '/api';

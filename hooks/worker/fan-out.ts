@@ -32,6 +32,8 @@ export async function fanOut(context: WorkerContext, budget: Budget, room: Room)
   const due = await events
     .find({
       fanOutDue: { $type: 'date' },
+      // Numbered first (`sequencer.ts`), so that every delivery carries the event's place in the order.
+      sequenceDue: { $exists: false },
       $or: [{ fanOutBy: owner }, { fanOutDue: { $lte: fromNow(context, -handOverMs) } }],
     })
     .sort({ fanOutDue: 1 })

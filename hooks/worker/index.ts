@@ -9,6 +9,7 @@ import { attempt, createRecorder } from './attempt.js';
 import { workerContext, type Budget, type Room, type Taken } from './context.js';
 import { fanOut } from './fan-out.js';
 import { claim } from './lease.js';
+import type { Sequencer } from '../sequencer.js';
 
 export interface WorkerOptions {
   db: Db;
@@ -30,6 +31,8 @@ export interface WorkerOptions {
   owner?: string;
   /** What is due, leases, retry delays and disabling read this clock (the system's by default). */
   clock?: Clock;
+  /** Numbers recorded events (after commit) before they are fanned out. */
+  sequencer: Sequencer;
 }
 
 /** One of the worker's two loops (new events; due deliveries). */
@@ -93,10 +96,13 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   };
 
   /**
-   * New events first, in a loop of their own: what their fan-out takes is sent at once, so that
-   * a slow look for due deliveries never delays them.
+   * New events first, in a loop of their own: numbered, then fanned out; what their fan-out takes
+   * is sent at once, so that a slow look for due deliveries never delays them.
    */
   async function takeNew(loop: Loop): Promise<Taken | undefined> {
+    // Numbered first: an event is fanned out once it has its place in the order.
+    const numbering = await options.sequencer.run();
+    if (numbering.more) loop.wake();
     const { taken, more, leftFor } = await fanOut(context, budget, room);
     for (const hookId of leftFor) owed.add(hookId);
     // A full batch may leave more behind it: look again at once.

@@ -50,6 +50,10 @@ describe('the events each Management API route announces', () => {
       clientId: server.admin.clientId,
       ip: expect.any(String),
       userAgent: expect.any(String),
+      // Beyond Logto: the entity, and the event's place in the one order and among the user's events.
+      entity: { type: 'User', id: userId },
+      sequence: expect.any(Number),
+      version: 1,
     });
     expect(event!.raw).not.toMatch(/passwordHash|scrypt|a long enough password/);
     // Exactly Logto's user fields (@logto/schemas userInfoSelectFields), nothing of ours besides.

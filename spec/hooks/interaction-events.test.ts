@@ -159,6 +159,10 @@ describe('interaction events', () => {
       user: expect.objectContaining({ id: user.id, username: 'signs_in', applicationId: null }),
       applicationId: application.id,
       application: { id: application.id, type: 'Traditional', name: 'Web app', description: null },
+      // Beyond Logto's: the event's place in the one order, and among the user's events.
+      entity: { type: 'User', id: user.id },
+      sequence: expect.any(Number),
+      version: expect.any(Number),
     });
     expect(JSON.stringify(body)).not.toMatch(/passwordHash|a password never sent|secret/i);
   });

@@ -1,0 +1,120 @@
+import type { AnyBulkWriteOperation, Db } from 'mongodb';
+
+import { ApiError } from '../lib/errors.js';
+import { createOwnerLocks } from '../lib/store/owner-lock.js';
+import { hookCollections, type HookEventDocument } from './models.js';
+
+/** Events numbered in one run. */
+export const sequenceBatch = 500;
+
+/** The highest sequence below which every event is numbered: the feed shows events up to it. */
+interface SequenceState {
+  _id: 'state';
+  watermark: number;
+}
+
+/** The last version given to one entity's events (kept past the events' retention, so that versions never restart). */
+interface EntityVersion {
+  _id: string;
+  version: number;
+}
+
+export const sequenceCollections = { state: 'hook_sequence', versions: 'hook_entity_versions' } as const;
+
+/**
+ * Numbers recorded events after they commit: one `sequence` for all of them (1, 2, 3, ... with no
+ * gap), and a `version` per entity (`User:u1` 1, 2, ...). The write path records an event as one
+ * insert with `sequenceDue`; numbering comes later, here, so that no write waits on a global lock.
+ *
+ * One numbering run at a time across processes (an owner lock; a process that finds it taken
+ * leaves the run to its holder). A run takes the oldest unnumbered events, gives them the next
+ * numbers in one ordered bulk write, then moves the watermark past them. Versions of one entity
+ * always increase; a run that dies after counting them but before numbering leaves one unused. A run that dies midway
+ * left a contiguous prefix numbered above the watermark (the bulk write is ordered); the next run
+ * counts it as done and goes on after it. The feed shows only what is at or below the watermark,
+ * so a reader never sees a number before every smaller one exists. An event that commits late
+ * (its transaction was slow) is numbered when it is seen: its sequence is higher than every event
+ * already visible, never lower.
+ */
+export function createSequencer(db: Db, { leaseMs = 30_000 } = {}) {
+  const events = db.collection<HookEventDocument>(hookCollections.events);
+  const state = db.collection<SequenceState>(sequenceCollections.state);
+  const versions = db.collection<EntityVersion>(sequenceCollections.versions);
+  const withLock = createOwnerLocks(db, { leaseMs, waitMs: 0 });
+
+  const watermark = async () => (await state.findOne({ _id: 'state' }))?.watermark ?? 0;
+
+  /** Each entity's last version given. */
+  async function lastVersions(keys: string[]): Promise<Map<string, number>> {
+    const counters = await versions.find({ _id: { $in: keys } }).toArray();
+    return new Map(counters.map(({ _id, version }) => [_id, version]));
+  }
+
+  async function numberBatch(): Promise<{ numbered: number; more: boolean }> {
+    const current = await watermark();
+    // What a run that stopped midway numbered: a contiguous run just above the watermark.
+    const stranded = await events
+      .find({ sequence: { $gt: current } })
+      .sort({ sequence: 1 })
+      .toArray();
+    let next = current + 1;
+    for (const event of stranded) {
+      if (event.sequence !== next) throw new Error(`webhook event sequence ${next} is missing after ${current}; numbering stops until it is repaired`);
+      next += 1;
+    }
+    const due = await events
+      .find({ sequenceDue: { $type: 'date' } })
+      .sort({ sequenceDue: 1, _id: 1 })
+      .limit(sequenceBatch)
+      .toArray();
+    if (due.length > 0) {
+      const last = await lastVersions([...new Set(due.flatMap(({ entityKey }) => (entityKey ? [entityKey] : [])))]);
+      const writes: Array<AnyBulkWriteOperation<HookEventDocument>> = [];
+      for (const event of due) {
+        const version = event.entityKey ? (last.get(event.entityKey) ?? 0) + 1 : undefined;
+        if (event.entityKey) last.set(event.entityKey, version!);
+        const sequence = next;
+        next += 1;
+        writes.push({
+          updateOne: {
+            filter: { _id: event._id, sequenceDue: { $type: 'date' } },
+            update: {
+              $set: { sequence, 'payload.sequence': sequence, ...(version !== undefined && { version, 'payload.version': version }) },
+              $unset: { sequenceDue: '' },
+            },
+          },
+        });
+      }
+      // The counters first: a run that dies between the two writes leaves a version unused (the
+      // events get later ones next time), never one given twice.
+      if (last.size > 0) {
+        await versions.bulkWrite(
+          [...last].map(([key, version]) => ({ updateOne: { filter: { _id: key }, update: { $set: { version } }, upsert: true } })),
+          { ordered: false },
+        );
+      }
+      await events.bulkWrite(writes, { ordered: true });
+    }
+    // Under the lock, one writer: the watermark only moves forward (and `$max` is not in every engine).
+    if (next - 1 > current) await state.updateOne({ _id: 'state' }, { $set: { watermark: next - 1 } }, { upsert: true });
+    return { numbered: due.length, more: due.length === sequenceBatch };
+  }
+
+  return {
+    /** The highest sequence below which every event is numbered. */
+    watermark,
+
+    /** Numbers the oldest unnumbered events, unless another process is at it; answers how many, and whether more wait. */
+    async run(): Promise<{ numbered: number; more: boolean }> {
+      try {
+        return await withLock('hook-sequencer', numberBatch);
+      } catch (error) {
+        // Another process holds the lock: it numbers these too.
+        if (error instanceof ApiError && error.code === 'request.conflict') return { numbered: 0, more: false };
+        throw error;
+      }
+    },
+  };
+}
+
+export type Sequencer = ReturnType<typeof createSequencer>;
