@@ -105,12 +105,12 @@ export function createSequencer(db: Db, { leaseMs = 30_000 } = {}) {
     watermark,
 
     /** Numbers the oldest unnumbered events, unless another process is at it; answers how many, and whether more wait. */
-    async run(): Promise<{ numbered: number; more: boolean }> {
+    async run(): Promise<{ numbered: number; more: boolean; busy?: boolean }> {
       try {
         return await withLock('hook-sequencer', numberBatch);
       } catch (error) {
-        // Another process holds the lock: it numbers these too.
-        if (error instanceof ApiError && error.code === 'request.conflict') return { numbered: 0, more: false };
+        // Another process holds the lock: it numbers these too, perhaps not the ones it has not seen yet.
+        if (error instanceof ApiError && error.code === 'request.conflict') return { numbered: 0, more: false, busy: true };
         throw error;
       }
     },

@@ -11,6 +11,9 @@ import { fanOut } from './fan-out.js';
 import { claim } from './lease.js';
 import type { Sequencer } from '../sequencer.js';
 
+/** How soon a worker that found another process numbering looks again. */
+const sequencerRetryMs = 25;
+
 export interface WorkerOptions {
   db: Db;
   send: Sender;
@@ -103,6 +106,8 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     // Numbered first: an event is fanned out once it has its place in the order.
     const numbering = await options.sequencer.run();
     if (numbering.more) loop.wake();
+    // Another process is numbering: look again in a moment, not a poll later (its run may have begun before our events committed).
+    else if (numbering.busy) setTimeout(() => loop.wake(), sequencerRetryMs).unref();
     const { taken, more, leftFor } = await fanOut(context, budget, room);
     for (const hookId of leftFor) owed.add(hookId);
     // A full batch may leave more behind it: look again at once.
