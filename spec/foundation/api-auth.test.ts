@@ -100,7 +100,7 @@ describe('Management API authentication', () => {
     const { access_token } = await oauth.clientCredentialsGrant(config, { resource: server.identity.managementApiIndicator });
     const { status, body, headers } = await call(access_token);
     expect(status).toBe(403);
-    expect(body).toEqual({ code: 'auth.forbidden', message: 'the access token lacks the required scope (all or impersonation)' });
+    expect(body).toEqual({ code: 'auth.forbidden', message: 'the access token lacks the required scope (all or impersonation or hook-events)' });
     expect(headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope"');
   });
 
