@@ -302,7 +302,13 @@ export function accountApi(deps: AccountApiDeps): Middleware {
       const target = codeTargetOf(ctx.guard.body.identifier, 'body.identifier.value');
       const over = await countCodeSend(counters, target, ctx.ip);
       if (over) {
-        const report = { event: 'Message.RateLimited', fields: rateLimitedFields(target), applicationId: ctx.state.auth.clientId, ip: ctx.ip } as const;
+        const report = {
+          event: 'Message.RateLimited',
+          fields: rateLimitedFields(target),
+          applicationId: ctx.state.auth.clientId,
+          ip: ctx.ip,
+          source: 'account',
+        } as const;
         await deps.reportException(report).catch((error: unknown) => deps.log(error, { method: ctx.method, path: ctx.path }));
         throw tooManyCodes(over);
       }

@@ -19,11 +19,24 @@ export interface SigningKey {
   expiresAt: Date | null;
 }
 
+/** Where an event came from: a Management API request, a sign-in interaction, the Account API, or the service itself. */
+export const eventSources = ['management', 'experience', 'account', 'system'] as const;
+export type EventSource = (typeof eventSources)[number];
+
+export interface HookConfigDocument {
+  url: string;
+  headers: Record<string, string>;
+  /** Echo suppression: events caused by these applications (the client whose token made the change, or the application signed in to) are not sent. */
+  excludeClientIds?: string[];
+  /** Only events from these sources (none: every source). */
+  sources?: EventSource[];
+}
+
 export interface HookDocument {
   _id: string;
   name: string;
   events: string[];
-  config: { url: string; headers: Record<string, string> };
+  config: HookConfigDocument;
   enabled: boolean;
   /** Newest first. */
   signingKeys: SigningKey[];
@@ -42,6 +55,10 @@ export interface HookEventDocument {
   createdAt: Date;
   /** The body without `hookId`, which each delivery adds. */
   payload: Record<string, unknown>;
+  /** Where it came from (hook source filters); absent on events recorded before sources were kept. */
+  source?: EventSource;
+  /** The application that caused it (echo suppression), when one did. */
+  clientId?: string;
   /** The entity the event is about (`User:u1`), when it is about one: its events are versioned, and ordered per entity. */
   entityKey?: string;
   /** Set when recorded, removed once the sequencer numbered it (`sequencer.ts`); fan-out waits for the numbering. */

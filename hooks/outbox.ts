@@ -5,7 +5,7 @@ import { userInfoOf, userToApi, withId, type ApplicationDocument } from '../lib/
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
 import { changeEvents, interactionEvents, type ChangeKey, type ExceptionEvent, type InteractionEvent } from './catalog.js';
-import { hookCollections, type HookEventDocument } from './models.js';
+import { hookCollections, type EventSource, type HookEventDocument } from './models.js';
 import { insertOwn } from '../lib/store/insert-each.js';
 
 /** What sign-up, sign-in and password-reset code tells us about a finished interaction. */
@@ -38,6 +38,8 @@ export interface ExceptionReport {
   sessionId?: string;
   ip?: string;
   userAgent?: string;
+  /** Where it happened: a sign-in (the default) or the Account API. */
+  source?: 'experience' | 'account';
 }
 
 export interface OutboxOptions {
@@ -53,7 +55,18 @@ interface RecordedEvent {
   id?: string;
   event: string;
   entity?: { type: string; id: string };
+  source: EventSource;
+  clientId?: string | undefined;
   payload: Record<string, unknown>;
+}
+
+/** Account API paths: a change made there is the user's own, through their application. */
+const accountPaths = /^\/api\/(my-account|verifications)(\/|$)/;
+
+/** Where a change came from, and the application that caused it. */
+function sourceOf(origin: ChangeRecord['origin']): { source: EventSource; clientId?: string | undefined } {
+  if (origin.interaction) return { source: 'experience', clientId: origin.interaction.applicationId };
+  return { source: origin.path && accountPaths.test(origin.path) ? 'account' : 'management', clientId: origin.clientId };
 }
 
 /** Management API paths as Logto's receivers see them: relative to its root (`/users/:userId`). */
@@ -70,6 +83,7 @@ async function dataEventOf(change: ChangeRecord, queries: Queries, session: Clie
     id: change._id,
     event: rule.event,
     entity: { type: change.entity, id: change.id },
+    ...sourceOf(origin),
     payload: {
       ...(rule.ownerKey && { [rule.ownerKey]: change.id }),
       ...(await carried(rule.carries, change, queries, session)),
@@ -148,7 +162,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
   async function enqueue(found: RecordedEvent[], createdAt: Date, session: ClientSession | undefined) {
     if (found.length === 0) return false;
     const expiresAt = new Date(createdAt.getTime() + retentionMs);
-    const documents: HookEventDocument[] = found.map(({ id = generateId(), event, entity, payload }) => {
+    const documents: HookEventDocument[] = found.map(({ id = generateId(), event, entity, source, clientId, payload }) => {
       // `id`, `event` and `createdAt` lead the body, as receivers read them first; the sequencer adds `sequence` and `version`.
       return {
         _id: id,
@@ -156,6 +170,8 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         createdAt,
         payload: { id, event, createdAt: createdAt.toISOString(), ...(entity && { entity }), ...payload },
         ...(entity && { entityKey: `${entity.type}:${entity.id}` }),
+        source,
+        ...(clientId && { clientId }),
         sequenceDue: createdAt,
         fanOutDue: createdAt,
         ...(fanOutBy && { fanOutBy }),
@@ -181,7 +197,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
       onQueued?.();
     },
 
-    async reportException({ event, fields, interactionEvent, applicationId, sessionId, ip, userAgent }) {
+    async reportException({ event, fields, interactionEvent, applicationId, sessionId, ip, userAgent, source = 'experience' }) {
       const payload = {
         ...fields,
         ...(interactionEvent !== undefined && { interactionEvent }),
@@ -190,7 +206,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         ...(ip !== undefined && { ip }),
         ...(userAgent !== undefined && { userAgent }),
       };
-      if (await enqueue([{ event, payload }], new Date(), undefined)) onQueued?.();
+      if (await enqueue([{ event, source, clientId: applicationId, payload }], new Date(), undefined)) onQueued?.();
     },
 
     async reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }, session) {
@@ -209,7 +225,8 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         ...(applicationId !== undefined && { applicationId }),
         ...(application && { application: applicationToEvent(application) }),
       };
-      if (await enqueue([{ event, entity: { type: 'User', id: userId }, payload }], new Date(), session)) onQueued?.();
+      if (await enqueue([{ event, entity: { type: 'User', id: userId }, source: 'experience', clientId: applicationId, payload }], new Date(), session))
+        onQueued?.();
     },
   };
 }

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import type { Filter } from 'mongodb';
 
 import type { Hooks } from '../hooks/index.js';
-import type { AttemptDocument, DeliveryDocument, HookDocument, HookEventDocument } from '../hooks/models.js';
+import type { AttemptDocument, DeliveryDocument, HookConfigDocument, HookDocument, HookEventDocument } from '../hooks/models.js';
 import { samplePayload } from '../hooks/sample.js';
 import { generateSigningKey } from '../hooks/signing.js';
 import { webhookRequest } from '../hooks/message.js';
@@ -74,7 +74,7 @@ function deliveryToApi(delivery: DeliveryDocument, attempts: AttemptDocument[] =
 }
 
 /** Checks a hook's URL and headers beyond their schema: literal private addresses, reserved headers. */
-function checkConfig({ url, headers = {} }: HookConfig, hooks: Hooks): { url: string; headers: Record<string, string> } {
+function checkConfig({ url, headers = {}, excludeClientIds, sources }: HookConfig, hooks: Hooks): HookConfigDocument {
   const reserved = Object.keys(headers).find((name) => reservedHeaders.test(name));
   assertThat(
     reserved === undefined,
@@ -101,7 +101,7 @@ function checkConfig({ url, headers = {} }: HookConfig, hooks: Hooks): { url: st
       throw new ApiError('hook.url_not_allowed', `body.config.url: ${error.message}; see HOOKS_ALLOWED_HOSTS`, { field: 'body.config.url' });
     throw error;
   }
-  return { url, headers };
+  return { url, headers, ...(excludeClientIds && { excludeClientIds }), ...(sources && { sources }) };
 }
 
 export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
@@ -336,7 +336,14 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     const hook = await hookQueries.findByIdOrThrow(id);
     assertThat(hook.enabled, () => new ApiError('hook.disabled', 'the hook is disabled; enable it first'));
     const wanted = events ? events.filter((event) => hook.events.includes(event)) : hook.events;
-    const filter: Filter<HookEventDocument> = { createdAt: { $gte: new Date(since), $lte: new Date(until) }, event: { $in: wanted } };
+    // The hook's filters as they are now (hooks/filters.ts), in the query.
+    const { sources, excludeClientIds } = hook.config;
+    const filter: Filter<HookEventDocument> = {
+      createdAt: { $gte: new Date(since), $lte: new Date(until) },
+      event: { $in: wanted },
+      ...(sources && { $or: [{ source: { $in: [...sources, 'system'] } }, { source: { $exists: false } }] }),
+      ...(excludeClientIds && { clientId: { $nin: excludeClientIds } }),
+    };
     const count = await hooks.queries.events.count(filter);
     assertThat(count <= maxReplay, () => new ApiError('hook.replay_too_large', `the range holds ${count} events; replay at most ${maxReplay} at once`));
     const queued = count === 0 ? 0 : await hooks.queries.queueFor(id, await hooks.queries.events.ids(filter), hooks.retentionMs, hooks.clock.now());

@@ -3,6 +3,7 @@ import type { AnyBulkWriteOperation } from 'mongodb';
 import { generateId } from '../../lib/ids.js';
 import { createBatch } from '../../lib/store/batch.js';
 import { webhookRequest } from '../message.js';
+import { hookWants } from '../filters.js';
 import type { AttemptDocument, DeliveryDocument, DeliveryState, HookDocument, HookEventDocument } from '../models.js';
 import { nextRetryDelay } from '../schedule.js';
 import type { SendResult } from '../send.js';
@@ -44,6 +45,7 @@ function skipReason(delivery: DeliveryDocument, hook: HookDocument | undefined, 
   if (!hook.enabled) return 'the hook is disabled';
   if (!hook.events.includes(delivery.event)) return 'the hook no longer subscribes to this event';
   if (!event) return 'the event has expired';
+  if (!hookWants(hook, event)) return 'the hook’s source or application filters exclude this event';
   return undefined;
 }
 

@@ -1,6 +1,7 @@
 import { generateId } from '../../lib/ids.js';
 import { insertEach, throwingFailures } from '../../lib/store/insert-each.js';
 import type { DeliveryDocument } from '../models.js';
+import { hookWants } from '../filters.js';
 import { fromNow, newLease, type Budget, type Room, type Taken, type WorkerContext } from './context.js';
 
 /** Events fanned out at once. */
@@ -50,7 +51,7 @@ export async function fanOut(context: WorkerContext, budget: Budget, room: Room)
   const lease = newLease(context);
   const made: DeliveryDocument[] = due.flatMap((event) =>
     subscribed
-      .filter((hook) => hook.events.includes(event.event) && hook.createdAt <= event.createdAt.getTime() + clockSkewMs)
+      .filter((hook) => hookWants(hook, event) && hook.createdAt <= event.createdAt.getTime() + clockSkewMs)
       .map((hook) => ({
         _id: generateId(),
         hookId: hook._id,

@@ -23,6 +23,9 @@ const config = {
     headers,
     // Logto's per-hook retry count: accepted from its clients, not kept (HOOKS_RETRY_SCHEDULE decides).
     retries: { type: 'integer', minimum: 0, maximum: 3 },
+    // Ours: echo suppression, and subscription by source.
+    excludeClientIds: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, maxItems: 50, uniqueItems: true },
+    sources: { type: 'array', items: { enum: ['management', 'experience', 'account'] }, minItems: 1, uniqueItems: true },
   },
   required: ['url'],
   additionalProperties: false,
@@ -54,7 +57,12 @@ export const hookResponse = {
     events: { type: 'array', items: { type: 'string' } },
     config: {
       type: 'object',
-      properties: { url: { type: 'string' }, headers: { type: 'object', additionalProperties: { type: 'string' } } },
+      properties: {
+        url: { type: 'string' },
+        headers: { type: 'object', additionalProperties: { type: 'string' } },
+        excludeClientIds: { type: 'array', items: { type: 'string' } },
+        sources: { type: 'array', items: { type: 'string' } },
+      },
       required: ['url', 'headers'],
     },
     enabled: { type: 'boolean' },
