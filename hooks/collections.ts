@@ -21,6 +21,9 @@ export const hookCollections: CollectionIndexes = {
     { key: { state: 1, nextAttemptAt: 1 }, name: 'due' },
     { key: { hookId: 1, eventId: 1 }, name: 'hookId_eventId', unique: true },
     { key: { hookId: 1, createdAt: -1 }, name: 'hookId_createdAt' },
+    // Per-entity ordering: parked deliveries in sequence order, and an entity's unfinished ones per hook.
+    { key: { parked: 1, sequence: 1 }, name: 'parked', partialFilterExpression: { parked: true } },
+    { key: { hookId: 1, entityKey: 1, state: 1 }, name: 'hookId_entityKey', partialFilterExpression: { entityKey: { $type: 'string' } } },
     expiring,
   ],
   hook_attempts: [{ key: { deliveryId: 1, startedAt: -1 }, name: 'deliveryId' }, { key: { hookId: 1, startedAt: -1 }, name: 'hookId_startedAt' }, expiring],

@@ -30,6 +30,8 @@ export interface HookConfigDocument {
   excludeClientIds?: string[];
   /** Only events from these sources (none: every source). */
   sources?: EventSource[];
+  /** `per-entity`: a delivery waits until the earlier deliveries of its entity to this hook succeeded or were given up. */
+  ordering?: 'per-entity';
 }
 
 export interface HookDocument {
@@ -89,6 +91,11 @@ export interface DeliveryDocument {
   hookId: string;
   eventId: string;
   event: string;
+  /** The event's entity and sequence, for a hook that orders per entity. */
+  entityKey?: string;
+  sequence?: number;
+  /** Waiting (per-entity ordering) for an earlier delivery of its entity to this hook to finish; not due until released. */
+  parked?: boolean;
   state: DeliveryState;
   /** Attempts made since it was (re)queued; the retry schedule is indexed by it. */
   attempts: number;

@@ -74,7 +74,7 @@ function deliveryToApi(delivery: DeliveryDocument, attempts: AttemptDocument[] =
 }
 
 /** Checks a hook's URL and headers beyond their schema: literal private addresses, reserved headers. */
-function checkConfig({ url, headers = {}, excludeClientIds, sources }: HookConfig, hooks: Hooks): HookConfigDocument {
+function checkConfig({ url, headers = {}, excludeClientIds, sources, ordering }: HookConfig, hooks: Hooks): HookConfigDocument {
   const reserved = Object.keys(headers).find((name) => reservedHeaders.test(name));
   assertThat(
     reserved === undefined,
@@ -101,7 +101,7 @@ function checkConfig({ url, headers = {}, excludeClientIds, sources }: HookConfi
       throw new ApiError('hook.url_not_allowed', `body.config.url: ${error.message}; see HOOKS_ALLOWED_HOSTS`, { field: 'body.config.url' });
     throw error;
   }
-  return { url, headers, ...(excludeClientIds && { excludeClientIds }), ...(sources && { sources }) };
+  return { url, headers, ...(excludeClientIds && { excludeClientIds }), ...(sources && { sources }), ...(ordering && { ordering }) };
 }
 
 export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {

@@ -9,6 +9,7 @@ import { attempt, createRecorder } from './attempt.js';
 import { workerContext, type Budget, type Room, type Taken } from './context.js';
 import { fanOut } from './fan-out.js';
 import { claim } from './lease.js';
+import { orders, releaseParked } from './ordering.js';
 import type { Sequencer } from '../sequencer.js';
 
 /** How soon a worker that found another process numbering looks again. */
@@ -86,6 +87,9 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   /** Hooks whose deliveries this worker's fan-out left waiting for room: a slot of theirs freed calls for a claim. */
   const owed = new Set<string>();
   let lastClaim = -Infinity;
+  /** Set when a delivery to a hook that orders per entity finished: parked ones may be released. */
+  let orderedFinished = false;
+  let lastRelease = -Infinity;
   /** Slots held by a loop between deciding what to take and sending it. */
   let held = 0;
   const budget: Budget = {
@@ -122,6 +126,12 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
    * hook that hangs leaves many.
    */
   async function takeDue(): Promise<Taken | undefined> {
+    // Per-entity ordering: a finished delivery (here, or in another process by the next poll) lets the next of its entity go.
+    if (orderedFinished || clock.now().getTime() - lastRelease >= context.pollMs) {
+      orderedFinished = false;
+      lastRelease = clock.now().getTime();
+      if ((await releaseParked(context)) > 0) lastClaim = -Infinity;
+    }
     const now = clock.now().getTime();
     // A hook owed deliveries calls for a look once half its slots are free, not at each one: a
     // look costs the same for one delivery as for several.
@@ -176,8 +186,16 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
         else busy.delete(delivery.hookId);
         wake();
       };
-      const sent = hookList && eventList ? attempt(context, delivery, hookById.get(delivery.hookId), eventById.get(delivery.eventId)) : undefined;
-      const job = (sent ? sent.finally(releaseHookSlot).then(record) : Promise.resolve())
+      const hook = hookById.get(delivery.hookId);
+      const sent = hookList && eventList ? attempt(context, delivery, hook, eventById.get(delivery.eventId)) : undefined;
+      const job = (
+        sent
+          ? sent.finally(releaseHookSlot).then(async (outcome) => {
+              await record(outcome);
+              if (orders(hook) && outcome.state !== 'pending') orderedFinished = true;
+            })
+          : Promise.resolve()
+      )
         // A database failure while recording: its lease runs out and it is tried again. Never
         // left unhandled, which would end the process.
         .catch((error: unknown) => logger.error(`Webhook delivery ${delivery._id} could not be recorded; it will be retried`, error))

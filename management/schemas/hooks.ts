@@ -26,6 +26,7 @@ const config = {
     // Ours: echo suppression, and subscription by source.
     excludeClientIds: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, maxItems: 50, uniqueItems: true },
     sources: { type: 'array', items: { enum: ['management', 'experience', 'account'] }, minItems: 1, uniqueItems: true },
+    ordering: { enum: ['per-entity'] },
   },
   required: ['url'],
   additionalProperties: false,
@@ -62,6 +63,7 @@ export const hookResponse = {
         headers: { type: 'object', additionalProperties: { type: 'string' } },
         excludeClientIds: { type: 'array', items: { type: 'string' } },
         sources: { type: 'array', items: { type: 'string' } },
+        ordering: { type: 'string' },
       },
       required: ['url', 'headers'],
     },
