@@ -157,4 +157,12 @@ export const dataEvents = [...new Set(Object.values(changeEvents).map(({ event }
 export const exceptionEvents = ['Identifier.Lockout', 'Message.RateLimited'] as const;
 export type ExceptionEvent = (typeof exceptionEvents)[number];
 
-export const hookEvents = [...Object.keys(interactionEvents), ...dataEvents, ...exceptionEvents];
+/**
+ * Ours: the webhooks' own state, for other hooks to watch. A hook failing for half the time that
+ * disables it (`Hook.Disabling`), disabled (`Hook.Disabled`), and a delivery given up after its
+ * attempts (`Hook.DeliveryExhausted`). A hook is never sent its own.
+ */
+export const operationalEvents = ['Hook.Disabling', 'Hook.Disabled', 'Hook.DeliveryExhausted'] as const;
+export type OperationalEvent = (typeof operationalEvents)[number];
+
+export const hookEvents = [...Object.keys(interactionEvents), ...dataEvents, ...exceptionEvents, ...operationalEvents];

@@ -48,9 +48,16 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
   // This process's worker, which fans out the events this process records (when it delivers at all).
   const owner = generateId();
   const sequencer = createSequencer(db);
+  // The outbox is made after the worker (it wakes it); the worker announces through it.
+  let outbox: Outbox | undefined;
   const worker = createDeliveryWorker({
     db,
     sequencer,
+    announce: async (event, hookId, data) => {
+      await outbox
+        ?.reportOperational(event, hookId, data)
+        .catch((error: unknown) => logger.error(`${event} of webhook ${hookId} could not be recorded`, error));
+    },
     send,
     logger,
     retentionMs,
@@ -63,7 +70,7 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
     concurrencyPerHook: settings.concurrencyPerHook,
     disableAfterMs: settings.disableAfter * second,
   });
-  const outbox = createOutbox(db, queries, { retentionMs, onQueued: () => worker.wake(), ...(settings.deliver && { fanOutBy: owner }) });
+  outbox = createOutbox(db, queries, { retentionMs, onQueued: () => worker.wake(), ...(settings.deliver && { fanOutBy: owner }) });
   let started = false;
 
   return {

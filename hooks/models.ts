@@ -46,6 +46,8 @@ export interface HookDocument {
   disabledReason: string | null;
   /** Start of the current run of failed attempts; null after a success. */
   failingSince: Date | null;
+  /** When this run of failures was announced as `Hook.Disabling`; null (or absent) until then, and after a success. */
+  warnedAt?: Date | null;
   createdAt: number;
   updatedAt: number;
 }

@@ -4,7 +4,7 @@ import { generateId } from '../lib/ids.js';
 import { userInfoOf, userToApi, withId, type ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
-import { changeEvents, interactionEvents, type ChangeKey, type ExceptionEvent, type InteractionEvent } from './catalog.js';
+import { changeEvents, interactionEvents, type ChangeKey, type ExceptionEvent, type InteractionEvent, type OperationalEvent } from './catalog.js';
 import { hookCollections, type EventSource, type HookEventDocument } from './models.js';
 import { insertOwn } from '../lib/store/insert-each.js';
 
@@ -27,6 +27,8 @@ export interface Outbox extends ChangeSink {
    */
   reportInteraction(report: InteractionReport, session?: ClientSession): Promise<void>;
   reportException(report: ExceptionReport): Promise<void>;
+  /** Records an operational event about a hook (`Hook.Disabled`, ...): `data` says what, never a key or a header. */
+  reportOperational(event: OperationalEvent, hookId: string, data: Record<string, unknown>): Promise<void>;
 }
 
 /** An exception event (`exceptionEvents`) and the interaction it happened in. */
@@ -207,6 +209,10 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         ...(userAgent !== undefined && { userAgent }),
       };
       if (await enqueue([{ event, source, clientId: applicationId, payload }], new Date(), undefined)) onQueued?.();
+    },
+
+    async reportOperational(event, hookId, data) {
+      if (await enqueue([{ event, entity: { type: 'Hook', id: hookId }, source: 'system', payload: { data } }], new Date(), undefined)) onQueued?.();
     },
 
     async reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }, session) {

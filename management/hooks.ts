@@ -343,6 +343,7 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       event: { $in: wanted },
       ...(sources && { $or: [{ source: { $in: [...sources, 'system'] } }, { source: { $exists: false } }] }),
       ...(excludeClientIds && { clientId: { $nin: excludeClientIds } }),
+      entityKey: { $ne: `Hook:${id}` },
     };
     const count = await hooks.queries.events.count(filter);
     assertThat(count <= maxReplay, () => new ApiError('hook.replay_too_large', `the range holds ${count} events; replay at most ${maxReplay} at once`));

@@ -21,11 +21,12 @@ export interface Outcome {
 }
 
 /** Clears a hook's failing streak on a success; disables it on 410 Gone or once it has failed for `disableAfterMs`. */
-async function keepHealth({ hooks, disableAfterMs, logger }: WorkerContext, hook: HookDocument, result: SendResult, now: Date) {
+async function keepHealth({ hooks, disableAfterMs, logger, announce }: WorkerContext, hook: HookDocument, result: SendResult, now: Date) {
   if (result.ok) {
-    if (hook.failingSince) await hooks.updateOne({ _id: hook._id }, { $set: { failingSince: null } });
+    if (hook.failingSince) await hooks.updateOne({ _id: hook._id }, { $set: { failingSince: null, warnedAt: null } });
     return;
   }
+  const about = { id: hook._id, name: hook.name, url: hook.config.url };
   const gone = result.statusCode === 410;
   const failingFor = hook.failingSince ? now.getTime() - hook.failingSince.getTime() : 0;
   if (gone || failingFor > disableAfterMs) {
@@ -33,7 +34,15 @@ async function keepHealth({ hooks, disableAfterMs, logger }: WorkerContext, hook
       ? `the endpoint answered 410 Gone on ${now.toISOString()}`
       : `every attempt failed from ${hook.failingSince!.toISOString()} to ${now.toISOString()}`;
     const { modifiedCount } = await hooks.updateOne({ _id: hook._id, enabled: true }, { $set: { enabled: false, disabledReason: reason } });
-    if (modifiedCount === 1) logger.warn(`Webhook ${hook._id} (${hook.name}) disabled: ${reason}`);
+    if (modifiedCount === 1) {
+      logger.warn(`Webhook ${hook._id} (${hook.name}) disabled: ${reason}`);
+      await announce('Hook.Disabled', hook._id, { ...about, disabledReason: reason });
+    }
+  } else if (hook.failingSince && failingFor > disableAfterMs / 2 && !hook.warnedAt) {
+    // Half way to being disabled: announced once per run of failures, so that someone can act first.
+    const { modifiedCount } = await hooks.updateOne({ _id: hook._id, failingSince: hook.failingSince, warnedAt: { $in: [null] } }, { $set: { warnedAt: now } });
+    const disablesAt = new Date(hook.failingSince.getTime() + disableAfterMs).toISOString();
+    if (modifiedCount === 1) await announce('Hook.Disabling', hook._id, { ...about, failingSince: hook.failingSince.toISOString(), disablesAt });
   } else if (!hook.failingSince) {
     await hooks.updateOne({ _id: hook._id, failingSince: null }, { $set: { failingSince: now } });
   }
@@ -89,6 +98,13 @@ export async function attempt(
   const outcome = { attempts: made, lastAttemptAt: startedAt, lastStatus: result.statusCode, lastError: result.error };
   if (result.ok) return { delivery, state: 'succeeded', set: outcome, attempt: record };
   const delay = result.statusCode === 410 ? undefined : nextRetryDelay(retry, made, result.retryAfterMs);
+  // Given up: announced to the other hooks (not for an exhausted notice itself, so that two failing hooks do not feed each other).
+  if (delay === undefined && event.event !== 'Hook.DeliveryExhausted') {
+    await context.announce('Hook.DeliveryExhausted', hook._id, {
+      hook: { id: hook._id, name: hook.name, url: hook.config.url },
+      delivery: { id: delivery._id, eventId: event._id, event: event.event, attempts: made, lastStatus: result.statusCode, lastError: result.error },
+    });
+  }
   return delay === undefined
     ? { delivery, state: 'failed', set: outcome, attempt: record }
     : { delivery, state: 'pending', set: { ...outcome, nextAttemptAt: new Date(now.getTime() + delay) }, attempt: record };

@@ -6,6 +6,7 @@ import type { Logger } from '../../lib/logger.js';
 import { hookCollections, type AttemptDocument, type DeliveryDocument, type HookDocument, type HookEventDocument } from '../models.js';
 import type { RetryPlan } from '../schedule.js';
 import type { Sender } from '../send.js';
+import type { OperationalEvent } from '../catalog.js';
 
 /** A delivery held under this worker's lease. */
 export type Leased = DeliveryDocument & { leaseOwner: string };
@@ -37,6 +38,8 @@ export interface WorkerContext {
   /** A hook failing without a success for this long is disabled. */
   disableAfterMs: number;
   retentionMs: number;
+  /** Records an operational event about a hook (`Hook.Disabled`, ...), for the other hooks. */
+  announce(event: OperationalEvent, hookId: string, data: Record<string, unknown>): Promise<void>;
 }
 
 export function workerContext(

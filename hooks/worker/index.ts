@@ -6,7 +6,7 @@ import type { Logger } from '../../lib/logger.js';
 import type { RetryPlan } from '../schedule.js';
 import type { Sender } from '../send.js';
 import { attempt, createRecorder } from './attempt.js';
-import { workerContext, type Budget, type Room, type Taken } from './context.js';
+import { workerContext, type Budget, type Room, type Taken, type WorkerContext } from './context.js';
 import { fanOut } from './fan-out.js';
 import { claim } from './lease.js';
 import { orders, releaseParked } from './ordering.js';
@@ -37,6 +37,8 @@ export interface WorkerOptions {
   clock?: Clock;
   /** Numbers recorded events (after commit) before they are fanned out. */
   sequencer: Sequencer;
+  /** Records an operational event about a hook. */
+  announce: WorkerContext['announce'];
 }
 
 /** One of the worker's two loops (new events; due deliveries). */
@@ -76,6 +78,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     timeoutMs: options.timeoutMs,
     disableAfterMs: options.disableAfterMs,
     retentionMs: options.retentionMs,
+    announce: options.announce,
   });
   const record = createRecorder(context);
   const inFlight = new Set<Promise<void>>();
