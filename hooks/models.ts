@@ -44,6 +44,8 @@ export interface HookDocument {
   signingKeys: SigningKey[];
   /** Why delivery stopped on its own (410 Gone, failing for days); null while enabled or disabled by hand. */
   disabledReason: string | null;
+  /** When the worker disabled it (absent otherwise): with `failingSince`, where a recovery on re-enabling starts. */
+  disabledAt?: Date | null;
   /** Start of the current run of failed attempts; null after a success. */
   failingSince: Date | null;
   /** When this run of failures was announced as `Hook.Disabling`; null (or absent) until then, and after a success. */

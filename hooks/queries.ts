@@ -91,13 +91,45 @@ export function createHookQueries(db: Db) {
     events: {
       count: (filter: Filter<HookEventDocument>) => events.countDocuments(filter),
       ids: async (filter: Filter<HookEventDocument>) =>
-        (await events.find(filter).sort({ createdAt: 1, _id: 1 }).toArray()).map(({ _id, event }) => ({ _id, event })),
+        (await events.find(filter).sort({ createdAt: 1, _id: 1 }).toArray()).map(({ _id, event, entityKey, sequence }) => ({
+          _id,
+          event,
+          ...(entityKey && { entityKey }),
+          ...(sequence !== undefined && { sequence }),
+        })),
     },
 
     /**
      * Queues these events for one hook (a replay): new deliveries for events it never got,
      * finished ones (succeeded, failed, skipped) queued again; pending ones are left as they are.
      */
+    /** The hook's failed deliveries made in a range, oldest first. */
+    failedDeliveries: (hookId: string, since: Date, until: Date) =>
+      deliveries
+        .find({ hookId, state: 'failed', createdAt: { $gte: since, $lte: until } })
+        .sort({ createdAt: 1, _id: 1 })
+        .toArray(),
+
+    /** Failed deliveries queued again with a fresh retry schedule; answers how many. */
+    async requeue(ids: string[], now = new Date()) {
+      if (ids.length === 0) return 0;
+      const { modifiedCount } = await deliveries.updateMany(
+        { _id: { $in: ids }, state: 'failed' },
+        { $set: { state: 'pending', attempts: 0, nextAttemptAt: now, leaseOwner: null, lastError: null, updatedAt: now } },
+      );
+      return modifiedCount;
+    },
+
+    /** Failed deliveries given up for good, saying why; answers how many. */
+    async markSkipped(ids: string[], reason: string, now = new Date()) {
+      if (ids.length === 0) return 0;
+      const { modifiedCount } = await deliveries.updateMany(
+        { _id: { $in: ids }, state: 'failed' },
+        { $set: { state: 'skipped', lastError: reason, updatedAt: now } },
+      );
+      return modifiedCount;
+    },
+
     async queueFor(hookId: string, found: Array<{ _id: string; event: string }>, retentionMs: number, now = new Date()) {
       const existing = await deliveries.find({ hookId, eventId: { $in: found.map(({ _id }) => _id) } }).toArray();
       const known = new Set(existing.map(({ eventId }) => eventId));

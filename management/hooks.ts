@@ -11,6 +11,7 @@ import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { AddressRefusedError } from '../lib/outbound-addresses.js';
+import { pickForRecovery, type RecoveryMode } from '../hooks/recovery.js';
 import { pageOf, pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
@@ -25,6 +26,8 @@ import {
   hookLogResponse,
   hookTestSchema,
   recentLogsQuery,
+  recoverResponse,
+  recoverSchema,
   replayResponse,
   replaySchema,
   testReportResponse,
@@ -159,23 +162,26 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.patch('/hooks/:id', guard({ params: idParams('id'), body: hookPatchSchema, response: hookResponse }), async (ctx) => {
     const {
       params: { id },
-      body: { config, enabled, events, ...rest },
+      body: { config, enabled, events, mode = 'skip', ...rest },
     } = ctx.guard;
+    const before = await hookQueries.findByIdOrThrow(id);
     const set: Partial<HookDocument> = {
       ...rest,
       ...(events && { events: [...new Set(events)] }),
       ...(config && { config: checkConfig(config, hooks) }),
       // Enabling by hand clears why it stopped, and starts its failure count afresh.
-      ...(enabled !== undefined && { enabled, disabledReason: null, failingSince: null }),
+      ...(enabled !== undefined && { enabled, disabledReason: null, failingSince: null, warnedAt: null, disabledAt: null }),
       updatedAt: Date.now(),
     };
-    ctx.body = hookToApi(
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        const updated = await hookQueries.update(id, set, session);
-        record({ entity: 'Hook', action: 'updated', id, data: hookToApi(updated) });
-        return updated;
-      }),
-    );
+    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+      const changed = await hookQueries.update(id, set, session);
+      record({ entity: 'Hook', action: 'updated', id, data: hookToApi(changed) });
+      return changed;
+    });
+    // Back from being disabled: what it missed since it began failing, sent again as `mode` says.
+    const missedSince = before.failingSince ?? before.disabledAt;
+    if (enabled && !before.enabled && missedSince && mode !== 'skip') await resend(updated, { since: missedSince.getTime(), until: Date.now() }, mode);
+    ctx.body = hookToApi(updated);
   });
 
   router.delete('/hooks/:id', guard({ params: idParams('id') }), async (ctx) => {
@@ -325,16 +331,8 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  // Backfill: every stored event of the range that the hook subscribes to (or `events`, among
-  // them) is delivered to it again, or for the first time if it came before the hook.
-  router.post('/hooks/:id/replay', guard({ params: idParams('id'), body: replaySchema, response: replayResponse, status: 202 }), async (ctx) => {
-    const {
-      params: { id },
-      body: { since, until = Date.now(), events },
-    } = ctx.guard;
-    assertThat(since <= until, () => new ApiError('guard.invalid_input', 'body.since must not be after body.until', { field: 'body.since' }));
-    const hook = await hookQueries.findByIdOrThrow(id);
-    assertThat(hook.enabled, () => new ApiError('hook.disabled', 'the hook is disabled; enable it first'));
+  /** Queues the stored events of a range that the hook wants (or `events`, among them), as `mode` picks them; answers how many there were and how many were queued. */
+  async function resend(hook: HookDocument, { since, until, events }: { since: number; until: number; events?: string[] }, mode: RecoveryMode) {
     const wanted = events ? events.filter((event) => hook.events.includes(event)) : hook.events;
     // The hook's filters as they are now (hooks/filters.ts), in the query.
     const { sources, excludeClientIds } = hook.config;
@@ -343,13 +341,58 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       event: { $in: wanted },
       ...(sources && { $or: [{ source: { $in: [...sources, 'system'] } }, { source: { $exists: false } }] }),
       ...(excludeClientIds && { clientId: { $nin: excludeClientIds } }),
-      entityKey: { $ne: `Hook:${id}` },
+      entityKey: { $ne: `Hook:${hook._id}` },
     };
     const count = await hooks.queries.events.count(filter);
     assertThat(count <= maxReplay, () => new ApiError('hook.replay_too_large', `the range holds ${count} events; replay at most ${maxReplay} at once`));
-    const queued = count === 0 ? 0 : await hooks.queries.queueFor(id, await hooks.queries.events.ids(filter), hooks.retentionMs, hooks.clock.now());
+    const { send } = pickForRecovery(count === 0 ? [] : await hooks.queries.events.ids(filter), mode);
+    const queued = send.length === 0 ? 0 : await hooks.queries.queueFor(hook._id, send, hooks.retentionMs, hooks.clock.now());
     if (queued > 0) hooks.wake();
-    ctx.body = { events: count, queued };
+    return { events: count, queued };
+  }
+
+  // Backfill: every stored event of the range that the hook subscribes to (or `events`, among
+  // them) is delivered to it again, or for the first time if it came before the hook; with
+  // `mode: "latest-per-entity"` only the newest event of each entity.
+  router.post('/hooks/:id/replay', guard({ params: idParams('id'), body: replaySchema, response: replayResponse, status: 202 }), async (ctx) => {
+    const {
+      params: { id },
+      body: { since, until = Date.now(), events, mode = 'all' },
+    } = ctx.guard;
+    assertThat(since <= until, () => new ApiError('guard.invalid_input', 'body.since must not be after body.until', { field: 'body.since' }));
+    const hook = await hookQueries.findByIdOrThrow(id);
+    assertThat(hook.enabled, () => new ApiError('hook.disabled', 'the hook is disabled; enable it first'));
+    ctx.body = await resend(hook, { since, until, ...(events && { events }) }, mode);
+    ctx.status = 202;
+  });
+
+  // Ours: the hook's failed deliveries of a range, sent again (`all`), only each entity's newest with
+  // the older ones marked skipped (`latest-per-entity`), or all marked skipped (`skip`).
+  router.post('/hooks/:id/recover', guard({ params: idParams('id'), body: recoverSchema, response: recoverResponse, status: 202 }), async (ctx) => {
+    const {
+      params: { id },
+      body: { since, until = Date.now(), mode = 'all' },
+    } = ctx.guard;
+    assertThat(since <= until, () => new ApiError('guard.invalid_input', 'body.since must not be after body.until', { field: 'body.since' }));
+    const hook = await hookQueries.findByIdOrThrow(id);
+    assertThat(hook.enabled || mode === 'skip', () => new ApiError('hook.disabled', 'the hook is disabled; enable it first'));
+    const failed = await hooks.queries.failedDeliveries(id, new Date(since), new Date(until));
+    assertThat(
+      failed.length <= maxReplay,
+      () => new ApiError('hook.replay_too_large', `the range holds ${failed.length} failed deliveries; recover at most ${maxReplay} at once`),
+    );
+    const { send, leave } = pickForRecovery(failed, mode);
+    const queued = await hooks.queries.requeue(
+      send.map(({ _id }) => _id),
+      hooks.clock.now(),
+    );
+    const skipped = await hooks.queries.markSkipped(
+      leave.map(({ _id }) => _id),
+      mode === 'skip' ? 'skipped by a recovery' : 'superseded by a newer event of its entity (recovery, latest-per-entity)',
+      hooks.clock.now(),
+    );
+    if (queued > 0) hooks.wake();
+    ctx.body = { failed: failed.length, queued, skipped };
     ctx.status = 202;
   });
 }

@@ -33,7 +33,7 @@ async function keepHealth({ hooks, disableAfterMs, logger, announce }: WorkerCon
     const reason = gone
       ? `the endpoint answered 410 Gone on ${now.toISOString()}`
       : `every attempt failed from ${hook.failingSince!.toISOString()} to ${now.toISOString()}`;
-    const { modifiedCount } = await hooks.updateOne({ _id: hook._id, enabled: true }, { $set: { enabled: false, disabledReason: reason } });
+    const { modifiedCount } = await hooks.updateOne({ _id: hook._id, enabled: true }, { $set: { enabled: false, disabledReason: reason, disabledAt: now } });
     if (modifiedCount === 1) {
       logger.warn(`Webhook ${hook._id} (${hook.name}) disabled: ${reason}`);
       await announce('Hook.Disabled', hook._id, { ...about, disabledReason: reason });

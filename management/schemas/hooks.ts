@@ -2,6 +2,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 
 import { hookEvents } from '../../hooks/catalog.js';
 import { deliveryStates } from '../../hooks/models.js';
+import { recoveryModes } from '../../hooks/recovery.js';
 import { timestamp } from './common.js';
 
 const eventName = { enum: hookEvents } as const;
@@ -44,7 +45,8 @@ export const hookCreateSchema = {
 
 export const hookPatchSchema = {
   type: 'object',
-  properties: { name, events: eventList, config, enabled: { type: 'boolean' } },
+  // `mode` (ours): with `enabled: true` on a disabled hook, what it missed since it began failing is sent again that way (by default nothing).
+  properties: { name, events: eventList, config, enabled: { type: 'boolean' }, mode: { enum: recoveryModes } },
   additionalProperties: false,
 } as const;
 
@@ -181,15 +183,32 @@ export const deliveryResponse = {
   required: ['id', 'hookId', 'eventId', 'event', 'state', 'attemptCount', 'nextAttemptAt', 'lastStatus', 'lastError', 'createdAt', 'updatedAt'],
 } as const;
 
+const mode = { enum: recoveryModes } as const;
+
 export const replaySchema = {
   type: 'object',
   properties: {
     since: { type: 'integer', minimum: 0 },
     until: { type: 'integer', minimum: 0 },
     events: eventList,
+    mode,
   },
   required: ['since'],
   additionalProperties: false,
+} as const;
+
+/** Ours: the hook's failed deliveries of a range sent again (`all`), only each entity's newest (`latest-per-entity`), or marked skipped (`skip`). */
+export const recoverSchema = {
+  type: 'object',
+  properties: { since: { type: 'integer', minimum: 0 }, until: { type: 'integer', minimum: 0 }, mode },
+  required: ['since'],
+  additionalProperties: false,
+} as const;
+
+export const recoverResponse = {
+  type: 'object',
+  properties: { failed: { type: 'integer' }, queued: { type: 'integer' }, skipped: { type: 'integer' } },
+  required: ['failed', 'queued', 'skipped'],
 } as const;
 
 export const replayResponse = {
