@@ -9,7 +9,7 @@ export const hookCollections: CollectionIndexes = {
     // What workers look for: events whose deliveries are not made yet (a few at any time).
     { key: { fanOutDue: 1 }, name: 'fanOutDue', partialFilterExpression: { fanOutDue: { $type: 'date' } } },
     // The sequencer's work (events not numbered yet), the one order (the feed reads it), and each entity's versions.
-    { key: { sequenceDue: 1, _id: 1 }, name: 'sequenceDue', partialFilterExpression: { sequenceDue: { $type: 'date' } } },
+    { key: { sequenceDue: 1, unitIndex: 1, _id: 1 }, name: 'sequenceDue', partialFilterExpression: { sequenceDue: { $type: 'date' } } },
     { key: { sequence: 1 }, name: 'sequence', unique: true, partialFilterExpression: { sequence: { $type: 'number' } } },
     { key: { entityKey: 1, version: -1 }, name: 'entityKey_version', partialFilterExpression: { version: { $type: 'number' } } },
     expiring,

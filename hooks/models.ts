@@ -69,6 +69,8 @@ export interface HookEventDocument {
   entityKey?: string;
   /** Set when recorded, removed once the sequencer numbered it (`sequencer.ts`); fan-out waits for the numbering. */
   sequenceDue?: Date;
+  /** Its place among the events one write recorded together (they share `sequenceDue`): they are numbered in that order. */
+  unitIndex?: number;
   /** Its place in the one order of all events: 1, 2, 3, ... with no gap, given after commit. */
   sequence?: number;
   /** Its place among its entity's events: 1, 2, 3, ... */

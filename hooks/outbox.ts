@@ -164,7 +164,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
   async function enqueue(found: RecordedEvent[], createdAt: Date, session: ClientSession | undefined) {
     if (found.length === 0) return false;
     const expiresAt = new Date(createdAt.getTime() + retentionMs);
-    const documents: HookEventDocument[] = found.map(({ id = generateId(), event, entity, source, clientId, payload }) => {
+    const documents: HookEventDocument[] = found.map(({ id = generateId(), event, entity, source, clientId, payload }, unitIndex) => {
       // `id`, `event` and `createdAt` lead the body, as receivers read them first; the sequencer adds `sequence` and `version`.
       return {
         _id: id,
@@ -175,6 +175,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         source,
         ...(clientId && { clientId }),
         sequenceDue: createdAt,
+        unitIndex,
         fanOutDue: createdAt,
         ...(fanOutBy && { fanOutBy }),
         expiresAt,

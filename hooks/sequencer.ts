@@ -64,7 +64,8 @@ export function createSequencer(db: Db, { leaseMs = 30_000 } = {}) {
     }
     const due = await events
       .find({ sequenceDue: { $type: 'date' } })
-      .sort({ sequenceDue: 1, _id: 1 })
+      // Oldest first; the events of one write (one `sequenceDue`) in the order it recorded them.
+      .sort({ sequenceDue: 1, unitIndex: 1, _id: 1 })
       .limit(sequenceBatch)
       .toArray();
     if (due.length > 0) {
@@ -80,7 +81,7 @@ export function createSequencer(db: Db, { leaseMs = 30_000 } = {}) {
             filter: { _id: event._id, sequenceDue: { $type: 'date' } },
             update: {
               $set: { sequence, 'payload.sequence': sequence, ...(version !== undefined && { version, 'payload.version': version }) },
-              $unset: { sequenceDue: '' },
+              $unset: { sequenceDue: '', unitIndex: '' },
             },
           },
         });

@@ -26,7 +26,7 @@ export const dataCollections = [
   'hook_events',
 ];
 
-const workerFields = new Set(['fanOutDue', 'sequenceDue', 'sequence', 'version']);
+const workerFields = new Set(['fanOutDue', 'sequenceDue', 'unitIndex', 'sequence', 'version']);
 
 /** Every document of the data collections, to compare before and after a request that must write nothing. */
 export async function snapshot(db: Db): Promise<string> {
