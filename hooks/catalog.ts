@@ -76,6 +76,7 @@ export const recordedChanges = [
   'Hook.updated',
   'Hook.deleted',
   'Hook.signing_key.rotated',
+  'Hook.signing_key_pair.rotated',
   'Impersonation.subject_token.issued',
   'JwtCustomizer.updated',
   'SignInExperience.updated',

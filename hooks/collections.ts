@@ -26,5 +26,7 @@ export const hookCollections: CollectionIndexes = {
     { key: { hookId: 1, entityKey: 1, state: 1 }, name: 'hookId_entityKey', partialFilterExpression: { entityKey: { $type: 'string' } } },
     expiring,
   ],
+  // A hook's sends per second (config.maxPerSecond): a minute's worth is kept.
+  hook_rate_windows: [expiring],
   hook_attempts: [{ key: { deliveryId: 1, startedAt: -1 }, name: 'deliveryId' }, { key: { hookId: 1, startedAt: -1 }, name: 'hookId_startedAt' }, expiring],
 };

@@ -19,6 +19,17 @@ export interface SigningKey {
   expiresAt: Date | null;
 }
 
+/** An Ed25519 key pair for `v1a` signatures; the secret key never leaves the service. */
+export interface SigningKeyPair {
+  /** `whsk_` and the base64 of the seed and the public key (64 bytes), as Standard Webhooks writes it. */
+  secretKey: string;
+  /** `whpk_` and the base64 of the raw 32-byte public key: what receivers verify with. */
+  publicKey: string;
+  createdAt: Date;
+  /** Set when a newer pair replaced it: until then, deliveries carry a signature by each. */
+  expiresAt: Date | null;
+}
+
 /** Where an event came from: a Management API request, a sign-in interaction, the Account API, or the service itself. */
 export const eventSources = ['management', 'experience', 'account', 'system'] as const;
 export type EventSource = (typeof eventSources)[number];
@@ -32,6 +43,10 @@ export interface HookConfigDocument {
   sources?: EventSource[];
   /** `per-entity`: a delivery waits until the earlier deliveries of its entity to this hook succeeded or were given up. */
   ordering?: 'per-entity';
+  /** Sends at most this many requests a second to the hook (across every process); more wait, none is dropped. */
+  maxPerSecond?: number;
+  /** Which signatures deliveries carry: HMAC `v1` (the default), Ed25519 `v1a`, or both. */
+  signatures?: Array<'v1' | 'v1a'>;
 }
 
 export interface HookDocument {
@@ -42,6 +57,8 @@ export interface HookDocument {
   enabled: boolean;
   /** Newest first. */
   signingKeys: SigningKey[];
+  /** `v1a` key pairs, newest first; made when the hook first asks for `v1a`. */
+  signingKeyPairs?: SigningKeyPair[];
   /** Why delivery stopped on its own (410 Gone, failing for days); null while enabled or disabled by hand. */
   disabledReason: string | null;
   /** When the worker disabled it (absent otherwise): with `failingSince`, where a recovery on re-enabling starts. */

@@ -94,6 +94,7 @@ export const apiErrorStatus = {
   'hook.replay_too_large': 422,
   'hook.delivery_in_progress': 409,
   'hook.feed_cursor_expired': 410,
+  'hook.v1a_not_enabled': 422,
   'request.conflict': 409,
   'request.invalid_input': 400,
   'session.not_found': 401,

@@ -1,11 +1,12 @@
 import { isIP } from 'node:net';
 
+import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { Filter } from 'mongodb';
 
 import type { Hooks } from '../hooks/index.js';
 import type { AttemptDocument, DeliveryDocument, HookConfigDocument, HookDocument, HookEventDocument } from '../hooks/models.js';
 import { samplePayload } from '../hooks/sample.js';
-import { generateSigningKey } from '../hooks/signing.js';
+import { activeKeyPairs, generateSigningKey, generateSigningKeyPair, publicKeyObject } from '../hooks/signing.js';
 import { webhookRequest } from '../hooks/message.js';
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
@@ -25,6 +26,7 @@ import {
   hookStatsQuery,
   hookLogResponse,
   hookTestSchema,
+  jwksResponse,
   recentLogsQuery,
   recoverResponse,
   recoverSchema,
@@ -43,9 +45,19 @@ const reservedHeaders =
 /** Replays larger than this are refused; narrow the range instead. */
 const maxReplay = 50_000;
 
-/** The hook as the API shows it: never its signing keys (the key is shown once, when created or rotated). */
-function hookToApi({ _id, name, events, config, enabled, disabledReason, createdAt, updatedAt }: HookDocument) {
-  return { id: _id, name, events, config, enabled, disabledReason, createdAt, updatedAt };
+/**
+ * The hook as the API shows it: never its signing secret (shown once, when created or rotated),
+ * and the `v1a` public keys that sign now, if it has any (public by nature).
+ */
+function hookToApi({ _id, name, events, config, enabled, disabledReason, signingKeyPairs, createdAt, updatedAt }: HookDocument, now = new Date()) {
+  const publicKeys = activeKeyPairs(signingKeyPairs, now).map(({ publicKey }) => publicKey);
+  return { id: _id, name, events, config, enabled, disabledReason, ...(publicKeys.length > 0 && { publicKeys }), createdAt, updatedAt };
+}
+
+/** A key pair made now, for a hook that asks for `v1a` and has none that signs. */
+function keyPairsFor(config: HookConfigDocument, pairs: HookDocument['signingKeyPairs'], now: Date): HookDocument['signingKeyPairs'] | undefined {
+  if (!config.signatures?.includes('v1a') || activeKeyPairs(pairs, now).length > 0) return undefined;
+  return [{ ...generateSigningKeyPair(), createdAt: now, expiresAt: null }];
 }
 
 const attemptToApi = ({ _id, startedAt, durationMs, ok, statusCode, response, error }: AttemptDocument) => ({
@@ -77,7 +89,7 @@ function deliveryToApi(delivery: DeliveryDocument, attempts: AttemptDocument[] =
 }
 
 /** Checks a hook's URL and headers beyond their schema: literal private addresses, reserved headers. */
-function checkConfig({ url, headers = {}, excludeClientIds, sources, ordering }: HookConfig, hooks: Hooks): HookConfigDocument {
+function checkConfig({ url, headers = {}, excludeClientIds, sources, ordering, maxPerSecond, signatures }: HookConfig, hooks: Hooks): HookConfigDocument {
   const reserved = Object.keys(headers).find((name) => reservedHeaders.test(name));
   assertThat(
     reserved === undefined,
@@ -104,7 +116,37 @@ function checkConfig({ url, headers = {}, excludeClientIds, sources, ordering }:
       throw new ApiError('hook.url_not_allowed', `body.config.url: ${error.message}; see HOOKS_ALLOWED_HOSTS`, { field: 'body.config.url' });
     throw error;
   }
-  return { url, headers, ...(excludeClientIds && { excludeClientIds }), ...(sources && { sources }), ...(ordering && { ordering }) };
+  return {
+    url,
+    headers,
+    ...(excludeClientIds && { excludeClientIds }),
+    ...(sources && { sources }),
+    ...(ordering && { ordering }),
+    ...(maxPerSecond !== undefined && { maxPerSecond }),
+    ...(signatures && { signatures }),
+  };
+}
+
+/**
+ * The public half of each hook's `v1a` key pairs, as a JWKS (RFC 7517; OKP keys, RFC 8037), without a
+ * token: what a receiver verifies with holds no secret, and reading it from here lets a receiver
+ * follow a rotation on its own. A hook that does not sign with `v1a` (or does not exist) is 404.
+ */
+export function hookKeysRoute(router: ApiRouter, deps: ManagementDeps) {
+  router.get('/hooks/:id/jwks', guard({ params: idParams('id'), public: true, response: jwksResponse }), async (ctx) => {
+    const { id } = ctx.guard.params;
+    const hook = await deps.hooks.queries.hooks.findById(id);
+    const pairs = hook?.config.signatures?.includes('v1a') ? activeKeyPairs(hook.signingKeyPairs, deps.hooks.clock.now()) : [];
+    assertThat(pairs.length > 0, () => new ApiError('entity.not_exists_with_id', `no hook with id \`${id}\` signs with v1a`));
+    const keys = await Promise.all(
+      pairs.map(async ({ publicKey }) => {
+        const jwk = publicKeyObject(publicKey).export({ format: 'jwk' });
+        return { ...jwk, kid: await calculateJwkThumbprint(jwk as JWK), use: 'sig', alg: 'EdDSA' };
+      }),
+    );
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.body = { keys };
+  });
 }
 
 export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
@@ -131,13 +173,16 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
     assertThat(events, new ApiError('hook.missing_events', 'name the events to deliver: `events` (or a single `event`)', { field: 'body.events' }));
     const now = Date.now();
     const signingKey = generateSigningKey();
+    const checked = checkConfig(config, hooks);
+    const signingKeyPairs = keyPairsFor(checked, undefined, new Date(now));
     const hook: HookDocument = {
       _id: generateId(),
       name,
       events,
-      config: checkConfig(config, hooks),
+      config: checked,
       enabled,
       signingKeys: [{ key: signingKey, createdAt: new Date(now), expiresAt: null }],
+      ...(signingKeyPairs && { signingKeyPairs }),
       disabledReason: null,
       failingSince: null,
       createdAt: now,
@@ -165,10 +210,14 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       body: { config, enabled, events, mode = 'skip', ...rest },
     } = ctx.guard;
     const before = await hookQueries.findByIdOrThrow(id);
+    const checked = config && checkConfig(config, hooks);
+    // Asking for `v1a` for the first time (or after its pairs expired) makes a pair.
+    const signingKeyPairs = checked && keyPairsFor(checked, before.signingKeyPairs, hooks.clock.now());
     const set: Partial<HookDocument> = {
       ...rest,
       ...(events && { events: [...new Set(events)] }),
-      ...(config && { config: checkConfig(config, hooks) }),
+      ...(checked && { config: checked }),
+      ...(signingKeyPairs && { signingKeyPairs }),
       // Enabling by hand clears why it stopped, and starts its failure count afresh.
       ...(enabled !== undefined && { enabled, disabledReason: null, failingSince: null, warnedAt: null, disabledAt: null }),
       updatedAt: Date.now(),
@@ -219,6 +268,36 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       return result;
     });
     ctx.body = { ...hookToApi(updated), signingKey };
+  });
+
+  // The same for the `v1a` key pair: the new pair signs from now on, the old one beside it for the overlap.
+  router.patch('/hooks/:id/signing-key-pair', guard({ params: idParams('id'), response: hookResponse }), async (ctx) => {
+    const { id } = ctx.guard.params;
+    const pair = generateSigningKeyPair();
+    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+      const hook = await hookQueries.findByIdOrThrow(id, session);
+      assertThat(
+        hook.config.signatures?.includes('v1a'),
+        () =>
+          new ApiError('hook.v1a_not_enabled', 'the hook does not sign with `v1a`; set `config.signatures` to include it first', {
+            field: 'config.signatures',
+          }),
+      );
+      const now = hooks.clock.now();
+      const until = new Date(now.getTime() + hooks.keyOverlapMs);
+      const kept = activeKeyPairs(hook.signingKeyPairs, now).map((kept) => ({
+        ...kept,
+        expiresAt: kept.expiresAt && kept.expiresAt < until ? kept.expiresAt : until,
+      }));
+      const result = await hookQueries.update(
+        id,
+        { signingKeyPairs: [{ ...pair, createdAt: now, expiresAt: null }, ...kept], updatedAt: now.getTime() },
+        session,
+      );
+      record({ entity: 'Hook', action: 'signing_key_pair.rotated', id, data: hookToApi(result, now) });
+      return result;
+    });
+    ctx.body = hookToApi(updated, hooks.clock.now());
   });
 
   router.post('/hooks/:id/test', guard({ params: idParams('id'), body: hookTestSchema, bodyOptional: true, response: testReportResponse }), async (ctx) => {

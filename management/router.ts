@@ -17,7 +17,7 @@ import { buildOpenApiDocument } from './openapi.js';
 import { organizationRoutes } from './organizations.js';
 import { relationRoutes } from './relations.js';
 import { resourceRoutes } from './resources.js';
-import { hookRoutes } from './hooks.js';
+import { hookKeysRoute, hookRoutes } from './hooks.js';
 import { impersonationRoutes } from './impersonations.js';
 import { changeRoutes } from './changes.js';
 import { jwtCustomizerRoutes } from './jwt-customizer.js';
@@ -88,7 +88,10 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
     ctx.status = 204;
   });
 
-  // Declared after /status, so that it runs for every route but that one.
+  // The hooks' v1a public keys: public, as the provider's JWKS is.
+  hookKeysRoute(router, deps);
+
+  // Declared after /status and the hooks' keys, so that it runs for every route but those.
   router.use(authenticate, jsonBody(bodyLimit));
   for (const routes of routeTables) routes(router, deps);
 

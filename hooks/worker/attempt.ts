@@ -75,6 +75,11 @@ export async function attempt(
   const skip = skipReason(delivery, hook, event);
   if (skip || !hook || !event) return { delivery, state: 'skipped', set: { lastError: skip ?? null } };
 
+  if (hook.config.maxPerSecond) {
+    // Over the hook's rate: held back to a later second, not sent, not counted as an attempt.
+    const later = await context.rate.take(hook._id, hook.config.maxPerSecond, clock.now());
+    if (later) return { delivery, state: 'pending', set: { nextAttemptAt: later } };
+  }
   const startedAt = clock.now();
   const result = await send(webhookRequest(hook, event._id, event.payload, startedAt));
   const now = clock.now();

@@ -7,6 +7,7 @@ import { hookCollections, type AttemptDocument, type DeliveryDocument, type Hook
 import type { RetryPlan } from '../schedule.js';
 import type { Sender } from '../send.js';
 import type { OperationalEvent } from '../catalog.js';
+import { createRateLimiter, type RateLimiter } from '../rate-limit.js';
 
 /** A delivery held under this worker's lease. */
 export type Leased = DeliveryDocument & { leaseOwner: string };
@@ -38,13 +39,15 @@ export interface WorkerContext {
   /** A hook failing without a success for this long is disabled. */
   disableAfterMs: number;
   retentionMs: number;
+  /** Places in each second's window of the hooks that set `config.maxPerSecond`. */
+  rate: RateLimiter;
   /** Records an operational event about a hook (`Hook.Disabled`, ...), for the other hooks. */
   announce(event: OperationalEvent, hookId: string, data: Record<string, unknown>): Promise<void>;
 }
 
 export function workerContext(
   db: Db,
-  options: Omit<WorkerContext, 'deliveries' | 'attempts' | 'hooks' | 'events' | 'leaseMs'> & { timeoutMs: number },
+  options: Omit<WorkerContext, 'deliveries' | 'attempts' | 'hooks' | 'events' | 'leaseMs' | 'rate'> & { timeoutMs: number },
 ): WorkerContext {
   const { timeoutMs, ...rest } = options;
   return {
@@ -54,6 +57,7 @@ export function workerContext(
     hooks: db.collection<HookDocument>(hookCollections.hooks),
     events: db.collection<HookEventDocument>(hookCollections.events),
     leaseMs: 2 * timeoutMs + 5000,
+    rate: createRateLimiter(db),
   };
 }
 

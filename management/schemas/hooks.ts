@@ -28,6 +28,9 @@ const config = {
     excludeClientIds: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, maxItems: 50, uniqueItems: true },
     sources: { type: 'array', items: { enum: ['management', 'experience', 'account'] }, minItems: 1, uniqueItems: true },
     ordering: { enum: ['per-entity'] },
+    // Ours: a ceiling on requests a second to the hook (held back, never dropped), and which signatures deliveries carry.
+    maxPerSecond: { type: 'integer', minimum: 1, maximum: 10_000 },
+    signatures: { type: 'array', items: { enum: ['v1', 'v1a'] }, minItems: 1, uniqueItems: true },
   },
   required: ['url'],
   additionalProperties: false,
@@ -66,9 +69,13 @@ export const hookResponse = {
         excludeClientIds: { type: 'array', items: { type: 'string' } },
         sources: { type: 'array', items: { type: 'string' } },
         ordering: { type: 'string' },
+        maxPerSecond: { type: 'integer' },
+        signatures: { type: 'array', items: { type: 'string' } },
       },
       required: ['url', 'headers'],
     },
+    /** The `v1a` public keys that sign now (`whpk_...`), newest first: also published, as a JWKS, at `GET /api/hooks/:id/jwks`. */
+    publicKeys: { type: 'array', items: { type: 'string' } },
     enabled: { type: 'boolean' },
     disabledReason: { type: ['string', 'null'] },
     /** Only in the answers that create it or rotate it: the key is not shown again. */
@@ -82,6 +89,29 @@ export const hookResponse = {
     updatedAt: timestamp,
   },
   required: ['id', 'name', 'events', 'config', 'enabled', 'disabledReason', 'createdAt', 'updatedAt'],
+} as const;
+
+/** `GET /api/hooks/:id/jwks`: the Ed25519 public keys that sign `v1a` now, newest first. */
+export const jwksResponse = {
+  type: 'object',
+  properties: {
+    keys: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          kty: { const: 'OKP' },
+          crv: { const: 'Ed25519' },
+          x: { type: 'string' },
+          kid: { type: 'string' },
+          use: { const: 'sig' },
+          alg: { const: 'EdDSA' },
+        },
+        required: ['kty', 'crv', 'x', 'kid', 'use', 'alg'],
+      },
+    },
+  },
+  required: ['keys'],
 } as const;
 
 export const hookStatsQuery = {

@@ -111,4 +111,32 @@ describe('webhook delivery by several server processes', () => {
     // Both processes took part.
     expect(new Set((await db.collection('hook_attempts').find({}).toArray()).map(({ worker }) => worker)).size).toBe(2);
   }, 120_000);
+
+  it('hold a hook to its config.maxPerSecond together: each second holds at most that many sends, and every event is still delivered, once', async () => {
+    const dbName = uniqueDbName('rate');
+    const [a, b] = [await start(dbName, {}), await start(dbName, {})];
+    const { body } = await clientCredentials(a, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`);
+    const token = body.access_token!;
+    const hook = await callApi(a, token, 'POST', '/api/hooks', { name: 'limited', events: ['Role.Created'], config: { url: receiver.url, maxPerSecond: 3 } });
+    expect(hook.status).toBe(201);
+    expect(hook.body.config).toMatchObject({ maxPerSecond: 3 });
+    receiver.keys.push(hook.body.signingKey);
+    await burst(12, 4, async (index) => {
+      const { status } = await callApi(index % 2 === 0 ? a : b, token, 'POST', '/api/roles', { name: `limited ${index}` });
+      expect(status).toBe(200);
+    });
+    const db = await open(dbName);
+    await until(async () => (await db.collection('hook_deliveries').countDocuments({ state: 'succeeded' })) === 12, 60_000, 'delivering 12 events');
+
+    // The windows both processes took their places in: none over the limit, and one place per send.
+    const windows = await db.collection<{ _id: string; count: number }>('hook_rate_windows').find({}).toArray();
+    expect(windows.every(({ _id, count }) => _id.startsWith(`${hook.body.id}:`) && count <= 3)).toBe(true);
+    expect(windows.reduce((sum, { count }) => sum + count, 0)).toBe(12);
+    expect(windows.length).toBeGreaterThanOrEqual(4);
+    // Held back is not an attempt: each delivery was attempted once, and none dropped.
+    const deliveries = await db.collection('hook_deliveries').find({ hookId: hook.body.id }).toArray();
+    expect(deliveries.map(({ attempts, state }) => ({ attempts, state }))).toEqual(Array(12).fill({ attempts: 1, state: 'succeeded' }));
+    expect(new Set(receiver.received.map(({ id }) => id)).size).toBe(12);
+    expect(receiver.received).toHaveLength(12);
+  }, 120_000);
 });
