@@ -1,39 +1,57 @@
 import { generateId } from '../lib/ids.js';
-import { interactionEvents, type InteractionEvent } from './catalog.js';
+import { dataEvents, interactionEvents } from './catalog.js';
+import { eventSchemas, eventUser } from './event-schemas.js';
+
+type Schema = Record<string, unknown>;
+
+/** A value its schema accepts: the constant, the first choice, or a plain value of the type; an object with its required fields. */
+function exampleOf(schema: Schema, name: string, now: Date): unknown {
+  if ('const' in schema) return schema.const;
+  if (Array.isArray(schema.enum)) return schema.enum[0];
+  const type = Array.isArray(schema.type) ? (schema.type as string[]).find((candidate) => candidate !== 'null') : (schema.type as string | undefined);
+  switch (type) {
+    case 'object': {
+      const properties = (schema.properties ?? {}) as Record<string, Schema>;
+      const required = (schema.required ?? []) as string[];
+      return Object.fromEntries(required.map((key) => [key, exampleOf(properties[key] ?? {}, key, now)]));
+    }
+    case 'array':
+      return [];
+    case 'integer':
+    case 'number':
+      return name.endsWith('At') ? now.getTime() : 1;
+    case 'boolean':
+      return false;
+    case 'string':
+      if (typeof schema.pattern === 'string' && schema.pattern.startsWith('^\\d{4}')) return now.toISOString();
+      return name === 'id' ? 'sample-id' : `sample-${name}`;
+    default:
+      return null;
+  }
+}
 
 /**
- * The body of a test delivery (`POST /api/hooks/:id/test`): the event's shape with sample values,
- * and `sample: true` so that a receiver can tell it from a real one.
+ * The body of a test delivery (`POST /api/hooks/:id/test`): the event's shape, made from its
+ * schema (`event-schemas.ts`) with sample values, and `sample: true` so that a receiver can tell
+ * it from a real one.
  */
 export function samplePayload(event: string, now = new Date()): { id: string; payload: Record<string, unknown> } {
   const id = generateId();
-  const common = { id, event, createdAt: now.toISOString(), sample: true };
-  if (Object.hasOwn(interactionEvents, event)) {
-    return {
-      id,
-      payload: {
-        ...common,
-        interactionEvent: interactionEvents[event as InteractionEvent],
+  const schema = eventSchemas().get(event);
+  const filled = schema ? (exampleOf(schema, 'body', now) as Record<string, unknown>) : {};
+  delete filled.hookId;
+  const context = Object.hasOwn(interactionEvents, event)
+    ? {
         sessionId: 'sample-session',
         userAgent: 'sample-agent',
         userIp: '203.0.113.7',
+        user: { ...(exampleOf(eventUser, 'user', now) as object), id: 'sample-user', username: 'sample', primaryEmail: 'sample@example.com' },
         userId: 'sample-user',
-        user: { id: 'sample-user', username: 'sample', primaryEmail: 'sample@example.com' },
         applicationId: 'sample-application',
         application: { id: 'sample-application', type: 'Traditional', name: 'Sample application', description: null },
-      },
-    };
-  }
-  const entity = event.split('.')[0];
-  return {
-    id,
-    payload: {
-      ...common,
-      data: { id: `sample-${entity.toLowerCase()}` },
-      method: 'POST',
-      path: '/api/hooks/sample/test',
-      status: 200,
-      params: {},
-    },
-  };
+      }
+    : dataEvents.includes(event)
+      ? { method: 'POST', path: '/hooks/sample/test', status: 200, params: {} }
+      : {};
+  return { id, payload: { ...filled, ...context, id, event, createdAt: now.toISOString(), sample: true } };
 }

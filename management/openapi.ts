@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 
+import { openApiWebhooks } from '../hooks/event-schemas.js';
 import { successStatus, type GuardMiddleware, type GuardSchemas, type Schema } from '../lib/http/guard.js';
 
 const errorBody = {
@@ -67,5 +68,7 @@ export function buildOpenApiDocument(router: Router, { serverUrl, version }: { s
     components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
     security: [{ bearer: [] }],
     paths,
+    // What hooks are sent (OpenAPI 3.1): one JSON Schema per event, from the catalog.
+    webhooks: openApiWebhooks(),
   };
 }

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 import { Webhook } from 'standardwebhooks';
 
+import { createEventValidator } from '../../hooks/event-schemas.js';
+
 export interface Received {
   id: string;
   headers: IncomingHttpHeaders;
@@ -27,6 +29,8 @@ export interface Receiver {
   url: string;
   received: Received[];
   rejected: Array<{ headers: IncomingHttpHeaders; raw: string; reason: string }>;
+  /** Deliveries that did not match their event's schema (`hooks/event-schemas.ts`): `close()` fails when there are any. */
+  violations: string[];
   /** Keys to verify with; a request passes if any one of them verifies it. */
   keys: string[];
   /** How to answer the next requests (default 204). */
@@ -49,8 +53,13 @@ export async function startReceiver(): Promise<Receiver> {
     down,
     up,
     waitFor,
-    close: down,
+    violations: [],
+    async close() {
+      await down();
+      if (state.violations.length > 0) throw new Error(`deliveries that do not match their event schema:\n${[...new Set(state.violations)].join('\n')}`);
+    },
   };
+  const validate = createEventValidator();
   let server: Server | undefined;
   let port = 0;
   /** Answers waiting for their `delayMs`. */
@@ -80,6 +89,8 @@ export async function startReceiver(): Promise<Receiver> {
       }
       const received = { id: headers['webhook-id']!, headers: req.headers, raw, body: JSON.parse(raw) };
       state.received.push(received);
+      // Every delivery of every test is held to its event's published schema (the OpenAPI document's `webhooks`).
+      for (const problem of validate(received.body)) state.violations.push(problem);
       const { status, headers: answerHeaders = {}, body = '', delayMs = 0 } = state.answer(received);
       const timer = setTimeout(() => {
         answering.delete(timer);
