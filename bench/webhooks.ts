@@ -28,7 +28,7 @@ const isolationRate = Number(process.env.BENCH_ISOLATION_RATE ?? 50);
 const isolationCases = new Set((process.env.BENCH_ISOLATION ?? 'none,healthy,slow,hanging').split(','));
 const admin = { BOOTSTRAP_CLIENT_ID: 'bench-admin', BOOTSTRAP_CLIENT_SECRET: 'bench-admin-secret-0123456789' };
 
-function percentile(sorted: number[], p: number) {
+export function percentile(sorted: number[], p: number) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
@@ -62,12 +62,12 @@ export async function startReceiver(delayMs = 0) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/`, latencies, seen, close };
 }
 
-async function start(uri: string, dbName: string, env: Record<string, string>) {
+export async function start(uri: string, dbName: string, env: Record<string, string>) {
   const settings = { ...loadSettings({ PORT: '0', HOOKS_ALLOWED_HOSTS: '127.0.0.1', HOOKS_POLL_MS: '100', ...admin, ...env }), mongodbUri: uri };
   return startStandaloneServer(settings, { logger: silentLogger, dbName });
 }
 
-async function token(server: StandaloneServer) {
+export async function token(server: StandaloneServer) {
   const response = await fetch(`${server.url}/oidc/token`, {
     method: 'POST',
     headers: { authorization: `Basic ${Buffer.from(`${admin.BOOTSTRAP_CLIENT_ID}:${admin.BOOTSTRAP_CLIENT_SECRET}`).toString('base64')}` },
@@ -76,7 +76,7 @@ async function token(server: StandaloneServer) {
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
-const post = (server: StandaloneServer, bearer: string, path: string, body: unknown) =>
+export const post = (server: StandaloneServer, bearer: string, path: string, body: unknown) =>
   fetch(`${server.url}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },

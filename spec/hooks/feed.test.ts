@@ -131,7 +131,7 @@ describe('one order across two server processes, one of them killed mid-burst', 
     await database?.close();
   });
 
-  it('the feed, read while both write, sees every committed event exactly once, in sequence order, none skipped', async () => {
+  it('the feed, read while both write mixed writes, sees every committed event exactly once, in sequence order, none skipped, each entity’s versions increasing', async () => {
     const dbName = uniqueDbName('feed-burst');
     const start = async () => {
       const server = await spawnServer(dbName, { BASE_URL: baseUrl, ...admin, ...hookTestEnv });
@@ -163,11 +163,21 @@ describe('one order across two server processes, one of them killed mid-burst', 
       }
     })();
 
+    // Mixed writes: roles and users created, and one user updated over and over from both processes.
+    const shared = await callApi(a, tokenA, 'POST', '/api/users', { username: 'shared_user' });
+    expect(shared.status).toBe(200);
+    const requestOf = (index: number): [string, string, unknown] =>
+      index % 4 === 3
+        ? ['PATCH', `/api/users/${shared.body.id}`, { name: `burst ${index}` }]
+        : index % 4 === 1
+          ? ['POST', '/api/users', { username: `burst_${index}` }]
+          : ['POST', '/api/roles', { name: `burst ${index}` }];
     let killed = false;
     const write = async (index: number) => {
       const onB = index % 2 === 1;
-      const answer = onB && !killed ? await callApi(b, tokenB, 'POST', '/api/roles', { name: `burst ${index}` }).catch(() => undefined) : undefined;
-      if (!answer || answer.status !== 200) await callApi(a, tokenA, 'POST', '/api/roles', { name: `burst ${index}` });
+      const [method, path, body] = requestOf(index);
+      const answer = onB && !killed ? await callApi(b, tokenB, method, path, body).catch(() => undefined) : undefined;
+      if (!answer || answer.status !== 200) await callApi(a, tokenA, method, path, body);
     };
     let next = 0;
     await Promise.all(
@@ -199,10 +209,23 @@ describe('one order across two server processes, one of them killed mid-burst', 
     stopReading = true;
     await reader;
 
-    // Each role the burst made is announced once, whichever process made it or died making it.
+    // Each role and user the burst made is announced once, whichever process made it or died making it.
     const made = await database.db.collection('roles').countDocuments({ name: /^burst / });
-    expect(made).toBe(240);
+    expect(made).toBe(120);
     expect(await events.countDocuments({ event: 'Role.Created' })).toBe(made);
+    const users = await database.db.collection('users').countDocuments({ username: /^burst_/ });
+    expect(users).toBe(60);
+    expect(await events.countDocuments({ event: 'User.Created', 'payload.data.username': /^burst_/ })).toBe(users);
+    expect(await events.countDocuments({ event: 'User.Data.Updated', 'payload.data.id': shared.body.id })).toBeGreaterThanOrEqual(60);
+    // In the one order, each entity's versions only increase: the shared user's too, written by both processes.
+    const versions = new Map<string, number[]>();
+    for (const { entity, version } of read) {
+      if (!entity || version === undefined) continue;
+      const key = `${entity.type}:${entity.id}`;
+      versions.set(key, [...(versions.get(key) ?? []), version]);
+    }
+    for (const [key, list] of versions) expect([key, list]).toEqual([key, [...list].sort((x, y) => x - y).filter((v, i, all) => i === 0 || v > all[i - 1]!)]);
+    expect(versions.get(`User:${shared.body.id}`)!.length).toBeGreaterThanOrEqual(61);
     expect(read.map(({ sequence }) => sequence)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
     const stored = await events.find({}).toArray();
     expect(new Set(read.map(({ id }) => id))).toEqual(new Set(stored.map(({ _id }) => _id)));
