@@ -25,6 +25,12 @@ export interface IdentityOptions {
   customClaimsTimeoutMs?: number;
   /** Lifetime of a subject token, in seconds (default 600). */
   subjectTokenTtl?: number;
+  /**
+   * The impersonation audit's ledger: `checkpointMs` (default 5 minutes) the least time between two
+   * signed checkpoints, `pollMs` (1 s) how often it looks for new records, `settleMs` (2 s) how long
+   * a record waits before it is chained.
+   */
+  impersonationAudit?: { checkpointMs?: number; pollMs?: number; settleMs?: number };
   /** Lifetime of a Management API access token, in seconds (default 600). */
   managementApiTokenTtl?: number;
   /**

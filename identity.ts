@@ -1,13 +1,14 @@
 import type Koa from 'koa';
 import type { Middleware } from 'koa';
 import compose from 'koa-compose';
-import { createLocalJWKSet } from 'jose';
+import { createLocalJWKSet, type JWK } from 'jose';
 import type { ClientSession } from 'mongodb';
 import type { Configuration } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
 import { createManagementApi, managementPrefix, type ManagementApi } from './management/router.js';
 import * as tokenExchange from './grants/token-exchange/index.js';
+import { jwtIntrospection } from './provider/introspection.js';
 import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './grants/token-exchange/actor.js';
 import {
@@ -30,6 +31,7 @@ import { watchDatabaseIdentity } from './lib/store/database-identity.js';
 import { toClientMetadata } from './provider/clients.js';
 import { configureProvider } from './provider/configure.js';
 import { createProviderCaches } from './provider/caches.js';
+import { createLedger, type Ledger } from './impersonation/ledger.js';
 import { cachesStaleAfter } from './provider/stale-caches.js';
 import { changeEvents, type ChangeKey } from './hooks/catalog.js';
 import { systemClock } from './lib/clock.js';
@@ -142,6 +144,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     heldManagementScopes,
     customizer,
     signInSettings,
+    impersonationPolicy,
   } = await createProviderCaches(database.db, queries, {
     refreshMs: options.cacheRefreshMs ?? 1000,
     managementApiIndicator,
@@ -174,6 +177,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   // What a grant tells `extraTokenClaims` about a token it mints, through the token itself.
   const minted = new WeakMap<object, MintedToken>();
   let resolver: ReturnType<typeof startIntentResolver> | undefined;
+  let ledger: Ledger | undefined;
 
   return {
     queries,
@@ -230,6 +234,15 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       const routes = { authorization: '/auth', end_session: '/session/end', ...configured.routes };
       provider.use(formPostEndpoints([routes.authorization, routes.end_session]));
       const { keys } = configured.jwks as { keys: Parameters<typeof publicJwks>[0] };
+      const hostKeys = createLocalJWKSet(publicJwks(keys));
+      // Introspection of our JWT access tokens, and the impersonation kill switch there.
+      provider.use(
+        jwtIntrospection({
+          getKey: (header, token) => (keysManaged ? keyRing.getKey : hostKeys)(header, token),
+          issuer: () => provider.issuer,
+          revoked: async (id) => (await database.db.collection<{ _id: string }>('impersonation_revocations').countDocuments({ _id: id }, { limit: 1 })) > 0,
+        }),
+      );
       // Rotation applies to the provider, our token checks and the cookie signers, here at once
       // and in other processes when the ring's generation moves.
       if (keysManaged) {
@@ -242,7 +255,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           keyRing.reload().catch((error: unknown) => logger.error('The rotated keys could not be loaded', error));
         });
       }
-      const getKey = keysManaged ? keyRing.getKey : createLocalJWKSet(publicJwks(keys));
+      const getKey = keysManaged ? keyRing.getKey : hostKeys;
       const algorithms = [...new Set(keys.map(({ alg }) => alg).filter((alg): alg is string => typeof alg === 'string'))];
       provider.registerGrantType(
         tokenExchange.grantType,
@@ -253,6 +266,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
           roles,
           minted,
+          policy: async () => (await impersonationPolicy.get('policy'))!,
         }),
         tokenExchange.parameters,
       );
@@ -269,6 +283,15 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         signInReports(provider, (report) => hooks.reportInteraction(report), logger);
       }
       hooks.start();
+      // The impersonation audit's chain, its events and its signed checkpoints (one process at a time).
+      ledger = createLedger(database.db, {
+        issuer: provider.issuer,
+        signingKey: () => (keysManaged ? keyRing.jwks().keys : (keys as JWK[]))[0]!,
+        announce: (items) => hooks.outbox.reportImpersonations(items),
+        ...options.impersonationAudit,
+        logger,
+      });
+      ledger.start();
       const write = createWriter<ChangeKey>(database, hooks.outbox, {
         retentionDays: changesRetentionDays,
         mustIntend: ({ entity, action }) => Object.hasOwn(changeEvents, `${entity}.${action}`),
@@ -372,6 +395,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     async close() {
       watch.stop();
       await resolver?.stop();
+      await ledger?.stop();
       caches.stop();
       await Promise.all([sandbox.close(), dryRuns.close(), hooks.close()]);
     },

@@ -28,3 +28,5 @@ export {
   type Branding,
   type ExperienceOptions,
 } from './experience/index.js';
+export { verifyImpersonationAudit, type AuditRecord, type AuditVerification } from './impersonation/verify.js';
+export { defaultImpersonationPolicy, type ImpersonationPolicy } from './impersonation/policy.js';

@@ -29,6 +29,8 @@ export interface Settings {
   /** Which proxies may say who the client is (`X-Forwarded-*`). */
   trustProxy: ProxyTrust;
   subjectTokenTtl: number;
+  /** The impersonation audit's ledger (`IMPERSONATION_*`). */
+  impersonationAudit: { checkpointMs: number; pollMs: number; settleMs: number };
   managementApiTokenTtl: number;
   customClaimsOnError: 'omit' | 'refuse';
   customClaimsTimeoutMs: number;
@@ -82,6 +84,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS as number,
     trustProxy: proxyTrustOf(e.TRUST_PROXY as string),
     subjectTokenTtl: e.SUBJECT_TOKEN_TTL as number,
+    impersonationAudit: {
+      checkpointMs: (e.IMPERSONATION_CHECKPOINT_SECONDS as number) * 1000,
+      pollMs: e.IMPERSONATION_LEDGER_POLL_MS as number,
+      settleMs: e.IMPERSONATION_LEDGER_SETTLE_MS as number,
+    },
     managementApiTokenTtl: e.MANAGEMENT_API_TOKEN_TTL as number,
     customClaimsOnError: e.CUSTOM_CLAIMS_ON_ERROR as 'omit' | 'refuse',
     customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS as number,

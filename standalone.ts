@@ -121,6 +121,7 @@ export async function startStandaloneServer(
       apiBodyLimit: settings.apiBodyLimit,
       cacheRefreshMs: settings.cacheRefreshMs,
       subjectTokenTtl: settings.subjectTokenTtl,
+      impersonationAudit: settings.impersonationAudit,
       managementApiTokenTtl: settings.managementApiTokenTtl,
       trustProxy: settings.trustProxy,
       customClaimsOnError: settings.customClaimsOnError,

@@ -78,6 +78,8 @@ export const recordedChanges = [
   'Hook.signing_key.rotated',
   'Hook.signing_key_pair.rotated',
   'Impersonation.subject_token.issued',
+  'Impersonation.revoked',
+  'ImpersonationPolicy.updated',
   'JwtCustomizer.updated',
   'SignInExperience.updated',
   'JwtCustomizer.deleted',
@@ -166,4 +168,12 @@ export type ExceptionEvent = (typeof exceptionEvents)[number];
 export const operationalEvents = ['Hook.Disabling', 'Hook.Disabled', 'Hook.DeliveryExhausted'] as const;
 export type OperationalEvent = (typeof operationalEvents)[number];
 
-export const hookEvents = [...Object.keys(interactionEvents), ...dataEvents, ...exceptionEvents, ...operationalEvents];
+/**
+ * Ours: impersonation, from its audit (`impersonation/ledger.ts`): a subject token issued
+ * (`Requested`), exchanged (`Started`), an exchange refused (`Refused`), an impersonation ended by
+ * the kill switch (`Revoked`). Never a token, a hash of one, or the subject token's context.
+ */
+export const impersonationEvents = ['Impersonation.Requested', 'Impersonation.Started', 'Impersonation.Refused', 'Impersonation.Revoked'] as const;
+export type ImpersonationAnnouncement = (typeof impersonationEvents)[number];
+
+export const hookEvents = [...Object.keys(interactionEvents), ...dataEvents, ...exceptionEvents, ...operationalEvents, ...impersonationEvents];

@@ -3,7 +3,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import { organizationResponse, organizationRoleResponse, organizationScopeResponse } from '../management/schemas/organizations.js';
 import { scopeResponse } from '../management/schemas/resources.js';
 import { roleResponse } from '../management/schemas/roles.js';
-import { changeEvents, exceptionEvents, interactionEvents, interactionKinds, operationalEvents, type ChangeKey } from './catalog.js';
+import { changeEvents, exceptionEvents, impersonationEvents, interactionEvents, interactionKinds, operationalEvents, type ChangeKey } from './catalog.js';
 
 /**
  * One JSON Schema per event a hook can receive, generated from the catalog (`catalog.ts`): the
@@ -215,6 +215,43 @@ const operationalSchema = (event: (typeof operationalEvents)[number]): Schema =>
   return closed(event, { data: { ...data, additionalProperties: false } }, ['data'], description);
 };
 
+const impersonationCommon = { impersonationId: string, targetUserId: string, actorId: string };
+const impersonationData: Record<(typeof impersonationEvents)[number], { data: Schema; description: string }> = {
+  'Impersonation.Requested': {
+    data: {
+      type: 'object',
+      properties: { ...impersonationCommon, reason: string, ticketId: string, issuerClientId: string, expiresAt: isoTime },
+      required: ['impersonationId', 'targetUserId', 'issuerClientId', 'expiresAt'],
+    },
+    description: 'A subject token was issued: who is to be impersonated, by whom (when bound to an actor), why, and until when.',
+  },
+  'Impersonation.Started': {
+    data: {
+      type: 'object',
+      properties: { ...impersonationCommon, reason: string, ticketId: string, clientId: string, resource: string, scope: string },
+      required: ['impersonationId', 'targetUserId', 'clientId', 'resource', 'scope'],
+    },
+    description: 'A subject token was exchanged: the application, the API resource, the permissions granted and the actor.',
+  },
+  'Impersonation.Refused': {
+    data: {
+      type: 'object',
+      properties: { ...impersonationCommon, clientId: string, resource: string, reason: { ...string, description: 'Why the exchange was refused.' } },
+      required: ['reason'],
+    },
+    description: 'An exchange was refused (the subject token unknown, used, expired, revoked, or the actor not acceptable).',
+  },
+  'Impersonation.Revoked': {
+    data: { type: 'object', properties: { ...impersonationCommon, revokedBy: string }, required: ['impersonationId', 'revokedBy'] },
+    description: 'An impersonation was ended by `POST /api/impersonations/:id/revoke`: its tokens are inactive from now on.',
+  },
+};
+
+const impersonationSchema = (event: (typeof impersonationEvents)[number]): Schema => {
+  const { data, description } = impersonationData[event];
+  return closed(event, { data: { ...data, additionalProperties: false } }, ['data'], description);
+};
+
 let built: Map<string, Schema> | undefined;
 
 /** Every event's schema, by event name, in the catalog's order. */
@@ -224,6 +261,7 @@ export function eventSchemas(): Map<string, Schema> {
     ...[...new Set(Object.values(changeEvents).map(({ event }) => event))].map((event) => [event, dataEventSchema(event)] as const),
     ...exceptionEvents.map((event) => [event, exceptionSchema(event)] as const),
     ...operationalEvents.map((event) => [event, operationalSchema(event)] as const),
+    ...impersonationEvents.map((event) => [event, impersonationSchema(event)] as const),
   ]);
   return built;
 }

@@ -6,7 +6,7 @@ import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
 import { changeEvents, interactionEvents, type ChangeKey, type ExceptionEvent, type InteractionEvent, type OperationalEvent } from './catalog.js';
 import { hookCollections, type EventSource, type HookEventDocument } from './models.js';
-import { insertOwn } from '../lib/store/insert-each.js';
+import { insertEach, insertOwn } from '../lib/store/insert-each.js';
 
 /** What sign-up, sign-in and password-reset code tells us about a finished interaction. */
 export interface InteractionReport {
@@ -29,6 +29,11 @@ export interface Outbox extends ChangeSink {
   reportException(report: ExceptionReport): Promise<void>;
   /** Records an operational event about a hook (`Hook.Disabled`, ...): `data` says what, never a key or a header. */
   reportOperational(event: OperationalEvent, hookId: string, data: Record<string, unknown>): Promise<void>;
+  /**
+   * Records the impersonation events of audit records the ledger chains, under ids derived from the
+   * records: writing one again (a ledger run that died after this) is a no-op.
+   */
+  reportImpersonations(items: Array<{ id: string; event: string; impersonationId?: string; clientId?: string; data: Record<string, unknown> }>): Promise<void>;
 }
 
 /** An exception event (`exceptionEvents`) and the interaction it happened in. */
@@ -160,11 +165,10 @@ const applicationToEvent = ({ _id, type, name, description }: ApplicationDocumen
 export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, fanOutBy }: OutboxOptions): Outbox {
   const events = db.collection<HookEventDocument>(hookCollections.events);
 
-  /** Writes the events; answers whether there were any. */
-  async function enqueue(found: RecordedEvent[], createdAt: Date, session: ClientSession | undefined) {
-    if (found.length === 0) return false;
+  /** The stored form of events recorded together. */
+  function documentsOf(found: RecordedEvent[], createdAt: Date): HookEventDocument[] {
     const expiresAt = new Date(createdAt.getTime() + retentionMs);
-    const documents: HookEventDocument[] = found.map(({ id = generateId(), event, entity, source, clientId, payload }, unitIndex) => {
+    return found.map(({ id = generateId(), event, entity, source, clientId, payload }, unitIndex) => {
       // `id`, `event` and `createdAt` lead the body, as receivers read them first; the sequencer adds `sequence` and `version`.
       return {
         _id: id,
@@ -181,7 +185,12 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         expiresAt,
       };
     });
-    await insertOwn(events, documents, session);
+  }
+
+  /** Writes the events; answers whether there were any. */
+  async function enqueue(found: RecordedEvent[], createdAt: Date, session: ClientSession | undefined) {
+    if (found.length === 0) return false;
+    await insertOwn(events, documentsOf(found, createdAt), session);
     return true;
   }
 
@@ -214,6 +223,22 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
 
     async reportOperational(event, hookId, data) {
       if (await enqueue([{ event, entity: { type: 'Hook', id: hookId }, source: 'system', payload: { data } }], new Date(), undefined)) onQueued?.();
+    },
+
+    async reportImpersonations(items) {
+      if (items.length === 0) return;
+      const found: RecordedEvent[] = items.map(({ id, event, impersonationId, clientId, data }) => ({
+        id,
+        event,
+        ...(impersonationId !== undefined && { entity: { type: 'Impersonation', id: impersonationId } }),
+        source: 'system',
+        clientId,
+        payload: { data },
+      }));
+      const outcomes = await insertEach(events, documentsOf(found, new Date()));
+      const failed = outcomes.find((outcome): outcome is Error => outcome instanceof Error);
+      if (failed) throw failed;
+      onQueued?.();
     },
 
     async reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }, session) {

@@ -77,6 +77,10 @@ export const coreEnvironment = {
   // false, true (one proxy), a number of proxies, or the proxies' addresses and CIDR ranges.
   TRUST_PROXY: { type: 'string', maxLength: 2048, default: 'false' },
   SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600 },
+  // The impersonation audit's ledger: the least time between two signed checkpoints, how often it looks for records, how long a record settles first.
+  IMPERSONATION_CHECKPOINT_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 300 },
+  IMPERSONATION_LEDGER_POLL_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },
+  IMPERSONATION_LEDGER_SETTLE_MS: { type: 'integer', minimum: 0, maximum: 60000, default: 2000 },
   MANAGEMENT_API_TOKEN_TTL: { type: 'integer', minimum: 30, maximum: 86400, default: 600 },
   CUSTOM_CLAIMS_ON_ERROR: { enum: ['omit', 'refuse'], default: 'omit' },
   CUSTOM_CLAIMS_TIMEOUT_MS: { type: 'integer', minimum: 50, maximum: 10000, default: 1000 },

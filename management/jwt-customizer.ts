@@ -158,6 +158,10 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
       const { script: source, environmentVariables: variables = {}, token = {}, context = {} } = ctx.guard.body;
       assertCompiles(source);
       const outcome = await deps.dryRunCustomClaims(source, { token, context, environmentVariables: variables });
+      if ('failure' in outcome && outcome.failure.code === 'access_denied') {
+        // The script refused the token (`api.denyAccess`): 403 with its message, as a real token request would be refused.
+        throw new ApiError('jwt_customizer.access_denied', outcome.failure.message, { message: outcome.failure.message });
+      }
       if ('failure' in outcome) {
         const message = `the script failed (${outcome.failure.code}): ${outcome.failure.message}`;
         throw new ApiError('jwt_customizer.general', message, { message });

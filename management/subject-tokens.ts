@@ -1,15 +1,26 @@
 import { impersonationScope, managementScope } from './bootstrap.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
+import { impersonationPolicyStore, isProtected } from '../impersonation/policy.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject, idSchema } from './schemas/common.js';
 
 const maxContextBytes = 4096;
 
+/** Printable text on one line: it goes into audit records, events and logs. */
+const line = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]+$' }) as const;
+
 const body = {
   type: 'object',
-  properties: { userId: idSchema, context: { ...freeFormObject, maxProperties: 64 } },
+  properties: {
+    userId: idSchema,
+    context: { ...freeFormObject, maxProperties: 64 },
+    // RFC 8693 §4.4 `may_act`: only this user, with an actor token of theirs, may exchange it.
+    actorId: idSchema,
+    reason: line(500),
+    ticketId: line(128),
+  },
   required: ['userId'],
   additionalProperties: false,
 } as const;
@@ -18,10 +29,12 @@ const body = {
  * Subject tokens for impersonation. The integrator's backend, having checked that its support
  * engineer may act as the user, asks for one; the engineer's application exchanges it once at
  * the token endpoint (RFC 8693). A token that holds only the `impersonation` scope may call this
- * route and no other.
+ * route and no other. The impersonation policy (`GET/PATCH /api/configs/impersonation`) decides
+ * what a request must say and whom it may name.
  */
 export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;
+  const policies = impersonationPolicyStore(deps.database.db);
 
   router.post(
     '/subject-tokens',
@@ -29,39 +42,77 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
       body,
       scopes: [managementScope, impersonationScope],
       status: 201,
-      response: { type: 'object', properties: { subjectToken: { type: 'string' }, expiresIn: { type: 'integer' } }, required: ['subjectToken', 'expiresIn'] },
+      response: {
+        type: 'object',
+        properties: { subjectToken: { type: 'string' }, expiresIn: { type: 'integer' }, impersonationId: { type: 'string' } },
+        required: ['subjectToken', 'expiresIn', 'impersonationId'],
+      },
     }),
     async (ctx) => {
-      const { userId, context = {} } = ctx.guard.body;
+      const { userId, context = {}, actorId, reason, ticketId } = ctx.guard.body;
       assertThat(
         Buffer.byteLength(JSON.stringify(context)) <= maxContextBytes,
         new ApiError('guard.invalid_input', `body.context must not be larger than ${maxContextBytes} bytes`, { field: 'body.context' }),
       );
+      const policy = await policies.load();
+      assertThat(
+        reason !== undefined || !policy.requireReason,
+        () => new ApiError('impersonation.reason_required', 'the impersonation policy requires a `reason`', { field: 'body.reason' }),
+      );
+      assertThat(
+        ticketId !== undefined || !policy.requireTicketId,
+        () => new ApiError('impersonation.ticket_required', 'the impersonation policy requires a `ticketId`', { field: 'body.ticketId' }),
+      );
       const user = await queries.users.findByIdOrThrow(userId);
       assertThat(!user.isSuspended, new ApiError('user.suspended', 'the user is suspended and cannot be impersonated'));
+      assertThat(
+        !isProtected(policy, await queries.links.usersRoles.rightsOf(userId)),
+        () => new ApiError('impersonation.user_protected', 'the impersonation policy protects this user: it holds a role that may never be impersonated'),
+      );
+      if (actorId !== undefined) {
+        assertThat(
+          actorId !== userId,
+          () => new ApiError('impersonation.actor_is_subject', 'the actor and the user are the same: that is no impersonation', { field: 'body.actorId' }),
+        );
+        const actor = await queries.users.findByIdOrThrow(actorId);
+        assertThat(!actor.isSuspended, () => new ApiError('user.suspended', 'the actor is suspended', { field: 'body.actorId' }));
+      }
+      // The first-class fields are in the script's context too; they win over a context key of the same name.
+      const terms = {
+        context: { ...context, ...(reason !== undefined && { reason }), ...(ticketId !== undefined && { ticketId }) },
+        ...(actorId !== undefined && { actorId }),
+        ...(reason !== undefined && { reason }),
+        ...(ticketId !== undefined && { ticketId }),
+      };
       const clientId = ctx.state.auth?.clientId ?? '';
       const token = await deps.write(originOf(ctx), async ({ session, record }) => {
-        const issued = await queries.subjectTokens.issue(userId, context, clientId, deps.subjectTokenTtl, session);
-        // The record keeps the token's hash, never the token.
+        const issued = await queries.subjectTokens.issue(userId, terms, clientId, deps.subjectTokenTtl, session);
+        const { impersonationId, expiresAt } = issued.document;
+        // The record keeps neither the token nor its hash: the impersonation is named by its own id.
         record({
           entity: 'Impersonation',
           action: 'subject_token.issued',
-          id: issued.document._id,
-          data: { userId, context, clientId, expiresAt: issued.document.expiresAt.getTime() },
+          id: impersonationId,
+          data: { userId, ...terms, clientId, expiresAt: expiresAt.getTime() },
         });
         await queries.impersonations.record(
           {
             kind: 'subject_token.issued',
+            impersonationId,
             targetUserId: userId,
             issuerClientId: clientId,
-            context,
+            context: terms.context,
+            ...(actorId !== undefined && { boundActorId: actorId }),
+            ...(reason !== undefined && { reason }),
+            ...(ticketId !== undefined && { ticketId }),
+            expiresAt: expiresAt.getTime(),
             subjectTokenId: issued.document._id,
           },
           session,
         );
         return issued;
       });
-      ctx.body = { subjectToken: token.token, expiresIn: deps.subjectTokenTtl };
+      ctx.body = { subjectToken: token.token, expiresIn: deps.subjectTokenTtl, impersonationId: token.document.impersonationId };
     },
   );
 }

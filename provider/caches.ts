@@ -5,6 +5,7 @@ import { CacheRegistry } from '../lib/store/cache.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { customizerCollection, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
 import { signInSettingsStore } from '../experience/sign-in-settings.js';
+import { impersonationPolicyStore } from '../impersonation/policy.js';
 import { toClientMetadata } from './clients.js';
 import { createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './resource-servers.js';
 import { createRoleLookup, loadRoleFacts } from './role-facts.js';
@@ -48,5 +49,7 @@ export async function createProviderCaches(
   );
   // The sign-in experience settings (one entry): read by every sign-up and sign-in step.
   const signInSettings = registry.create('signInExperience', () => signInSettingsStore(db).load());
-  return { registry, clients, resources, defaultResource, roles, held, heldManagementScopes, customizer, signInSettings };
+  // The impersonation policy (one entry): read by every token exchange.
+  const impersonationPolicy = registry.create('impersonationPolicy', () => impersonationPolicyStore(db).load());
+  return { registry, clients, resources, defaultResource, roles, held, heldManagementScopes, customizer, signInSettings, impersonationPolicy };
 }

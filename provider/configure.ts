@@ -98,6 +98,8 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
       // unless the host turned it on itself (and then it is said at startup).
       devInteractions: { ...features.devInteractions, enabled: features.devInteractions?.enabled === true },
       clientCredentials: { ...features.clientCredentials, enabled: true },
+      // RFC 7662: opaque tokens as oidc-provider answers them, our JWT access tokens by `introspection.ts`.
+      introspection: { ...features.introspection, enabled: (features.introspection?.enabled ?? true) as false },
       // OpenID Connect Back-Channel Logout 1.0, for applications with a `backchannelLogoutUri`.
       backchannelLogout: { ...features.backchannelLogout, enabled: features.backchannelLogout?.enabled ?? true },
       resourceIndicators: {

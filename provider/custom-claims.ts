@@ -36,6 +36,7 @@ export const reservedClaims = new Set([
   'nbf',
   'jti',
   'act',
+  'impersonation_id',
   'client_id',
   'scope',
   'cnf',
@@ -117,6 +118,8 @@ export function createCustomClaims(deps: CustomClaimsDeps) {
       const claims = deps.hostFunction ? await deps.hostFunction(input) : await deps.sandbox.run(stored!.script, input);
       return withoutReserved(claims ?? {});
     } catch (error) {
+      // `api.denyAccess(message)` (Logto's): the token is refused, whatever the failure policy, with the script's message.
+      if (error instanceof SandboxError && error.code === 'access_denied') throw new errors.AccessDenied(error.message);
       const reason = error instanceof SandboxError ? `${error.code}: ${error.message}` : (error as Error).message;
       deps.logger.warn(`custom JWT claims failed (${reason}); ${refuse ? 'token refused' : 'token issued without them'}`);
       if (refuse) {

@@ -2,7 +2,16 @@ import type { ChangeKey } from '../hooks/catalog.js';
 
 /** The per-process caches of the provider's world, by the name `CacheRegistry` knows them under. */
 export type CacheName =
-  'applications' | 'resources' | 'defaultResource' | 'signInExperience' | 'roles' | 'userRoles' | 'applicationRoles' | 'configs' | 'oidcKeys';
+  | 'applications'
+  | 'resources'
+  | 'defaultResource'
+  | 'signInExperience'
+  | 'roles'
+  | 'userRoles'
+  | 'applicationRoles'
+  | 'configs'
+  | 'oidcKeys'
+  | 'impersonationPolicy';
 
 /**
  * Which caches each change makes stale, keyed as changes are recorded (`Entity.action`). The write
@@ -34,6 +43,7 @@ export const staleCaches: Readonly<Partial<Record<ChangeKey, readonly CacheName[
   'JwtCustomizer.deleted': ['configs'],
   'OidcKey.rotated': ['oidcKeys'],
   'OidcKey.deleted': ['oidcKeys'],
+  'ImpersonationPolicy.updated': ['impersonationPolicy'],
 };
 
 /** The caches a unit of work's changes make stale, each once. */

@@ -8,6 +8,7 @@ import type { ScopeDocument } from '../../lib/store/models.js';
 import type { SubjectTokenDocument } from '../../lib/store/queries/subject-tokens.js';
 import { scopeIdsOf, type RoleLookup } from '../../provider/role-facts.js';
 import { accessTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../../provider/token-types.js';
+import { isProtected, withinCeiling, type ImpersonationPolicy } from '../../impersonation/policy.js';
 
 /** RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token for its user. */
 export const grantType = tokenExchangeGrantType;
@@ -30,7 +31,12 @@ export interface TokenExchangeDeps {
   roles: RoleLookup;
   /** What this grant tells `extraTokenClaims` about each token it mints. */
   minted: WeakMap<object, MintedToken>;
+  /** The impersonation policy (from its cache). */
+  policy(): Promise<ImpersonationPolicy>;
 }
+
+/** The claim that names the impersonation in every token minted from a subject token. */
+export const impersonationIdClaim = 'impersonation_id';
 
 function single(value: unknown, name: string): string | undefined {
   if (value === undefined) return undefined;
@@ -54,6 +60,15 @@ const actorRefused = (reason: unknown) =>
 const reasonOf = (error: unknown) =>
   // oidc-provider keeps the public description generic; the detail is for the audit.
   (error as { error_detail?: string }).error_detail ?? (error as { error_description?: string }).error_description ?? (error as Error).message;
+
+/** What the subject token carries into every audit record of its impersonation. */
+const termsOf = ({ impersonationId, actorId, reason, ticketId }: SubjectTokenDocument) => ({
+  // Tokens issued before impersonations had ids have none.
+  ...(impersonationId !== undefined && { impersonationId }),
+  ...(actorId !== undefined && { boundActorId: actorId }),
+  ...(reason !== undefined && { reason }),
+  ...(ticketId !== undefined && { ticketId }),
+});
 
 /** What one exchange learnt, for its audit record should it fail. */
 interface Attempt {
@@ -85,8 +100,14 @@ export function buildHandler(deps: TokenExchangeDeps) {
         await impersonations.record({
           kind: 'exchange.failed',
           ...audit,
-          reason: reasonOf(error),
-          ...(subject && { targetUserId: subject.userId, subjectTokenId: subject._id, context: subject.context, issuerClientId: subject.clientId }),
+          failureReason: reasonOf(error),
+          ...(subject && {
+            targetUserId: subject.userId,
+            subjectTokenId: subject._id,
+            context: subject.context,
+            issuerClientId: subject.clientId,
+            ...termsOf(subject),
+          }),
         });
       }
       throw error;
@@ -120,26 +141,49 @@ export function buildHandler(deps: TokenExchangeDeps) {
 
     // Everything that can fail without spending the subject token is checked first. Reading the
     // subject token spends nothing, so it goes while the actor token's signature is checked.
-    const [actor, found] = await Promise.allSettled([
+    const [actor, found, policy] = await Promise.allSettled([
       typeof params.actor_token === 'string' ? deps.identifyActor(params.actor_token) : undefined,
       deps.queries.subjectTokenWithUser(params.subject_token as string),
+      deps.policy(),
     ]);
+    if (policy.status === 'rejected') throw policy.reason;
     if (found.status === 'rejected') throw found.reason;
     const subject = (attempt.subject = found.value?.subject);
     if (actor.status === 'rejected') throw actorRefused(actor.reason);
     const act: ActClaim | undefined = actor.value;
     if (!subject || subject.expiresAt <= new Date()) throw subjectRefused();
-    const { user, roleIds } = found.value!;
+    const { user, roleIds, revoked } = found.value!;
+    if (revoked) throw subjectRefused('the impersonation was revoked');
     if (!user || user.isSuspended) throw subjectRefused("the subject token's user no longer exists or is suspended");
     // Acting as oneself is no impersonation, and would let a user launder its own token.
     if (act?.sub === user._id) throw actorRefused(new ActorRefused("the actor is the subject token's own user"));
+    // RFC 8693 §4.4: a token bound to an actor goes only with that actor's token; the policy may ask an actor of every exchange.
+    if (subject.actorId !== undefined && act?.sub !== subject.actorId) {
+      throw actorRefused(
+        new ActorRefused(
+          act
+            ? 'the actor token names another user than the one the subject token is bound to'
+            : 'the subject token is bound to an actor: its actor token is required',
+        ),
+      );
+    }
+    if (!act && policy.value.requireActorToken) throw actorRefused(new ActorRefused('the impersonation policy requires an actor token'));
+    // Roles given since the token was issued count: a user the policy now protects is not impersonated.
+    if (isProtected(policy.value, roleIds)) throw subjectRefused('the impersonation policy protects this user');
 
     // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
     // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
     const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
     const [roles, resourceScopes] = await Promise.all([deps.roles(roleIds), deps.resourceScopes(resource)]);
     const grantable = new Set(permissionNames(resourceScopes, scopeIdsOf(roles)));
-    const scope = [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)).join(' ');
+    // Then the policy's ceiling: permissions an impersonated token never carries, whatever the user holds.
+    const scope = withinCeiling(
+      policy.value,
+      resource,
+      [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)),
+    ).join(' ');
+    // No longer than the resource allows, nor than the policy does.
+    const ttl = Math.min(info.accessTokenTTL ?? policy.value.maxTokenTtl, policy.value.maxTokenTtl);
 
     const token = new provider.AccessToken({
       accountId: user._id,
@@ -148,7 +192,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
       grantId: subject._id,
       gty: grantType,
       ...(scope && { scope }),
-      resourceServer: new provider.ResourceServer(resource, info),
+      resourceServer: new provider.ResourceServer(resource, { ...info, accessTokenTTL: ttl }),
     });
     // Chosen now, not at save, so that the audit record that spends the subject token names it.
     token.jti = token.generateTokenId();
@@ -161,11 +205,16 @@ export function buildHandler(deps: TokenExchangeDeps) {
       context: subject.context,
       issuerClientId: subject.clientId,
       tokenId: token.jti,
+      scope,
+      ...termsOf(subject),
       ...(act && { actorUserId: act.sub }),
     });
     if (!attempt.claimed) throw subjectRefused();
 
-    deps.minted.set(token, { claims: { ...(act && { act }) }, facts: { type: grantType, subjectTokenContext: subject.context, user, roles } });
+    deps.minted.set(token, {
+      claims: { ...(act && { act }), ...(subject.impersonationId !== undefined && { [impersonationIdClaim]: subject.impersonationId }) },
+      facts: { type: grantType, subjectTokenContext: subject.context, user, roles },
+    });
     ctx.oidc.entity('AccessToken', token);
     const value = await token.save();
 

@@ -16,7 +16,7 @@ export const defaultSandboxLimits: SandboxLimits = { timeoutMs: 1000, memoryMb: 
 export class SandboxError extends Error {
   override name = 'SandboxError';
   constructor(
-    readonly code: 'timeout' | 'script_error' | 'result_too_large' | 'invalid_result' | 'crashed',
+    readonly code: 'timeout' | 'script_error' | 'result_too_large' | 'invalid_result' | 'crashed' | 'access_denied',
     message: string,
   ) {
     super(message);
@@ -100,7 +100,10 @@ export class Sandbox {
     if (Buffer.byteLength(output) > this.#limits.maxResultBytes) {
       throw new SandboxError('result_too_large', `the result is larger than ${this.#limits.maxResultBytes} bytes`);
     }
-    const result: unknown = JSON.parse(output);
+    const answer = JSON.parse(output) as { claims?: unknown; denied?: string } | null;
+    // The script refused the token (`api.denyAccess`): not a failure of the script, its decision.
+    if (answer && typeof answer.denied === 'string') throw new SandboxError('access_denied', answer.denied);
+    const result = answer?.claims;
     if (result === null || typeof result !== 'object' || Array.isArray(result)) {
       throw new SandboxError('invalid_result', 'getCustomJwtClaims must return an object');
     }

@@ -32,9 +32,15 @@ const offHeap = new vm.Script(
   'for (const name of Object.getOwnPropertyNames(globalThis)) {' +
   '  if (/^(ArrayBuffer|SharedArrayBuffer|DataView|Atomics|WebAssembly)$/.test(name) || /^(Big)?(Int|Uint|Float)\\d+(Clamped)?Array$/.test(name)) delete globalThis[name];' +
   '}');
+// Logto's api.denyAccess(message): made inside the context, as everything the script touches; the
+// answer says which it was, claims or a refusal, so that no claims object can pass for a refusal.
 const call = new vm.Script(
   'if (typeof __entry !== "function") throw new TypeError("the script must define a function getCustomJwtClaims");' +
-  'Promise.resolve(__entry(JSON.parse(__input))).then((value) => JSON.stringify(value === undefined ? {} : value))');
+  'class AccessDenied { constructor(message) { this.message = message === undefined ? "access denied" : String(message); } }' +
+  'const api = Object.freeze({ denyAccess(message) { throw new AccessDenied(message); } });' +
+  'Promise.resolve().then(() => __entry({ ...JSON.parse(__input), api })).then(' +
+  '  (value) => JSON.stringify({ claims: value === undefined ? {} : value }),' +
+  '  (error) => { if (error instanceof AccessDenied) return JSON.stringify({ denied: error.message.slice(0, 500) }); throw error; })');
 
 parentPort.on('message', async ({ id, script, input, syncTimeoutMs }) => {
   try {

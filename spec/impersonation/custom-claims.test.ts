@@ -82,13 +82,16 @@ describe('custom JWT claims', () => {
 
   it('cannot override reserved claims', async () => {
     await t.setScript(
-      'function getCustomJwtClaims() { return { sub: "admin", aud: "x", scope: "all", act: { sub: "x" }, client_id: "y", iss: "z", jti: "j", exp: 1, iat: 1, tier: "gold",' +
+      'function getCustomJwtClaims() { return { sub: "admin", aud: "x", scope: "all", act: { sub: "x" }, impersonation_id: "forged", client_id: "y", iss: "z", jti: "j", exp: 1, iat: 1, tier: "gold",' +
         ' azp: "other-client", acr: "urn:high", amr: ["hwk"], auth_time: 1, sid: "s", typ: "id_token" } }',
     );
     const payload = await t.exchangeToken();
     expect(payload).toMatchObject({ sub: t.user.id, aud: t.resource.indicator, client_id: t.app.id, iss: t.server.issuer, tier: 'gold' });
     for (const claim of ['act', 'azp', 'acr', 'amr', 'auth_time', 'sid', 'typ']) expect(payload).not.toHaveProperty(claim);
-    expect(payload.exp! - payload.iat!).toBe(3600);
+    // The impersonation's own id, not the script's; the policy's 15 minutes, not the resource's hour.
+    expect(payload.impersonation_id).toEqual(expect.any(String));
+    expect(payload.impersonation_id).not.toBe('forged');
+    expect(payload.exp! - payload.iat!).toBe(900);
   });
 
   it("leaves the Management API's own tokens alone", async () => {
@@ -129,7 +132,7 @@ describe('custom JWT claims', () => {
     await t.setScript(script);
     const payload = await t.exchangeToken();
     expect(payload.sub).toBe(t.user.id);
-    expect(Object.keys(payload).sort()).toEqual(['aud', 'client_id', 'exp', 'iat', 'iss', 'jti', 'sub']);
+    expect(Object.keys(payload).sort()).toEqual(['aud', 'client_id', 'exp', 'iat', 'impersonation_id', 'iss', 'jti', 'sub']);
   });
 
   it('dry-runs a script against a sample token and context', async () => {

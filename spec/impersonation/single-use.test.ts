@@ -1,3 +1,6 @@
+import type { JSONWebKeySet } from 'jose';
+
+import { verifyImpersonationAudit, type AuditRecord } from '../../impersonation/verify.js';
 import { uniqueDbName } from '../support/env.js';
 import { callApi, clientCredentials, spawnServer, type ServerProcess } from '../support/process.js';
 
@@ -13,7 +16,15 @@ describe('a subject token is single-use across processes', () => {
 
   it('lets exactly one of two processes exchange the same token at once', async () => {
     const dbName = uniqueDbName('single');
-    [a, b] = await Promise.all([spawnServer(dbName, { BASE_URL: baseUrl, ...admin }), spawnServer(dbName, { BASE_URL: baseUrl, ...admin })]);
+    // Both run the audit's ledger; it chains one record at a time across them, and signs a checkpoint on every run that chains.
+    const env = {
+      BASE_URL: baseUrl,
+      ...admin,
+      IMPERSONATION_LEDGER_POLL_MS: '50',
+      IMPERSONATION_LEDGER_SETTLE_MS: '100',
+      IMPERSONATION_CHECKPOINT_SECONDS: '0',
+    };
+    [a, b] = await Promise.all([spawnServer(dbName, env), spawnServer(dbName, env)]);
     const {
       body: { access_token: token },
     } = await clientCredentials(a, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`);
@@ -58,5 +69,20 @@ describe('a subject token is single-use across processes', () => {
       const statuses = results.filter((_, index) => attempts[index] === subjectToken).map(({ status }) => status);
       expect(statuses.sort()).toEqual([200, 400, 400]);
     }
+
+    // Every attempt of both processes is in one chain that verifies offline against the provider's keys.
+    const deadline = Date.now() + 30_000;
+    let verified: Awaited<ReturnType<typeof verifyImpersonationAudit>> | undefined;
+    while (!verified?.ok || verified.unchained > 0 || verified.checkpointed < verified.checked) {
+      if (Date.now() > deadline) throw new Error(`the audit did not settle into one verified chain: ${JSON.stringify(verified)}`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const records = (await callApi(b, token!, 'GET', '/api/impersonations?page_size=100')).body as AuditRecord[];
+      const checkpoints = (await callApi(a, token!, 'GET', '/api/impersonations/checkpoints?page_size=100')).body as Array<{ jws: string }>;
+      const jwks = (await (await fetch(`${a.local}/oidc/jwks`)).json()) as JSONWebKeySet;
+      verified = await verifyImpersonationAudit(records, checkpoints, jwks);
+    }
+    // 14 subject tokens, each issued once and exchanged once or refused: 10 × 3 + 4 × 4 records.
+    expect(verified.checked).toBe(46);
+    expect(verified.problems).toEqual([]);
   });
 });

@@ -8,11 +8,24 @@ import { createdWithin } from './time-range.js';
 import { insertOwn } from '../insert-each.js';
 
 /** One line of the impersonation audit: who acted as whom, when, why, and how it ended. */
+export const impersonationRecordKinds = ['subject_token.issued', 'exchange.succeeded', 'exchange.failed', 'impersonation.revoked'] as const;
+
 export interface ImpersonationEvent {
   _id: string;
-  kind: 'subject_token.issued' | 'exchange.succeeded' | 'exchange.failed';
-  /** Why an exchange failed (the error description). */
+  kind: (typeof impersonationRecordKinds)[number];
+  /** The impersonation (one subject token, and the tokens minted from it). */
+  impersonationId?: string;
+  /** Why an exchange failed (the error's detail). */
+  failureReason?: string;
+  /** Why the impersonation was asked for, and its ticket (from the subject token). */
   reason?: string;
+  ticketId?: string;
+  /** The one actor the subject token was bound to (`actorId`), when it was. */
+  boundActorId?: string;
+  /** When the subject token expires (epoch ms). */
+  expiresAt?: number;
+  /** An exchange record that failed after it was chained: the record it corrects. */
+  supersedes?: string;
   targetUserId?: string;
   /** The user named by the actor token, when one was given. */
   actorUserId?: string;
@@ -22,13 +35,24 @@ export interface ImpersonationEvent {
   clientId?: string;
   context?: Record<string, unknown>;
   resource?: string;
+  /** The permissions an exchange granted (space-separated; empty when none). */
+  scope?: string;
   /** The issued access token's `jti`. */
   tokenId?: string;
   subjectTokenId?: string;
   createdAt: number;
+  /** Set when written, removed once the ledger chained it (`impersonation/ledger.ts`). */
+  chainDue?: Date;
+  /** Its place in the deployment's one audit chain: 1, 2, 3, ... */
+  sequence?: number;
+  /** The hash of the record before it in the chain (64 zeros for the first). */
+  prevHash?: string;
+  /** SHA-256 of this record as the API shows it, with `sequence` and `prevHash` (`impersonation/chain.ts`). */
+  hash?: string;
 }
 
 export interface ImpersonationFilter {
+  impersonationId?: string;
   targetUserId?: string;
   actorUserId?: string;
   clientId?: string;
@@ -38,7 +62,8 @@ export interface ImpersonationFilter {
 
 export function createImpersonationQueries(db: Db) {
   const collection = db.collection<ImpersonationEvent>('impersonations');
-  const toFilter = ({ targetUserId, actorUserId, clientId, since, until }: ImpersonationFilter): Filter<ImpersonationEvent> => ({
+  const toFilter = ({ impersonationId, targetUserId, actorUserId, clientId, since, until }: ImpersonationFilter): Filter<ImpersonationEvent> => ({
+    ...(impersonationId && { impersonationId }),
     ...(targetUserId && { targetUserId }),
     ...(actorUserId && { actorUserId }),
     ...(clientId && { $or: [{ clientId }, { issuerClientId: clientId }] }),
@@ -52,10 +77,16 @@ export function createImpersonationQueries(db: Db) {
     }),
   );
 
+  /** Appends a record; the ledger chains it once it has settled. */
+  async function record(event: Omit<ImpersonationEvent, '_id' | 'createdAt'>, session?: ClientSession) {
+    const now = Date.now();
+    await insertOwn(collection, [{ _id: generateId(), ...event, createdAt: now, chainDue: new Date(now) }], session);
+  }
+
   return {
-    async record(event: Omit<ImpersonationEvent, '_id' | 'createdAt'>, session?: ClientSession) {
-      await insertOwn(collection, [{ _id: generateId(), ...event, createdAt: Date.now() }], session);
-    },
+    collection,
+
+    record,
 
     /**
      * Spends a subject token by recording its exchange. The record's id is derived from the
@@ -64,7 +95,7 @@ export function createImpersonationQueries(db: Db) {
      * record itself. Answers the record's id, or undefined when the token was already spent.
      */
     claimExchange: (event: Omit<ImpersonationEvent, '_id' | 'createdAt' | 'kind'> & { subjectTokenId: string }) =>
-      claims({ _id: `exchange:${event.subjectTokenId}`, kind: 'exchange.succeeded', ...event, createdAt: Date.now() }),
+      claims({ _id: `exchange:${event.subjectTokenId}`, kind: 'exchange.succeeded', ...event, createdAt: Date.now(), chainDue: new Date() }),
 
     /** Which of these access tokens (by `jti`) a token exchange minted. */
     async mintedByExchange(tokenIds: string[]): Promise<Set<string>> {
@@ -72,8 +103,19 @@ export function createImpersonationQueries(db: Db) {
       return new Set(found.map(({ tokenId }) => tokenId!));
     },
 
-    /** Turns a claimed exchange that failed afterwards (its custom claims refused) into a failure. */
-    markFailed: (id: string, reason: string) => collection.updateOne({ _id: id }, { $set: { kind: 'exchange.failed', reason } }),
+    /**
+     * Turns a claimed exchange that failed afterwards (its custom claims refused) into a failure:
+     * in place while the ledger has not chained it (it waits a few seconds for this), else as a
+     * record of its own that names the one it corrects, since a chained record never changes.
+     */
+    async markFailed(id: string, failureReason: string) {
+      const { matchedCount } = await collection.updateOne({ _id: id, chainDue: { $type: 'date' } }, { $set: { kind: 'exchange.failed', failureReason } });
+      if (matchedCount > 0) return;
+      const claimed = await collection.findOne({ _id: id });
+      if (!claimed) return;
+      const { _id, kind, createdAt, chainDue, sequence, prevHash, hash, tokenId, ...about } = claimed;
+      await record({ ...about, kind: 'exchange.failed', failureReason, supersedes: id });
+    },
     find: (filter: ImpersonationFilter, page: Page) =>
       collection.find(toFilter(filter)).sort({ createdAt: -1, _id: -1 }).skip(page.skip).limit(page.limit).toArray(),
     count: (filter: ImpersonationFilter) => collection.countDocuments(toFilter(filter)),

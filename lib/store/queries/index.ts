@@ -28,8 +28,8 @@ export function createQueries(db: Db) {
     organizationRoleResourceScopes: createLinks(db, 'organization_role_resource_scopes'),
   };
 
-  type Joined = SubjectTokenDocument & { users: UserDocument[]; links: Array<{ roleId: string }> };
-  type WithUser = { subject: SubjectTokenDocument; user?: UserDocument; roleIds: string[] };
+  type Joined = SubjectTokenDocument & { users: UserDocument[]; links: Array<{ roleId: string }>; revocations: unknown[] };
+  type WithUser = { subject: SubjectTokenDocument; user?: UserDocument; roleIds: string[]; revoked: boolean };
   const subjectTokensWithUsers = createBatch(async (hashes: string[]): Promise<Array<WithUser | undefined>> => {
     const found = await db
       .collection<SubjectTokenDocument>('subject_tokens')
@@ -37,10 +37,15 @@ export function createQueries(db: Db) {
         { $match: { _id: { $in: [...new Set(hashes)] } } },
         { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'users' } },
         { $lookup: { from: 'users_roles', localField: 'userId', foreignField: 'userId', as: 'links' } },
+        // Whether its impersonation was revoked (the kill switch), in the same round trip.
+        { $lookup: { from: 'impersonation_revocations', localField: 'impersonationId', foreignField: '_id', as: 'revocations' } },
       ])
       .toArray();
     const byHash = new Map(
-      found.map(({ users: [user], links: held, ...subject }) => [subject._id, { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId) }]),
+      found.map(({ users: [user], links: held, revocations, ...subject }) => [
+        subject._id,
+        { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId), revoked: revocations.length > 0 },
+      ]),
     );
     return hashes.map((hash) => byHash.get(hash));
   });
