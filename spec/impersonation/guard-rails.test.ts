@@ -1,3 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 import * as oauth from 'openid-client';
 import { decodeJwt, type JSONWebKeySet } from 'jose';
 
@@ -243,7 +248,7 @@ describe('impersonation guard rails', () => {
   });
 
   it('chains the audit: the verifier proves it intact offline, and catches a record changed, removed or inserted', async () => {
-    await exchange((await subjectToken({ reason: 'chain me' })).subjectToken);
+    for (const reason of ['chain me', 'and me', 'and me too']) await exchange((await subjectToken({ reason })).subjectToken);
     /** Waits until the ledger has chained every record and signed a checkpoint of the head. */
     const chained = async () => {
       const collection = server.database.db.collection<{ sequence?: number }>('impersonations');
@@ -274,6 +279,25 @@ describe('impersonation guard rails', () => {
     };
     await chained();
     const intact = await read();
+    // The command-line verifier (`npm run audit:verify`) on an export of the same: intact, exit 0.
+    const folder = mkdtempSync(join(tmpdir(), 'audit-'));
+    const cli = (saved: Awaited<ReturnType<typeof read>>) => {
+      for (const [name, value] of Object.entries(saved)) writeFileSync(join(folder, `${name}.json`), JSON.stringify(value));
+      return spawnSync(
+        process.execPath,
+        [
+          'dist/impersonation/verify-cli.js',
+          '--records',
+          join(folder, 'records.json'),
+          '--checkpoints',
+          join(folder, 'checkpoints.json'),
+          '--jwks',
+          join(folder, 'jwks.json'),
+        ],
+        { encoding: 'utf8' },
+      );
+    };
+    expect(cli(intact)).toMatchObject({ status: 0, stdout: expect.stringContaining('intact') });
     const verified = await verifyImpersonationAudit(intact.records, intact.checkpoints, intact.jwks, { issuer: server.issuer });
     expect(verified).toMatchObject({ ok: true, problems: [], unchained: 0 });
     expect(verified.checked).toBe(intact.records.length);
@@ -299,6 +323,9 @@ describe('impersonation guard rails', () => {
     await records.updateOne({ _id: victim._id }, { $set: { reason: 'nothing to see' } });
     const changed = await check();
     expect(changed.ok).toBe(false);
+    const cliOnChanged = cli(await read());
+    expect(cliOnChanged.status).toBe(1);
+    expect(cliOnChanged.stdout).toContain(`PROBLEM: record ${victim._id} (sequence ${victim.sequence}) was changed`);
     expect(changed.problems.join('\n')).toContain(`record ${victim._id} (sequence ${victim.sequence}) was changed`);
     await records.replaceOne({ _id: victim._id }, victim);
     expect((await check()).ok).toBe(true);
