@@ -70,7 +70,7 @@ export async function ensureManagementApi(db: Db, indicator: string): Promise<vo
         $setOnInsert: {
           resourceId: builtIn.managementResourceId,
           name: impersonationScope,
-          description: 'Issue subject tokens for impersonation, and nothing else',
+          description: 'Issue subject tokens for impersonation and revoke impersonations, nothing else',
           createdAt: now,
         },
       },

@@ -32,9 +32,18 @@ describe('POST /api/subject-tokens', () => {
     expect(scope).toBe('impersonation');
     const issued = await server.api('POST', '/api/subject-tokens', { token: access_token, body: { userId: target.id } });
     expect(issued.status).toBe(201);
-    const other = await server.api('GET', '/api/users', { token: access_token });
-    expect(other.status).toBe(403);
-    expect(other.body.message).toBe('the access token lacks the required scope (all)');
+    // The kill switch goes with issuing; reading the audit and changing the policy do not.
+    expect((await server.api('POST', `/api/impersonations/${issued.body.impersonationId}/revoke`, { token: access_token })).status).toBe(200);
+    for (const [method, path] of [
+      ['GET', '/api/users'],
+      ['GET', '/api/impersonations'],
+      ['GET', '/api/impersonations/checkpoints'],
+      ['PATCH', '/api/configs/impersonation'],
+    ] as const) {
+      const other = await server.api(method, path, { token: access_token, ...(method === 'PATCH' && { body: { requireReason: false } }) });
+      expect([path, other.status]).toEqual([path, 403]);
+      expect(other.body.message).toBe('the access token lacks the required scope (all)');
+    }
   });
 
   it('refuses unknown and suspended users, and bad context', async () => {
