@@ -88,11 +88,12 @@ export async function startIntegratorBackend(options: IntegratorBackendOptions) 
     const response = await fetch(`${options.identityUrl}/api/subject-tokens`, {
       method: 'POST',
       headers: { authorization: `Bearer ${await managementToken()}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ userId, context: { ticketId, reason, actor } }),
+      // Bound to this engineer (RFC 8693 §4.4): only their own token can exchange it, should the subject token leak.
+      body: JSON.stringify({ userId, actorId: actor, reason, ticketId, context: { actor } }),
     });
-    const { subjectToken, expiresIn, code, message } = (await response.json()) as Record<string, unknown>;
+    const { subjectToken, expiresIn, impersonationId, code, message } = (await response.json()) as Record<string, unknown>;
     ctx.status = response.status;
-    ctx.body = response.ok ? { subjectToken, expiresIn } : { error: code, message };
+    ctx.body = response.ok ? { subjectToken, expiresIn, impersonationId } : { error: code, message };
   });
 
   const server: Server = createServer(app.callback());

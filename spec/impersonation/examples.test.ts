@@ -96,12 +96,22 @@ describe('examples: the integrator backend and the three-step impersonation flow
       issuer: server.issuer,
       audience: 'https://orders.flow.test',
     });
-    expect(payload).toMatchObject({ sub: ids.customer, act: { sub: ids.engineer }, scope: 'read:orders', client_id: consoleApp.id });
+    expect(payload).toMatchObject({
+      sub: ids.customer,
+      act: { sub: ids.engineer },
+      scope: 'read:orders',
+      client_id: consoleApp.id,
+      impersonation_id: expect.any(String),
+    });
 
     const audit = await server.api('GET', `/api/impersonations?targetUserId=${ids.customer}`);
     expect(audit.body[0]).toMatchObject({
       kind: 'exchange.succeeded',
       actorUserId: ids.engineer,
+      boundActorId: ids.engineer,
+      impersonationId: payload.impersonation_id,
+      reason: 'order stuck',
+      ticketId: 'T-100',
       context: { ticketId: 'T-100', reason: 'order stuck', actor: ids.engineer },
     });
   });
