@@ -17,6 +17,8 @@ interface LedgerHead {
   _id: 'head';
   sequence: number;
   hash: string;
+  /** Whether records written before there was a ledger were given to it (once per deployment). */
+  legacyAdopted?: boolean;
 }
 
 export interface CheckpointDocument {
@@ -151,11 +153,20 @@ export function createLedger(db: Db, options: LedgerOptions) {
     );
   }
 
+  /** Records written before the ledger existed have no `chainDue`: they are chained first, oldest first, once. */
+  async function adoptLegacy() {
+    const stored = await ledger.findOne({ _id: 'head' });
+    if (stored?.legacyAdopted) return;
+    await records.updateMany({ sequence: { $exists: false }, chainDue: { $exists: false } }, { $set: { chainDue: new Date(0) } });
+    await ledger.updateOne({ _id: 'head' }, { $set: { legacyAdopted: true } }, { upsert: true });
+  }
+
   async function chainBatchNow(force: boolean): Promise<{ chained: number; more: boolean }> {
+    await adoptLegacy();
     let current = await head();
     const due = await records
       .find({ chainDue: { $lte: new Date(Date.now() - settleMs) } })
-      .sort({ chainDue: 1, _id: 1 })
+      .sort({ chainDue: 1, createdAt: 1, _id: 1 })
       .limit(chainBatch)
       .toArray();
     if (due.length > 0) {

@@ -58,7 +58,7 @@ export const storeCollections: CollectionIndexes = {
     { key: { tokenId: 1 }, name: 'tokenId', partialFilterExpression: { tokenId: { $type: 'string' } } },
     { key: { impersonationId: 1 }, name: 'impersonationId', partialFilterExpression: { impersonationId: { $type: 'string' } } },
     // The ledger's work (records not chained yet), and the one chain.
-    { key: { chainDue: 1, _id: 1 }, name: 'chainDue', partialFilterExpression: { chainDue: { $type: 'date' } } },
+    { key: { chainDue: 1, createdAt: 1, _id: 1 }, name: 'chainDue', partialFilterExpression: { chainDue: { $type: 'date' } } },
     { key: { sequence: 1 }, name: 'sequence', unique: true, partialFilterExpression: { sequence: { $type: 'number' } } },
   ],
   // The kill switch: one document per revoked impersonation, read with its subject token and at introspection.

@@ -248,6 +248,14 @@ describe('impersonation guard rails', () => {
   });
 
   it('chains the audit: the verifier proves it intact offline, and catches a record changed, removed or inserted', async () => {
+    // A record written before there was a ledger (no chainDue): adopted into the chain once.
+    await server.database.db.collection<Record<string, unknown> & { _id: string }>('impersonations').insertOne({
+      _id: 'legacy-record',
+      kind: 'subject_token.issued',
+      targetUserId: target.id,
+      createdAt: Date.now() - 86_400_000,
+    });
+    await server.database.db.collection<{ _id: string }>('impersonation_ledger').updateOne({ _id: 'head' }, { $unset: { legacyAdopted: '' } });
     for (const reason of ['chain me', 'and me', 'and me too']) await exchange((await subjectToken({ reason })).subjectToken);
     /** Waits until the ledger has chained every record and signed a checkpoint of the head. */
     const chained = async () => {
@@ -302,6 +310,7 @@ describe('impersonation guard rails', () => {
     expect(verified).toMatchObject({ ok: true, problems: [], unchained: 0 });
     expect(verified.checked).toBe(intact.records.length);
     expect(verified.checkpointed).toBe(intact.records.length);
+    expect(intact.records.find(({ id }) => id === 'legacy-record')).toMatchObject({ sequence: expect.any(Number), hash: expect.any(String) });
 
     type Stored = Record<string, unknown> & { _id: string; sequence: number; hash: string };
     const records = server.database.db.collection<Stored>('impersonations');
