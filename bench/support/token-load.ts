@@ -2,7 +2,7 @@
 import autocannon from 'autocannon';
 import type { Db } from 'mongodb';
 
-import { generateSecret, sha256 } from '../../lib/ids.js';
+import { generateId, generateSecret, sha256 } from '../../lib/ids.js';
 import { accessTokenType, tokenExchangeGrantType } from '../../provider/token-types.js';
 import { benchResource } from './fixtures.js';
 import type { ServerChild } from './processes.js';
@@ -108,6 +108,7 @@ export async function seedSubjectTokens(db: Db, count: number, userId: string, c
       userId,
       context: { ticket: 'BENCH-1', reason: 'benchmark' },
       clientId,
+      impersonationId: generateId(),
       createdAt: new Date(now),
       expiresAt: new Date(now + 600_000),
     })),
