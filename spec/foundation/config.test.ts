@@ -23,6 +23,7 @@ describe('settings', () => {
       shutdownGraceMs: 10000,
       trustProxy: { hops: 0 },
       subjectTokenTtl: 600,
+      impersonationAudit: { checkpointMs: 300_000, pollMs: 1000, settleMs: 2000 },
       managementApiTokenTtl: 600,
       customClaimsOnError: 'omit',
       customClaimsTimeoutMs: 1000,
