@@ -171,7 +171,8 @@ export function createLedger(db: Db, options: LedgerOptions) {
       .toArray();
     if (due.length > 0) {
       const announced = due.flatMap((record) => {
-        const announcement = announcementOf(record);
+        // A record from before there were events (adopted, due at the epoch) is chained, not announced days late.
+        const announcement = record.chainDue?.getTime() === 0 ? undefined : announcementOf(record);
         const clientId = record.kind === 'subject_token.issued' ? record.issuerClientId : record.clientId;
         return announcement
           ? [
