@@ -13,6 +13,7 @@ import type { ErrorLogger } from '../lib/http/api-errors.js';
 import { guard } from '../lib/http/guard.js';
 import { databaseAnswers, databaseUnavailable } from '../lib/store/availability.js';
 import { packageVersion } from '../lib/version.js';
+import { apiDocsRoutes } from './docs.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { organizationRoutes } from './organizations.js';
 import { relationRoutes } from './relations.js';
@@ -91,19 +92,25 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   // The hooks' v1a public keys: public, as the provider's JWKS is.
   hookKeysRoute(router, deps);
 
-  // Declared after /status and the hooks' keys, so that it runs for every route but those.
-  router.use(authenticate, jsonBody(bodyLimit));
-  for (const routes of routeTables) routes(router, deps);
-
-  // Built on first request, once every route is declared.
+  // The API reference: the OpenAPI document holds no data, so it needs no token; built on first
+  // request, once every route is declared, and rendered by the page at /api/docs.
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
-  const serveDocument = guard({ response: { type: 'object' } });
+  const serveDocument = guard({ response: { type: 'object' }, public: true, summary: 'The OpenAPI 3.1 document of this API' });
   for (const path of ['/openapi.json', '/swagger.json']) {
     router.get(path, serveDocument, (ctx) => {
-      document ??= buildOpenApiDocument(router, { serverUrl: deps.managementApiIndicator.replace(/\/api$/, ''), version: packageVersion });
+      document ??= buildOpenApiDocument(router, {
+        serverUrl: deps.managementApiIndicator.replace(/\/api$/, ''),
+        version: packageVersion,
+        tokenUrl: `${auth.issuer}/token`,
+      });
       ctx.body = document;
     });
   }
+  apiDocsRoutes(router, managementPrefix);
+
+  // Declared after /status and the hooks' keys, so that it runs for every route but those.
+  router.use(authenticate, jsonBody(bodyLimit));
+  for (const routes of routeTables) routes(router, deps);
 
   // No route answered: the caller must still authenticate before learning anything; then
   // allowedMethods (which looks after the middleware below it) answers 405 for a known path

@@ -27,6 +27,8 @@ export interface GuardSchemas {
   public?: boolean;
   /** Scopes any one of which the caller's token must carry; `all` unless given. */
   scopes?: string[];
+  /** The operation's summary in the API reference, when the one read off its method and path would not say it well. */
+  summary?: string;
 }
 
 /** An object schema with exactly these fields, each required. */

@@ -25,15 +25,29 @@ describe('Management API authentication', () => {
 
   const call = (token: string | null, headers: Record<string, string> = {}) => server.api('GET', '/api/applications', { token, headers });
 
-  it('asks every route but the health check and the hooks’ public keys for a token, whatever its method', async () => {
+  it('asks every route but the health check, the hooks’ public keys and the API reference for a token, whatever its method', async () => {
     // The public routes, and what they answer here: the health check, and a JWKS of a hook that does not exist.
-    const publicRoutes: Record<string, number> = { '/api/status': 204, '/api/hooks/some-id/jwks': 404 };
+    const publicRoutes: Record<string, number> = {
+      '/api/status': 204,
+      '/api/hooks/some-id/jwks': 404,
+      // The API reference: the document holds no data, and the page renders it.
+      '/api/openapi.json': 200,
+      '/api/swagger.json': 200,
+      '/api/docs': 302,
+      '/api/docs/': 200,
+      '/api/docs/init.js': 200,
+      '/api/docs/swagger-ui.css': 200,
+      '/api/docs/swagger-ui-bundle.js': 200,
+    };
     const routes = server.managementApi.router.stack.flatMap((layer) =>
       layer.methods.filter((method) => method !== 'HEAD').map((method) => ({ method, path: String(layer.path).replace(/:[A-Za-z]+/g, 'some-id') })),
     );
     expect(routes.length).toBeGreaterThan(60);
     for (const { method, path } of routes) {
-      const { status } = await server.api(method, path, { token: null });
+      // The reference page and its files are not JSON: asked for as a browser would, without following redirects.
+      const { status } = path.startsWith('/api/docs')
+        ? await fetch(`${server.url}${path}`, { method, redirect: 'manual' })
+        : await server.api(method, path, { token: null });
       expect([method, path, status]).toEqual([method, path, publicRoutes[path] ?? 401]);
     }
   });

@@ -21,15 +21,72 @@ describe('the OpenAPI document', () => {
     expect(validator.version).toBe('3.1');
   });
 
-  it("is also at Logto's path, and needs a token like every route but the health check", async () => {
-    expect((await server.api('GET', '/api/swagger.json')).body).toEqual((await server.api('GET', '/api/openapi.json')).body);
-    expect((await server.api('GET', '/api/openapi.json', { token: null })).status).toBe(401);
+  it("is also at Logto's path, and needs no token (it holds no data)", async () => {
+    const open = await server.api('GET', '/api/openapi.json', { token: null });
+    expect(open.status).toBe(200);
+    expect((await server.api('GET', '/api/swagger.json', { token: null })).body).toEqual(open.body);
+  });
+
+  it('gives every operation a unique id, a summary, the scopes it needs and its error answers', async () => {
+    const { body } = await server.api('GET', '/api/openapi.json', { token: null });
+    type Operation = {
+      route: string;
+      operationId: string;
+      summary: string;
+      security?: unknown[];
+      responses: Record<string, { description: string }>;
+      'x-scopes': string[];
+    };
+    const operations = Object.entries(body.paths as Record<string, Record<string, Omit<Operation, 'route'>>>).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]): Operation => ({ route: `${method.toUpperCase()} ${path}`, ...operation })),
+    );
+    expect(new Set(operations.map(({ operationId }) => operationId)).size).toBe(operations.length);
+    for (const operation of operations) {
+      expect([operation.route, typeof operation.operationId, typeof operation.summary]).toEqual([operation.route, 'string', 'string']);
+      expect(operation.responses['400']).toBeDefined();
+      if (operation.security?.length === 0) continue;
+      expect([operation.route, operation['x-scopes'].length > 0, operation.responses['403'].description]).toEqual([
+        operation.route,
+        true,
+        expect.stringContaining('scope'),
+      ]);
+    }
+    const byRoute = new Map(operations.map((operation) => [operation.route, operation]));
+    expect(byRoute.get('GET /api/users/{userId}/roles')).toMatchObject({
+      operationId: 'getUsersByUserIdRoles',
+      summary: 'List the roles of a user',
+      'x-scopes': ['all'],
+    });
+    expect(byRoute.get('POST /api/subject-tokens')).toMatchObject({
+      'x-scopes': ['all', 'impersonation'],
+      security: [{ managementApi: ['all'] }, { managementApi: ['impersonation'] }],
+    });
+    expect(byRoute.get('POST /api/impersonations/{id}/revoke')!.summary).toBe('Revoke an impersonation');
+    expect(byRoute.get('GET /api/hook-events')!['x-scopes']).toEqual(['all', 'hook-events']);
+    expect(body.components.securitySchemes.managementApi.flows.clientCredentials.tokenUrl).toBe(`${server.issuer}/token`);
+  });
+
+  it('is rendered at /api/docs by a viewer served from our own origin, under a policy that allows no other', async () => {
+    const page = await fetch(`${server.url}/api/docs/`);
+    expect(page.status).toBe(200);
+    const csp = page.headers.get('content-security-policy')!;
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("default-src 'none'");
+    const html = await page.text();
+    // No inline script, and nothing from another origin.
+    expect(html).not.toMatch(/<script>(?!<\/script>)|<script [^>]*src="https?:/);
+    for (const src of [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map(([, found]) => found!).filter((found) => !found.startsWith('/api/docs/'))) {
+      const asset = await fetch(new URL(src, `${server.url}/api/docs/`));
+      expect([src, asset.status]).toEqual([src, 200]);
+    }
+    expect(await (await fetch(`${server.url}/api/docs/init.js`)).text()).toContain('../openapi.json');
   });
 
   it('lists every route of the Management API with the schemas that validate it', async () => {
     const { body } = await server.api('GET', '/api/openapi.json');
     const routes = server.managementApi.router.stack
-      .filter((layer) => layer.methods.length > 0)
+      // The reference page's own files are not operations of the API.
+      .filter((layer) => layer.methods.length > 0 && !String(layer.path).startsWith('/api/docs'))
       .flatMap((layer) => layer.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(layer.path).replace(/:(\w+)/g, '{$1}')}`));
     const documented = Object.entries(body.paths as Record<string, Record<string, unknown>>).flatMap(([path, operations]) =>
       Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
