@@ -32,6 +32,8 @@ export interface Hooks {
   wake(): void;
   /** Starts the delivery worker (unless `deliver` is off). */
   start(): void;
+  /** Readiness of this process's delivery worker: `off` when this process does not deliver (`HOOKS_DELIVERY=false`). */
+  health(): { worker: 'ok' | 'off' | 'down'; reason?: string };
   reportInteraction(report: InteractionReport, session?: ClientSession): Promise<void>;
   /** Announces an exception event (Identifier.Lockout, Message.RateLimited). */
   reportException(report: ExceptionReport): Promise<void>;
@@ -87,6 +89,12 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
       if (!settings.deliver || started) return;
       started = true;
       worker.start();
+    },
+    health() {
+      if (!settings.deliver) return { worker: 'off' };
+      // A loop waits a poll between turns when idle; ten polls (at least 30 s) without one is a stall.
+      const { ok, reason } = worker.health(Math.max(10 * settings.pollMs, 30_000));
+      return ok ? { worker: 'ok' } : { worker: 'down', ...(reason && { reason }) };
     },
     reportInteraction: (report, session) => outbox.reportInteraction(report, session),
     reportException: (report) => outbox.reportException(report),

@@ -12,6 +12,7 @@ import type { ManagementDeps } from './deps.js';
 import type { ErrorLogger } from '../lib/http/api-errors.js';
 import { guard } from '../lib/http/guard.js';
 import { databaseAnswers, databaseUnavailable } from '../lib/store/availability.js';
+import { ApiError } from '../lib/errors.js';
 import { packageVersion } from '../lib/version.js';
 import { apiDocsRoutes } from './docs.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -81,13 +82,33 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   const authenticate = bearerAuth(auth);
   const router = new Router({ prefix: managementPrefix });
 
-  // Health check for load balancers, as Logto's: the one route without a token, and it tells
-  // nothing but whether this process can serve, which needs its database: 503 when that does not
-  // answer a ping in time, so that a balancer sends requests elsewhere.
-  router.get('/status', guard({ status: 204, public: true }), async (ctx) => {
-    if (!(await databaseAnswers(deps.database.db, statusPingMs))) throw databaseUnavailable();
+  // Liveness, as Logto's: the process answers. Cheap, and never tied to the database, so that an
+  // orchestrator does not restart every process of a deployment while its database is away.
+  router.get('/status', guard({ status: 204, public: true, summary: 'Liveness: the process answers' }), (ctx) => {
     ctx.status = 204;
   });
+
+  // Readiness: whether this process can serve now. Its database must answer a ping in time, and its
+  // webhook delivery worker (when it delivers) must be running and turning; 503 otherwise, so that
+  // a balancer sends requests elsewhere.
+  router.get(
+    '/status/ready',
+    guard({
+      public: true,
+      summary: 'Readiness: the database answers and the delivery worker runs',
+      response: {
+        type: 'object',
+        properties: { database: { const: 'ok' }, worker: { enum: ['ok', 'off'] } },
+        required: ['database', 'worker'],
+      },
+    }),
+    async (ctx) => {
+      if (!(await databaseAnswers(deps.database.db, statusPingMs))) throw databaseUnavailable();
+      const { worker, reason } = deps.hooks.health();
+      if (worker === 'down') throw new ApiError('service.worker_unavailable', reason ?? 'the webhook delivery worker is not running', undefined, 503);
+      ctx.body = { database: 'ok', worker };
+    },
+  );
 
   // The hooks' v1a public keys: public, as the provider's JWKS is.
   hookKeysRoute(router, deps);

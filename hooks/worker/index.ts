@@ -53,6 +53,8 @@ export interface DeliveryWorker {
   wake(): void;
   /** Stops taking deliveries and waits for the attempts in flight. */
   stop(): Promise<void>;
+  /** Whether it runs and keeps turning (readiness). */
+  health(staleMs: number): { running: boolean; ok: boolean; reason?: string };
 }
 
 /**
@@ -215,6 +217,8 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
   /** A loop that takes work with `take` while the worker runs, and sleeps until woken (or a poll) when there is none or no slot. */
   function createLoop(take: (loop: Loop) => Promise<Taken | undefined>, label: string): Loop {
     let woken = false;
+    const beat = { at: Date.now(), failing: false };
+    heartbeats.push(beat);
     let interrupt: () => void = () => {};
     const pause = () => {
       const { done, cancel } = clock.wait(context.pollMs);
@@ -230,6 +234,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
         let failures = 0;
         while (running) {
           woken = false;
+          beat.at = Date.now();
           if (budget.available() <= 0) {
             // A delivery that ends wakes every loop.
             if (!woken) await pause();
@@ -239,12 +244,14 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
           try {
             const work = await take(loop);
             failures = 0;
+            beat.failing = false;
             if (work) {
               took = true;
               await send(work);
             }
           } catch (error) {
             // The database is unreachable: say so once per outage, and keep trying.
+            beat.failing = true;
             if (failures++ === 0) logger.error(`Webhook delivery (${label}) cannot read the database; retrying`, error);
           }
           if (!took && !woken && running) await pause();
@@ -254,6 +261,8 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     return loop;
   }
 
+  /** When each loop last began a turn, and whether its last read of the database failed (readiness). */
+  const heartbeats: Array<{ at: number; failing: boolean }> = [];
   const loops = [createLoop(takeNew, 'new events'), createLoop(takeDue, 'due deliveries')];
   let running = false;
   let stopped: Promise<unknown> | undefined;
@@ -266,6 +275,17 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
       stopped = Promise.all(loops.map((loop) => loop.run()));
     },
     wake,
+    /**
+     * Whether the worker runs and keeps turning: each loop began a turn within `staleMs` (a loop
+     * waits at most a poll between turns) and its last read of the database did not fail.
+     */
+    health(staleMs: number): { running: boolean; ok: boolean; reason?: string } {
+      if (!running) return { running: false, ok: false, reason: 'the delivery worker is not running' };
+      const now = Date.now();
+      if (heartbeats.some(({ failing }) => failing)) return { running, ok: false, reason: 'the delivery worker cannot read the database' };
+      if (heartbeats.some(({ at }) => now - at > staleMs)) return { running, ok: false, reason: `the delivery worker has not turned for over ${staleMs} ms` };
+      return { running, ok: true };
+    },
     async stop() {
       running = false;
       wake();

@@ -29,6 +29,7 @@ describe('Management API authentication', () => {
     // The public routes, and what they answer here: the health check, and a JWKS of a hook that does not exist.
     const publicRoutes: Record<string, number> = {
       '/api/status': 204,
+      '/api/status/ready': 200,
       '/api/hooks/some-id/jwks': 404,
       // The API reference: the document holds no data, and the page renders it.
       '/api/openapi.json': 200,

@@ -43,7 +43,8 @@ async function probeAll(server: ServerProcess, token: string) {
     return { status: response.status, retryAfter: response.headers.get('retry-after'), code: body.error };
   };
   const status = async () => {
-    const response = await fetch(`${server.local}/api/status`);
+    // Readiness: the database must answer (liveness, /api/status, does not ask it).
+    const response = await fetch(`${server.local}/api/status/ready`);
     const text = await response.text();
     return { status: response.status, retryAfter: response.headers.get('retry-after'), code: text ? (JSON.parse(text) as { code?: string }).code : undefined };
   };
@@ -92,6 +93,7 @@ describe('a database that stops answering (SIGSTOP of the engine for 10 s)', () 
     expect(hook.status).toBe(201);
     receiver.keys.push(hook.body.signingKey);
     expect((await fetch(`${server.local}/api/status`)).status).toBe(204);
+    expect(await (await fetch(`${server.local}/api/status/ready`)).json()).toEqual({ database: 'ok', worker: 'ok' });
     // A person on the sign-in page when the database stops.
     const application = await callApi(server, token, 'POST', '/api/applications', {
       name: 'Web app',
@@ -109,6 +111,8 @@ describe('a database that stops answering (SIGSTOP of the engine for 10 s)', () 
     // server up (new operations find no server).
     expect(await probeAll(server, token)).toEqual(expected);
     expect(await probeAll(other, token)).toEqual(expected);
+    // Liveness does not ask the database: the process is alive, and is not restarted for its database's outage.
+    expect((await fetch(`${server.local}/api/status`)).status).toBe(204);
     // The sign-in page says to try again (not that the sign-in expired), with Retry-After.
     const stalledPage = await browser.go(page);
     expect({ status: stalledPage.status, retryAfter: stalledPage.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '5' });
@@ -120,10 +124,12 @@ describe('a database that stops answering (SIGSTOP of the engine for 10 s)', () 
     await sleep(Math.max(0, 10_000 - (Date.now() - stoppedAt)));
     process.kill(engine.pid, 'SIGCONT');
 
-    await until(async () => (await fetch(`${server!.local}/api/status`)).status === 204, 30_000, 'the health check recovering', server.output);
+    await until(async () => (await fetch(`${server!.local}/api/status/ready`)).status === 200, 30_000, 'the readiness check recovering', server.output);
     expect((await callApi(server, token, 'GET', '/api/users')).status).toBe(200);
     expect((await browser.go(page)).status).toBe(200);
-    await until(async () => (await fetch(`${other!.local}/api/status`)).status === 204, 30_000, 'the other process recovering', other.output);
+    await until(async () => (await fetch(`${other!.local}/api/status/ready`)).status === 200, 30_000, 'the other process recovering', other.output);
+    // The other process delivers nothing: ready without a worker.
+    expect(await (await fetch(`${other!.local}/api/status/ready`)).json()).toEqual({ database: 'ok', worker: 'off' });
     expect((await callApi(other, token, 'GET', '/api/users')).status).toBe(200);
     expect((await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`)).status).toBe(200);
     const created = await callApi(server, token, 'POST', '/api/roles', { name: 'after the outage' });
