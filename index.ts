@@ -30,3 +30,4 @@ export {
 } from './experience/index.js';
 export { verifyImpersonationAudit, type AuditRecord, type AuditVerification } from './impersonation/verify.js';
 export { defaultImpersonationPolicy, type ImpersonationPolicy } from './impersonation/policy.js';
+export { nodeHandler } from './lib/http/node-handler.js';

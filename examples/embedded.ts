@@ -12,10 +12,10 @@ import { pathToFileURL } from 'node:url';
 import Koa from 'koa';
 import Provider, { type Configuration } from 'oidc-provider';
 
-import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMongo, type Logger } from '../index.js';
+import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMongo, type Database, type Logger } from '../index.js';
 
 /** The host's configuration, as it was before oidc-identity. */
-function hostConfiguration(): Configuration {
+export function hostConfiguration(): Configuration {
   return {
     clients: [
       {
@@ -51,6 +51,40 @@ export interface EmbeddedExampleOptions {
   logger?: Logger;
 }
 
+/**
+ * What every host does, whatever its framework: oidc-identity over the host's configuration (a),
+ * installed into the provider built from it (b), and its first Management API client.
+ */
+export async function embedIdentity({
+  database,
+  issuer,
+  baseUrl,
+  logger,
+  bootstrap,
+}: {
+  database: Database;
+  issuer: string;
+  baseUrl: string;
+  logger: Logger;
+  bootstrap: { clientId: string; clientSecret: string };
+}) {
+  const identity = await createIdentity({
+    database,
+    issuer,
+    baseUrl,
+    logger,
+    // The host's own custom claims, as a function: trusted code, so it runs as it is.
+    getCustomJwtClaims: ({ context }) => {
+      const grant = context.grant as { type?: string; subjectTokenContext?: Record<string, unknown> } | undefined;
+      return grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange' ? { impersonation_context: grant.subjectTokenContext ?? {} } : {};
+    },
+  });
+  const provider = new Provider(issuer, identity.configure(hostConfiguration()));
+  const installed = identity.install(provider);
+  await identity.bootstrap(bootstrap);
+  return { identity, provider, installed };
+}
+
 export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, bootstrap, logger = consoleLogger }: EmbeddedExampleOptions) {
   const app = new Koa();
   // Koa composes its middleware when callback() is called, so the server asks for it once all is mounted.
@@ -64,22 +98,7 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
   const issuer = `${baseUrl}/oidc`;
 
   const database = await openDatabase(mongodbUri, dbName === undefined ? {} : { dbName });
-  const identity = await createIdentity({
-    database,
-    issuer,
-    baseUrl,
-    logger,
-    // The host's own custom claims, as a function: trusted code, so it runs as it is.
-    getCustomJwtClaims: ({ context }) => {
-      const grant = context.grant as { type?: string; subjectTokenContext?: Record<string, unknown> } | undefined;
-      return grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange' ? { impersonation_context: grant.subjectTokenContext ?? {} } : {};
-    },
-  });
-
-  // (a) contribute to the host's configuration, (b) install into the provider built from it.
-  const provider = new Provider(issuer, identity.configure(hostConfiguration()));
-  const managementApi = identity.install(provider);
-  await identity.bootstrap(bootstrap);
+  const { identity, provider, installed: managementApi } = await embedIdentity({ database, issuer, baseUrl, logger, bootstrap });
 
   // The host's own route stays where it was.
   app.use(async (ctx, next) => {

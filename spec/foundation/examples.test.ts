@@ -2,6 +2,8 @@ import * as oauth from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
 import { startEmbeddedExample } from '../../examples/embedded.js';
+import { startExpressExample } from '../../examples/express-host.js';
+import { startNodeHttpExample } from '../../examples/node-http-host.js';
 import { startStandaloneExample } from '../../examples/standalone.js';
 import { loadSettings } from '../../settings.js';
 import { silentLogger } from '../../lib/logger.js';
@@ -10,11 +12,16 @@ import { testMongoUri, uniqueDbName } from '../support/env.js';
 const discover = (issuer: string, clientId: string, secret: string) =>
   oauth.discovery(new URL(issuer), clientId, secret, oauth.ClientSecretBasic(secret), { execute: [oauth.allowInsecureRequests] });
 
-describe('examples/embedded: an existing oidc-provider deployment adopting the package', () => {
+// The same host (its static client, resource server, token claims and own route) in three frameworks.
+describe.each([
+  ['examples/embedded (Koa)', startEmbeddedExample],
+  ['examples/express-host (Express)', startExpressExample],
+  ['examples/node-http-host (node:http)', startNodeHttpExample],
+])('%s: an existing oidc-provider deployment adopting the package', (_name, start) => {
   const bootstrap = { clientId: 'embedded-admin', clientSecret: 'embedded-admin-secret-0123456789' };
   let example: Awaited<ReturnType<typeof startEmbeddedExample>>;
   beforeAll(async () => {
-    example = await startEmbeddedExample({ mongodbUri: testMongoUri(), dbName: uniqueDbName('embedded'), bootstrap, logger: silentLogger });
+    example = await start({ mongodbUri: testMongoUri(), dbName: uniqueDbName('embedded'), bootstrap, logger: silentLogger });
   });
   afterAll(async () => {
     await example.close();
