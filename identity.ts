@@ -9,6 +9,7 @@ import type Provider from 'oidc-provider';
 import { createManagementApi, managementPrefix, type ManagementApi } from './management/router.js';
 import * as tokenExchange from './grants/token-exchange/index.js';
 import { jwtIntrospection } from './provider/introspection.js';
+import { noteRequest, requestIds } from './lib/request-context.js';
 import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './grants/token-exchange/actor.js';
 import {
@@ -229,6 +230,15 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       const clientAddress = createClientAddress(options.trustProxy ?? noProxy);
       /** A request our APIs could not answer: the operator reads why in the log. */
       const logFailure: ErrorLogger = (error, { method, path }) => logger.error(`${method} ${path} failed`, error);
+      // Every request gets an id (the caller's X-Request-Id, or a new one), and says what answered it.
+      provider.use(requestIds);
+      provider.use(async (ctx, next) => {
+        try {
+          await next();
+        } finally {
+          noteRequest({ ...(ctx.oidc?.route && { route: `oidc:${ctx.oidc.route}` }), clientId: ctx.oidc?.client?.clientId });
+        }
+      });
       provider.use(useClientAddress(clientAddress));
       provider.use(tokenResponseConformance);
       const routes = { authorization: '/auth', end_session: '/session/end', ...configured.routes };
@@ -383,7 +393,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       });
       // These routes come first: `/api/experience` and `/api/my-account` are not the Management API's, which would ask for its token.
       const parts = [...(experience ? [experience.middleware] : []), account, managementApi.middleware];
-      return { ...managementApi, middleware: compose([whenOurs(watch.middleware), ...parts]) };
+      return { ...managementApi, middleware: compose([whenOurs(requestIds), whenOurs(watch.middleware), ...parts]) };
     },
 
     async bootstrap(credentials) {

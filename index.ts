@@ -31,3 +31,6 @@ export {
 export { verifyImpersonationAudit, type AuditRecord, type AuditVerification } from './impersonation/verify.js';
 export { defaultImpersonationPolicy, type ImpersonationPolicy } from './impersonation/policy.js';
 export { nodeHandler } from './lib/http/node-handler.js';
+export { createLogger, logLevels, logFormats } from './lib/logger.js';
+export { requestIds, currentRequestId } from './lib/request-context.js';
+export { accessLog } from './lib/http/access-log.js';

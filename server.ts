@@ -1,6 +1,6 @@
 /** `npm start`: the standalone server, configured from the environment (see README, Settings). */
 import { ConfigError, loadSettings } from './settings.js';
-import { consoleLogger } from './lib/logger.js';
+import { createLogger } from './lib/logger.js';
 
 async function main() {
   let settings;
@@ -17,27 +17,32 @@ async function main() {
   // Loaded only once the settings are good, so that a bad one is the only line printed
   // (oidc-provider prints notices as soon as it is imported).
   const { startStandaloneServer } = await import('./standalone.js');
-  const server = await startStandaloneServer(settings, { logger: consoleLogger });
-  consoleLogger.info(`oidc-identity listening on port ${server.port}, base URL ${server.url}`);
-  consoleLogger.info(`  issuer            ${server.issuer}`);
-  consoleLogger.info(`  discovery         ${server.issuer}/.well-known/openid-configuration`);
-  consoleLogger.info(`  Management API    ${server.identity.managementApiIndicator}`);
+  const logger = createLogger(settings.log);
+  const server = await startStandaloneServer(settings, { logger });
+  logger.info('oidc-identity listening', {
+    port: server.port,
+    baseUrl: server.url,
+    issuer: server.issuer,
+    discovery: `${server.issuer}/.well-known/openid-configuration`,
+    managementApi: server.identity.managementApiIndicator,
+  });
   if (server.createdCredentials) {
     const { clientId, clientSecret } = server.createdCredentials;
-    consoleLogger.info('Created a machine-to-machine application for the Management API (shown once, keep it):');
-    consoleLogger.info(`  client id         ${clientId}`);
-    consoleLogger.info(`  client secret     ${clientSecret}`);
+    // On the terminal, not in the log stream: a secret has no place in collected logs.
+    process.stdout.write(
+      `Created a machine-to-machine application for the Management API (shown once, keep it):\n  client id         ${clientId}\n  client secret     ${clientSecret}\n`,
+    );
   }
 
   let closing = false;
   const shutdown = (why: string, code = 0) => {
     if (closing) return;
     closing = true;
-    consoleLogger.info(`${why}, closing`);
+    logger.info(`${why}, closing`);
     server.close().then(
       () => process.exit(code),
       (error: unknown) => {
-        consoleLogger.error('close failed', error);
+        logger.error('close failed', error);
         process.exit(1);
       },
     );

@@ -8,6 +8,7 @@ import type { DatabaseTimeouts } from './lib/store/availability.js';
 import { ConfigError, coreEnvironment, coreEnvironmentDependencies, readEnvironment, type AccessTokenAlg } from './lib/config.js';
 import { proxyListProblem, type ProxyTrust } from './lib/http/client-address.js';
 import { experienceEnvironment, experienceEnvironmentDependencies, experienceSettingsFrom, type ExperienceSettings } from './experience/settings.js';
+import type { logFormats, logLevels } from './lib/logger.js';
 import { hookEnvironment, hookSettingsFrom, type HookSettings } from './hooks/settings.js';
 
 export { ConfigError };
@@ -29,6 +30,8 @@ export interface Settings {
   /** Which proxies may say who the client is (`X-Forwarded-*`). */
   trustProxy: ProxyTrust;
   subjectTokenTtl: number;
+  /** `LOG_LEVEL` and `LOG_FORMAT`: what the standalone server's structured logs hold, and how they are written. */
+  log: { level: (typeof logLevels)[number]; format: (typeof logFormats)[number] };
   /** The impersonation audit's ledger (`IMPERSONATION_*`). */
   impersonationAudit: { checkpointMs: number; pollMs: number; settleMs: number };
   managementApiTokenTtl: number;
@@ -84,6 +87,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS as number,
     trustProxy: proxyTrustOf(e.TRUST_PROXY as string),
     subjectTokenTtl: e.SUBJECT_TOKEN_TTL as number,
+    log: { level: e.LOG_LEVEL as (typeof logLevels)[number], format: e.LOG_FORMAT as (typeof logFormats)[number] },
     impersonationAudit: {
       checkpointMs: (e.IMPERSONATION_CHECKPOINT_SECONDS as number) * 1000,
       pollMs: e.IMPERSONATION_LEDGER_POLL_MS as number,

@@ -11,6 +11,8 @@ import type { Settings } from './settings.js';
 import { httpSmsConnector, smtpConnector, twilioSmsConnector, type ExperienceOptions } from './experience/index.js';
 import { driverTimeouts } from './lib/store/availability.js';
 import { openDatabase, type Database } from './lib/store/database.js';
+import { accessLog } from './lib/http/access-log.js';
+import { requestIds } from './lib/request-context.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
 import { createIdentity, type Identity } from './identity.js';
 import { consoleLogger, type Logger } from './lib/logger.js';
@@ -143,6 +145,9 @@ export async function startStandaloneServer(
 
     const app = new Koa();
     app.proxy = behindProxy;
+    // One id per request, carried through its writes to their webhook deliveries; one access-log line per request.
+    app.use(requestIds);
+    app.use(accessLog(logger));
     app.use(managementApi.middleware);
     app.use(mountApp(providerPrefix, provider, { strip: true }));
     handler = app.callback();

@@ -82,6 +82,8 @@ export interface HookEventDocument {
   source?: EventSource;
   /** The application that caused it (echo suppression), when one did. */
   clientId?: string;
+  /** The request that caused it (`X-Request-Id`), for the log lines of its deliveries. */
+  requestId?: string;
   /** The entity the event is about (`User:u1`), when it is about one: its events are versioned, and ordered per entity. */
   entityKey?: string;
   /** Set when recorded, removed once the sequencer numbered it (`sequencer.ts`); fan-out waits for the numbering. */

@@ -1,6 +1,7 @@
 import type { ClientSession, Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
+import { currentRequestId } from '../lib/request-context.js';
 import { userInfoOf, userToApi, withId, type ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
@@ -64,6 +65,7 @@ interface RecordedEvent {
   entity?: { type: string; id: string };
   source: EventSource;
   clientId?: string | undefined;
+  requestId?: string | undefined;
   payload: Record<string, unknown>;
 }
 
@@ -91,6 +93,7 @@ async function dataEventOf(change: ChangeRecord, queries: Queries, session: Clie
     event: rule.event,
     entity: { type: change.entity, id: change.id },
     ...sourceOf(origin),
+    requestId: origin.requestId,
     payload: {
       ...(rule.ownerKey && { [rule.ownerKey]: change.id }),
       ...(await carried(rule.carries, change, queries, session)),
@@ -168,7 +171,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
   /** The stored form of events recorded together. */
   function documentsOf(found: RecordedEvent[], createdAt: Date): HookEventDocument[] {
     const expiresAt = new Date(createdAt.getTime() + retentionMs);
-    return found.map(({ id = generateId(), event, entity, source, clientId, payload }, unitIndex) => {
+    return found.map(({ id = generateId(), event, entity, source, clientId, requestId = currentRequestId(), payload }, unitIndex) => {
       // `id`, `event` and `createdAt` lead the body, as receivers read them first; the sequencer adds `sequence` and `version`.
       return {
         _id: id,
@@ -178,6 +181,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         ...(entity && { entityKey: `${entity.type}:${entity.id}` }),
         source,
         ...(clientId && { clientId }),
+        ...(requestId && { requestId }),
         sequenceDue: createdAt,
         unitIndex,
         fanOutDue: createdAt,

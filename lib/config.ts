@@ -1,5 +1,6 @@
 import { Ajv, type ErrorObject } from 'ajv';
 
+import { logFormats, logLevels } from './logger.js';
 import { defaultDatabaseTimeouts } from './store/availability.js';
 import { defaultChangeRetentionDays } from './store/unit-of-work.js';
 
@@ -77,6 +78,9 @@ export const coreEnvironment = {
   // false, true (one proxy), a number of proxies, or the proxies' addresses and CIDR ranges.
   TRUST_PROXY: { type: 'string', maxLength: 2048, default: 'false' },
   SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600 },
+  // Structured logs: the least level written, and JSON (one object a line) or pretty text for people.
+  LOG_LEVEL: { enum: logLevels, default: 'info' },
+  LOG_FORMAT: { enum: logFormats, default: 'json' },
   // The impersonation audit's ledger: the least time between two signed checkpoints, how often it looks for records, how long a record settles first.
   IMPERSONATION_CHECKPOINT_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 300 },
   IMPERSONATION_LEDGER_POLL_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },

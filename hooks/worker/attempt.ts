@@ -100,10 +100,24 @@ export async function attempt(
   };
   await keepHealth(context, hook, result, now);
   const made = delivery.attempts + 1;
+  // Each attempt, under the id of the request whose write announced the event.
+  const logged = {
+    hookId: hook._id,
+    deliveryId: delivery._id,
+    eventId: event._id,
+    event: event.event,
+    attempt: made,
+    status: result.statusCode,
+    durationMs: result.durationMs,
+    ...(event.requestId && { requestId: event.requestId }),
+  };
+  if (result.ok) context.logger.debug?.('webhook delivered', logged);
+  else context.logger.debug?.('webhook attempt failed', { ...logged, error: result.error });
   const outcome = { attempts: made, lastAttemptAt: startedAt, lastStatus: result.statusCode, lastError: result.error };
   if (result.ok) return { delivery, state: 'succeeded', set: outcome, attempt: record };
   const delay = result.statusCode === 410 ? undefined : nextRetryDelay(retry, made, result.retryAfterMs);
   // Given up: announced to the other hooks (not for an exhausted notice itself, so that two failing hooks do not feed each other).
+  if (delay === undefined) context.logger.warn('webhook delivery given up', { ...logged, error: result.error });
   if (delay === undefined && event.event !== 'Hook.DeliveryExhausted') {
     await context.announce('Hook.DeliveryExhausted', hook._id, {
       hook: { id: hook._id, name: hook.name, url: hook.config.url },

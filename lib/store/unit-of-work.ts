@@ -1,5 +1,7 @@
 import type { ClientSession } from 'mongodb';
 
+import { currentRequestId } from '../request-context.js';
+
 import type { Database } from './database.js';
 import { ApiError, isDuplicateKeyError } from '../errors.js';
 import { generateId } from '../ids.js';
@@ -19,6 +21,8 @@ export interface Origin {
   clientId?: string;
   ip?: string;
   userAgent?: string;
+  /** The request that made it (`X-Request-Id`): on the events it announces, and their deliveries' log lines. */
+  requestId?: string;
   /** For a write made by a sign-in interaction (a sign-up's user, a reset's password): which, and for which application. */
   interaction?: {
     /** Logto's name of the interaction: `Register`, `SignIn`, `ForgotPassword`. */
@@ -123,7 +127,10 @@ export function createWriter<K extends string = string>(
   { retentionDays = defaultChangeRetentionDays, afterCommit, mustIntend = () => false }: WriterOptions = {},
 ): Writer<K> {
   const intents = database.transactions ? undefined : createIntents(database.db);
-  return async (origin, work) => {
+  return async (given, work) => {
+    // The request being served, when the origin does not name one.
+    const requestId = given.requestId ?? currentRequestId();
+    const origin: Origin = requestId ? { ...given, requestId } : given;
     let announce = false;
     let committed: Change[] = [];
     const unit = intents?.unit(origin);

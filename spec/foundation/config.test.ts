@@ -24,6 +24,7 @@ describe('settings', () => {
       trustProxy: { hops: 0 },
       subjectTokenTtl: 600,
       impersonationAudit: { checkpointMs: 300_000, pollMs: 1000, settleMs: 2000 },
+      log: { level: 'info', format: 'json' },
       managementApiTokenTtl: 600,
       customClaimsOnError: 'omit',
       customClaimsTimeoutMs: 1000,
@@ -113,6 +114,9 @@ describe('settings', () => {
     [{ MONGODB_SOCKET_TIMEOUT_MS: '0' }, 'Invalid setting: MONGODB_SOCKET_TIMEOUT_MS must be >= 100'],
     [{ MONGODB_SERVER_SELECTION_TIMEOUT_MS: 'soon' }, 'Invalid setting: MONGODB_SERVER_SELECTION_TIMEOUT_MS must be integer'],
     [{ HOOKS_CONCURRENCY_PER_HOOK: '0' }, 'Invalid setting: HOOKS_CONCURRENCY_PER_HOOK must be >= 1'],
+    [{ LOG_LEVEL: 'loud' }, 'Invalid setting: LOG_LEVEL must be equal to one of the allowed values (one of trace, debug, info, warn, error, fatal, silent)'],
+    [{ LOG_FORMAT: 'xml' }, 'Invalid setting: LOG_FORMAT must be equal to one of the allowed values (one of json, pretty)'],
+    [{ IMPERSONATION_LEDGER_POLL_MS: '1' }, 'Invalid setting: IMPERSONATION_LEDGER_POLL_MS must be >= 50'],
     [{ HOOKS_RETRY_SCHEDULE: '0,5s' }, 'Invalid setting: HOOKS_RETRY_SCHEDULE must match pattern "^\\d{1,6}(,\\d{1,6}){0,19}$"'],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => loadSettings(env)).toThrow(new ConfigError(message));

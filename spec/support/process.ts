@@ -33,7 +33,8 @@ export async function spawnServer(dbName: string, env: Record<string, string | u
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${output}`)), 30_000);
     const onData = () => {
-      const match = /listening on port (\d+)/.exec(output);
+      // The structured line the server writes once it listens.
+      const match = /"port":(\d+)[^\n]*"msg":"oidc-identity listening"/.exec(output);
       if (match) {
         clearTimeout(timer);
         resolve(Number(match[1]));
