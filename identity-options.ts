@@ -1,3 +1,4 @@
+import type { Metrics } from './lib/metrics.js';
 import type { AccessTokenAlg } from './lib/config.js';
 import type { Clock } from './lib/clock.js';
 import type { ProxyTrust } from './lib/http/client-address.js';
@@ -25,6 +26,8 @@ export interface IdentityOptions {
   customClaimsTimeoutMs?: number;
   /** Lifetime of a subject token, in seconds (default 600). */
   subjectTokenTtl?: number;
+  /** Prometheus metrics (`createMetrics()`): counted when given; serve `metrics.registry` yourself (`metricsEndpoint`). */
+  metrics?: Metrics;
   /**
    * The impersonation audit's ledger: `checkpointMs` (default 5 minutes) the least time between two
    * signed checkpoints, `pollMs` (1 s) how often it looks for new records, `settleMs` (2 s) how long

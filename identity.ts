@@ -3,13 +3,14 @@ import type { Middleware } from 'koa';
 import compose from 'koa-compose';
 import { createLocalJWKSet, type JWK } from 'jose';
 import type { ClientSession } from 'mongodb';
-import type { Configuration } from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
 import { createManagementApi, managementPrefix, type ManagementApi } from './management/router.js';
 import * as tokenExchange from './grants/token-exchange/index.js';
 import { jwtIntrospection } from './provider/introspection.js';
-import { noteRequest, requestIds } from './lib/request-context.js';
+import { currentRequest, noteRequest, requestIds } from './lib/request-context.js';
+import { watchDatabase, watchQueue } from './lib/metrics.js';
 import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './grants/token-exchange/actor.js';
 import {
@@ -123,7 +124,12 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     logger,
     ...(options.onDatabaseLost && { onLost: options.onDatabaseLost }),
   });
-  const hooks = createHooks(database.db, queries, hookSettings, logger, options.clock);
+  const { metrics } = options;
+  const hooks = createHooks(database.db, queries, hookSettings, logger, options.clock, metrics);
+  if (metrics) {
+    watchQueue(metrics, database.db);
+    watchDatabase(metrics, database.client);
+  }
   const revoke = (userId: string, session?: ClientSession) => revokeAccount(database.db, userId, session);
 
   await ensureManagementApi(database.db, managementApiIndicator);
@@ -162,6 +168,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     ...(options.getCustomJwtClaims && { hostFunction: options.getCustomJwtClaims }),
     onError: options.customClaimsOnError ?? 'omit',
     exemptAudiences: new Set([managementApiIndicator]),
+    ...(metrics && { metrics }),
   });
 
   const email = options.experience && (options.experience.email ?? logConnector(logger));
@@ -239,6 +246,18 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           noteRequest({ ...(ctx.oidc?.route && { route: `oidc:${ctx.oidc.route}` }), clientId: ctx.oidc?.client?.clientId });
         }
       });
+      if (metrics) {
+        // Token requests by grant and outcome; the token exchange's own family beside them.
+        const grantOf = (ctx: KoaContextWithOIDC) => String(ctx.oidc?.params?.grant_type ?? 'unknown');
+        provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
+          metrics.tokens.inc({ grant: grantOf(ctx), outcome: 'issued' });
+          if (grantOf(ctx) === tokenExchange.grantType) metrics.exchanges.inc({ outcome: 'issued' });
+        });
+        provider.on('grant.error', (ctx: KoaContextWithOIDC, error: { error?: string }) => {
+          metrics.tokens.inc({ grant: grantOf(ctx), outcome: error.error ?? 'server_error' });
+          if (grantOf(ctx) === tokenExchange.grantType) metrics.exchanges.inc({ outcome: error.error ?? 'server_error' });
+        });
+      }
       provider.use(useClientAddress(clientAddress));
       provider.use(tokenResponseConformance);
       const routes = { authorization: '/auth', end_session: '/session/end', ...configured.routes };
@@ -393,7 +412,19 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       });
       // These routes come first: `/api/experience` and `/api/my-account` are not the Management API's, which would ask for its token.
       const parts = [...(experience ? [experience.middleware] : []), account, managementApi.middleware];
-      return { ...managementApi, middleware: compose([whenOurs(requestIds), whenOurs(watch.middleware), ...parts]) };
+      // Our APIs' requests by route and status, when metrics are on (the route as the answering router noted it).
+      const counted: Middleware = async (ctx, next) => {
+        try {
+          await next();
+        } finally {
+          const status = ctx.respond === false ? ctx.res.statusCode : ctx.status;
+          metrics!.apiRequests.inc({ method: ctx.method, route: currentRequest()?.route ?? 'unmatched', status: String(status) });
+        }
+      };
+      return {
+        ...managementApi,
+        middleware: compose([whenOurs(requestIds), ...(metrics ? [whenOurs(counted)] : []), whenOurs(watch.middleware), ...parts]),
+      };
     },
 
     async bootstrap(credentials) {

@@ -34,3 +34,4 @@ export { nodeHandler } from './lib/http/node-handler.js';
 export { createLogger, logLevels, logFormats } from './lib/logger.js';
 export { requestIds, currentRequestId } from './lib/request-context.js';
 export { accessLog } from './lib/http/access-log.js';
+export { createMetrics, metricsEndpoint, type Metrics } from './lib/metrics.js';

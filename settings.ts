@@ -32,6 +32,8 @@ export interface Settings {
   subjectTokenTtl: number;
   /** `LOG_LEVEL` and `LOG_FORMAT`: what the standalone server's structured logs hold, and how they are written. */
   log: { level: (typeof logLevels)[number]; format: (typeof logFormats)[number] };
+  /** `METRICS_TOKEN`: with it, Prometheus metrics at `/metrics` for a scraper that holds it. */
+  metricsToken: string | undefined;
   /** The impersonation audit's ledger (`IMPERSONATION_*`). */
   impersonationAudit: { checkpointMs: number; pollMs: number; settleMs: number };
   managementApiTokenTtl: number;
@@ -87,6 +89,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS as number,
     trustProxy: proxyTrustOf(e.TRUST_PROXY as string),
     subjectTokenTtl: e.SUBJECT_TOKEN_TTL as number,
+    metricsToken: e.METRICS_TOKEN as string | undefined,
     log: { level: e.LOG_LEVEL as (typeof logLevels)[number], format: e.LOG_FORMAT as (typeof logFormats)[number] },
     impersonationAudit: {
       checkpointMs: (e.IMPERSONATION_CHECKPOINT_SECONDS as number) * 1000,

@@ -13,6 +13,7 @@ import { driverTimeouts } from './lib/store/availability.js';
 import { openDatabase, type Database } from './lib/store/database.js';
 import { accessLog } from './lib/http/access-log.js';
 import { requestIds } from './lib/request-context.js';
+import { createMetrics, metricsEndpoint } from './lib/metrics.js';
 import { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
 import { createIdentity, type Identity } from './identity.js';
 import { consoleLogger, type Logger } from './lib/logger.js';
@@ -110,9 +111,11 @@ export async function startStandaloneServer(
     const baseUrl = settings.baseUrl ?? `http://localhost:${port}`;
     const issuer = `${baseUrl}${providerPrefix}`;
 
+    // Metrics only with their token: the driver then times every command (command monitoring).
+    const metrics = settings.metricsToken ? createMetrics() : undefined;
     database = await openDatabase(uri, {
       ...(dbName !== undefined && { dbName }),
-      clientOptions: { ...driverTimeouts(settings.databaseTimeouts), ...mongoClientOptions },
+      clientOptions: { ...driverTimeouts(settings.databaseTimeouts), ...(metrics && { monitorCommands: true }), ...mongoClientOptions },
     });
     const identity = await createIdentity({
       database,
@@ -134,6 +137,7 @@ export async function startStandaloneServer(
       hooks: settings.hooks,
       experience: experienceOf(settings.experience),
       ...(clock && { clock }),
+      ...(metrics && { metrics }),
       onDatabaseLost: (reason) => fail(new Error(reason)),
     });
     // `configure` turns oidc-provider's development login off; our sign-in pages replace it.
@@ -148,6 +152,7 @@ export async function startStandaloneServer(
     // One id per request, carried through its writes to their webhook deliveries; one access-log line per request.
     app.use(requestIds);
     app.use(accessLog(logger));
+    if (metrics) app.use(metricsEndpoint(metrics, settings.metricsToken!));
     app.use(managementApi.middleware);
     app.use(mountApp(providerPrefix, provider, { strip: true }));
     handler = app.callback();

@@ -1,3 +1,4 @@
+import type { Metrics } from '../lib/metrics.js';
 import type { ClientSession, Db } from 'mongodb';
 
 import type { HookSettings } from './settings.js';
@@ -43,7 +44,7 @@ export interface Hooks {
 const second = 1000;
 const day = 24 * 60 * 60 * second;
 
-export function createHooks(db: Db, queries: Queries, settings: HookSettings, logger: Logger, clock: Clock = systemClock): Hooks {
+export function createHooks(db: Db, queries: Queries, settings: HookSettings, logger: Logger, clock: Clock = systemClock, metrics?: Metrics): Hooks {
   const retentionMs = settings.retentionDays * day;
   const policy = createOutboundPolicy(settings.allowedHosts);
   const send = createSender({ policy, timeoutMs: settings.timeoutMs });
@@ -62,6 +63,7 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
     },
     send,
     logger,
+    ...(metrics && { metrics }),
     retentionMs,
     owner,
     clock,

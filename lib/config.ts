@@ -81,6 +81,8 @@ export const coreEnvironment = {
   // Structured logs: the least level written, and JSON (one object a line) or pretty text for people.
   LOG_LEVEL: { enum: logLevels, default: 'info' },
   LOG_FORMAT: { enum: logFormats, default: 'json' },
+  // Prometheus metrics at /metrics, for a scraper holding this bearer token; off when unset.
+  METRICS_TOKEN: { type: 'string', minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' },
   // The impersonation audit's ledger: the least time between two signed checkpoints, how often it looks for records, how long a record settles first.
   IMPERSONATION_CHECKPOINT_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 300 },
   IMPERSONATION_LEDGER_POLL_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },

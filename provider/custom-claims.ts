@@ -2,6 +2,7 @@ import { errors, type KoaContextWithOIDC } from 'oidc-provider';
 
 import type { KeyedCache } from '../lib/store/cache.js';
 import type { Logger } from '../lib/logger.js';
+import type { Metrics } from '../lib/metrics.js';
 import { userToApi } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { customizerId, type CustomizerType, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
@@ -79,6 +80,8 @@ export interface CustomClaimsDeps {
   /** Tokens for these audiences are never customized (the Management API's own). */
   exemptAudiences: Set<string>;
   logger: Logger;
+  /** Counts script runs and their outcomes, when metrics are on. */
+  metrics?: Metrics;
 }
 
 type IssuedToken = { jti?: string; accountId?: string; clientId?: string; aud?: string | string[]; scope?: string; gty?: string; kind?: string };
@@ -116,8 +119,10 @@ export function createCustomClaims(deps: CustomClaimsDeps) {
     };
     try {
       const claims = deps.hostFunction ? await deps.hostFunction(input) : await deps.sandbox.run(stored!.script, input);
+      deps.metrics?.sandboxRuns.inc({ outcome: 'ok' });
       return withoutReserved(claims ?? {});
     } catch (error) {
+      deps.metrics?.sandboxRuns.inc({ outcome: error instanceof SandboxError ? error.code : 'host_error' });
       // `api.denyAccess(message)` (Logto's): the token is refused, whatever the failure policy, with the script's message.
       if (error instanceof SandboxError && error.code === 'access_denied') throw new errors.AccessDenied(error.message);
       const reason = error instanceof SandboxError ? `${error.code}: ${error.message}` : (error as Error).message;

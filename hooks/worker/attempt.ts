@@ -73,12 +73,18 @@ export async function attempt(
     return { delivery, state: 'pending', set: { nextAttemptAt: fromNow(context, pollMs) } };
   }
   const skip = skipReason(delivery, hook, event);
-  if (skip || !hook || !event) return { delivery, state: 'skipped', set: { lastError: skip ?? null } };
+  if (skip || !hook || !event) {
+    context.metrics?.deliveries.inc({ outcome: 'skipped' });
+    return { delivery, state: 'skipped', set: { lastError: skip ?? null } };
+  }
 
   if (hook.config.maxPerSecond) {
     // Over the hook's rate: held back to a later second, not sent, not counted as an attempt.
     const later = await context.rate.take(hook._id, hook.config.maxPerSecond, clock.now());
-    if (later) return { delivery, state: 'pending', set: { nextAttemptAt: later } };
+    if (later) {
+      context.metrics?.deliveries.inc({ outcome: 'held_back' });
+      return { delivery, state: 'pending', set: { nextAttemptAt: later } };
+    }
   }
   const startedAt = clock.now();
   const result = await send(webhookRequest(hook, event._id, event.payload, startedAt));
@@ -111,13 +117,18 @@ export async function attempt(
     durationMs: result.durationMs,
     ...(event.requestId && { requestId: event.requestId }),
   };
-  if (result.ok) context.logger.debug?.('webhook delivered', logged);
-  else context.logger.debug?.('webhook attempt failed', { ...logged, error: result.error });
   const outcome = { attempts: made, lastAttemptAt: startedAt, lastStatus: result.statusCode, lastError: result.error };
-  if (result.ok) return { delivery, state: 'succeeded', set: outcome, attempt: record };
+  if (result.ok) {
+    context.logger.debug?.('webhook delivered', logged);
+    context.metrics?.deliveries.inc({ outcome: 'succeeded' });
+    context.metrics?.deliveryLatency.observe((now.getTime() - event.createdAt.getTime()) / 1000);
+    return { delivery, state: 'succeeded', set: outcome, attempt: record };
+  }
   const delay = result.statusCode === 410 ? undefined : nextRetryDelay(retry, made, result.retryAfterMs);
-  // Given up: announced to the other hooks (not for an exhausted notice itself, so that two failing hooks do not feed each other).
+  context.metrics?.deliveries.inc({ outcome: delay === undefined ? 'given_up' : 'failed' });
   if (delay === undefined) context.logger.warn('webhook delivery given up', { ...logged, error: result.error });
+  else context.logger.debug?.('webhook attempt failed', { ...logged, error: result.error });
+  // Given up: announced to the other hooks (not for an exhausted notice itself, so that two failing hooks do not feed each other).
   if (delay === undefined && event.event !== 'Hook.DeliveryExhausted') {
     await context.announce('Hook.DeliveryExhausted', hook._id, {
       hook: { id: hook._id, name: hook.name, url: hook.config.url },

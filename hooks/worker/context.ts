@@ -8,6 +8,7 @@ import type { RetryPlan } from '../schedule.js';
 import type { Sender } from '../send.js';
 import type { OperationalEvent } from '../catalog.js';
 import { createRateLimiter, type RateLimiter } from '../rate-limit.js';
+import type { Metrics } from '../../lib/metrics.js';
 
 /** A delivery held under this worker's lease. */
 export type Leased = DeliveryDocument & { leaseOwner: string };
@@ -39,6 +40,8 @@ export interface WorkerContext {
   /** A hook failing without a success for this long is disabled. */
   disableAfterMs: number;
   retentionMs: number;
+  /** Counts attempts and their outcomes, when metrics are on. */
+  metrics?: Metrics;
   /** Places in each second's window of the hooks that set `config.maxPerSecond`. */
   rate: RateLimiter;
   /** Records an operational event about a hook (`Hook.Disabled`, ...), for the other hooks. */

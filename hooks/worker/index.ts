@@ -1,3 +1,4 @@
+import type { Metrics } from '../../lib/metrics.js';
 import type { Db } from 'mongodb';
 
 import { systemClock, type Clock } from '../../lib/clock.js';
@@ -39,6 +40,8 @@ export interface WorkerOptions {
   sequencer: Sequencer;
   /** Records an operational event about a hook. */
   announce: WorkerContext['announce'];
+  /** Counts attempts and their outcomes, when metrics are on. */
+  metrics?: Metrics;
 }
 
 /** One of the worker's two loops (new events; due deliveries). */
@@ -81,6 +84,7 @@ export function createDeliveryWorker(options: WorkerOptions): DeliveryWorker {
     disableAfterMs: options.disableAfterMs,
     retentionMs: options.retentionMs,
     announce: options.announce,
+    ...(options.metrics && { metrics: options.metrics }),
   });
   const record = createRecorder(context);
   const inFlight = new Set<Promise<void>>();
