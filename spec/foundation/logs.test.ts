@@ -68,6 +68,9 @@ describe('structured logs', () => {
       status: 204,
       attempt: 1,
     });
+    // The change record the request wrote names it too.
+    const changes = await callApi(server, token, 'GET', '/api/changes?entity=Role');
+    expect(changes.body.find(({ data }: { data: { name?: string } }) => data.name === 'logged role')).toMatchObject({ origin: { requestId: 'req-abc-123' } });
     const text = server.output();
     expect(text).not.toContain(token);
     expect(text).not.toContain(admin.BOOTSTRAP_CLIENT_SECRET);

@@ -34,6 +34,23 @@ describe('metrics', () => {
     await server.create('/api/roles', { name: 'measured role' });
     expect((await server.api('GET', '/api/users')).status).toBe(200);
     const app = await server.create('/api/applications', { name: 'console', type: 'SPA', customClientMetadata: { allowTokenExchange: true } });
+    // One exchange that is issued (a subject token for a user, for an API resource), one that is refused.
+    const resource = await server.create('/api/resources', { name: 'Measured API', indicator: 'https://measured.test' });
+    const user = await server.create('/api/users', { username: 'measured_user' });
+    const { subjectToken } = await server.create('/api/subject-tokens', { userId: user.id });
+    const exchange = (token: string, indicator: string) =>
+      fetch(`${server.url}/oidc/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          client_id: app.id,
+          subject_token: token,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          resource: indicator,
+        }),
+      });
+    expect((await exchange(subjectToken, resource.indicator)).status).toBe(200);
     await fetch(`${server.url}/oidc/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -51,6 +68,8 @@ describe('metrics', () => {
     expect(value(/^oidc_identity_tokens_total\{grant="client_credentials",outcome="issued"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^oidc_identity_api_requests_total\{method="GET",route="\/api\/users",status="200"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^oidc_identity_api_requests_total\{method="POST",route="\/api\/roles",status="200"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
+    expect(value(/^oidc_identity_token_exchanges_total\{outcome="issued"\} (\d+)/m)).toBe(1);
+    expect(value(/^oidc_identity_tokens_total\{grant="urn:ietf:params:oauth:grant-type:token-exchange",outcome="issued"\} (\d+)/m)).toBe(1);
     expect(value(/^oidc_identity_token_exchanges_total\{outcome="(?:invalid_request|invalid_target)"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^oidc_identity_webhook_deliveries_total\{outcome="succeeded"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^oidc_identity_webhook_delivery_latency_seconds_count (\d+)/m)).toBeGreaterThanOrEqual(1);
