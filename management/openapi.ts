@@ -70,7 +70,9 @@ export function summaryOf(method: string, path: string): string {
     case 'get':
       return onItem ? `Get ${article(singular(thing))} ${singular(thing)}${of}` : `List the ${thing}${of}`;
     case 'post':
-      return onItem ? `Act on ${article(singular(thing))} ${singular(thing)}${of}` : `Add ${thing}${of}`;
+      if (onItem) return `Act on ${article(singular(thing))} ${singular(thing)}${of}`;
+      // A relation of an owner gets entries added; a collection gets one created.
+      return owner ? `Add ${thing} to ${article(singular(words(owner)))} ${singular(words(owner))}` : `Create ${article(singular(thing))} ${singular(thing)}`;
     case 'put':
       return onItem ? `Replace ${article(singular(thing))} ${singular(thing)}${of}` : `Replace the ${thing}${of}`;
     case 'patch':
@@ -126,7 +128,9 @@ export function buildOpenApiDocument(router: Router, { serverUrl, version, token
     const guardMiddleware = (layer.stack as unknown[]).find(isGuard);
     if (!guardMiddleware || typeof layer.path !== 'string') continue;
     const path = layer.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-    const tag = path.split('/')[2] ?? 'api';
+    // Grouped by the first segment after /api (the API reference's own documents as `reference`).
+    const first = path.split('/')[2] ?? 'api';
+    const tag = first.endsWith('.json') ? 'reference' : first;
     for (const method of layer.methods.filter((m) => m !== 'HEAD').map((m) => m.toLowerCase())) {
       paths[path] = { ...paths[path], [method]: operation(method, path, guardMiddleware.schemas, tag) };
     }
