@@ -1,0 +1,73 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { uniqueDbName, uriForDb } from '../support/env.js';
+
+/** The host a user writes after `npm install <git URL>`: the package embedded in a plain node:http server. */
+const hostScript = `
+import { createServer } from 'node:http';
+import Provider from 'oidc-provider';
+import { createIdentity, nodeHandler, openDatabase, silentLogger } from 'oidc-identity';
+import { createWebhookReceiver } from 'oidc-identity/receiver';
+
+const server = createServer();
+await new Promise((resolve) => server.listen(0, resolve));
+const baseUrl = 'http://localhost:' + server.address().port;
+const database = await openDatabase(process.env.MONGODB_URI);
+const identity = await createIdentity({ database, issuer: baseUrl + '/oidc', baseUrl, logger: silentLogger });
+const provider = new Provider(baseUrl + '/oidc', identity.configure({}));
+const ours = nodeHandler(provider, identity.install(provider));
+server.on('request', (req, res) => (ours.handles(req.url) ? ours.listener(req, res) : res.writeHead(404).end()));
+const discovery = await (await fetch(baseUrl + '/oidc/.well-known/openid-configuration')).json();
+const ready = await (await fetch(baseUrl + '/api/status/ready')).json();
+const receiver = typeof createWebhookReceiver({ secrets: ['whsec_' + Buffer.alloc(32).toString('base64')], handle: async () => {} }).receive;
+console.log(JSON.stringify({ issuer: discovery.issuer, baseUrl, ready, receiver }));
+server.close();
+await identity.close();
+await database.close();
+process.exit(0);
+`;
+
+/**
+ * Installed as a user installs it: a clone of this repository, installed from its git URL into an
+ * empty project (npm runs `prepare`, which builds it), and embedded there with its types and both
+ * entry points.
+ */
+describe('installed from git into an empty project', () => {
+  it('builds on install, and embeds in a plain node:http host', () => {
+    const work = mkdtempSync(join(tmpdir(), 'oidc-identity-install-'));
+    const clone = join(work, 'oidc-identity');
+    expect(spawnSync('git', ['clone', '-q', process.cwd(), clone]).status).toBe(0);
+    const host = join(work, 'host');
+    expect(spawnSync('mkdir', ['-p', host]).status).toBe(0);
+    writeFileSync(join(host, 'package.json'), JSON.stringify({ name: 'host', version: '1.0.0', type: 'module', private: true }));
+    const installed = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `git+file://${clone}`], {
+      cwd: host,
+      encoding: 'utf8',
+      timeout: 300_000,
+      env: { ...process.env, SCARF_ANALYTICS: 'false' },
+    });
+    expect({ status: installed.status, tail: installed.status === 0 ? '' : installed.stderr.slice(-2000) }).toEqual({ status: 0, tail: '' });
+    const installedPackage = join(host, 'node_modules', 'oidc-identity');
+    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/receiver/index.js', 'LICENSE'])
+      expect([file, existsSync(join(installedPackage, file))]).toEqual([file, true]);
+
+    writeFileSync(join(host, 'host.mjs'), hostScript);
+    const ran = spawnSync(process.execPath, ['host.mjs'], {
+      cwd: host,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, MONGODB_URI: uriForDb(uniqueDbName('installed')) },
+    });
+    expect({ status: ran.status, stderr: ran.status === 0 ? '' : ran.stderr.slice(-2000) }).toEqual({ status: 0, stderr: '' });
+    const result = JSON.parse(ran.stdout.trim().split('\n').at(-1)!) as { issuer: string; baseUrl: string; ready: unknown; receiver: string };
+    expect(result).toEqual({
+      issuer: `${result.baseUrl}/oidc`,
+      baseUrl: expect.stringMatching(/^http:\/\/localhost:\d+$/),
+      ready: { database: 'ok', worker: 'ok' },
+      receiver: 'function',
+    });
+  }, 420_000);
+});
