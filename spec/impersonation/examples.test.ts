@@ -1,6 +1,7 @@
 import * as oauth from 'openid-client';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 
+import { runImpersonationDemo } from '../../examples/impersonation-demo.js';
 import { impersonate } from '../../examples/impersonation-flow.js';
 import { startIntegratorBackend } from '../../examples/integrator-backend.js';
 import { TestBrowser } from '../support/browser.js';
@@ -130,5 +131,14 @@ describe('examples: the integrator backend and the three-step impersonation flow
         resource: 'https://orders.flow.test',
       }),
     ).rejects.toThrow('impersonation refused: impersonate:users is required');
+  });
+
+  it('npm run example:impersonation: from nothing to an impersonated token against a running server', async () => {
+    const { engineerId, customerId, claims } = await runImpersonationDemo({
+      identityUrl: server.url,
+      managementClientId: server.admin.clientId,
+      managementClientSecret: server.admin.clientSecret,
+    });
+    expect(claims).toMatchObject({ sub: customerId, act: { sub: engineerId }, scope: 'read:orders', impersonation_id: expect.any(String) });
   });
 });
