@@ -5,14 +5,14 @@
  *
  *   npm run build && MONGODB_URI=mongodb://... node dist/examples/embedded.js
  */
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 
 import Koa from 'koa';
 import Provider, { type Configuration } from 'oidc-provider';
 
-import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMongo, type Database, type Logger } from '../index.js';
+import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMongo, type Database, type Identity, type Logger } from '../index.js';
 
 /** The host's configuration, as it was before oidc-identity. */
 export function hostConfiguration(): Configuration {
@@ -109,6 +109,23 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
   app.use(mountApp('/oidc', provider, { strip: true }));
   handle = app.callback();
 
+  return runningHost({ server, baseUrl, issuer, identity, database });
+}
+
+/** A started host, as every example answers it: where it is, and how to stop it (server, identity, database, in that order). */
+export function runningHost({
+  server,
+  baseUrl,
+  issuer,
+  identity,
+  database,
+}: {
+  server: Server;
+  baseUrl: string;
+  issuer: string;
+  identity: Identity;
+  database: Database;
+}) {
   return {
     baseUrl,
     issuer,
@@ -124,14 +141,15 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
   };
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+/** Runs a host example from the command line: the embedded engine unless MONGODB_URI is set, stopped by SIGTERM or SIGINT. */
+export async function runFromCommandLine(start: (options: EmbeddedExampleOptions) => Promise<ReturnType<typeof runningHost>>, label: string) {
   const embedded = process.env.MONGODB_URI ? undefined : await startEmbeddedMongo();
-  const example = await startEmbeddedExample({
+  const example = await start({
     mongodbUri: process.env.MONGODB_URI ?? embedded!.uri,
     port: Number(process.env.PORT ?? 3002),
     bootstrap: { clientId: 'embedded-admin', clientSecret: 'embedded-admin-secret-change-me' },
   });
-  consoleLogger.info(`host with oidc-identity on ${example.baseUrl} (issuer ${example.issuer})`);
+  consoleLogger.info(`${label} with oidc-identity on ${example.baseUrl} (issuer ${example.issuer})`);
   const stop = () => {
     void example
       .close()
@@ -141,3 +159,5 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
 }
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runFromCommandLine(startEmbeddedExample, 'Koa host');

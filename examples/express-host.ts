@@ -10,8 +10,8 @@ import { pathToFileURL } from 'node:url';
 
 import express from 'express';
 
-import { consoleLogger, nodeHandler, openDatabase, startEmbeddedMongo } from '../index.js';
-import { embedIdentity, type EmbeddedExampleOptions } from './embedded.js';
+import { consoleLogger, nodeHandler, openDatabase } from '../index.js';
+import { embedIdentity, runFromCommandLine, runningHost, type EmbeddedExampleOptions } from './embedded.js';
 
 export async function startExpressExample({ mongodbUri, dbName, port = 0, bootstrap, logger = consoleLogger }: EmbeddedExampleOptions) {
   const app = express();
@@ -33,27 +33,7 @@ export async function startExpressExample({ mongodbUri, dbName, port = 0, bootst
   const { identity, provider, installed } = await embedIdentity({ database, issuer, baseUrl, logger, bootstrap });
   ours = nodeHandler(provider, installed, { providerPrefix: '/oidc' });
 
-  return {
-    baseUrl,
-    issuer,
-    managementApiIndicator: identity.managementApiIndicator,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await identity.close();
-      await database.close();
-    },
-  };
+  return runningHost({ server, baseUrl, issuer, identity, database });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const embedded = process.env.MONGODB_URI ? undefined : await startEmbeddedMongo();
-  const example = await startExpressExample({
-    mongodbUri: process.env.MONGODB_URI ?? embedded!.uri,
-    port: Number(process.env.PORT ?? 3002),
-    bootstrap: { clientId: 'embedded-admin', clientSecret: 'embedded-admin-secret-change-me' },
-  });
-  consoleLogger.info(`Express host with oidc-identity on ${example.baseUrl} (issuer ${example.issuer})`);
-}
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runFromCommandLine(startExpressExample, 'Express host');

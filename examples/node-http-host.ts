@@ -8,8 +8,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 
-import { consoleLogger, nodeHandler, openDatabase, startEmbeddedMongo } from '../index.js';
-import { embedIdentity, type EmbeddedExampleOptions } from './embedded.js';
+import { consoleLogger, nodeHandler, openDatabase } from '../index.js';
+import { embedIdentity, runFromCommandLine, runningHost, type EmbeddedExampleOptions } from './embedded.js';
 
 export async function startNodeHttpExample({ mongodbUri, dbName, port = 0, bootstrap, logger = consoleLogger }: EmbeddedExampleOptions) {
   let ours: ReturnType<typeof nodeHandler> | undefined;
@@ -30,27 +30,7 @@ export async function startNodeHttpExample({ mongodbUri, dbName, port = 0, boots
   const { identity, provider, installed } = await embedIdentity({ database, issuer, baseUrl, logger, bootstrap });
   ours = nodeHandler(provider, installed);
 
-  return {
-    baseUrl,
-    issuer,
-    managementApiIndicator: identity.managementApiIndicator,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      await identity.close();
-      await database.close();
-    },
-  };
+  return runningHost({ server, baseUrl, issuer, identity, database });
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const embedded = process.env.MONGODB_URI ? undefined : await startEmbeddedMongo();
-  const example = await startNodeHttpExample({
-    mongodbUri: process.env.MONGODB_URI ?? embedded!.uri,
-    port: Number(process.env.PORT ?? 3002),
-    bootstrap: { clientId: 'embedded-admin', clientSecret: 'embedded-admin-secret-change-me' },
-  });
-  consoleLogger.info(`node:http host with oidc-identity on ${example.baseUrl} (issuer ${example.issuer})`);
-}
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await runFromCommandLine(startNodeHttpExample, 'node:http host');
