@@ -141,9 +141,12 @@ export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
     }),
     async (ctx) => {
       const { id } = ctx.guard.params;
-      const [started] = await impersonations.find({ impersonationId: id }, { skip: 0, limit: 1 });
-      assertThat(started, () => new ApiError('entity.not_exists_with_id', `no impersonation has id \`${id}\``));
       const clientId = ctx.state.auth?.clientId ?? '';
+      const [started] = await impersonations.find({ impersonationId: id }, { skip: 0, limit: 1 });
+      // A backend with the `impersonation` scope alone ends the impersonations it started, no other
+      // (another's is answered as unknown); `all` ends any.
+      const mayEnd = started && ((ctx.state.auth?.scopes as Set<string> | undefined)?.has(managementScope) || started.issuerClientId === clientId);
+      assertThat(mayEnd, () => new ApiError('entity.not_exists_with_id', `no impersonation has id \`${id}\``));
       const revokedAt = new Date();
       try {
         await deps.write(originOf(ctx), async ({ session, record }) => {

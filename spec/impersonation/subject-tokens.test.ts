@@ -32,8 +32,12 @@ describe('POST /api/subject-tokens', () => {
     expect(scope).toBe('impersonation');
     const issued = await server.api('POST', '/api/subject-tokens', { token: access_token, body: { userId: target.id } });
     expect(issued.status).toBe(201);
-    // The kill switch goes with issuing; reading the audit and changing the policy do not.
+    // The kill switch goes with issuing, for what this backend issued; reading the audit and changing the policy do not.
     expect((await server.api('POST', `/api/impersonations/${issued.body.impersonationId}/revoke`, { token: access_token })).status).toBe(200);
+    const anothers = await server.api('POST', '/api/subject-tokens', { body: { userId: target.id } });
+    const refused = await server.api('POST', `/api/impersonations/${anothers.body.impersonationId}/revoke`, { token: access_token });
+    expect(refused).toMatchObject({ status: 404, body: { code: 'entity.not_exists_with_id' } });
+    expect((await server.api('POST', `/api/impersonations/${anothers.body.impersonationId}/revoke`)).status).toBe(200);
     for (const [method, path] of [
       ['GET', '/api/users'],
       ['GET', '/api/impersonations'],
