@@ -36,11 +36,17 @@ function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
 
 /** The stylesheet, with the operator's colour: served from our origin so that the CSP needs no inline style. */
 export const stylesheet = ({ primaryColor }: Branding) => `
-:root { --primary: ${primaryColor}; --text: #1d2129; --muted: #5c6370; --line: #d0d4da; --error: #b42318; color-scheme: light; }
+:root { --primary: ${primaryColor}; --text: #1d2129; --muted: #5c6370; --line: #d0d4da; --control: #6b7280; --focus: #1d2129;
+  --page: #f4f5f7; --card: #fff; --field: #fff; --link: var(--primary); --error: #b42318; --error-bg: #fef3f2; --error-line: #fecdca; color-scheme: light dark; }
+/* Dark, when the person's system asks for it: the same contrasts (text 4.5:1, borders and the focus ring 3:1). */
+@media (prefers-color-scheme: dark) {
+  :root { --text: #e6e8eb; --muted: #aab1bc; --line: #3a3f47; --control: #8d95a3; --focus: #e6e8eb; --page: #0f1115; --card: #181b21; --field: #0f1115;
+    --link: color-mix(in srgb, var(--primary) 45%, #fff); --error: #fda29b; --error-bg: #2a1514; --error-line: #7a271a; }
+}
 * { box-sizing: border-box; }
-body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: #f4f5f7; color: var(--text);
+body { margin: 0; min-height: 100vh; display: grid; place-items: center; background: var(--page); color: var(--text);
   font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
-main { width: min(100% - 2rem, 24rem); margin: 2rem 0; padding: 2rem; background: #fff; border: 1px solid var(--line); border-radius: 12px; }
+main { width: min(100% - 2rem, 24rem); margin: 2rem 0; padding: 2rem; background: var(--card); border: 1px solid var(--line); border-radius: 12px; }
 header { text-align: center; margin-bottom: 1.5rem; }
 header img { max-height: 48px; max-width: 100%; }
 header .product { margin: .25rem 0 0; color: var(--muted); font-size: .9rem; }
@@ -48,18 +54,20 @@ h1 { font-size: 1.4rem; margin: .5rem 0 0; }
 p.lead { color: var(--muted); margin: .25rem 0 1rem; }
 label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
 label .hint { font-weight: 400; color: var(--muted); font-size: .85rem; }
-input[type=text], input[type=email], input[type=tel], input[type=password] { width: 100%; padding: .6rem .7rem; font: inherit; border: 1px solid var(--line); border-radius: 8px; }
-input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid color-mix(in srgb, var(--primary) 45%, transparent); outline-offset: 1px; }
+/* A field's border and the focus ring stand out from the card at 3:1 at least (WCAG 2.2, 1.4.11 and 2.4.13). */
+input[type=text], input[type=email], input[type=tel], input[type=password] { width: 100%; min-height: 44px; padding: .6rem .7rem; font: inherit; color: var(--text); background: var(--field); border: 1px solid var(--control); border-radius: 8px; }
+input:focus-visible, button:focus-visible, a:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 button { width: 100%; margin-top: 1.5rem; padding: .7rem; font: inherit; font-weight: 600; color: #fff; background: var(--primary); border: 0; border-radius: 8px; cursor: pointer; }
-button.secondary { margin-top: .75rem; color: var(--text); background: #fff; border: 1px solid var(--line); }
+/* The way out is quiet beside the way in: no fill, the text's own colour. */
+button.secondary { margin-top: .75rem; color: var(--text); background: transparent; border: 1px solid var(--control); font-weight: 400; }
 a.button { display: block; box-sizing: border-box; width: 100%; margin-top: .75rem; padding: .7rem; text-align: center; font-weight: 600; text-decoration: none; border-radius: 8px; }
-a.button.secondary { color: var(--text); background: #fff; border: 1px solid var(--line); }
-.error { margin: 0 0 1rem; padding: .6rem .8rem; color: var(--error); background: #fef3f2; border: 1px solid #fecdca; border-radius: 8px; }
+a.button.secondary { color: var(--text); background: transparent; border: 1px solid var(--control); font-weight: 400; }
+.error { margin: 0 0 1rem; padding: .6rem .8rem; color: var(--error); background: var(--error-bg); border: 1px solid var(--error-line); border-radius: 8px; }
 nav { display: flex; justify-content: space-between; gap: 1rem; margin-top: 1.25rem; font-size: .9rem; }
-a { color: var(--primary); }
+a { color: var(--link); }
 ul.scopes { padding-left: 1.2rem; }
 p.or { margin: 1.5rem 0 0; text-align: center; color: var(--muted); font-size: .9rem; }
-.qr svg { display: block; width: 12rem; height: 12rem; margin: .5rem auto; }
+.qr svg { display: block; width: 12rem; height: 12rem; margin: .5rem auto; padding: .5rem; background: #fff; border-radius: 8px; } /* scannable in dark mode too */
 ul.codes { columns: 2; padding-left: 1.2rem; font-size: 1.05rem; }
 p.hint { color: var(--muted); font-size: .9rem; word-break: break-all; }
 `;

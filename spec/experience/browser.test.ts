@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 
 import type { RelyingParty } from '../../examples/relying-party.js';
-import { launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
+import { accessibilityViolations, launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -43,7 +43,13 @@ describe('sign-in experience in a real browser (Chromium), through the example w
     await sms?.close();
   });
 
-  const shoot = screenshotsOf(() => page);
+  const screenshot = screenshotsOf(() => page);
+  /** Each page state the tests reach: its screenshot, and what axe-core finds wrong with it. */
+  const audited = new Map<string, Awaited<ReturnType<typeof accessibilityViolations>>>();
+  const shoot = async (name: string) => {
+    await screenshot(name);
+    audited.set(name, await accessibilityViolations(page));
+  };
 
   /** What the example app shows after a sign-in: the name it greets and the ID token's claims. */
   async function signedInAs() {
@@ -260,5 +266,53 @@ describe('sign-in experience in a real browser (Chromium), through the example w
         },
       });
     }
+  });
+
+  it('keeps fields and the focus ring at 3:1 against the card (WCAG 1.4.11, 2.4.13), in the light and the dark scheme', async () => {
+    /** The WCAG contrast ratio of two `rgb(...)` colours. */
+    const contrast = (a: string, b: string) => {
+      const luminance = (color: string) => {
+        const [r, g, b] = (color.match(/[\d.]+/g) ?? []).slice(0, 3).map((part) => {
+          const channel = Number(part) / 255;
+          return channel <= 0.03928 ? channel / 12.92 : ((channel + 0.055) / 1.055) ** 2.4;
+        });
+        return 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
+      };
+      const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+      return (light! + 0.05) / (dark! + 0.05);
+    };
+    const signedIn = page;
+    for (const colorScheme of ['light', 'dark'] as const) {
+      // A browser of its own (no session: the sign-in page shows), in the scheme asked for.
+      const context = await browser.newContext({ colorScheme, viewport: { width: 900, height: 760 } });
+      page = await context.newPage();
+      await page.goto(rp.url);
+      await page.getByRole('link', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      const field = page.locator('#identifier');
+      await field.focus();
+      // Focus through the keyboard, as :focus-visible draws the ring for it.
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Tab');
+      const colors = await page.evaluate(
+        `(() => { const element = document.querySelector('#identifier'); const style = getComputedStyle(element);
+          return { border: style.borderTopColor, ring: style.outlineColor, ringWidth: style.outlineWidth, card: getComputedStyle(element.closest('main')).backgroundColor }; })()`,
+      );
+      const { border, ring, ringWidth, card } = colors as { border: string; ring: string; ringWidth: string; card: string };
+      expect([colorScheme, contrast(border, card) >= 3, contrast(ring, card) >= 3, parseFloat(ringWidth) >= 2]).toEqual([colorScheme, true, true, true]);
+      // Shot (and audited) in the dark scheme; the light one is `sign-in` above.
+      if (colorScheme === 'dark') await shoot('sign-in-dark');
+      else audited.set('sign-in-light', await accessibilityViolations(page));
+      await context.close();
+    }
+    page = signedIn;
+  });
+
+  // Last: every page state the tests above reached was audited when it was shot.
+  it('finds no accessibility violation in any page state it reached (axe-core: WCAG 2.0 to 2.2, A and AA)', () => {
+    expect([...audited.keys()]).toEqual(
+      expect.arrayContaining(['sign-in', 'sign-up', 'verify-email', 'sign-in-error', 'forgot-password', 'reset-password', 'consent', 'add-email']),
+    );
+    expect([...audited].filter(([, found]) => found.length > 0)).toEqual([]);
   });
 });

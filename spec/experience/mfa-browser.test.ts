@@ -2,7 +2,7 @@ import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 
 import type { RelyingParty } from '../../examples/relying-party.js';
-import { launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
+import { accessibilityViolations, launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -57,7 +57,13 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
     await receiver?.close();
   });
 
-  const shoot = screenshotsOf(() => page);
+  const screenshot = screenshotsOf(() => page);
+  /** Each page state the tests reach: its screenshot, and what axe-core finds wrong with it. */
+  const audited = new Map<string, Awaited<ReturnType<typeof accessibilityViolations>>>();
+  const shoot = async (name: string) => {
+    await screenshot(name);
+    audited.set(name, await accessibilityViolations(page));
+  };
 
   async function signedIn() {
     await page.waitForURL(`${rp.url}/`);
@@ -246,5 +252,11 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
       headers: { 'logto-verification-id': await stepUp() },
     });
     expect(renamed.body).toMatchObject({ id: passkey!.id, type: 'WebAuthn', name: 'Work laptop' });
+  });
+
+  // Last: every page state the tests above reached was audited when it was shot.
+  it('finds no accessibility violation in any page state it reached (axe-core: WCAG 2.0 to 2.2, A and AA)', () => {
+    expect(audited.size).toBeGreaterThan(0);
+    expect([...audited].filter(([, found]) => found.length > 0)).toEqual([]);
   });
 });

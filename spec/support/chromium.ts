@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -41,4 +42,16 @@ export async function startExampleApp(server: TestServer): Promise<RelyingParty>
   const rp = await startRelyingParty({ identityUrl: server.url, clientId: application.id, clientSecret: secret.value, port: 0 });
   await server.api('PATCH', `/api/applications/${application.id}`, { body: { oidcClientMetadata: relyingPartyUris(rp.url) } });
   return rp;
+}
+
+/** axe-core's source, read once: evaluated in the page through the DevTools protocol, which the page's CSP does not govern. */
+let axeSource: string | undefined;
+
+/** What axe-core (WCAG 2.x A and AA, and 2.2 AA) finds wrong with the page as it is: each rule's id, impact and the elements. */
+export async function accessibilityViolations(page: Page): Promise<Array<{ id: string; impact: string; help: string; targets: string[] }>> {
+  axeSource ??= readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+  const results = (await page.evaluate(
+    `${axeSource}; axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } })`,
+  )) as { violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> };
+  return results.violations.map(({ id, impact, help, nodes }) => ({ id, impact, help, targets: nodes.map(({ target }) => target.join(' ')) }));
 }
