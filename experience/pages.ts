@@ -177,14 +177,14 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       const { experience } = await service.open(details);
       const base = `${pagesPrefix}/${details.uid}`;
       const clientId = String(details.params.client_id);
-      // The client comes from the provider's cache of our applications, not from another query.
-      const client = details.prompt.name === 'consent' ? await provider.Client.find(clientId) : undefined;
+      // The client comes from the provider's cache of our applications, not from another query: every page names it.
+      const client = await provider.Client.find(clientId);
       const request: PageRequest = {
         details,
         experience,
         form: new URLSearchParams(),
         caller: callerOf(ctx),
-        page: { branding, base, csrf: experience.csrf },
+        page: { branding, base, csrf: experience.csrf, ...(client?.clientName && { applicationName: client.clientName }) },
         applicationName: client?.clientName ?? clientId,
         settings: await service.settings(),
         mfaFactors: [],

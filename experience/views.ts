@@ -52,6 +52,8 @@ header img { max-height: 48px; max-width: 100%; }
 header .product { margin: .25rem 0 0; color: var(--muted); font-size: .9rem; }
 h1 { font-size: 1.4rem; margin: .5rem 0 0; }
 p.lead { color: var(--muted); margin: .25rem 0 1rem; }
+p.application { margin: .25rem 0 0; color: var(--muted); }
+p.application strong { color: var(--text); }
 label { display: block; font-weight: 600; margin: 1rem 0 .25rem; }
 label .hint { font-weight: 400; color: var(--muted); font-size: .85rem; }
 /* A field's border and the focus ring stand out from the card at 3:1 at least (WCAG 2.2, 1.4.11 and 2.4.13). */
@@ -74,6 +76,8 @@ p.hint { color: var(--muted); font-size: .9rem; word-break: break-all; }
 
 interface PageFrame {
   branding: Branding;
+  /** The application the person signs in to, named on every page of its interaction. */
+  applicationName?: string | undefined;
   title: string;
   lead?: string;
   error?: string | undefined;
@@ -81,7 +85,7 @@ interface PageFrame {
   passkeys?: boolean;
 }
 
-function page({ branding, title, lead, error, passkeys }: PageFrame, content: Html): string {
+function page({ branding, applicationName, title, lead, error, passkeys }: PageFrame, content: Html): string {
   return `<!doctype html>${html`<html lang="en">
     <head>
       <meta charset="utf-8" />
@@ -102,6 +106,7 @@ function page({ branding, title, lead, error, passkeys }: PageFrame, content: Ht
           ${branding.logoUrl ? html`<img src="${branding.logoUrl}" alt="${branding.productName}" />` : ''}
           <p class="product">${branding.productName}</p>
           <h1>${title}</h1>
+          ${applicationName ? html`<p class="application">to continue to <strong>${applicationName}</strong></p>` : ''}
           ${lead ? html`<p class="lead">${lead}</p>` : ''}
         </header>
         ${error ? html`<p class="error" role="alert">${error}</p>` : ''} ${content}
@@ -113,6 +118,8 @@ function page({ branding, title, lead, error, passkeys }: PageFrame, content: Ht
 /** What every form of an interaction needs: where it posts and its CSRF token. */
 export interface FormContext {
   branding: Branding;
+  /** The application the interaction is for (its name, as its registration gives it). */
+  applicationName?: string | undefined;
   /** The interaction's base path, `/interaction/<uid>`. */
   base: string;
   csrf: string;

@@ -73,6 +73,8 @@ describe('sign-in experience in a real browser (Chromium), through the example w
       await page.goto(rp.url);
       await page.getByRole('link', { name: 'Sign in' }).click();
       await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+      // The page says which application the person signs in to.
+      expect(await page.locator('p.application').innerText()).toBe('to continue to Example web app');
       await shoot('sign-in');
       await page.getByRole('link', { name: 'Create an account' }).click();
       await page.getByLabel('Username').fill('ada_lovelace');
