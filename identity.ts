@@ -248,7 +248,19 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       });
       if (metrics) {
         // Token requests by grant and outcome; the token exchange's own family beside them.
-        const grantOf = (ctx: KoaContextWithOIDC) => String(ctx.oidc?.params?.grant_type ?? 'unknown');
+        // The grant label is one of the grant types there are, never what a request made up (labels are kept forever).
+        const grants = new Set([
+          'authorization_code',
+          'refresh_token',
+          'client_credentials',
+          tokenExchange.grantType,
+          'urn:ietf:params:oauth:grant-type:device_code',
+          'urn:openid:params:grant-type:ciba',
+        ]);
+        const grantOf = (ctx: KoaContextWithOIDC) => {
+          const given = ctx.oidc?.params?.grant_type;
+          return typeof given === 'string' && grants.has(given) ? given : 'other';
+        };
         provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
           metrics.tokens.inc({ grant: grantOf(ctx), outcome: 'issued' });
           if (grantOf(ctx) === tokenExchange.grantType) metrics.exchanges.inc({ outcome: 'issued' });

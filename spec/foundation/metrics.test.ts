@@ -62,9 +62,17 @@ describe('metrics', () => {
         resource: server.identity.managementApiIndicator,
       }),
     });
+    // A grant type made up by the caller is counted as `other`: a label never takes what a request says.
+    await fetch(`${server.url}/oidc/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'made-up-grant-4711', client_id: app.id }),
+    });
     await deliveriesSettled(server.database.db);
     const text = await (await scrape(`Bearer ${metricsToken}`)).text();
     const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 'NaN');
+    expect(text).not.toContain('made-up-grant-4711');
+    expect(value(/^oidc_identity_tokens_total\{grant="other",outcome="unsupported_grant_type"\} (\d+)/m)).toBe(1);
     expect(value(/^oidc_identity_tokens_total\{grant="client_credentials",outcome="issued"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^oidc_identity_api_requests_total\{method="GET",route="\/api\/users",status="200"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
     expect(value(/^oidc_identity_api_requests_total\{method="POST",route="\/api\/roles",status="200"\} (\d+)/m)).toBeGreaterThanOrEqual(1);
