@@ -8,6 +8,7 @@ import { jsonApiApp } from '../lib/http/api-app.js';
 import { jsonBody } from '../lib/http/json-body.js';
 import { mountApp } from '../lib/http/mount.js';
 import { applicationRoutes } from './applications.js';
+import { applicationSignInExperienceRoutes } from './application-sign-in-experience.js';
 import type { ManagementDeps } from './deps.js';
 import type { ErrorLogger } from '../lib/http/api-errors.js';
 import { guard } from '../lib/http/guard.js';
@@ -47,6 +48,7 @@ export interface ManagementApiOptions {
 /** Each resource's routes, in the order they are mounted. */
 const routeTables = [
   applicationRoutes,
+  applicationSignInExperienceRoutes,
   resourceRoutes,
   userRoutes,
   userIdentityRoutes,

@@ -76,5 +76,5 @@ export const clientPolicies = {
 
 /** Merges our client properties into a host's `extraClientMetadata`. */
 export function extraClientMetadata(host: Configuration['extraClientMetadata']): Configuration['extraClientMetadata'] {
-  return { ...host, properties: [...new Set([...(host?.properties ?? []), ...clientPolicyProperties])] };
+  return { ...host, properties: [...new Set([...(host?.properties ?? []), ...clientPolicyProperties, 'signInExperience'])] };
 }

@@ -61,6 +61,8 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
         backchannel_logout_session_required: oidc.backchannelLogoutSessionRequired ?? false,
       }),
     ...(oidc.logoUri && { logo_uri: oidc.logoUri }),
+    // Its own look on the sign-in pages, read there from the provider's cache of clients.
+    ...(application.signInExperience && { signInExperience: application.signInExperience }),
     ...policyMetadataOf(application),
   };
 }

@@ -48,6 +48,17 @@ export interface ApplicationDocument {
   customData: Record<string, unknown>;
   isThirdParty: boolean;
   createdAt: number;
+  /** Its own look on the sign-in pages, over the operator's (Logto's application sign-in experience). */
+  signInExperience?: ApplicationSignInExperience;
+}
+
+/** Logto's application-level sign-in experience: colours, logos, a display name and policy links. */
+export interface ApplicationSignInExperience {
+  color: { primaryColor?: string; darkPrimaryColor?: string };
+  branding: { logoUrl?: string; darkLogoUrl?: string; favicon?: string; darkFavicon?: string };
+  termsOfUseUrl: string | null;
+  privacyPolicyUrl: string | null;
+  displayName: string | null;
 }
 
 export interface ApplicationSecretDocument {

@@ -120,3 +120,27 @@ export const secretWithValueResponse = {
   properties: { ...secretFields, value: { type: 'string' } },
   required: ['name', 'createdAt', 'expiresAt', 'value'],
 } as const;
+
+// An application's sign-in experience. Its values reach the pages' HTML, CSS and CSP: colours are
+// hex colours only, and links and logos http(s) URLs with nothing that could end an attribute.
+const webUrl = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s"\'<>]+$' } as const;
+const hexColor = { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' } as const;
+const signInExperienceFields = {
+  color: { type: 'object', properties: { primaryColor: hexColor, darkPrimaryColor: hexColor }, additionalProperties: false },
+  branding: {
+    type: 'object',
+    properties: { logoUrl: webUrl, darkLogoUrl: webUrl, favicon: webUrl, darkFavicon: webUrl },
+    additionalProperties: false,
+  },
+  termsOfUseUrl: { anyOf: [webUrl, { type: 'null' }] },
+  privacyPolicyUrl: { anyOf: [webUrl, { type: 'null' }] },
+  displayName: { anyOf: [{ type: 'string', minLength: 1, maxLength: 256 }, { type: 'null' }] },
+} as const;
+
+export const applicationSignInExperienceSchema = { type: 'object', properties: signInExperienceFields, additionalProperties: false } as const;
+
+export const applicationSignInExperienceResponse = {
+  type: 'object',
+  properties: { applicationId: { type: 'string' }, ...signInExperienceFields },
+  required: ['applicationId', 'color', 'branding', 'termsOfUseUrl', 'privacyPolicyUrl', 'displayName'],
+} as const;

@@ -1,0 +1,97 @@
+import { snapshot } from '../support/db.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+describe('/api/applications/:id/sign-in-experience (Logto’s application-level branding)', () => {
+  let server: TestServer;
+  let applicationId: string;
+  const path = () => `/api/applications/${applicationId}/sign-in-experience`;
+
+  beforeAll(async () => {
+    server = await startTestServer('app-sign-in-experience');
+    applicationId = (
+      await server.create('/api/applications', {
+        name: 'Reports',
+        type: 'Traditional',
+        oidcClientMetadata: { redirectUris: ['https://reports.test/cb'], postLogoutRedirectUris: [] },
+      })
+    ).id;
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('is 404 until set; PUT creates it (201) and changes only what it gives (200)', async () => {
+    expect(await server.api('GET', path())).toMatchObject({ status: 404, body: { code: 'entity.not_exists_with_id' } });
+    {
+      const answer = await server.api('PUT', path(), {
+        body: { displayName: 'Reports by Acme', color: { primaryColor: '#ffcc00' }, termsOfUseUrl: 'https://acme.test/terms' },
+      });
+      expect(answer.status).toBe(201);
+      expect(answer.body).toEqual({
+        applicationId,
+        displayName: 'Reports by Acme',
+        color: { primaryColor: '#ffcc00' },
+        branding: {},
+        termsOfUseUrl: 'https://acme.test/terms',
+        privacyPolicyUrl: null,
+      });
+    }
+    const updated = await server.api('PUT', path(), { body: { branding: { logoUrl: 'https://cdn.acme.test/reports.svg' }, termsOfUseUrl: null } });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({
+      displayName: 'Reports by Acme',
+      color: { primaryColor: '#ffcc00' },
+      branding: { logoUrl: 'https://cdn.acme.test/reports.svg' },
+      termsOfUseUrl: null,
+    });
+    expect((await server.api('GET', path())).body).toEqual(updated.body);
+  });
+
+  // Its values reach the pages' HTML, stylesheet and CSP: anything but a colour or an http(s) URL is refused.
+  it.each([
+    ['a colour that is not hex', { color: { primaryColor: 'red;}body{display:none' } }],
+    ['a javascript: logo', { branding: { logoUrl: 'javascript:alert(1)' } }],
+    ['a URL that would end the attribute', { privacyPolicyUrl: 'https://acme.test/"onmouseover="x' }],
+    ['an empty display name', { displayName: '' }],
+  ])('refuses %s with 400 and changes nothing', async (_, body) => {
+    const before = await snapshot(server.database.db);
+    const answer = await server.api('PUT', path(), { body });
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe('guard.invalid_input');
+    expect(await snapshot(server.database.db)).toBe(before);
+  });
+
+  it('is 404 for an application that does not exist, and needs a Management API token', async () => {
+    expect((await server.api('PUT', '/api/applications/nope/sign-in-experience', { body: { displayName: 'x' } })).status).toBe(404);
+    expect((await server.api('GET', path(), { token: null })).status).toBe(401);
+  });
+
+  it('is what the sign-in page shows: the display name, the logo (its origin alone added to the CSP) and the colours', async () => {
+    const authorize = new URL(`${server.issuer}/auth`);
+    authorize.search = new URLSearchParams({
+      client_id: applicationId,
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: 'https://reports.test/cb',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    }).toString();
+    const started = await fetch(authorize, { redirect: 'manual' });
+    const cookies = started.headers
+      .getSetCookie()
+      .map((cookie) => cookie.split(';')[0])
+      .join('; ');
+    const page = await fetch(new URL(started.headers.get('location')!, server.issuer), { headers: { cookie: cookies } });
+    const html = await page.text();
+    expect(html).toContain('to continue to <strong>Reports by Acme</strong>');
+    expect(html).toContain('<img src="https://cdn.acme.test/reports.svg" alt="Reports by Acme" />');
+    expect(html).toContain('href="/interaction-assets/style.css?primary=ffcc00&amp;dark=ffcc00"');
+    expect(page.headers.get('content-security-policy')).toContain("img-src 'self' https://cdn.acme.test;");
+    const css = await (await fetch(new URL('/interaction-assets/style.css?primary=ffcc00&dark=ffcc00', server.issuer))).text();
+    // Black on the yellow button, and links darkened until they read on white.
+    expect(css).toMatch(/--primary: #ffcc00; --on-primary: #000000; --link: #[0-9a-f]{6};/);
+    // A stylesheet asked for with anything but colours is the operator's.
+    const plain = await (await fetch(new URL('/interaction-assets/style.css?primary=x}&dark=00', server.issuer))).text();
+    expect(plain).not.toContain('x}');
+  });
+});
