@@ -60,7 +60,8 @@ import { relyingPartyOf } from './lib/mfa/webauthn.js';
 import type { ErrorLogger } from './lib/http/api-errors.js';
 import { createExperience, interactionUrl, logConnector, logSmsConnector, pagesPrefix } from './experience/index.js';
 import { createGrantLoader } from './experience/consent.js';
-import { signOutPage } from './experience/views.js';
+import { signOutPage } from './experience/views/pages.js';
+import { createCatalogs } from './experience/i18n/index.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provider/keys.js';
 import { createKeyRing } from './provider/oidc-keys.js';
 import { replaceSigningKeys } from './provider/internals.js';
@@ -101,6 +102,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   // Checked before anything is written, with the rules the environment's settings follow.
   const hookSettings = resolveHookSettings(options.hooks);
   const branding = options.experience && resolveBranding(options.experience.branding);
+  // The pages' and messages' languages: the built-in catalogs with the host's over them.
+  const catalogs = options.experience && createCatalogs(options.experience.catalogs);
   const changesRetentionDays = options.changesRetentionDays ?? defaultChangeRetentionDays;
   checkOptions(changeRetentionRule, changesRetentionDays, 'changesRetentionDays');
   const accessTokenAlg = options.accessTokenAlg ?? 'ES256';
@@ -221,7 +224,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
             loadExistingGrant: (hostLoader) => createGrantLoader(queries, hostLoader),
             logoutSource: (ctx, form) => {
               ctx.type = 'html';
-              ctx.body = signOutPage(branding!, form);
+              // RP-Initiated Logout §2 `ui_locales`, then the browser's Accept-Language.
+              ctx.body = signOutPage({ branding: branding!, t: catalogs!.forRequest(ctx.oidc?.params?.ui_locales, ctx.get('accept-language')) }, form);
             },
           },
         }),
@@ -355,6 +359,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           reportException: (report) => hooks.reportException(report),
           revokeAccount: revoke,
           branding: branding!,
+          catalogs: catalogs!,
           origin: new URL(baseUrl).origin,
           bodyLimit: options.apiBodyLimit ?? 100 * 1024,
           proxy: provider.proxy,
@@ -409,7 +414,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         provider,
         queries,
         write,
-        sendCode: options.experience && codeMessenger({ email: email!, sms: sms!, productName: branding!.productName, logger }),
+        sendCode: options.experience && codeMessenger({ email: email!, sms: sms!, productName: branding!.productName, logger, catalogs }),
+        catalogs,
         signInSettings: async () => (await signInSettings.get('default'))!,
         reportException: (report) => hooks.reportException(report),
         ...(options.experience?.limits && { limits: options.experience.limits }),

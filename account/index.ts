@@ -21,6 +21,7 @@ import { accountCodeOwner, codeTargetOf, createCodes, type CodeTarget } from '..
 import { createAccountLookup } from '../experience/accounts.js';
 import { heldBy } from '../experience/submit.js';
 import { countCodeSend, createCounters, defaultLimits, rateLimitedFields, tooManyCodes, type Limits } from '../experience/counters.js';
+import type { Catalogs } from '../experience/i18n/index.js';
 import type { CodeMessenger } from '../experience/messages.js';
 import { missingProfile, type SignInSettings } from '../experience/sign-in-settings.js';
 import type { ExceptionReport } from '../hooks/outbox.js';
@@ -50,6 +51,8 @@ export interface AccountApiDeps {
   write: Writer<ChangeKey>;
   /** Sends the verification codes; none when the sign-in experience (and so its connectors) is off. */
   sendCode: CodeMessenger | undefined;
+  /** The languages a code's message may be written in: the request's Accept-Language picks one. */
+  catalogs?: Catalogs | undefined;
   /** How people may sign up and sign in: an identifier the settings require cannot be removed. */
   signInSettings(): Promise<SignInSettings>;
   /** Announces a code send refused by a limit (Message.RateLimited). */
@@ -313,7 +316,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
         throw tooManyCodes(over);
       }
       const { verificationId, code, expiresAt } = await codes.issue(ownerOf(ctx.state), 'Account', target);
-      send(target, code);
+      send(target, code, deps.catalogs?.forRequest(undefined, ctx.get('accept-language')).locale);
       ctx.status = 201;
       ctx.body = { verificationRecordId: verificationId, expiresAt: expiresAt.toISOString() };
     },

@@ -1,3 +1,4 @@
+import type { Catalogs } from './i18n/index.js';
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
@@ -58,7 +59,7 @@ export const codeIdentifier = identifier([
  * on the interaction named by the `_experience` cookie. Cross-site requests cannot use it: a
  * body must be JSON (which a form cannot send), and a request from another origin is refused.
  */
-export function experienceApi(service: ExperienceService, { origin, bodyLimit }: { origin: string; bodyLimit: number }) {
+export function experienceApi(service: ExperienceService, { origin, bodyLimit, catalogs }: { origin: string; bodyLimit: number; catalogs?: Catalogs }) {
   const router = new Router<ExperienceState>({ prefix: experiencePrefix });
 
   router.use(async (ctx, next) => {
@@ -131,7 +132,9 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit }:
         ctx.guard.body.interactionEvent === experience.event,
         new ApiError('session.invalid_event', "interactionEvent must be the interaction's own", { field: 'body.interactionEvent' }),
       );
-      ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier, callerOf(ctx)) };
+      // The code's message is written in the language the browser asks for (a custom UI's own page).
+      const locale = catalogs?.forRequest(undefined, ctx.get('accept-language')).locale;
+      ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier, { ...callerOf(ctx), ...(locale && { locale }) }) };
     },
   );
 

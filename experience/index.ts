@@ -36,20 +36,27 @@ import type { ExceptionReport } from '../hooks/outbox.js';
 import { experiencePages, pagesPrefix } from './pages.js';
 import { createExperienceService, type ExperienceService } from './service.js';
 import { createExperienceStore } from './state.js';
-import { passkeyScriptPath, stylesheet, stylesheetPath, webAuthnLibraryPath, type Branding } from './views.js';
+import { colorsOfQuery, passkeyScriptPath, stylesheet, stylesheetPath, webAuthnLibraryPath, type Branding } from './views/pages.js';
+import type { Catalog, Catalogs } from './i18n/index.js';
 import { passkeyScript } from './passkey-script.js';
 
 export { experiencePrefix } from './api.js';
 export { pagesPrefix } from './pages.js';
 export { logConnector, smtpConnector, type EmailConnector, type EmailMessage } from './email.js';
 export { httpSmsConnector, logSmsConnector, twilioSmsConnector, SmsSendError, type SmsConnector, type SmsMessage } from './sms.js';
-export type { Branding } from './views.js';
+export type { Branding } from './views/pages.js';
+export type { Catalog, MessageKey } from './i18n/index.js';
 export type { ExperienceResult } from './service.js';
 
 export { defaultBranding } from './settings.js';
 
 export interface ExperienceOptions {
   branding?: Partial<Branding>;
+  /**
+   * Catalogs by language tag, over the built-in `en`, `de` and `ja`, key by key: correct a
+   * message of a built-in language, or add a language (what it leaves out is said in English).
+   */
+  catalogs?: Record<string, Catalog>;
   /** Where verification codes go; without one they are written to the log (development only). */
   email?: EmailConnector;
   /** Where phone codes go; without one they are written to the log (development only). */
@@ -75,6 +82,8 @@ export interface ExperienceDeps {
   /** Announces an exception event (Identifier.Lockout, Message.RateLimited) to the webhooks. */
   reportException(report: ExceptionReport): Promise<void>;
   branding: Branding;
+  /** The languages of the pages and of the codes they send. */
+  catalogs: Catalogs;
   /** The public origin (`https://id.example.com`): the JSON API refuses requests from any other. */
   origin: string;
   bodyLimit: number;
@@ -136,6 +145,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     signInSettings: deps.signInSettings,
     reportException: deps.reportException,
     productName: branding.productName,
+    catalogs: deps.catalogs,
     store,
     codes: createCodes(db),
     counters,
@@ -148,7 +158,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     revokeAccount: deps.revokeAccount,
   });
 
-  const api = experienceApi(service, { origin: deps.origin, bodyLimit: deps.bodyLimit });
+  const api = experienceApi(service, { origin: deps.origin, bodyLimit: deps.bodyLimit, catalogs: deps.catalogs });
   const apiApp = new Koa();
   apiApp.silent = true;
   apiApp.proxy = deps.proxy;
@@ -160,7 +170,19 @@ export function createExperience(deps: ExperienceDeps): Experience {
 
   const pages = experiencePages(service, provider, {
     branding,
+    catalogs: deps.catalogs,
     origin: deps.origin,
+    async describeResources(indicators) {
+      const found = await Promise.all(indicators.map((indicator) => queries.resources.findByIndicator(indicator)));
+      const resources = found.filter((resource) => resource !== null);
+      const scopes = await queries.resources.scopes.findForResources(resources.map(({ _id }) => _id));
+      return new Map(
+        resources.map((resource) => [
+          resource.indicator,
+          { name: resource.name, scopes: new Map(scopes.filter((scope) => scope.resourceId === resource._id).map((scope) => [scope.name, scope.description])) },
+        ]),
+      );
+    },
     isFirstParty: async (clientId) => {
       const application = await queries.applications.findById(clientId);
       return application !== null && !application.isThirdParty;
@@ -181,8 +203,23 @@ export function createExperience(deps: ExperienceDeps): Experience {
     [webAuthnLibraryPath, { type: 'application/javascript', body: webAuthnBrowserBundle() }],
     [passkeyScriptPath, { type: 'application/javascript', body: passkeyScript }],
   ]);
+  // An application's own colours: the stylesheet drawn in them, kept for the few applications there are.
+  const applicationStyles = new Map<string, string>();
+  const styleFor = (query: URLSearchParams) => {
+    const colors = colorsOfQuery(query);
+    if (!colors) return undefined;
+    const key = `${colors.primaryColor}${colors.darkPrimaryColor}`;
+    let css = applicationStyles.get(key);
+    if (css === undefined) {
+      if (applicationStyles.size >= 500) applicationStyles.delete(applicationStyles.keys().next().value!);
+      css = stylesheet(colors);
+      applicationStyles.set(key, css);
+    }
+    return { type: 'text/css', body: css };
+  };
   const serveStylesheet: Middleware = async (ctx, next) => {
-    const asset = ctx.method === 'GET' ? assets.get(ctx.path) : undefined;
+    if (ctx.method !== 'GET') return next();
+    const asset = (ctx.path === stylesheetPath && styleFor(new URLSearchParams(ctx.querystring))) || assets.get(ctx.path);
     if (!asset) return next();
     ctx.type = asset.type;
     ctx.set('Cache-Control', 'public, max-age=3600');

@@ -9,13 +9,17 @@ import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../lib/store/a
 import { email as emailSchema } from '../lib/identifiers.js';
 import { callerOf, experienceCookie, experiencePrefix, usernamePattern } from './api.js';
 import { grantMissing, type MissingConsent } from './consent.js';
-import { assertPasswordAllowed } from './password-policy.js';
+import { assertPasswordAllowed, minPasswordLength } from './password-policy.js';
 import type { Caller, ExperienceService, Identifier } from './service.js';
 import type { ExperienceDocument } from './state.js';
 import type { CodeTarget } from './codes.js';
 import type { SignInSettings } from './sign-in-settings.js';
+import type { ApplicationSignInExperience } from '../lib/store/models.js';
 import { phoneInput } from '../lib/phone.js';
-import * as views from './views.js';
+import * as views from './views/pages.js';
+import { en, type MessageKey } from './i18n/en.js';
+import type { Catalogs, Translator } from './i18n/index.js';
+import { isHexColor } from './views/stylesheet.js';
 
 export const pagesPrefix = '/interaction';
 /** Names the interaction a social sign-in returns to, for the callback (whose path is not the interaction's). */
@@ -43,10 +47,12 @@ interface PageRequest {
   experience: ExperienceDocument;
   form: URLSearchParams;
   caller: Caller;
-  /** Renders the page the form came from, with an error, when the handler throws. */
+  /** What the page the form came from is drawn with (an error is added when the handler throws). */
   page: views.FormContext;
   /** The application's name, on a consent page. */
   applicationName: string;
+  /** The page's language: `ui_locales`, then `Accept-Language`. */
+  t: Translator;
   /** How people may sign up and sign in: the forms follow it. */
   settings: SignInSettings;
   /** The second factors the identified user may prove now (for the MFA pages). */
@@ -86,16 +92,99 @@ const sameSecret = (given: string, expected: string) => {
 /** A sentence for the page: the API's message, capitalized. */
 const sentence = (message: string) => `${message.charAt(0).toUpperCase()}${message.slice(1)}.`;
 
+/** A refusal of the pages' own checks: its code, the message from the catalog, and the field it is about. */
+const formError = (
+  code: 'guard.invalid_input' | 'user.missing_profile' | 'user.sign_in_method_not_enabled' | 'session.invalid_credentials',
+  key: MessageKey,
+  field?: string,
+) => new ApiError(code, en[key].replace(/\.$/, ''), { messageKey: key, ...(field && { pageField: field }) });
+
+/** The field (an input's id) each kind of error is about, where the code says it. */
+const fieldOfError: Partial<Record<string, string>> = {
+  'session.invalid_credentials': 'password',
+  'verification_code.invalid': 'code',
+  'session.mfa.invalid_totp_code': 'totp',
+  'session.mfa.invalid_backup_code': 'backup-code',
+  'password.rejected': 'password',
+  'user.username_already_in_use': 'username',
+  'user.email_already_in_use': 'email',
+  'user.phone_already_in_use': 'phone',
+  'user.invalid_phone': 'phone',
+};
+
+/**
+ * What an error says on a page, in the page's language: the pages' own checks and the errors a
+ * person can cause have catalog messages (a wait said in minutes or seconds); anything else keeps
+ * the API's English message, marked as English for screen readers.
+ */
+export function pageErrorOf(error: ApiError, t: Translator): views.PageError {
+  const data = error.data ?? {};
+  const field = typeof data.pageField === 'string' ? data.pageField : fieldOfError[error.code];
+  const wait = typeof data.retryAfter === 'number' ? t.duration(data.retryAfter) : '';
+  const key =
+    typeof data.messageKey === 'string'
+      ? data.messageKey
+      : error.code === 'password.rejected' && typeof data.rule === 'string'
+        ? `error.password.${data.rule}`
+        : `error.${error.code}`;
+  if (key in en) return { text: t.t(key as MessageKey, { wait, min: Number(data.min ?? 0), max: Number(data.max ?? 0) }), field };
+  return { text: sentence(error.message), field, ...(t.locale !== 'en' && { lang: 'en' }) };
+}
+
+/** Runs `work`; an error it throws is said beside the field `id` (one form of several on a page). */
+async function aboutField<T>(id: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500 && error.data?.pageField === undefined) {
+      throw new ApiError(error.code, error.message, { ...error.data, pageField: id }, error.status);
+    }
+    throw error;
+  }
+}
+
+/** A code as a person types or pastes it ("123 456", "123-456"): the digits. */
+const digitsOf = (code: string) => code.replace(/[\s-]/g, '');
+
+/** An http(s) URL's origin, for the CSP; nothing for anything else (a `data:` or `javascript:` URL has no origin to allow). */
 const originOf = (url: string | undefined) => {
   try {
-    return url ? new URL(url).origin : undefined;
+    const parsed = url ? new URL(url) : undefined;
+    return parsed && (parsed.protocol === 'https:' || parsed.protocol === 'http:') ? parsed.origin : undefined;
   } catch {
     return undefined;
   }
 };
 
+type Client = NonNullable<Awaited<ReturnType<Provider['Client']['find']>>>;
+
+/**
+ * An application's look, from its client in the provider's cache: its sign-in experience
+ * (`/api/applications/:id/sign-in-experience`) over its OIDC metadata's `logoUri` and its name.
+ */
+function lookOf(client: Client): views.ApplicationLook {
+  const metadata = client.metadata() as { signInExperience?: ApplicationSignInExperience; logo_uri?: string };
+  const own = metadata.signInExperience;
+  const primary = own?.color.primaryColor;
+  const dark = own?.color.darkPrimaryColor;
+  return {
+    name: own?.displayName ?? client.clientName ?? client.clientId,
+    logoUrl: own?.branding.logoUrl ?? metadata.logo_uri,
+    darkLogoUrl: own?.branding.logoUrl ? own.branding.darkLogoUrl : undefined,
+    colors: isHexColor(primary) ? { primaryColor: primary, darkPrimaryColor: isHexColor(dark) ? dark : primary } : undefined,
+    termsOfUseUrl: own?.termsOfUseUrl ?? undefined,
+    privacyPolicyUrl: own?.privacyPolicyUrl ?? undefined,
+  };
+}
+
+const expiredPage = (context: views.PageContext) => views.messagePage(context, context.t.t('message.expired.title'), context.t.t('message.expired.text'));
+
 export interface PagesOptions {
   branding: views.Branding;
+  /** The languages of the pages and of the codes they send. */
+  catalogs: Catalogs;
+  /** Each API resource's name and its permissions' descriptions, for the consent page. */
+  describeResources(indicators: string[]): Promise<Map<string, { name: string; scopes: Map<string, string | null> }>>;
   /** Our public origin: social providers send the browser back to it. */
   origin: string;
   /** Whether a client is one of our first-party applications (consented without asking). */
@@ -107,13 +196,17 @@ export interface PagesOptions {
  * script: each POST goes through the same service as the JSON API, then either redirects (303)
  * or renders the form again with a generic error.
  */
-export function experiencePages(service: ExperienceService, provider: Provider, { branding, isFirstParty, origin }: PagesOptions) {
+export function experiencePages(service: ExperienceService, provider: Provider, { branding, catalogs, describeResources, isFirstParty, origin }: PagesOptions) {
   const router = new Router({ prefix: pagesPrefix });
   const logoOrigin = originOf(branding.logoUrl);
+  /** A page outside an interaction (an expired one, an outage): the language the browser asks for. */
+  const plainContext = (ctx: ParameterizedContext): views.PageContext => ({ branding, t: catalogs.forRequest(undefined, ctx.get('accept-language')) });
 
-  function securityHeaders(ctx: ParameterizedContext, details?: Pick<Details, 'params'>) {
+  function securityHeaders(ctx: ParameterizedContext, details?: Pick<Details, 'params'>, look?: views.ApplicationLook) {
     // A form's redirects are checked against form-action too, up to the application's redirect URI.
     const redirectOrigin = originOf(details?.params.redirect_uri as string | undefined);
+    // The application's own logos, where it has them, beside the operator's.
+    const imageOrigins = [...new Set([logoOrigin, originOf(look?.logoUrl), originOf(look?.darkLogoUrl)].filter(Boolean))];
     ctx.set(
       'Content-Security-Policy',
       [
@@ -122,7 +215,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         // Our own scripts only (the passkey ceremony), never inline; they talk to our Experience API.
         "script-src 'self'",
         "connect-src 'self'",
-        `img-src 'self'${logoOrigin ? ` ${logoOrigin}` : ''}`,
+        ["img-src 'self'", ...imageOrigins].join(' '),
         `form-action 'self'${redirectOrigin ? ` ${redirectOrigin}` : ''}`,
         "frame-ancestors 'none'",
         "base-uri 'none'",
@@ -143,18 +236,15 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       ctx.set('Retry-After', String(databaseRetryAfterSeconds));
       ctx.status = 503;
       ctx.type = 'html';
-      ctx.body = views.messagePage(
-        branding,
-        'Temporarily unavailable',
-        'The sign-in service cannot be reached at the moment. Wait a few seconds and try again.',
-      );
+      const context = plainContext(ctx);
+      ctx.body = views.messagePage(context, context.t.t('message.unavailable.title'), context.t.t('message.unavailable.text'));
     }
   });
 
   /** Loads and checks the interaction, runs the handler, and turns its errors into the page again. */
   /** `handler` answers a POST; `onGet`, if given, may answer a GET instead of the page (a redirect). */
   function route(
-    render: (request: PageRequest, error?: string) => string,
+    render: (request: PageRequest, error?: views.PageError) => string | Promise<string>,
     handler?: PageHandler,
     onGet?: (request: PageRequest) => Promise<PageResult | undefined>,
   ) {
@@ -170,22 +260,26 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         securityHeaders(ctx);
         ctx.status = 400;
         ctx.type = 'html';
-        ctx.body = views.messagePage(branding, 'This sign-in has expired', 'Go back to the application and sign in again.');
+        ctx.body = expiredPage(plainContext(ctx));
         return;
       }
-      securityHeaders(ctx, details);
       const { experience } = await service.open(details);
       const base = `${pagesPrefix}/${details.uid}`;
       const clientId = String(details.params.client_id);
       // The client comes from the provider's cache of our applications, not from another query: every page names it.
       const client = await provider.Client.find(clientId);
+      const look = client && lookOf(client);
+      securityHeaders(ctx, details, look);
+      // OIDC Core §3.1.2.1 `ui_locales` first, then the browser's Accept-Language.
+      const t = catalogs.forRequest(details.params.ui_locales, ctx.get('accept-language'));
       const request: PageRequest = {
         details,
         experience,
         form: new URLSearchParams(),
-        caller: callerOf(ctx),
-        page: { branding, base, csrf: experience.csrf, ...(client?.clientName && { applicationName: client.clientName }) },
-        applicationName: client?.clientName ?? clientId,
+        caller: { ...callerOf(ctx), locale: t.locale },
+        t,
+        page: { branding, t, base, csrf: experience.csrf, ...(look && { application: look }) },
+        applicationName: look?.name ?? clientId,
         settings: await service.settings(),
         mfaFactors: [],
         social: await service.social.list(),
@@ -223,12 +317,12 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
             signed: true,
             expires: new Date(details.exp * 1000),
           });
-          result = (await onGet?.(request)) ?? { html: render(request) };
+          result = (await onGet?.(request)) ?? { html: await render(request) };
         }
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         if (error.status === 429 && typeof error.data?.retryAfter === 'number') ctx.set('Retry-After', String(error.data.retryAfter));
-        result = { html: render(request, sentence(error.message)), status: error.status };
+        result = { html: await render(request, pageErrorOf(error, request.t)), status: error.status };
       }
       if ('redirect' in result) {
         ctx.status = 303;
@@ -241,7 +335,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     };
   }
 
-  const withError = (request: PageRequest, error?: string) => ({ ...request.page, error });
+  const withError = (request: PageRequest, error?: views.PageError) => ({ ...request.page, error });
   const field = (request: PageRequest, name: string) => (request.form.get(name) ?? '').trim();
   const clientOf = (request: PageRequest): string => String(request.details.params.client_id);
   /** What a person typed where an email or a phone number goes: an address has an `@`. */
@@ -249,8 +343,8 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   /** What a person typed to sign in: an address, a phone number (digits, `+`, spaces and punctuation), or a username. */
   const identifierOf = (value: string): Identifier =>
     value.includes('@') ? { type: 'email', value } : phoneLike.test(value) ? { type: 'phone', value } : { type: 'username', value };
-  const checkEmail = (email: string) => {
-    if (!validEmail(email)) throw new ApiError('guard.invalid_input', 'this email address does not look right');
+  const checkEmail = (email: string, id = 'email') => {
+    if (!validEmail(email)) throw formError('guard.invalid_input', 'error.emailFormat', id);
   };
 
   /**
@@ -286,7 +380,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   async function signIn(request: PageRequest): Promise<PageResult> {
     const identifier = field(request, 'identifier');
     const password = request.form.get('password') ?? '';
-    if (!identifier || !password) throw new ApiError('session.invalid_credentials', 'enter your identifier and your password');
+    if (!identifier || !password) throw formError('session.invalid_credentials', 'error.identifierAndPassword', identifier ? 'password' : 'identifier');
     const experience = await service.start(request.experience, 'SignIn');
     const verificationId = await service.verifyPassword(experience, identifierOf(identifier), password, request.caller);
     await service.identify(experience, verificationId);
@@ -298,7 +392,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     const hint = request.details.params.login_hint;
     return typeof hint === 'string' && hint.length <= 256 ? hint : '';
   };
-  const renderSignIn = (request: PageRequest, error?: string) => {
+  const renderSignIn = (request: PageRequest, error?: views.PageError) => {
     const { methods } = request.settings.signIn;
     return views.signInPage(withError(request, error), {
       identifier: request.form.has('identifier') ? field(request, 'identifier') : loginHintOf(request),
@@ -309,12 +403,13 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       sso: request.sso,
     });
   };
-  const renderSignUp = (request: PageRequest, error?: string) => {
+  const renderSignUp = (request: PageRequest, error?: views.PageError) => {
     const { identifiers, password, secondaryIdentifiers = [] } = request.settings.signUp;
     const offered = (name: 'username' | 'email' | 'phone') => identifiers.includes(name) || secondaryIdentifiers.some(({ identifier }) => identifier === name);
     return views.signUpPage(withError(request, error), {
       fields: { username: offered('username'), email: offered('email'), phone: offered('phone'), password },
       values: { username: field(request, 'username'), email: field(request, 'email'), phone: field(request, 'phone') },
+      minPasswordLength,
     });
   };
   /** The code a form carries back: its target (an `email` or `phone` field) and verification id. */
@@ -341,7 +436,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         (request, error) => render(withError(request, error), sentCodeOf(request)),
         async (request) => {
           const sent = sentCodeOf(request);
-          await service.verifyCode(request.experience, sent.verificationId, sent, field(request, 'code'));
+          await service.verifyCode(request.experience, sent.verificationId, sent, digitsOf(field(request, 'code')));
           await use(request, sent);
           await then?.(request);
           return submitOrComplete(request);
@@ -373,16 +468,41 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     '/:uid/sign-in/code',
     route(renderSignIn, async (request) => {
       const identifier = field(request, 'identifier');
-      if (!identifier) throw new ApiError('guard.invalid_input', 'enter your email address or phone number');
+      if (!identifier) throw formError('guard.invalid_input', 'error.emailOrPhoneMissing', 'code-identifier');
       const target = contactOf(identifier);
       if (!request.settings.signIn.methods.some((method) => method.identifier === target.type && method.verificationCode)) {
-        throw new ApiError('user.sign_in_method_not_enabled', `signing in by ${target.type} with a code is not enabled`);
+        throw formError('user.sign_in_method_not_enabled', 'error.codeMethodDisabled', 'code-identifier');
       }
       request.experience = await service.start(request.experience, 'SignIn');
-      return sendCodePage(request, target, views.signInCodePage);
+      return aboutField('code-identifier', () => sendCodePage(request, target, views.signInCodePage));
     }),
   );
   codeStep('/:uid/sign-in/code/verify', views.signInCodePage, identifyBy);
+
+  // "Send a new code" on every page that takes one: the same target again, through the same send
+  // limits. A refusal keeps the page (and the code sent before) and says how long to wait.
+  const codeFlows = new Set<string>(['sign-up', 'sign-in', 'profile', 'reset'] satisfies views.CodeFlow[]);
+  const flowOf = (request: PageRequest): views.CodeFlow => {
+    const flow = field(request, 'flow');
+    return (codeFlows.has(flow) ? flow : 'sign-in') as views.CodeFlow;
+  };
+  router.post(
+    '/:uid/code/resend',
+    route(
+      (request, error) => views.codePage(withError(request, error), flowOf(request), sentCodeOf(request)),
+      async (request) => {
+        const flow = field(request, 'flow');
+        const { type, value } = sentCodeOf(request);
+        if (!codeFlows.has(flow) || !value) throw formError('guard.invalid_input', 'error.generic');
+        if (flow === 'sign-in' && !request.settings.signIn.methods.some((method) => method.identifier === type && method.verificationCode)) {
+          throw formError('user.sign_in_method_not_enabled', 'error.codeMethodDisabled');
+        }
+        const verificationId = await service.sendCode(request.experience, { type, value }, request.caller);
+        const context = { ...request.page, notice: request.t.t('code.resent', { target: value }) };
+        return { html: views.codePage(context, flow as views.CodeFlow, { type, value, verificationId }) };
+      },
+    ),
+  );
 
   router.get('/:uid/sign-up', route(renderSignUp));
   router.post(
@@ -393,10 +513,10 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       const phone = field(request, 'phone');
       const password = request.form.get('password') ?? '';
       const { signUp } = request.settings;
-      if (!username && !email && !phone) throw new ApiError('user.missing_profile', 'fill in at least one of the fields above');
-      if (email && phone) throw new ApiError('guard.invalid_input', 'give an email address or a phone number, not both: a code goes to one');
-      if (username && !usernameFormat.test(username))
-        throw new ApiError('guard.invalid_input', 'a username has letters, digits and underscores, and does not start with a digit');
+      const first = ['username', 'email', 'phone'].find((name) => request.form.has(name));
+      if (!username && !email && !phone) throw formError('user.missing_profile', 'error.fillInOne', first);
+      if (email && phone) throw formError('guard.invalid_input', 'error.emailAndPhone', 'phone');
+      if (username && !usernameFormat.test(username)) throw formError('guard.invalid_input', 'error.usernameFormat', 'username');
       if (email) checkEmail(email);
       if (signUp.password) assertPasswordAllowed(password, [username, email]);
       const experience = await service.start(request.experience, 'Register');
@@ -414,7 +534,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   codeStep('/:uid/sign-up/code', views.signUpCodePage, identifyBy);
 
   // What the settings require that the account lacks (Logto's profile fulfilment), one thing at a time.
-  const renderProfile = (request: PageRequest, error?: string) => {
+  const renderProfile = (request: PageRequest, error?: views.PageError) => {
     const step = field(request, 'step') as views.ProfileStep;
     return views.profilePage(withError(request, error), profileSteps.has(step) ? step : 'email', step === 'password' ? '' : field(request, step));
   };
@@ -441,7 +561,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         return submitOrComplete(request);
       }
       const given = field(request, step === 'emailOrPhone' ? 'identifier' : step);
-      if (!given || !profileSteps.has(step)) throw new ApiError('guard.invalid_input', 'fill in the field above');
+      if (!given || !profileSteps.has(step)) throw formError('guard.invalid_input', 'error.fillIn', step === 'emailOrPhone' ? 'identifier' : step);
       const target = step === 'emailOrPhone' ? contactOf(given) : { type: step as 'email' | 'phone', value: given };
       return sendCodePage(request, target, views.profileCodePage);
     }),
@@ -479,7 +599,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     ctx.type = 'html';
     const expired = () => {
       ctx.status = 400;
-      ctx.body = views.messagePage(branding, 'This sign-in has expired', 'Go back to the application and sign in again.');
+      ctx.body = expiredPage(plainContext(ctx));
     };
     const uid = ctx.cookies.get(socialCookie, { signed: true });
     if (!uid) return expired();
@@ -490,14 +610,17 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       if (error instanceof ApiError && error.status < 500) return expired();
       throw error;
     }
+    const client = opened.clientId ? await provider.Client.find(opened.clientId) : undefined;
+    const look = client && lookOf(client);
     // The link page's form ends at the application: its redirect origin joins form-action, as on every page.
-    securityHeaders(ctx, { params: { redirect_uri: opened.redirectUri } });
+    securityHeaders(ctx, { params: { redirect_uri: opened.redirectUri } }, look);
+    const t = catalogs.forRequest(opened.uiLocales, ctx.get('accept-language'));
     const { connectorId } = ctx.params as { connectorId: string };
     const state = String(ctx.query.state ?? '');
     const verificationId = await (enterprise ? service.pendingSso : service.pendingSocial)(opened.experience, connectorId, state);
     if (!verificationId) return expired();
-    const form = { branding, base: `${pagesPrefix}/${uid}`, csrf: opened.experience.csrf };
-    const caller = callerOf(ctx);
+    const form: views.FormContext = { branding, t, base: `${pagesPrefix}/${uid}`, csrf: opened.experience.csrf, ...(look && { application: look }) };
+    const caller = { ...callerOf(ctx), locale: t.locale };
     try {
       await flow.verify(opened.experience, connectorId, verificationId, Object.fromEntries(new URLSearchParams(ctx.querystring)));
       try {
@@ -518,12 +641,13 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     } catch (error) {
       if (!(error instanceof ApiError) || error.status >= 500) throw error;
       ctx.status = error.status;
-      ctx.body = views.messagePage(branding, 'The sign-in did not work', sentence(error.message));
+      const said = pageErrorOf(error, t);
+      ctx.body = views.messagePage(form, t.t('message.failed.title'), said.text, said.lang);
     }
   });
 
   // Enterprise SSO: the work email, its domain's identity providers, the IdP, and back to the callback.
-  const renderSsoEmail = (request: PageRequest, error?: string) => views.ssoEmailPage(withError(request, error), field(request, 'email'));
+  const renderSsoEmail = (request: PageRequest, error?: views.PageError) => views.ssoEmailPage(withError(request, error), field(request, 'email'));
   router.get('/:uid/sso', route(renderSsoEmail));
   router.post(
     '/:uid/sso',
@@ -531,8 +655,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       const email = field(request, 'email');
       checkEmail(email);
       const connectors = await service.sso.discover(email);
-      if (connectors.length === 0)
-        throw new ApiError('guard.invalid_input', 'no company sign-in is set up for this email’s domain; use another way to sign in');
+      if (connectors.length === 0) throw formError('guard.invalid_input', 'error.noSso', 'email');
       return { html: views.ssoChoicePage(request.page, email, connectors) };
     }),
   );
@@ -542,7 +665,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   router.get('/:uid/continue', route(renderSignIn, undefined, submitOrComplete));
 
   // MFA: prove a factor (the submit answered 403), enrol one (mandatory MFA), save backup codes.
-  const renderChallenge = (request: PageRequest, error?: string) => views.mfaChallengePage(withError(request, error), request.mfaFactors);
+  const renderChallenge = (request: PageRequest, error?: views.PageError) => views.mfaChallengePage(withError(request, error), request.mfaFactors);
   const challengeStep = (path: string, verify: (request: PageRequest, code: string) => Promise<unknown>) =>
     router.post(
       path,
@@ -552,11 +675,11 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       }),
     );
   router.get('/:uid/mfa', route(renderChallenge));
-  challengeStep('/:uid/mfa/totp', (request, code) => service.mfa.totpVerify(request.experience, code, undefined, request.caller));
+  challengeStep('/:uid/mfa/totp', (request, code) => service.mfa.totpVerify(request.experience, digitsOf(code), undefined, request.caller));
   challengeStep('/:uid/mfa/backup-code', (request, code) => service.mfa.backupCodeVerify(request.experience, code, request.caller));
 
   /** The enrol page, with a fresh TOTP secret when the settings offer TOTP. */
-  async function enrolPage(request: PageRequest, error?: string): Promise<string> {
+  async function enrolPage(request: PageRequest, error?: views.PageError): Promise<string> {
     const { factors } = request.settings.mfa;
     const totp = factors.includes('Totp') ? await service.mfa.totpSecret(request.experience) : undefined;
     return views.mfaEnrolPage(withError(request, error), {
@@ -573,12 +696,12 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     route(renderSignIn, async (request) => {
       const verificationId = field(request, 'verificationId');
       try {
-        await service.mfa.totpVerify(request.experience, field(request, 'code'), verificationId, request.caller);
+        await service.mfa.totpVerify(request.experience, digitsOf(field(request, 'code')), verificationId, request.caller);
         await service.mfa.bind(request.experience, 'Totp', verificationId);
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         // A new secret, as the page shows one each time: the person scans again.
-        return { html: await enrolPage(request, sentence(error.message)), status: error.status };
+        return { html: await enrolPage(request, pageErrorOf(error, request.t)), status: error.status };
       }
       return submitOrComplete(request);
     }),
@@ -598,7 +721,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   );
 
   const hasPhoneMethods = (request: PageRequest) => request.settings.signIn.methods.some(({ identifier }) => identifier === 'phone');
-  const renderForgot = (request: PageRequest, error?: string) =>
+  const renderForgot = (request: PageRequest, error?: views.PageError) =>
     views.forgotPasswordPage(withError(request, error), { identifier: field(request, 'identifier'), phone: hasPhoneMethods(request) });
   router.get('/:uid/forgot-password', route(renderForgot));
   router.post(
@@ -614,12 +737,17 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     service.resetPassword(request.experience, request.form.get('password') ?? '', request.caller),
   );
 
-  function renderConsent(request: PageRequest, error?: string): string {
+  /** The consent page: each permission by what its API's operator wrote about it, under the API's name. */
+  async function renderConsent(request: PageRequest, error?: views.PageError): Promise<string> {
     const missing = request.details.prompt.details as MissingConsent;
+    const asked = Object.entries(missing.missingResourceScopes ?? {});
+    const described = await describeResources(asked.map(([indicator]) => indicator));
     return views.consentPage(withError(request, error), {
-      applicationName: request.applicationName,
       scopes: missing.missingOIDCScope ?? [],
-      resources: Object.entries(missing.missingResourceScopes ?? {}).map(([indicator, scopes]) => ({ indicator, scopes })),
+      resources: asked.map(([indicator, scopes]) => {
+        const resource = described.get(indicator);
+        return { indicator, name: resource?.name, scopes: scopes.map((name) => ({ name, description: resource?.scopes.get(name) })) };
+      }),
     });
   }
   router.post(

@@ -52,7 +52,8 @@ export const passkeyScript = `'use strict';
       window.location.assign(base + '/continue');
     }, function (error) {
       button.disabled = false;
-      status.textContent = error && error.name === 'NotAllowedError' ? 'The passkey was not used. Try again.' : String((error && error.message) || error);
+      // Said in the page's language: the button carries the messages (data-not-used, data-failed).
+      status.textContent = button.getAttribute(error && error.name === 'NotAllowedError' ? 'data-not-used' : 'data-failed');
       status.hidden = false;
     });
   }

@@ -14,19 +14,26 @@ function identifierForms(identifiers: Array<string | null | undefined>): string[
 }
 
 /** Each rule and the one-line reason shown when it fails. */
-const rules: Array<{ fails: (password: string, identifiers: string[]) => boolean; reason: string }> = [
-  { fails: (password) => [...password].length < minPasswordLength, reason: `the password must have at least ${minPasswordLength} characters` },
-  { fails: (password) => password.length > maxPasswordLength, reason: `the password must have at most ${maxPasswordLength} characters` },
-  {
-    fails: (password, identifiers) => identifiers.some((identifier) => password.toLowerCase().includes(identifier)),
-    reason: 'the password must not contain your username or email',
-  },
-  { fails: (password) => commonPasswords.has(password.toLowerCase()), reason: 'this password is too common; choose another' },
-];
+/** Each rule, its name (in the error's `data.rule`, for a page to say it in the person's language) and the one-line reason. */
+const rules: Array<{ rule: 'minLength' | 'maxLength' | 'identifier' | 'common'; fails: (password: string, identifiers: string[]) => boolean; reason: string }> =
+  [
+    {
+      rule: 'minLength',
+      fails: (password) => [...password].length < minPasswordLength,
+      reason: `the password must have at least ${minPasswordLength} characters`,
+    },
+    { rule: 'maxLength', fails: (password) => password.length > maxPasswordLength, reason: `the password must have at most ${maxPasswordLength} characters` },
+    {
+      rule: 'identifier',
+      fails: (password, identifiers) => identifiers.some((identifier) => password.toLowerCase().includes(identifier)),
+      reason: 'the password must not contain your username or email',
+    },
+    { rule: 'common', fails: (password) => commonPasswords.has(password.toLowerCase()), reason: 'this password is too common; choose another' },
+  ];
 
 /** Throws 422 `password.rejected` naming the first rule the password breaks. */
 export function assertPasswordAllowed(password: string, identifiers: Array<string | null | undefined>): void {
   const forms = identifierForms(identifiers);
   const broken = rules.find((rule) => rule.fails(password, forms));
-  if (broken) throw new ApiError('password.rejected', broken.reason, { field: 'password' });
+  if (broken) throw new ApiError('password.rejected', broken.reason, { field: 'password', rule: broken.rule, min: minPasswordLength, max: maxPasswordLength });
 }

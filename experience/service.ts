@@ -19,6 +19,7 @@ import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
 import { codeTargetOf, type CodeTarget } from './codes.js';
 import { codeMessenger } from './messages.js';
+import type { Catalogs } from './i18n/index.js';
 import type { ExperienceMfa } from './mfa.js';
 import type { ExperienceSocial } from './social.js';
 import { missingProfile, type MissingProfile, type SignInSettings } from './sign-in-settings.js';
@@ -44,6 +45,8 @@ export interface Caller {
   userAgent?: string;
   method: string;
   path: string;
+  /** The language the person reads (a catalog's tag): the codes sent for them are written in it. */
+  locale?: string;
 }
 
 export interface ExperienceServiceDeps {
@@ -62,6 +65,8 @@ export interface ExperienceServiceDeps {
   /** Announces an exception event to the webhooks (a lockout, a refused code send). */
   reportException(report: ExceptionReport): Promise<void>;
   productName: string;
+  /** The languages a code's message may be written in. */
+  catalogs?: Catalogs | undefined;
   logger: Logger;
   /** Ends every session, grant and token the provider keeps for a user. */
   revokeAccount(userId: string, session?: ClientSession): Promise<void>;
@@ -228,7 +233,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
      */
     async open(
       interactionOrUid: string | Interaction,
-    ): Promise<{ experience: ExperienceDocument; clientId: string | undefined; redirectUri: string | undefined }> {
+    ): Promise<{ experience: ExperienceDocument; clientId: string | undefined; redirectUri: string | undefined; uiLocales: unknown }> {
       const interaction = typeof interactionOrUid === 'string' ? await provider.Interaction.find(interactionOrUid) : interactionOrUid;
       assertThat(interaction, new ApiError('session.not_found', 'this sign-in has expired; start again from the application'));
       const experience = await store.open(interaction.uid, new Date(interaction.exp * 1000));
@@ -236,6 +241,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
         experience,
         clientId: interaction.params.client_id as string | undefined,
         redirectUri: interaction.params.redirect_uri as string | undefined,
+        uiLocales: interaction.params.ui_locales,
       };
     },
 
@@ -335,7 +341,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       const owner = event === 'ForgotPassword' ? await findUser(target) : undefined;
       const to = event !== 'ForgotPassword' ? target.value : target.type === 'email' ? owner?.primaryEmail : owner?.primaryPhone;
       // Not awaited (see codeMessenger): an answer that waited for the gateway only when an account exists would tell that it exists.
-      if (to) sendCode({ type: target.type, value: to }, code);
+      if (to) sendCode({ type: target.type, value: to }, code, caller.locale);
       return verificationId;
     },
 

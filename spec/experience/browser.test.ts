@@ -121,13 +121,17 @@ describe('sign-in experience in a real browser (Chromium), through the example w
 
     await signOut();
 
-    // A wrong password is refused with a generic message.
+    // A wrong password is refused with a generic message, said beside the password field, which is
+    // marked invalid, described by it, and given the focus (WCAG 2.2 3.3.1, 4.1.2; 2.4.3).
     await page.getByRole('link', { name: 'Sign in' }).click();
     await page.getByLabel('Username, email or phone').fill('ada_lovelace');
     await page.getByLabel('Password').fill('difference engine');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('alert').waitFor();
-    expect(await page.getByRole('alert').innerText()).toBe('The identifier or the password is wrong.');
+    await page.locator('#password[aria-invalid="true"]').waitFor();
+    expect(await page.locator('#password').getAttribute('aria-describedby')).toBe('password-error');
+    expect(await page.locator('#password-error').innerText()).toBe('The identifier or the password is wrong.');
+    await page.waitForFunction("document.activeElement && document.activeElement.id === 'password'");
+    expect(await page.getByLabel('Username, email or phone').inputValue()).toBe('ada_lovelace');
     await shoot('sign-in-error');
 
     // Forgot password.
@@ -170,7 +174,8 @@ describe('sign-in experience in a real browser (Chromium), through the example w
     }).toString();
     await page.goto(authorize.href);
     await page.getByRole('heading', { name: 'Allow Partner analytics?' }).waitFor();
-    expect(await page.locator('ul.scopes').first().innerText()).toMatch(/profile[\s\S]*email/);
+    // Each permission by what it lets the application do, not by its scope name.
+    expect(await page.locator('ul.scopes').first().innerText()).toMatch(/Your name, username and picture[\s\S]*Your email address/);
     await shoot('consent');
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL((url) => url.href.startsWith(partnerCallback) && url.searchParams.has('code'));

@@ -198,7 +198,8 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
       const html = await response.text();
       expect(url.pathname).toMatch(/^\/interaction\//);
       expect(html).toContain('Allow Partner app?');
-      expect(html).toContain('<li>profile</li>');
+      // The permission by what it lets the application see, not by its scope name.
+      expect(html).toContain('<li>Your name, username and picture</li>');
       const answered = await browser.form(`${url.pathname}/consent`, { csrf: csrfOf(html), decision });
       expect(answered.status).toBe(303);
       return (await browser.follow(answered.headers.get('location')!, redirectUri)).url;

@@ -155,8 +155,8 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
     await signInWithPassword('tom_totp');
     await page.getByLabel('A backup code').fill(codes[0]!);
     await page.getByRole('button', { name: 'Use a backup code' }).click();
-    await page.getByRole('alert').filter({ hasText: 'backup code' }).waitFor();
-    expect(await page.getByRole('alert').filter({ hasText: 'backup code' }).innerText()).toBe('The backup code is wrong or used already.');
+    await page.locator('#backup-code[aria-invalid="true"]').waitFor();
+    expect(await page.locator('#backup-code-error').innerText()).toBe('The backup code is wrong or used already.');
   });
 
   // Through the Experience API from the page, with the same authenticator: what an attacker holding one

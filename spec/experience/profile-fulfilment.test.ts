@@ -169,7 +169,7 @@ describe('sign-in experience: profile fulfilment (user.missing_profile)', () => 
     const other = await newSignIn();
     const refused = await other.browser.form(`${other.page}/sign-in/code`, { csrf: other.csrf, identifier: '+61 412 345 740' });
     expect(refused.status).toBe(422);
-    expect(await refused.text()).toContain('Signing in by phone with a code is not enabled.');
+    expect(await refused.text()).toContain('Signing in with a code is not enabled for this identifier.');
     expect(world.sms.texts.some(({ to }) => to === '+61412345740')).toBe(false);
     expect((await server.api('GET', `/api/users/${user.id}`)).body).toMatchObject({ primaryEmail: 'page.fulfils@example.com' });
   });

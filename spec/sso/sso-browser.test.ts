@@ -60,13 +60,14 @@ describe('SAML single sign-on on the pages in a real browser (Chromium)', () => 
 
   it('finds the IdP by the email’s domain, registers through SAML, signs out, and signs in again', async () => {
     idp.signInAs({ nameId: 'peter@initech.test', email: 'peter@initech.test', name: 'Peter Gibbons' });
-    // An email of a domain no connector claims is told so, on the same page.
+    // An email of a domain no connector claims is told so, on the same page, beside the field.
     await page.goto(rp.url);
     await page.getByRole('link', { name: 'Sign in' }).click();
     await page.getByRole('link', { name: 'Use your company account' }).click();
     await page.getByLabel('Work email').fill('someone@example.com');
     await page.getByRole('button', { name: 'Continue' }).click();
-    await page.getByRole('alert').filter({ hasText: 'No company sign-in' }).waitFor();
+    await page.locator('#email-error').filter({ hasText: 'No company sign-in' }).waitFor();
+    expect(await page.locator('#email').getAttribute('aria-invalid')).toBe('true');
 
     const registered = await eventsDuring(server, receiver, async () => {
       await companySignIn('peter@initech.test');

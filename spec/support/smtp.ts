@@ -18,6 +18,15 @@ export interface MailCatcher {
   close(): Promise<void>;
 }
 
+/** A message's body as text: after its headers, quoted-printable decoded when it says so (nodemailer's choice for non-ASCII text). */
+function bodyOf(raw: string): string {
+  const split = raw.indexOf('\r\n\r\n') >= 0 ? raw.indexOf('\r\n\r\n') : raw.indexOf('\n\n');
+  const [headers, body] = [raw.slice(0, split), raw.slice(split).trim()];
+  if (!/content-transfer-encoding:\s*quoted-printable/i.test(headers)) return body;
+  const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return Buffer.from(bytes, 'latin1').toString('utf8');
+}
+
 export async function startMailCatcher(): Promise<MailCatcher> {
   const messages: Mail[] = [];
   const server = new SMTPServer({
@@ -42,7 +51,7 @@ export async function startMailCatcher(): Promise<MailCatcher> {
     messages,
     async nextCode(to, timeoutMs = 10_000) {
       const mail = await takeNext(messages, taken, (message) => message.to.includes(to.toLowerCase()), `message to ${to}`, timeoutMs);
-      return codeIn(mail.raw, `the message to ${to}`);
+      return codeIn(bodyOf(mail.raw), `the message to ${to}`);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

@@ -17,7 +17,8 @@ export async function takeNext<T>(items: T[], taken: Set<T>, matches: (item: T) 
 
 /** The 6-digit code a message says (`verification code is 123456`), or an error naming the message. */
 export function codeIn(text: string, what: string): string {
-  const code = /verification code is (\d{6})/.exec(text)?.[1];
+  // The English message's phrase, else the one 6-digit number of a message in another language.
+  const code = /verification code is (\d{6})/.exec(text)?.[1] ?? /(?<!\d)\d{6}(?!\d)/.exec(text)?.[0];
   if (!code) throw new Error(`no code in ${what}: ${text}`);
   return code;
 }

@@ -1,0 +1,193 @@
+/**
+ * Every string of the sign-in pages and of the mail and text messages they send, in English: the
+ * catalog the others are checked against (each must have every key) and fall back to. `{name}`
+ * is filled with a value; values are escaped where they reach HTML.
+ */
+export const en = {
+  // The frame of every page.
+  'frame.continueTo': 'to continue to {application}',
+  'action.cancel': 'Cancel',
+  'action.continue': 'Continue',
+  'action.verify': 'Verify',
+  'action.sendCode': 'Send code',
+  'list.separator': ', ',
+  'list.or': ' or ',
+  'identifier.username': 'username',
+  'identifier.email': 'email',
+  'identifier.phone': 'phone',
+
+  // Fields.
+  'field.username': 'Username',
+  'field.email': 'Email',
+  'field.phone': 'Phone',
+  'field.emailOrPhone': 'Email or phone',
+  'field.password': 'Password',
+  'field.newPassword': 'New password',
+  'field.code': 'Verification code',
+  'hint.username': '(letters, digits and _)',
+  'hint.password': '(at least {min} characters)',
+  'hint.countryCode': '(with its country code)',
+  'hint.emailCode': '(we will send a code to check it)',
+  'hint.phoneCode': '(with its country code; we will text a code to check it)',
+  'hint.code': '(6 digits; you may paste the whole code)',
+
+  // Sign-in.
+  'signIn.title': 'Sign in',
+  'signIn.submit': 'Sign in',
+  'signIn.orCode': 'Or get a one-time code',
+  'signIn.sendCode': 'Send me a code',
+  'signIn.passkey': 'Sign in with a passkey',
+  'signIn.continueWith': 'Continue with {connector}',
+  'signIn.sso': 'Use your company account',
+  'signIn.forgot': 'Forgot your password?',
+  'signIn.createAccount': 'Create an account',
+  'signIn.otherMethods': 'Other ways to sign in',
+
+  // Passkeys (the script's messages come from the page).
+  'passkey.notUsed': 'The passkey was not used. Try again.',
+  'passkey.failed': 'The passkey could not be checked. Try again, or use another way.',
+
+  // Second factors.
+  'mfa.title': 'Two-step verification',
+  'mfa.lead': 'Prove it is you with your second factor.',
+  'mfa.usePasskey': 'Use your passkey',
+  'mfa.totpLabel': 'Code from your authenticator app',
+  'mfa.backupLabel': 'A backup code',
+  'mfa.useBackup': 'Use a backup code',
+  'mfaEnrol.title': 'Set up two-step verification',
+  'mfaEnrol.lead': 'Your account needs a second factor before you continue.',
+  'mfaEnrol.passkeyIntro': 'Use a passkey on this device or a security key:',
+  'mfaEnrol.createPasskey': 'Create a passkey',
+  'mfaEnrol.scan': 'Or scan this code with an authenticator app:',
+  'mfaEnrol.qrLabel': 'QR code for your authenticator app',
+  'mfaEnrol.key': 'Or enter this key:',
+  'mfaEnrol.codeLabel': 'The code it shows',
+  'mfaEnrol.submit': 'Verify and continue',
+  'backupCodes.title': 'Save your backup codes',
+  'backupCodes.lead': 'Each code signs you in once if you lose your second factor. They are shown only now.',
+  'backupCodes.download': 'Download the codes',
+  'backupCodes.file': '{product} backup codes',
+  'backupCodes.saved': 'I have saved them',
+
+  // Single sign-on and linking.
+  'sso.title': 'Use your company account',
+  'sso.lead': 'Enter your work email: your company’s sign-in page takes it from there.',
+  'sso.email': 'Work email',
+  'sso.choiceLead': 'Sign in as {email} with your company’s identity provider.',
+  'sso.anotherEmail': 'Use another email',
+  'link.title': 'Link your account?',
+  'link.lead': 'An account with {email} exists already. Sign in to it with {connector} from now on?',
+  'link.submit': 'Link and sign in',
+
+  // Sign-up.
+  'signUp.title': 'Create your account',
+  'signUp.lead': 'Give your {identifiers}.',
+  'signUp.submit': 'Create account',
+  'signUp.haveAccount': 'I already have an account',
+
+  // Codes.
+  'code.titleEmail': 'Check your email',
+  'code.titlePhone': 'Check your phone',
+  'code.lead': 'Enter the 6-digit code we sent to {target}.',
+  'code.signUpSubmit': 'Verify and create account',
+  'code.signInSubmit': 'Verify and sign in',
+  'code.profileSubmit': 'Verify and continue',
+  'code.startAgain': 'Start again',
+  'code.backToSignIn': 'Back to sign in',
+  'code.useAnother': 'Use another',
+  'code.resend': 'Send a new code',
+  'code.resendPrompt': 'No code?',
+  'code.resent': 'We sent a new code to {target}.',
+
+  // What an account still needs.
+  'profile.username.title': 'Choose a username',
+  'profile.username.lead': 'Your account needs a username before you continue.',
+  'profile.email.title': 'Add your email',
+  'profile.email.lead': 'Your account needs an email address before you continue. We will send a code to check it.',
+  'profile.phone.title': 'Add your phone',
+  'profile.phone.lead': 'Your account needs a phone number before you continue. We will text a code to check it.',
+  'profile.emailOrPhone.title': 'Add your email or phone',
+  'profile.emailOrPhone.lead': 'Your account needs an email address or a phone number before you continue. We will send a code to check it.',
+  'profile.password.title': 'Set a password',
+  'profile.password.lead': 'Your account needs a password before you continue.',
+
+  // A forgotten password.
+  'forgot.title': 'Reset your password',
+  'forgot.leadEmail': 'We will email you a code to set a new password.',
+  'forgot.leadAny': 'We will send you a code to set a new password.',
+  'reset.title': 'Choose a new password',
+  'reset.lead': 'If {target} has an account, we sent it a 6-digit code.',
+  'reset.submit': 'Set password and sign in',
+  'reset.another': 'Send another code',
+
+  // Consent.
+  'consent.title': 'Allow {application}?',
+  'consent.lead': '{application} asks for access to your account.',
+  'consent.profile': 'Your account',
+  'consent.allow': 'Allow',
+  'consent.deny': 'Deny',
+  'consent.terms': 'Terms of use',
+  'consent.privacy': 'Privacy policy',
+  'consent.policies': 'Before you allow it, read the policies of {application}:',
+  'scope.openid': 'Know who you are (your user id)',
+  'scope.profile': 'Your name, username and picture',
+  'scope.email': 'Your email address',
+  'scope.phone': 'Your phone number',
+  'scope.address': 'Your postal address',
+  'scope.identities': 'The accounts you linked (social and company sign-in)',
+  'scope.offline_access': 'Keep access while you are away',
+
+  // Pages that only say something.
+  'message.expired.title': 'This sign-in has expired',
+  'message.expired.text': 'Go back to the application and sign in again.',
+  'message.unavailable.title': 'Temporarily unavailable',
+  'message.unavailable.text': 'The sign-in service cannot be reached at the moment. Wait a few seconds and try again.',
+  'message.failed.title': 'The sign-in did not work',
+  'signOut.title': 'Sign out?',
+  'signOut.lead': 'Do you want to sign out of this device?',
+  'signOut.yes': 'Yes, sign me out',
+  'signOut.no': 'No, stay signed in',
+
+  // What went wrong, as a page says it (the API's own messages stay English).
+  'error.generic': 'That did not work. Check what you entered and try again.',
+  'error.identifierAndPassword': 'Enter your identifier and your password.',
+  'error.emailOrPhoneMissing': 'Enter your email address or phone number.',
+  'error.emailFormat': 'This email address does not look right.',
+  'error.fillInOne': 'Fill in at least one of the fields above.',
+  'error.fillIn': 'Fill in this field.',
+  'error.emailAndPhone': 'Give an email address or a phone number, not both: a code goes to one.',
+  'error.usernameFormat': 'A username has letters, digits and underscores, and does not start with a digit.',
+  'error.noSso': 'No company sign-in is set up for this email’s domain. Use another way to sign in.',
+  'error.codeMethodDisabled': 'Signing in with a code is not enabled for this identifier.',
+  'error.session.invalid_credentials': 'The identifier or the password is wrong.',
+  'error.session.too_many_attempts': 'Too many attempts. Try again in {wait}.',
+  'error.session.csrf_failed': 'This form has expired. Reload the page and try again.',
+  'error.session.not_found': 'This sign-in has expired. Start again from the application.',
+  'error.session.already_submitted': 'This sign-in is finished already. Start again from the application.',
+  'error.session.identifier_not_found': 'No account was found. Check what you entered.',
+  'error.verification_code.invalid': 'The verification code is wrong or has expired.',
+  'error.verification_code.too_many_requests': 'Too many codes were asked for. You can ask for a new one in {wait}.',
+  'error.session.mfa.invalid_totp_code': 'The code is wrong, expired or used already.',
+  'error.session.mfa.invalid_backup_code': 'The backup code is wrong or used already.',
+  'error.session.mfa.webauthn_verification_failed': 'The passkey could not be checked. Try again.',
+  'error.user.username_already_in_use': 'This username is taken. Choose another.',
+  'error.user.email_already_in_use': 'This email address already has an account.',
+  'error.user.phone_already_in_use': 'This phone number already has an account.',
+  'error.user.identity_already_in_use': 'This account is linked to another user already.',
+  'error.user.invalid_phone': 'This is not a possible phone number. Give it with its country code.',
+  'error.user.suspended': 'This account is suspended.',
+  'error.user.sign_in_method_not_enabled': 'This way of signing in is not enabled.',
+  'error.user.sign_up_method_not_enabled': 'This way of signing up is not enabled.',
+  'error.password.minLength': 'The password must have at least {min} characters.',
+  'error.password.maxLength': 'The password must have at most {max} characters.',
+  'error.password.identifier': 'The password must not contain your username or email.',
+  'error.password.common': 'This password is too common. Choose another.',
+
+  // The code by mail and by text.
+  'message.code.subject': '{code} is your {product} verification code',
+  'message.code.text': 'Your {product} verification code is {code}. It expires in 10 minutes.',
+  'message.code.ignore': 'If you did not ask for it, ignore this email.',
+} as const;
+
+export type MessageKey = keyof typeof en;
+export type Messages = Record<MessageKey, string>;
