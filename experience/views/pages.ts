@@ -1,5 +1,5 @@
 import type { Translator } from '../i18n/index.js';
-import { cancelForm, codeField, field, form, page, withMarkup, type FormContext, type PageContext } from './frame.js';
+import { cancelForm, codeField, field, form, page, withMarkup, type FieldSpec, type FormContext, type PageContext } from './frame.js';
 import { html, Html } from './markup.js';
 
 export { type ApplicationLook, type Branding, type FormContext, type PageContext, type PageError, passkeyScriptPath, webAuthnLibraryPath } from './frame.js';
@@ -27,6 +27,23 @@ const contactInput = (types: ReadonlyArray<'email' | 'phone'>) =>
     : types.length === 1
       ? ({ type: 'email', autocomplete: 'email' } as const)
       : ({ type: 'text', autocomplete: 'username' } as const);
+
+/** The fields several pages ask for, each with its label, type and `autocomplete` in one place. */
+const fieldsFor = (t: Translator, minPasswordLength: number) =>
+  ({
+    username: { id: 'username', label: t.t('field.username'), hint: t.t('hint.username'), autocomplete: 'username' },
+    email: { id: 'email', label: t.t('field.email'), type: 'email', autocomplete: 'email' },
+    phone: { id: 'phone', label: t.t('field.phone'), type: 'tel', inputmode: 'tel', autocomplete: 'tel' },
+    newPassword: {
+      id: 'password',
+      label: t.t('field.password'),
+      hint: t.t('hint.password', { min: minPasswordLength }),
+      type: 'password',
+      autocomplete: 'new-password',
+      minlength: minPasswordLength,
+      required: true,
+    },
+  }) satisfies Record<string, FieldSpec>;
 
 /** What the sign-in page offers, from the settings: a password form for some identifiers, a code for others. */
 export interface SignInOffer {
@@ -239,69 +256,21 @@ export interface SignUpOffer {
 
 export function signUpPage(context: FormContext, { fields, values, minPasswordLength }: SignUpOffer): string {
   const { t } = context;
+  const specs = fieldsFor(t, minPasswordLength);
   const offered = (['username', 'email', 'phone'] as const).filter((name) => fields[name]);
   const lead = offered.length > 1 ? t.t('signUp.lead', { identifiers: identifierList(t, offered) }) : undefined;
   // The first field asks for focus (WCAG 2.4.3: the page starts where the work does).
   const first: string = offered[0] ?? 'password';
+  const hints = { username: specs.username.hint, email: t.t('hint.emailCode'), phone: t.t('hint.phoneCode') };
   return page(
     context,
     { title: t.t('signUp.title'), lead },
     html`${form(
         context,
         '/sign-up',
-        html`${
-            fields.username
-              ? field(context, {
-                  id: 'username',
-                  label: t.t('field.username'),
-                  hint: t.t('hint.username'),
-                  autocomplete: 'username',
-                  value: values.username ?? '',
-                  autofocus: first === 'username',
-                })
-              : ''
-          }
-          ${
-            fields.email
-              ? field(context, {
-                  id: 'email',
-                  label: t.t('field.email'),
-                  hint: t.t('hint.emailCode'),
-                  type: 'email',
-                  autocomplete: 'email',
-                  value: values.email ?? '',
-                  autofocus: first === 'email',
-                })
-              : ''
-          }
-          ${
-            fields.phone
-              ? field(context, {
-                  id: 'phone',
-                  label: t.t('field.phone'),
-                  hint: t.t('hint.phoneCode'),
-                  type: 'tel',
-                  inputmode: 'tel',
-                  autocomplete: 'tel',
-                  value: values.phone ?? '',
-                  autofocus: first === 'phone',
-                })
-              : ''
-          }
-          ${
-            fields.password
-              ? field(context, {
-                  id: 'password',
-                  label: t.t('field.password'),
-                  hint: t.t('hint.password', { min: minPasswordLength }),
-                  type: 'password',
-                  autocomplete: 'new-password',
-                  minlength: minPasswordLength,
-                  required: true,
-                  autofocus: first === 'password',
-                })
-              : ''
-          } <button type="submit">${t.t('signUp.submit')}</button>`,
+        html`${offered.map((name) => field(context, { ...specs[name], hint: hints[name], value: values[name] ?? '', autofocus: first === name }))}
+          ${fields.password ? field(context, { ...specs.newPassword, autofocus: first === 'password' }) : ''}
+          <button type="submit">${t.t('signUp.submit')}</button>`,
       )}
       <nav><a href="${context.base}">${t.t('signUp.haveAccount')}</a></nav>`,
   );
@@ -362,39 +331,13 @@ export type ProfileStep = 'username' | 'email' | 'phone' | 'emailOrPhone' | 'pas
 
 export function profilePage(context: FormContext, step: ProfileStep, value = '', minPasswordLength = 8): string {
   const { t } = context;
-  const fields: Record<ProfileStep, Html> = {
-    username: field(context, {
-      id: 'username',
-      label: t.t('field.username'),
-      hint: t.t('hint.username'),
-      autocomplete: 'username',
-      value,
-      required: true,
-      autofocus: true,
-    }),
-    email: field(context, { id: 'email', label: t.t('field.email'), type: 'email', autocomplete: 'email', value, required: true, autofocus: true }),
-    phone: field(context, {
-      id: 'phone',
-      label: t.t('field.phone'),
-      hint: t.t('hint.countryCode'),
-      type: 'tel',
-      inputmode: 'tel',
-      autocomplete: 'tel',
-      value,
-      required: true,
-      autofocus: true,
-    }),
-    emailOrPhone: field(context, { id: 'identifier', label: t.t('field.emailOrPhone'), autocomplete: 'email', value, required: true, autofocus: true }),
-    password: field(context, {
-      id: 'password',
-      label: t.t('field.password'),
-      hint: t.t('hint.password', { min: minPasswordLength }),
-      type: 'password',
-      autocomplete: 'new-password',
-      minlength: minPasswordLength,
-      required: true,
-      autofocus: true,
-    }),
+  const specs = fieldsFor(t, minPasswordLength);
+  const asked: Record<ProfileStep, FieldSpec> = {
+    username: { ...specs.username, value },
+    email: { ...specs.email, value },
+    phone: { ...specs.phone, hint: t.t('hint.countryCode'), value },
+    emailOrPhone: { id: 'identifier', label: t.t('field.emailOrPhone'), autocomplete: 'email', value },
+    password: specs.newPassword,
   };
   return page(
     context,
@@ -403,7 +346,7 @@ export function profilePage(context: FormContext, step: ProfileStep, value = '',
       context,
       '/profile',
       html`<input type="hidden" name="step" value="${step}" />
-        ${fields[step]}
+        ${field(context, { ...asked[step], required: true, autofocus: true })}
         <button type="submit">${t.t(step === 'username' || step === 'password' ? 'action.continue' : 'action.sendCode')}</button>`,
     )}
     ${cancelForm(context)}`,
@@ -440,16 +383,8 @@ export function resetPasswordPage(context: FormContext, sent: SentCode, minPassw
     html`${form(
         context,
         '/forgot-password/reset',
-        html`${codeInputs(context, sent)}
-          ${field(context, {
-            id: 'password',
-            label: t.t('field.newPassword'),
-            hint: t.t('hint.password', { min: minPasswordLength }),
-            type: 'password',
-            autocomplete: 'new-password',
-            minlength: minPasswordLength,
-            required: true,
-          })} <button type="submit">${t.t('reset.submit')}</button>`,
+        html`${codeInputs(context, sent)} ${field(context, { ...fieldsFor(t, minPasswordLength).newPassword, label: t.t('field.newPassword') })}
+          <button type="submit">${t.t('reset.submit')}</button>`,
       )}
       ${resendForm(context, 'reset', sent)}
       <nav><a href="${context.base}/forgot-password">${t.t('reset.another')}</a></nav>`,

@@ -1,3 +1,4 @@
+import { generate } from 'otplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 import { accessibilityViolations, launchChromium, screenshotsOf } from '../support/chromium.js';
@@ -322,6 +323,72 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
       expect(states.filter(({ problems }) => problems.length > 0)).toEqual([]);
     }, 240_000);
   }
+
+  it('visits the pages an account’s missing pieces lead to (a second factor to enrol, backup codes, the challenge, a profile field), in German', async () => {
+    const settings = (body: unknown) => server.api('PATCH', '/api/sign-in-exp', { body });
+    await server.create('/api/users', { username: 'mfa_de', password });
+    const context = await contextFor('de');
+    const page = await context.newPage();
+    const shoot = screenshotsOf(() => page);
+    const totp = (secret: string) => generate({ secret, epoch: Math.floor(Date.now() / 1000) });
+    const signIn = async () => {
+      await page.goto(authorizeUrl(firstParty, 'de', { prompt: 'login' }));
+      await page.locator('#identifier').fill('mfa_de');
+      await page.locator('#password').fill(password);
+      await page.locator('form[action$="/sign-in"] button[type=submit]').click();
+    };
+    try {
+      expect((await settings({ mfa: { factors: ['Totp', 'BackupCode'], policy: 'Mandatory' } })).status).toBe(200);
+      await signIn();
+      await page.locator('#totp-secret').waitFor();
+      await audit(page, 'mfa-enrol', 'de', shoot);
+      await page.locator('#totp').fill('000000');
+      await page.locator('form[action$="/mfa/enrol/totp"] button[type=submit]').click();
+      await page.locator('#totp[aria-invalid="true"]').waitFor();
+      await audit(page, 'mfa-enrol-error', 'de', shoot);
+      await page.locator('#totp').fill(await totp(await page.locator('#totp-secret').innerText()));
+      await page.locator('form[action$="/mfa/enrol/totp"] button[type=submit]').click();
+      await page.locator('ul.codes').waitFor();
+      await audit(page, 'backup-codes', 'de', shoot);
+      await page.locator('form[action$="/mfa/backup-codes"] button[type=submit]').click();
+      await page.waitForURL((url) => url.href.startsWith(callback));
+
+      await signIn();
+      await page.locator('form[action$="/mfa/totp"]').waitFor();
+      await audit(page, 'mfa-challenge', 'de', shoot);
+      await page.locator('#backup-code').fill('not-a-code');
+      await page.locator('form[action$="/mfa/backup-code"] button[type=submit]').click();
+      await page.locator('#backup-code[aria-invalid="true"]').waitFor();
+      await audit(page, 'mfa-challenge-error', 'de', shoot);
+
+      // A phone the settings now require of every account: asked for before the sign-in ends.
+      expect((await settings({ mfa: { factors: ['Totp', 'BackupCode'], policy: 'UserControlled' } })).status).toBe(200);
+      expect(
+        (await settings({ signUp: { identifiers: ['username', 'email'], password: true, verify: true, secondaryIdentifiers: [{ identifier: 'phone' }] } }))
+          .status,
+      ).toBe(200);
+      await page.goto(authorizeUrl(firstParty, 'de', { prompt: 'login' }));
+      await page.locator('#identifier').fill('user_de');
+      await page.locator('#password').fill(password);
+      await page.locator('form[action$="/sign-in"] button[type=submit]').click();
+      await page.locator('#phone').waitFor();
+      expect([await page.locator('#phone').getAttribute('autocomplete'), await page.locator('#phone').getAttribute('inputmode')]).toEqual(['tel', 'tel']);
+      await audit(page, 'profile', 'de', shoot);
+      await page.locator('#phone').fill('12');
+      await page.locator('form[action$="/profile"] button[type=submit]').click();
+      await page.locator('#phone[aria-invalid="true"]').waitFor();
+      await audit(page, 'profile-error', 'de', shoot);
+    } finally {
+      await settings({
+        mfa: { factors: ['Totp', 'BackupCode'], policy: 'UserControlled' },
+        signUp: { identifiers: ['username', 'email'], password: true, verify: true, secondaryIdentifiers: [] },
+      });
+      await context.close();
+    }
+    const states = findings.filter(({ state }) => /^de (mfa|backup|profile)/.test(state));
+    expect(states.length).toBe(7);
+    expect(states.filter(({ problems }) => problems.length > 0)).toEqual([]);
+  }, 240_000);
 
   it('prefers ui_locales (OIDC Core §3.1.2.1) to Accept-Language, and falls back to English for a language it lacks', async () => {
     const context = await contextFor('de');
