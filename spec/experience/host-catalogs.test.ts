@@ -1,0 +1,104 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import Koa from 'koa';
+import Provider from 'oidc-provider';
+
+import { createIdentity, type Identity } from '../../identity.js';
+import { openDatabase, type Database } from '../../lib/store/database.js';
+import { silentLogger } from '../../lib/logger.js';
+import { mountApp } from '../../lib/http/mount.js';
+import { testMongoUri, uniqueDbName } from '../support/env.js';
+
+/** An embedding host's catalogs (`experience.catalogs`): one message of a built-in language corrected, and a language of its own. */
+describe('catalogs an embedding host adds', () => {
+  let database: Database;
+  let identity: Identity;
+  let server: Server;
+  let base: string;
+  let clientId: string;
+  const admin = { clientId: 'catalogs-admin', clientSecret: 'catalogs-admin-secret-0123456789' };
+
+  beforeAll(async () => {
+    server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('catalogs') });
+    identity = await createIdentity({
+      database,
+      issuer: `${base}/oidc`,
+      baseUrl: base,
+      logger: silentLogger,
+      experience: {
+        catalogs: {
+          de: { 'signIn.title': 'Einloggen' },
+          fr: { 'signIn.title': 'Connexion', 'frame.continueTo': 'pour continuer vers {application}' },
+        },
+      },
+    });
+    const provider = new Provider(`${base}/oidc`, identity.configure({}));
+    const app = new Koa();
+    app.use(identity.install(provider).middleware);
+    app.use(mountApp('/oidc', provider, { strip: true }));
+    server.on('request', app.callback());
+    await identity.bootstrap(admin);
+    const tokens = await fetch(`${base}/oidc/token`, {
+      method: 'POST',
+      headers: { authorization: `Basic ${Buffer.from(`${admin.clientId}:${admin.clientSecret}`).toString('base64')}` },
+      body: new URLSearchParams({ grant_type: 'client_credentials', resource: identity.managementApiIndicator, scope: 'all' }),
+    });
+    const { access_token: token } = (await tokens.json()) as { access_token: string };
+    const created = await fetch(`${base}/api/applications`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Host app', type: 'SPA', oidcClientMetadata: { redirectUris: ['http://127.0.0.1:9/cb'], postLogoutRedirectUris: [] } }),
+    });
+    clientId = ((await created.json()) as { id: string }).id;
+  });
+  afterAll(async () => {
+    await identity?.close();
+    await new Promise((resolve) => server.close(resolve));
+    await database?.close();
+  });
+
+  /** The sign-in page an authorization request with these `ui_locales` leads to. */
+  async function signInPage(uiLocales: string): Promise<string> {
+    const authorize = new URL(`${base}/oidc/auth`);
+    authorize.search = new URLSearchParams({
+      client_id: clientId,
+      response_type: 'code',
+      scope: 'openid',
+      redirect_uri: 'http://127.0.0.1:9/cb',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+      ui_locales: uiLocales,
+    }).toString();
+    const started = await fetch(authorize, { redirect: 'manual' });
+    const cookie = started.headers
+      .getSetCookie()
+      .map((set) => set.split(';')[0])
+      .join('; ');
+    return (await fetch(new URL(started.headers.get('location')!, base), { headers: { cookie } })).text();
+  }
+
+  it('corrects one message of a built-in language and keeps its others', async () => {
+    const html = await signInPage('de');
+    expect(html).toContain('<html lang="de">');
+    expect(html).toContain('<h1>Einloggen</h1>');
+    expect(html).toContain('<label for="password">Passwort</label>');
+  });
+
+  it('adds a language of its own, with English for what it leaves out', async () => {
+    const html = await signInPage('fr-CA');
+    expect(html).toContain('<html lang="fr">');
+    expect(html).toContain('<h1>Connexion</h1>');
+    expect(html).toContain('pour continuer vers <strong>Host app</strong>');
+    expect(html).toContain('<label for="password">Password</label>');
+  });
+
+  it('refuses a catalog whose key is not a language tag when the service is created', async () => {
+    await expect(
+      createIdentity({ database, issuer: `${base}/oidc`, baseUrl: base, logger: silentLogger, experience: { catalogs: { 'en"><script>': {} } } }),
+    ).rejects.toThrow(TypeError);
+  });
+});
