@@ -132,8 +132,8 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit, c
         ctx.guard.body.interactionEvent === experience.event,
         new ApiError('session.invalid_event', "interactionEvent must be the interaction's own", { field: 'body.interactionEvent' }),
       );
-      // The code's message is written in the language the browser asks for (a custom UI's own page).
-      const locale = catalogs?.forRequest(undefined, ctx.get('accept-language')).locale;
+      // The code's message is written in the language the authorization request asked for (ui_locales), else the browser's.
+      const locale = catalogs?.forRequest(experience.uiLocales, ctx.get('accept-language')).locale;
       ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier, { ...callerOf(ctx), ...(locale && { locale }) }) };
     },
   );

@@ -236,7 +236,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     ): Promise<{ experience: ExperienceDocument; clientId: string | undefined; redirectUri: string | undefined; uiLocales: unknown }> {
       const interaction = typeof interactionOrUid === 'string' ? await provider.Interaction.find(interactionOrUid) : interactionOrUid;
       assertThat(interaction, new ApiError('session.not_found', 'this sign-in has expired; start again from the application'));
-      const experience = await store.open(interaction.uid, new Date(interaction.exp * 1000));
+      const experience = await store.open(interaction.uid, new Date(interaction.exp * 1000), interaction.params.ui_locales);
       return {
         experience,
         clientId: interaction.params.client_id as string | undefined,

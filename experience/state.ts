@@ -106,6 +106,8 @@ export interface ExperienceDocument {
   /** Set by the one submit that goes ahead. */
   submittedAt: Date | null;
   expiresAt: Date;
+  /** The authorization request's `ui_locales` (OIDC Core §3.1.2.1): the language of the codes the Experience API sends. */
+  uiLocales?: string;
 }
 
 export function createExperienceStore(db: Db) {
@@ -113,7 +115,7 @@ export function createExperienceStore(db: Db) {
 
   return {
     /** The interaction's experience, made on first use; it expires with the interaction. */
-    async open(uid: string, expiresAt: Date): Promise<ExperienceDocument> {
+    async open(uid: string, expiresAt: Date, uiLocales?: unknown): Promise<ExperienceDocument> {
       const existing = await experiences.findOne({ _id: uid });
       if (existing) return existing;
       const fresh: ExperienceDocument = {
@@ -125,6 +127,8 @@ export function createExperienceStore(db: Db) {
         profile: {},
         submittedAt: null,
         expiresAt,
+        // A parameter as the request gave it: kept only as a short string (the catalogs pick from it).
+        ...(typeof uiLocales === 'string' && uiLocales.length <= 200 && { uiLocales }),
       };
       try {
         await experiences.updateOne({ _id: uid }, { $setOnInsert: fresh }, { upsert: true });

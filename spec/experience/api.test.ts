@@ -1,7 +1,7 @@
 import { eventsDuring, logtoUserFields } from '../support/hooks.js';
 import type { Receiver } from '../support/receiver.js';
 import type { TestServer } from '../support/server.js';
-import type { MailCatcher } from '../support/smtp.js';
+import { bodyOf, type MailCatcher } from '../support/smtp.js';
 import { experienceWorld, strong } from './world.js';
 
 describe('sign-in experience: sign-up and password sign-in (Experience API and pages, over HTTP)', () => {
@@ -88,6 +88,17 @@ describe('sign-in experience: sign-up and password sign-in (Experience API and p
     await server.api('PATCH', `/api/users/${user.id}/is-suspended`, { body: { isSuspended: true } });
     expect((await browser.json('POST', '/api/experience/submit')).body.code).toBe('user.suspended');
     expect((await server.api('GET', `/api/users/${user.id}`)).body.lastSignInAt).toBeNull();
+  });
+
+  it('writes the code the Experience API sends in the language the authorization request asked for (ui_locales)', async () => {
+    await createUser({ primaryEmail: 'japanese@example.com', password: strong });
+    const { browser } = await newSignIn({ ui_locales: 'ja en' });
+    await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' });
+    const identifier = { type: 'email', value: 'japanese@example.com' };
+    expect((await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: 'ForgotPassword' })).status).toBe(200);
+    const code = await mail.nextCode('japanese@example.com');
+    const message = mail.messages.findLast(({ to }) => to.includes('japanese@example.com'))!;
+    expect(bodyOf(message.raw)).toContain(`の確認コードは ${code} です。10 分間有効です。`);
   });
 
   it('does not reset the password of a suspended user, even with the emailed code', async () => {

@@ -54,9 +54,9 @@ export function experienceWorld(label: string) {
     await world.sms.close();
   });
   /** A new browser, from an address of its own (limits count per address), on the sign-in page. */
-  async function newSignIn() {
+  async function newSignIn(extra: Record<string, string> = {}) {
     const browser = new TestBrowser(world.server.url, nextAddress());
-    const authorization = await startAuthorization(browser, world.clientId, redirectUri);
+    const authorization = await startAuthorization(browser, world.clientId, redirectUri, undefined, extra);
     return { browser, ...authorization };
   }
 

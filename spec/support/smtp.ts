@@ -18,10 +18,11 @@ export interface MailCatcher {
   close(): Promise<void>;
 }
 
-/** A message's body as text: after its headers, quoted-printable decoded when it says so (nodemailer's choice for non-ASCII text). */
-function bodyOf(raw: string): string {
+/** A message's body as text: after its headers, decoded as they say (nodemailer sends non-ASCII text quoted-printable or base64). */
+export function bodyOf(raw: string): string {
   const split = raw.indexOf('\r\n\r\n') >= 0 ? raw.indexOf('\r\n\r\n') : raw.indexOf('\n\n');
   const [headers, body] = [raw.slice(0, split), raw.slice(split).trim()];
+  if (/content-transfer-encoding:\s*base64/i.test(headers)) return Buffer.from(body, 'base64').toString('utf8');
   if (!/content-transfer-encoding:\s*quoted-printable/i.test(headers)) return body;
   const bytes = body.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
   return Buffer.from(bytes, 'latin1').toString('utf8');
