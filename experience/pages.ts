@@ -131,12 +131,12 @@ export function pageErrorOf(error: ApiError, t: Translator): views.PageError {
   return { text: sentence(error.message), field, ...(t.locale !== 'en' && { lang: 'en' }) };
 }
 
-/** Runs `work`; an error it throws is said beside the field `id` (one form of several on a page). */
+/** Runs `work`; an error it throws is said beside the field `id` (the one field its form has, whatever the error names). */
 async function aboutField<T>(id: string, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof ApiError && error.status < 500 && error.data?.pageField === undefined) {
+    if (error instanceof ApiError && error.status < 500) {
       throw new ApiError(error.code, error.message, { ...error.data, pageField: id }, error.status);
     }
     throw error;
@@ -563,7 +563,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       const given = field(request, step === 'emailOrPhone' ? 'identifier' : step);
       if (!given || !profileSteps.has(step)) throw formError('guard.invalid_input', 'error.fillIn', step === 'emailOrPhone' ? 'identifier' : step);
       const target = step === 'emailOrPhone' ? contactOf(given) : { type: step as 'email' | 'phone', value: given };
-      return sendCodePage(request, target, views.profileCodePage);
+      return aboutField(step === 'emailOrPhone' ? 'identifier' : step, () => sendCodePage(request, target, views.profileCodePage));
     }),
   );
   codeStep('/:uid/profile/code', views.profileCodePage, (request, sent) => service.linkIdentifier(request.experience, sent.type, sent.verificationId));
@@ -730,7 +730,7 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       const identifier = field(request, 'identifier');
       const target = hasPhoneMethods(request) ? contactOf(identifier) : ({ type: 'email', value: identifier } as const);
       request.experience = await service.start(request.experience, 'ForgotPassword');
-      return sendCodePage(request, target, views.resetPasswordPage);
+      return aboutField('identifier', () => sendCodePage(request, target, views.resetPasswordPage));
     }),
   );
   codeStep('/:uid/forgot-password/reset', views.resetPasswordPage, identifyBy, (request) =>
