@@ -169,8 +169,16 @@ describe('sign-in experience: profile fulfilment (user.missing_profile)', () => 
     const other = await newSignIn();
     const refused = await other.browser.form(`${other.page}/sign-in/code`, { csrf: other.csrf, identifier: '+61 412 345 740' });
     expect(refused.status).toBe(422);
-    expect(await refused.text()).toContain('Signing in with a code is not enabled for this identifier.');
+    const refusedPage = await refused.text();
+    expect(refusedPage).toContain('Signing in with a code is not enabled for this identifier.');
+    // Said at the code form's field, which takes the focus (WCAG 3.3.1).
+    expect(refusedPage).toMatch(/id="code-identifier"[^>]*aria-invalid="true" aria-describedby="code-identifier-error" autofocus/);
     expect(world.sms.texts.some(({ to }) => to === '+61412345740')).toBe(false);
+    // An address that is no address, on the forgotten-password form: said at its one field too.
+    const forgot = await newSignIn();
+    const malformed = await forgot.browser.form(`${forgot.page}/forgot-password`, { csrf: forgot.csrf, identifier: 'not@an address' });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.text()).toMatch(/id="identifier"[^>]*aria-invalid="true" aria-describedby="identifier-error"/);
     expect((await server.api('GET', `/api/users/${user.id}`)).body).toMatchObject({ primaryEmail: 'page.fulfils@example.com' });
   });
 });
