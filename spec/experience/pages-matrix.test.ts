@@ -1,7 +1,7 @@
 import { generate } from 'otplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
-import { accessibilityViolations, launchChromium, screenshotsOf } from '../support/chromium.js';
+import { launchChromium, pageProblems, screenshotsOf } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 
@@ -100,42 +100,10 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
     return url.href;
   };
 
-  /** What the phone layout must hold, read in the page: each problem as a sentence. */
-  const layoutProblems = `(() => {
-    const problems = [];
-    const visible = (element) => element.getClientRects().length > 0 && getComputedStyle(element).visibility !== 'hidden';
-    if (document.documentElement.scrollWidth > window.innerWidth) problems.push('scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + window.innerWidth);
-    const main = document.querySelector('main').getBoundingClientRect();
-    for (const link of document.querySelectorAll('nav a, a.button, p.resend a')) {
-      const box = link.getBoundingClientRect();
-      if (box.right > main.right + 0.5 || box.left < main.left - 0.5) problems.push('link out of the card: ' + link.textContent.trim());
-      if (link.closest('nav') && getComputedStyle(link).whiteSpace !== 'nowrap') problems.push('link may wrap: ' + link.textContent.trim());
-      if (box.height < 24) problems.push('link target under 24 px: ' + link.textContent.trim());
-    }
-    for (const input of document.querySelectorAll('input:not([type=hidden])')) {
-      if (visible(input) && input.getBoundingClientRect().height < 44) problems.push('field under 44 px: ' + input.id);
-    }
-    for (const button of document.querySelectorAll('button')) {
-      const least = button.classList.contains('link') ? 24 : 44;
-      if (visible(button) && button.getBoundingClientRect().height < least) problems.push('button under ' + least + ' px: ' + button.textContent.trim());
-    }
-    return problems;
-  })()`;
-
   /** The page as it is, at both widths and in both schemes: axe-core's violations and the layout's problems. */
   async function audit(page: Page, state: string, language: string, shoot: (name: string) => Promise<Buffer>) {
-    const problems: string[] = [];
     expect(await page.getAttribute('html', 'lang')).toBe(language);
-    for (const width of [1280, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-      for (const colorScheme of ['light', 'dark'] as const) {
-        await page.emulateMedia({ colorScheme });
-        const where = `${width}px ${colorScheme}`;
-        for (const { id, targets } of await accessibilityViolations(page)) problems.push(`${where}: ${id} at ${targets.join(', ')}`);
-        if (width === 390) for (const problem of (await page.evaluate(layoutProblems)) as string[]) problems.push(`${where}: ${problem}`);
-      }
-    }
-    findings.push({ state: `${language} ${state}`, problems });
+    findings.push({ state: `${language} ${state}`, problems: await pageProblems(page) });
     // The README's pictures: a few states, the sign-in page as a phone shows it.
     const picture = pictures[`${language} ${state}`];
     if (picture) {

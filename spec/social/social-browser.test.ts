@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 
 import type { RelyingParty } from '../../examples/relying-party.js';
-import { launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
+import { launchChromium, pageProblems, screenshotsOf, startExampleApp } from '../support/chromium.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -22,6 +22,8 @@ describe('social sign-in on the pages in a real browser (Chromium)', () => {
   let page: Page;
   let connectorId = '';
   const shoot = screenshotsOf(() => page);
+  /** Each page state reached: what axe-core and the layout checks find at both widths and in both schemes. */
+  const problems = new Map<string, string[]>();
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -69,6 +71,7 @@ describe('social sign-in on the pages in a real browser (Chromium)', () => {
       await page.goto(rp.url);
       await page.getByRole('link', { name: 'Sign in' }).click();
       await shoot('sign-in-social');
+      problems.set('sign-in-social', await pageProblems(page));
       await page.getByRole('link', { name: 'Continue with Acme IdP' }).click();
       await signedIn();
     });
@@ -92,6 +95,7 @@ describe('social sign-in on the pages in a real browser (Chromium)', () => {
       await continueWithIdp();
       await page.getByRole('heading', { name: 'Link your account?' }).waitFor();
       await shoot('link-social');
+      problems.set('link-social', await pageProblems(page));
       await page.getByRole('button', { name: 'Link and sign in' }).click();
       expect(await signedIn()).toMatchObject({ sub: user.id });
     });
@@ -101,5 +105,11 @@ describe('social sign-in on the pages in a real browser (Chromium)', () => {
     ]);
     expect(linked[0]!.body).toMatchObject({ interactionEvent: 'SignIn', data: { id: user.id, identities: { 'acme-idp': { userId: 'upstream-grace' } } } });
     await signOut();
+  });
+
+  // Last: every page state the tests above reached, at 1280 and 390 px, light and dark.
+  it('finds no accessibility violation or layout problem in any page state it reached', () => {
+    expect(problems.size).toBeGreaterThanOrEqual(2);
+    expect([...problems].filter(([, found]) => found.length > 0)).toEqual([]);
   });
 });

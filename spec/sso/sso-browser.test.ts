@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 
 import type { RelyingParty } from '../../examples/relying-party.js';
-import { launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
+import { launchChromium, pageProblems, screenshotsOf, startExampleApp } from '../support/chromium.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startSamlIdp, type SamlIdp } from '../support/saml-idp.js';
@@ -20,6 +20,8 @@ describe('SAML single sign-on on the pages in a real browser (Chromium)', () => 
   let browser: Browser;
   let page: Page;
   const shoot = screenshotsOf(() => page);
+  /** Each page state reached: what axe-core and the layout checks find at both widths and in both schemes. */
+  const problems = new Map<string, string[]>();
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -50,7 +52,10 @@ describe('SAML single sign-on on the pages in a real browser (Chromium)', () => 
     await page.getByRole('link', { name: 'Use your company account' }).click();
     await page.getByLabel('Work email').fill(email);
     await shoot('sso-email');
+    if (!problems.has('sso-email')) problems.set('sso-email', await pageProblems(page));
     await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('link', { name: 'Continue with Initech Okta' }).waitFor();
+    if (!problems.has('sso-choice')) problems.set('sso-choice', await pageProblems(page));
     await page.getByRole('link', { name: 'Continue with Initech Okta' }).click();
   }
   async function signedIn() {
@@ -68,6 +73,7 @@ describe('SAML single sign-on on the pages in a real browser (Chromium)', () => 
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.locator('#email-error').filter({ hasText: 'No company sign-in' }).waitFor();
     expect(await page.locator('#email').getAttribute('aria-invalid')).toBe('true');
+    problems.set('sso-email-error', await pageProblems(page));
 
     const registered = await eventsDuring(server, receiver, async () => {
       await companySignIn('peter@initech.test');
@@ -86,5 +92,11 @@ describe('SAML single sign-on on the pages in a real browser (Chromium)', () => 
       expect(await signedIn()).toMatchObject({ sub: userId });
     });
     expect(again.map(({ body }) => [body.event, body.userId])).toEqual([['PostSignIn', userId]]);
+  });
+
+  // Last: every page state the tests above reached, at 1280 and 390 px, light and dark.
+  it('finds no accessibility violation or layout problem in any page state it reached', () => {
+    expect(problems.size).toBeGreaterThanOrEqual(2);
+    expect([...problems].filter(([, found]) => found.length > 0)).toEqual([]);
   });
 });

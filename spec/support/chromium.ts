@@ -55,3 +55,47 @@ export async function accessibilityViolations(page: Page): Promise<Array<{ id: s
   )) as { violations: Array<{ id: string; impact: string; help: string; nodes: Array<{ target: string[] }> }> };
   return results.violations.map(({ id, impact, help, nodes }) => ({ id, impact, help, targets: nodes.map(({ target }) => target.join(' ')) }));
 }
+
+/** What the phone layout must hold, read in the page: each problem as a sentence. */
+const layoutProblems = `(() => {
+  const problems = [];
+  const visible = (element) => element.getClientRects().length > 0 && getComputedStyle(element).visibility !== 'hidden';
+  if (document.documentElement.scrollWidth > window.innerWidth) problems.push('scrolls sideways: ' + document.documentElement.scrollWidth + ' > ' + window.innerWidth);
+  const main = document.querySelector('main').getBoundingClientRect();
+  for (const link of document.querySelectorAll('nav a, a.button, p.resend a')) {
+    const box = link.getBoundingClientRect();
+    if (box.right > main.right + 0.5 || box.left < main.left - 0.5) problems.push('link out of the card: ' + link.textContent.trim());
+    if (link.closest('nav') && getComputedStyle(link).whiteSpace !== 'nowrap') problems.push('link may wrap: ' + link.textContent.trim());
+    if (box.height < 24) problems.push('link target under 24 px: ' + link.textContent.trim());
+  }
+  for (const input of document.querySelectorAll('input:not([type=hidden])')) {
+    if (visible(input) && input.getBoundingClientRect().height < 44) problems.push('field under 44 px: ' + input.id);
+  }
+  for (const button of document.querySelectorAll('button')) {
+    const least = button.classList.contains('link') ? 24 : 44;
+    if (visible(button) && button.getBoundingClientRect().height < least) problems.push('button under ' + least + ' px: ' + button.textContent.trim());
+  }
+  return problems;
+})()`;
+
+/**
+ * What is wrong with a sign-in page as it is now, rendered four ways: at 1280 px and at a phone's
+ * 390 px, each in the light and the dark scheme. axe-core's WCAG 2.0–2.2 A/AA violations in all
+ * four, and at 390 px the layout's problems (sideways scroll, a link out of the card or wrapping,
+ * a field or button under 44 px, a link under 24 px). Leaves the page at 1280 px, light.
+ */
+export async function pageProblems(page: Page): Promise<string[]> {
+  const problems: string[] = [];
+  for (const width of [1280, 390]) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme });
+      const where = `${width}px ${colorScheme}`;
+      for (const { id, targets } of await accessibilityViolations(page)) problems.push(`${where}: ${id} at ${targets.join(', ')}`);
+      if (width === 390) for (const problem of (await page.evaluate(layoutProblems)) as string[]) problems.push(`${where}: ${problem}`);
+    }
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.emulateMedia({ colorScheme: 'light' });
+  return problems;
+}
