@@ -27,6 +27,8 @@ export {
   type EmailMessage,
   type Branding,
   type ExperienceOptions,
+  type Catalog,
+  type MessageKey,
 } from './experience/index.js';
 export { verifyImpersonationAudit, type AuditRecord, type AuditVerification } from './impersonation/verify.js';
 export { defaultImpersonationPolicy, type ImpersonationPolicy } from './impersonation/policy.js';

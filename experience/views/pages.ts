@@ -1,10 +1,9 @@
 import type { Translator } from '../i18n/index.js';
-import { cancelForm, codeField, field, form, page, withMarkup, type FieldSpec, type FormContext, type PageContext } from './frame.js';
+import { cancelForm, codeField, field, form, page, type FieldSpec, type FormContext, type PageContext } from './frame.js';
 import { html, Html } from './markup.js';
 
 export { type ApplicationLook, type Branding, type FormContext, type PageContext, type PageError, passkeyScriptPath, webAuthnLibraryPath } from './frame.js';
 export { stylesheet, stylesheetPath, colorsOfQuery, type BrandColors } from './stylesheet.js';
-export { escapeHtml } from './markup.js';
 
 /** Where a code went, as a form carries it back: `email` or `phone` with its value as the person typed it. */
 export interface SentCode {
@@ -461,5 +460,3 @@ export function signOutPage(context: PageContext, logoutForm: string): string {
       <button type="submit" form="op.logoutForm" class="secondary">${t.t('signOut.no')}</button>`,
   );
 }
-
-export { withMarkup };
