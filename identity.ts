@@ -222,6 +222,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           experience: {
             interactionUrl: (uid: string) => interactionUrl(uid),
             loadExistingGrant: (hostLoader) => createGrantLoader(queries, hostLoader),
+            languages: catalogs!.languages(),
             logoutSource: (ctx, form) => {
               ctx.type = 'html';
               // RP-Initiated Logout §2 `ui_locales`, then the browser's Accept-Language.

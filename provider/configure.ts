@@ -33,6 +33,8 @@ export interface ProviderDeps extends Omit<ResourceServerDeps, 'fallback'> {
     interactionUrl(uid: string): string;
     loadExistingGrant(host: Configuration['loadExistingGrant']): NonNullable<Configuration['loadExistingGrant']>;
     logoutSource: LogoutSource;
+    /** The languages the pages speak, for discovery's `ui_locales_supported`. */
+    languages: string[];
   };
 }
 
@@ -68,6 +70,8 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
       ...(await deps.extraTokenClaims(ctx, token)),
     })),
     ...(experience && {
+      // OpenID Connect Discovery §3: the languages `ui_locales` may ask the pages for.
+      discovery: { ...host.discovery, ui_locales_supported: host.discovery?.ui_locales_supported ?? experience.languages },
       interactions: { ...host.interactions, url: host.interactions?.url ?? ((_ctx, interaction) => experience.interactionUrl(interaction.uid)) },
       loadExistingGrant: failingAsUnavailable(experience.loadExistingGrant(host.loadExistingGrant)),
     }),

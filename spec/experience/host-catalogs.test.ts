@@ -96,6 +96,11 @@ describe('catalogs an embedding host adds', () => {
     expect(html).toContain('<label for="password">Password</label>');
   });
 
+  it('says in discovery which languages the pages speak, the host’s among them (OpenID Connect Discovery §3 ui_locales_supported)', async () => {
+    const discovery = (await (await fetch(`${base}/oidc/.well-known/openid-configuration`)).json()) as { ui_locales_supported?: string[] };
+    expect(discovery.ui_locales_supported).toEqual(['en', 'de', 'ja', 'fr']);
+  });
+
   it('refuses a catalog whose key is not a language tag when the service is created', async () => {
     await expect(
       createIdentity({ database, issuer: `${base}/oidc`, baseUrl: base, logger: silentLogger, experience: { catalogs: { 'en"><script>': {} } } }),
