@@ -156,7 +156,14 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
       const page = await context.newPage();
       const shoot = screenshotsOf(() => page);
       const say = texts[language];
-      const submit = () => page.locator('form[action$="/sign-in"] button[type=submit]').click();
+      /** Submits the form posting to `path` and waits for the page its answer draws. */
+      const post = async (path: string, button = 'button[type=submit]') => {
+        const answered = page.waitForResponse((response) => response.request().method() === 'POST' && new URL(response.url()).pathname.endsWith(path));
+        await page.locator(`form[action$="${path}"] ${button}`).click();
+        await answered;
+        await page.waitForLoadState();
+      };
+      const submit = () => post('/sign-in');
 
       // The sign-in page, empty: in the language ui_locales asked for, naming the application.
       await page.goto(authorizeUrl(firstParty, language));
@@ -182,7 +189,6 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
         await page.locator('#identifier').fill(`locked_${language}`);
         await page.locator('#password').fill(`wrong ${attempt}`);
         await submit();
-        await page.waitForLoadState();
       }
       await page.getByRole('alert').waitFor();
       expect(await page.getByRole('alert').innerText()).toMatch(say.tooMany);
@@ -216,7 +222,7 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
       await page.locator('form[action$="/sign-in/code/verify"] button[type=submit]').click();
       await page.locator('#code[aria-invalid="true"]').waitFor();
       await audit(page, 'code-error', language, shoot);
-      await page.locator('form[action$="/code/resend"] button').click();
+      await post('/code/resend', 'button');
       await page.getByRole('status').waitFor();
       expect(await page.getByRole('status').innerText()).toContain(email);
       const second = await mail.nextCode(email);
@@ -225,11 +231,11 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
       if (language === 'de') {
         // Asking again and again: the send limit (five an hour to one address) says how long to wait.
         for (let sent = 2; sent < 5; sent += 1) {
-          await page.locator('form[action$="/code/resend"] button').click();
+          await post('/code/resend', 'button');
           await page.getByRole('status').waitFor();
           await mail.nextCode(email);
         }
-        await page.locator('form[action$="/code/resend"] button').click();
+        await post('/code/resend', 'button');
         await page.getByRole('alert').waitFor();
         expect(await page.getByRole('alert').innerText()).toMatch(/Einen neuen können Sie in \d+ Minuten anfordern\./);
         await audit(page, 'code-refused', language, shoot);
