@@ -331,6 +331,9 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       }
       ctx.status = result.status ?? 200;
       ctx.type = 'html';
+      // RFC 9110 §8.5 and §12.5.5: the page's language, and that the browser's preference chose it.
+      ctx.set('Content-Language', request.t.locale);
+      ctx.vary('Accept-Language');
       ctx.body = result.html;
     };
   }

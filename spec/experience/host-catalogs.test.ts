@@ -78,7 +78,11 @@ describe('catalogs an embedding host adds', () => {
       .getSetCookie()
       .map((set) => set.split(';')[0])
       .join('; ');
-    return (await fetch(new URL(started.headers.get('location')!, base), { headers: { cookie } })).text();
+    const page = await fetch(new URL(started.headers.get('location')!, base), { headers: { cookie } });
+    // RFC 9110 §8.5: the page says its language in its headers too.
+    expect(page.headers.get('content-language')).toBe(uiLocales.split('-')[0]);
+    expect(page.headers.get('vary')).toMatch(/accept-language/i);
+    return page.text();
   }
 
   it('corrects one message of a built-in language and keeps its others', async () => {
