@@ -44,6 +44,10 @@ const fieldsFor = (t: Translator, minPasswordLength: number) =>
     },
   }) satisfies Record<string, FieldSpec>;
 
+/** Whether `value` is something a code can go to: an address where email codes are offered, a number where phone codes are. */
+const reachableBy = (value: string, types: ReadonlyArray<'email' | 'phone'>) =>
+  (types.includes('email') && value.includes('@')) || (types.includes('phone') && /^\+?[\d\s().-]{6,}$/.test(value));
+
 /** What the sign-in page offers, from the settings: a password form for some identifiers, a code for others. */
 export interface SignInOffer {
   identifier?: string;
@@ -86,7 +90,8 @@ export function signInPage(context: FormContext, { identifier = '', password, co
                   name: 'identifier',
                   label: identifierLabel(t, code),
                   ...contactInput(code),
-                  value: identifier,
+                  // What was typed carries over only if the code form takes it (a username is no address).
+                  value: reachableBy(identifier, code) ? identifier : '',
                   required: true,
                   autofocus: password.length === 0,
                 })} <button type="submit" ${password.length > 0 ? html`class="secondary"` : ''}>${t.t('signIn.sendCode')}</button>`,

@@ -182,6 +182,8 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
       await page.locator('#password[aria-invalid="true"]').waitFor();
       expect(await page.locator('#password-error').innerText()).toBe(say.wrong);
       await page.waitForFunction("document.activeElement && document.activeElement.id === 'password'");
+      // The username typed stays in its field, not in the code form's address field.
+      expect([await page.locator('#identifier').inputValue(), await page.locator('#code-identifier').inputValue()]).toEqual([`user_${language}`, '']);
       await audit(page, 'sign-in-error', language, shoot);
 
       // Locked out: the sixth wrong password of the window, said at the top with the wait.
