@@ -1,34 +1,15 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-
-import Koa from 'koa';
-import Provider from 'oidc-provider';
-
-import { createIdentity, type Identity } from '../../identity.js';
-import { openDatabase, type Database } from '../../lib/store/database.js';
+import { createIdentity } from '../../identity.js';
 import { silentLogger } from '../../lib/logger.js';
-import { mountApp } from '../../lib/http/mount.js';
-import { testMongoUri, uniqueDbName } from '../support/env.js';
+import { startEmbeddedHost, type EmbeddedHost } from '../support/embedded.js';
 
 /** An embedding host's catalogs (`experience.catalogs`): one message of a built-in language corrected, and a language of its own. */
 describe('catalogs an embedding host adds', () => {
-  let database: Database;
-  let identity: Identity;
-  let server: Server;
+  let host: EmbeddedHost;
   let base: string;
   let clientId: string;
-  const admin = { clientId: 'catalogs-admin', clientSecret: 'catalogs-admin-secret-0123456789' };
 
   beforeAll(async () => {
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('catalogs') });
-    identity = await createIdentity({
-      database,
-      issuer: `${base}/oidc`,
-      baseUrl: base,
-      logger: silentLogger,
+    host = await startEmbeddedHost('catalogs', {
       experience: {
         catalogs: {
           de: { 'signIn.title': 'Einloggen' },
@@ -36,29 +17,16 @@ describe('catalogs an embedding host adds', () => {
         },
       },
     });
-    const provider = new Provider(`${base}/oidc`, identity.configure({}));
-    const app = new Koa();
-    app.use(identity.install(provider).middleware);
-    app.use(mountApp('/oidc', provider, { strip: true }));
-    server.on('request', app.callback());
-    await identity.bootstrap(admin);
-    const tokens = await fetch(`${base}/oidc/token`, {
-      method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${admin.clientId}:${admin.clientSecret}`).toString('base64')}` },
-      body: new URLSearchParams({ grant_type: 'client_credentials', resource: identity.managementApiIndicator, scope: 'all' }),
+    base = host.base;
+    const created = await host.api('POST', '/api/applications', {
+      name: 'Host app',
+      type: 'SPA',
+      oidcClientMetadata: { redirectUris: ['http://127.0.0.1:9/cb'], postLogoutRedirectUris: [] },
     });
-    const { access_token: token } = (await tokens.json()) as { access_token: string };
-    const created = await fetch(`${base}/api/applications`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Host app', type: 'SPA', oidcClientMetadata: { redirectUris: ['http://127.0.0.1:9/cb'], postLogoutRedirectUris: [] } }),
-    });
-    clientId = ((await created.json()) as { id: string }).id;
+    clientId = created.body.id;
   });
   afterAll(async () => {
-    await identity?.close();
-    await new Promise((resolve) => server.close(resolve));
-    await database?.close();
+    await host?.close();
   });
 
   /** The sign-in page an authorization request with these `ui_locales` leads to. */
@@ -107,7 +75,13 @@ describe('catalogs an embedding host adds', () => {
 
   it('refuses a catalog whose key is not a language tag when the service is created', async () => {
     await expect(
-      createIdentity({ database, issuer: `${base}/oidc`, baseUrl: base, logger: silentLogger, experience: { catalogs: { 'en"><script>': {} } } }),
+      createIdentity({
+        database: host.database,
+        issuer: `${base}/oidc`,
+        baseUrl: base,
+        logger: silentLogger,
+        experience: { catalogs: { 'en"><script>': {} } },
+      }),
     ).rejects.toThrow(TypeError);
   });
 });

@@ -1,15 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
-import Koa from 'koa';
-import Provider from 'oidc-provider';
-
-import { createIdentity, type Identity } from '../../identity.js';
-import { openDatabase, type Database } from '../../lib/store/database.js';
-import { silentLogger } from '../../lib/logger.js';
-import { mountApp } from '../../lib/http/mount.js';
-import { testMongoUri, uniqueDbName } from '../support/env.js';
+import type { Database } from '../../lib/store/database.js';
+import { startEmbeddedHost, type EmbeddedHost } from '../support/embedded.js';
 import { deliveriesSettled } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 
@@ -20,56 +12,26 @@ import { startReceiver, type Receiver } from '../support/receiver.js';
  * are tested in spec/experience/.
  */
 describe('interaction events', () => {
+  let host: EmbeddedHost;
   let database: Database;
-  let identity: Identity;
-  let server: Server;
   let base: string;
   let receiver: Receiver;
-  let token: string;
-  const admin = { clientId: 'interaction-admin', clientSecret: 'interaction-admin-secret-0123' };
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('interactions') });
-    identity = await createIdentity({
-      database,
-      issuer: `${base}/oidc`,
-      baseUrl: base,
-      logger: silentLogger,
-      hooks: { allowedHosts: ['127.0.0.1'], pollMs: 50 },
-    });
-    const provider = new Provider(`${base}/oidc`, identity.configure({ features: { devInteractions: { enabled: true } } }));
-    const app = new Koa();
-    app.use(identity.install(provider).middleware);
-    app.use(mountApp('/oidc', provider, { strip: true }));
-    server.on('request', app.callback());
-    await identity.bootstrap(admin);
-
-    const tokens = await fetch(`${base}/oidc/token`, {
-      method: 'POST',
-      headers: { authorization: `Basic ${Buffer.from(`${admin.clientId}:${admin.clientSecret}`).toString('base64')}` },
-      body: new URLSearchParams({ grant_type: 'client_credentials', resource: identity.managementApiIndicator, scope: 'all' }),
-    });
-    token = ((await tokens.json()) as { access_token: string }).access_token;
+    host = await startEmbeddedHost(
+      'interactions',
+      { hooks: { allowedHosts: ['127.0.0.1'], pollMs: 50 } },
+      { features: { devInteractions: { enabled: true } } },
+    );
+    ({ database, base } = host);
   });
   afterAll(async () => {
-    await identity.close();
-    await new Promise((resolve) => server.close(resolve));
-    await database.close();
+    await host.close();
     await receiver.close();
   });
 
-  async function api(method: string, path: string, body?: unknown) {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    return { status: response.status, body: (await response.json()) as any }; // eslint-disable-line @typescript-eslint/no-explicit-any -- assertions read arbitrary JSON
-  }
+  const api = (method: string, path: string, body?: unknown) => host.api(method, path, body);
 
   /** A browser's authorization-code flow through the development login form, as `accountId`. */
   async function signIn(clientId: string, accountId: string) {
@@ -170,13 +132,13 @@ describe('interaction events', () => {
   it('announces what sign-up and reset code reports through reportInteractionEvent', async () => {
     const before = receiver.received.length;
     const { body: user } = await api('POST', '/api/users', { username: 'registers' });
-    await identity.reportInteractionEvent({ event: 'PostRegister', userId: user.id, ip: '203.0.113.9', userAgent: 'ua', sessionId: 'sess' });
-    await identity.reportInteractionEvent({ event: 'PostResetPassword', userId: user.id });
+    await host.identity.reportInteractionEvent({ event: 'PostRegister', userId: user.id, ip: '203.0.113.9', userAgent: 'ua', sessionId: 'sess' });
+    await host.identity.reportInteractionEvent({ event: 'PostResetPassword', userId: user.id });
     await deliveriesSettled(database.db);
     expect(receiver.received.slice(before).map(({ body }) => [body.event, body.interactionEvent, body.userId, body.userIp])).toEqual([
       ['PostRegister', 'Register', user.id, '203.0.113.9'],
       ['PostResetPassword', 'ForgotPassword', user.id, undefined],
     ]);
-    await expect(identity.reportInteractionEvent({ event: 'PostExploded' as never, userId: user.id })).rejects.toThrow(TypeError);
+    await expect(host.identity.reportInteractionEvent({ event: 'PostExploded' as never, userId: user.id })).rejects.toThrow(TypeError);
   });
 });
