@@ -1,12 +1,12 @@
-import { ApiError, notFound } from '../lib/errors.js';
+import { notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { withId, type ApplicationDocument, type ApplicationSignInExperience } from '../lib/store/models.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
+import { untilNotOvertaken } from './applications.js';
 import { applicationSignInExperienceResponse, applicationSignInExperienceSchema } from './schemas/applications.js';
 import { idParams } from './schemas/common.js';
 
-const maxAttempts = 10;
 const path = '/applications/:applicationId/sign-in-experience';
 
 type Given = Partial<ApplicationSignInExperience>;
@@ -42,9 +42,8 @@ export function applicationSignInExperienceRoutes(router: ApiRouter, deps: Manag
     guard({ params: idParams('applicationId'), body: applicationSignInExperienceSchema, response: applicationSignInExperienceResponse }),
     async (ctx) => {
       const { applicationId } = ctx.guard.params;
-      for (let attempt = 1; attempt <= maxAttempts; attempt += 1) {
-        const current = await applications.findByIdOrThrow(applicationId);
-        const before = current.signInExperience;
+      const { created, next } = await untilNotOvertaken(async () => {
+        const before = (await applications.findByIdOrThrow(applicationId)).signInExperience;
         const next = merged(before, ctx.guard.body as Given);
         // Written only if nobody changed it meanwhile: two PUTs of different fields both take effect.
         const unchanged = { signInExperience: before ?? { $exists: false } } as unknown as Partial<ApplicationDocument>;
@@ -53,13 +52,10 @@ export function applicationSignInExperienceRoutes(router: ApiRouter, deps: Manag
           if (after) record({ entity: 'Application', action: 'updated', id: applicationId, data: withId(after) });
           return after;
         });
-        if (updated) {
-          ctx.status = before ? 200 : 201;
-          ctx.body = { applicationId, ...next };
-          return;
-        }
-      }
-      throw new ApiError('request.conflict', 'the application kept changing concurrently; retry the request');
+        return updated && { created: !before, next };
+      });
+      ctx.status = created ? 201 : 200;
+      ctx.body = { applicationId, ...next };
     },
   );
 }

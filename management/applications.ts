@@ -21,6 +21,18 @@ import { freeFormObject, idParams, idSchema, paginationQuery } from './schemas/c
 
 /** Read-merge-writes of one application that another write overtook are tried again this many times in all (a PATCH is overtaken at most once by each concurrent one). */
 const maxPatchAttempts = 10;
+
+/**
+ * Runs a read-merge-write of one application until its conditional write goes through (`attempt`
+ * answers undefined when another write overtook it), at most `maxPatchAttempts` times; then 409.
+ */
+export async function untilNotOvertaken<T>(attempt: () => Promise<T | undefined>): Promise<T> {
+  for (let tries = 1; tries <= maxPatchAttempts; tries += 1) {
+    const done = await attempt();
+    if (done !== undefined) return done;
+  }
+  throw new ApiError('request.conflict', 'the application kept changing concurrently; retry the request');
+}
 const listResponse = { type: 'array', items: applicationResponse };
 
 function newSecret(applicationId: string, name: string, expiresAt: number | null = null) {
@@ -115,31 +127,26 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     } = ctx.guard;
     // Read, merge, check, then write only if nothing changed meanwhile: two concurrent PATCHes
     // both take effect (the second merges into the first's result) instead of the last erasing the first.
-    for (let attempt = 1; attempt <= maxPatchAttempts; attempt += 1) {
+    const updated = await untilNotOvertaken(async () => {
       const current = await applications.findByIdOrThrow(id);
       const { name, description, oidcClientMetadata, customClientMetadata, customData } = current;
       // Metadata objects merge field by field, as in Logto; custom data is replaced whole.
-      const next: ApplicationDocument = {
-        ...current,
-        ...(body.name !== undefined && { name: body.name }),
-        ...(body.description !== undefined && { description: body.description }),
+      const set = {
+        name: body.name ?? name,
+        description: body.description !== undefined ? body.description : description,
         oidcClientMetadata: { ...oidcClientMetadata, ...body.oidcClientMetadata },
         customClientMetadata: { ...customClientMetadata, ...body.customClientMetadata },
-        ...(body.customData !== undefined && { customData: body.customData }),
+        customData: body.customData ?? customData,
       };
-      await checkClient(deps, next);
-      const { _id, ...set } = next;
-      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
+      await checkClient(deps, { ...current, ...set });
+      // Only the fields a PATCH owns: a concurrent write of another (the sign-in experience) stays.
+      return deps.write(originOf(ctx), async ({ session, record }) => {
         const after = await applications.updateIfUnchanged(id, { name, description, oidcClientMetadata, customClientMetadata, customData }, set, session);
         if (after) record({ entity: 'Application', action: 'updated', id, data: withId(after) });
         return after;
       });
-      if (updated) {
-        ctx.body = withId(updated);
-        return;
-      }
-    }
-    throw new ApiError('request.conflict', 'the application kept changing concurrently; retry the request');
+    });
+    ctx.body = withId(updated);
   });
 
   router.delete('/applications/:id', guard({ params: idParams('id') }), async (ctx) => {

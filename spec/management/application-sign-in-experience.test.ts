@@ -47,6 +47,21 @@ describe('/api/applications/:id/sign-in-experience (Logto’s application-level 
     expect((await server.api('GET', path())).body).toEqual(updated.body);
   });
 
+  it('survives PATCHes of the application racing it: each write sets only the fields it owns', async () => {
+    const { id } = await server.create('/api/applications', {
+      name: 'Raced',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: ['https://raced.test/cb'], postLogoutRedirectUris: [] },
+    });
+    expect((await server.api('PUT', `/api/applications/${id}/sign-in-experience`, { body: { displayName: 'First' } })).status).toBe(201);
+    // A PATCH that read the application before the PUT below and writes after it must not put 'First' back.
+    const patches = Array.from({ length: 16 }, (_, index) => server.api('PATCH', `/api/applications/${id}`, { body: { description: `edit ${index}` } }));
+    const put = server.api('PUT', `/api/applications/${id}/sign-in-experience`, { body: { displayName: 'Raced by Acme' } });
+    expect([...new Set((await Promise.all([...patches, put])).map(({ status }) => status))]).toEqual([200]);
+    expect((await server.api('GET', `/api/applications/${id}/sign-in-experience`)).body.displayName).toBe('Raced by Acme');
+    expect((await server.api('GET', `/api/applications/${id}`)).body.description).toMatch(/^edit \d+$/);
+  });
+
   // Its values reach the pages' HTML, stylesheet and CSP: anything but a colour or an http(s) URL is refused.
   it.each([
     ['a colour that is not hex', { color: { primaryColor: 'red;}body{display:none' } }],
