@@ -1,6 +1,7 @@
 import { ApiError, assertThat, isDuplicateKeyError } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { withId } from '../lib/store/models.js';
+import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import { impersonationRecordKinds } from '../lib/store/queries/impersonations.js';
 import { impersonationPolicyProperties, impersonationPolicyStore, type ImpersonationPolicy } from '../impersonation/policy.js';
@@ -53,6 +54,7 @@ const policyResponse = {
 export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { impersonations } = deps.queries;
   const policies = impersonationPolicyStore(deps.database.db);
+  const withOwnerLock = createOwnerLocks(deps.database.db);
   const checkpoints = deps.database.db.collection<CheckpointDocument>('impersonation_checkpoints');
   const revocations = deps.database.db.collection<{ _id: string; revokedAt: Date; clientId: string }>('impersonation_revocations');
 
@@ -121,12 +123,16 @@ export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
             new ApiError('impersonation.unknown_resource', `no API resource has the indicator \`${indicator}\``, { field: `body.scopeCeilings.${indicator}` }),
         );
       }
-      const policy: ImpersonationPolicy = { ...(await policies.load()), ...patch };
-      await deps.write(originOf(ctx), async ({ session, record }) => {
-        await policies.save(policy, session);
-        record({ entity: 'ImpersonationPolicy', action: 'updated', id: 'default', data: policy });
+      // One change at a time, in every process (as the sign-in settings): two PATCHes of different
+      // fields both take effect, so one cannot drop the protected roles another just added.
+      ctx.body = await withOwnerLock('impersonation-policy', async () => {
+        const policy: ImpersonationPolicy = { ...(await policies.load()), ...patch };
+        await deps.write(originOf(ctx), async ({ session, record }) => {
+          await policies.save(policy, session);
+          record({ entity: 'ImpersonationPolicy', action: 'updated', id: 'default', data: policy });
+        });
+        return policy;
       });
-      ctx.body = policy;
     },
   );
 

@@ -173,6 +173,22 @@ describe('impersonation guard rails', () => {
     });
   });
 
+  it('keeps every field of concurrent policy PATCHes: one cannot drop the protected roles another adds', async () => {
+    const answers = await Promise.all([
+      server.api('PATCH', '/api/configs/impersonation', { body: { protectedRoleIds: [customerRole.id] } }),
+      server.api('PATCH', '/api/configs/impersonation', { body: { requireReason: true } }),
+      server.api('PATCH', '/api/configs/impersonation', { body: { maxTokenTtl: 300 } }),
+      server.api('PATCH', '/api/configs/impersonation', { body: { requireTicketId: true } }),
+    ]);
+    expect(answers.map(({ status }) => status)).toEqual([200, 200, 200, 200]);
+    expect((await server.api('GET', '/api/configs/impersonation')).body).toMatchObject({
+      protectedRoleIds: [customerRole.id],
+      requireReason: true,
+      maxTokenTtl: 300,
+      requireTicketId: true,
+    });
+  });
+
   it('caps the lifetime, takes away ceiling permissions the user holds, and can require an actor token on every exchange', async () => {
     await setPolicy({ maxTokenTtl: 120, scopeCeilings: { [resource.indicator]: ['billing:write'] } });
     const plain = await exchange((await subjectToken()).subjectToken);
