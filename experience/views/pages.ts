@@ -1,3 +1,4 @@
+import { en, type MessageKey } from '../i18n/en.js';
 import type { Translator } from '../i18n/index.js';
 import { cancelForm, codeField, field, form, page, type FieldSpec, type FormContext, type PageContext } from './frame.js';
 import { html, Html } from './markup.js';
@@ -401,12 +402,11 @@ export interface ConsentRequest {
   resources: Array<{ indicator: string; name?: string | undefined; scopes: Array<{ name: string; description?: string | null | undefined }> }>;
 }
 
-const describedScopes = new Set(['openid', 'profile', 'email', 'phone', 'address', 'identities', 'offline_access']);
-
 export function consentPage(context: FormContext, { scopes, resources }: ConsentRequest): string {
   const { t, application } = context;
   const name = application?.name ?? '';
-  const scopeText = (scope: string) => (describedScopes.has(scope) ? t.t(`scope.${scope}` as 'scope.openid') : scope);
+  // A scope the catalogs describe (`scope.<name>`) by its words; any other by its name.
+  const scopeText = (scope: string) => (`scope.${scope}` in en ? t.t(`scope.${scope}` as MessageKey) : scope);
   const policies = [
     application?.termsOfUseUrl && html`<a href="${application.termsOfUseUrl}" rel="noopener noreferrer" target="_blank">${t.t('consent.terms')}</a>`,
     application?.privacyPolicyUrl && html`<a href="${application.privacyPolicyUrl}" rel="noopener noreferrer" target="_blank">${t.t('consent.privacy')}</a>`,
