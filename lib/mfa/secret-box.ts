@@ -11,7 +11,7 @@ export function secretBox(key: Buffer) {
   return {
     seal(plain: string, userId: string): string {
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: 16 });
       cipher.setAAD(Buffer.from(userId));
       const sealed = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final(), cipher.getAuthTag()]);
       return `v1.${iv.toString('base64url')}.${sealed.toString('base64url')}`;
@@ -20,7 +20,9 @@ export function secretBox(key: Buffer) {
       const [version, iv, body] = sealed.split('.');
       if (version !== 'v1' || !iv || !body) throw new TypeError('not a sealed secret');
       const bytes = Buffer.from(body, 'base64url');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+      // The whole 16-byte tag, always: a shorter one would be accepted and easier to forge.
+      if (bytes.length < 16) throw new TypeError('not a sealed secret');
+      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
       decipher.setAAD(Buffer.from(userId));
       decipher.setAuthTag(bytes.subarray(bytes.length - 16));
       return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString('utf8');
