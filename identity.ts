@@ -13,6 +13,8 @@ import { currentRequest, noteRequest, requestIds } from './lib/request-context.j
 import { watchDatabase, watchQueue } from './lib/metrics.js';
 import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './grants/token-exchange/actor.js';
+import { subjectTokenSeal as createSubjectTokenSeal } from './impersonation/subject-token.js';
+import { voidingOf } from './impersonation/voiding.js';
 import {
   bootstrap,
   ensureManagementApi,
@@ -66,7 +68,7 @@ import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provide
 import { createKeyRing } from './provider/oidc-keys.js';
 import { replaceSigningKeys } from './provider/internals.js';
 import { createQueries, type Queries } from './lib/store/queries/index.js';
-import { createRecordWriter, createWriter, defaultChangeRetentionDays } from './lib/store/unit-of-work.js';
+import { createRecordWriter, createWriter, defaultChangeRetentionDays, type Change } from './lib/store/unit-of-work.js';
 import { intentCollections, startIntentResolver } from './lib/store/intents.js';
 import { intentStates } from './management/intent-states.js';
 import type { IdentityOptions } from './identity-options.js';
@@ -134,6 +136,10 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     watchDatabase(metrics, database.client);
   }
   const revoke = (userId: string, session?: ClientSession) => revokeAccount(database.db, userId, session);
+  /** Voids the subject tokens that committed changes made untrue (`impersonation/voiding.ts`). */
+  const voidSubjectTokensAfter = async (changes: Change[]) => {
+    await Promise.all(voidingOf(changes).map(({ selection, reason }) => queries.voidSubjectTokens(selection, reason)));
+  };
 
   await ensureManagementApi(database.db, managementApiIndicator);
   const secrets: ProviderSecrets = await loadProviderSecrets(database.db);
@@ -142,6 +148,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const outboundFetch = createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts ?? []));
   const upstream = createUpstream({ fetch: outboundFetch });
   const ssoConnectors = createSsoConnectorStore(database.db, secretBox(options.mfaEncryptionKey ?? secrets.mfaKey));
+  // Subject tokens are sealed under a key derived from the deployment's secret (the MFA key's), shared by every process.
+  const subjectTokenSeal = createSubjectTokenSeal(options.mfaEncryptionKey ?? secrets.mfaKey);
   const keyRing = createKeyRing(database.db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys });
 
   const {
@@ -313,14 +321,20 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           roles,
           minted,
           policy: async () => (await impersonationPolicy.get('policy'))!,
+          subjectTokens: subjectTokenSeal,
         }),
         tokenExchange.parameters,
       );
       // Without transactions, writes a stopped process left without their records are found and recorded.
       if (!database.transactions) {
+        const writeFoundRecords = createRecordWriter(database, hooks.outbox, changesRetentionDays);
         resolver = startIntentResolver(database.db, {
           state: intentStates(database.db, queries),
-          write: createRecordWriter(database, hooks.outbox, changesRetentionDays),
+          write: async (found, recorded) => {
+            await writeFoundRecords(found, recorded);
+            // What a stopped unit of work changed voids subject tokens as its own afterCommit would have.
+            await voidSubjectTokensAfter(found);
+          },
           logger,
           clock: options.clock ?? systemClock,
         });
@@ -342,7 +356,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         retentionDays: changesRetentionDays,
         mustIntend: ({ entity, action }) => Object.hasOwn(changeEvents, `${entity}.${action}`),
         afterCommit: async (changes) => {
-          await Promise.all(cachesStaleAfter(changes).map((name) => caches.changed(name)));
+          await Promise.all([...cachesStaleAfter(changes).map((name) => caches.changed(name)), voidSubjectTokensAfter(changes)]);
         },
       });
       const experience =
@@ -382,6 +396,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           dryRunCustomClaims: createDryRun(dryRuns),
           revokeAccount: revoke,
           subjectTokenTtl: options.subjectTokenTtl ?? 600,
+          subjectTokenSeal,
           managementApiIndicator,
           // A placeholder secret: validation needs one for confidential clients, never sees a real one.
           validateApplication: (application) => provider.Client.validate(toClientMetadata(application, [])),

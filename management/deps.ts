@@ -2,6 +2,7 @@ import type { ConnectorStore } from '../social/connectors.js';
 import type { Upstream } from '../social/upstream.js';
 import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
+import type { SubjectTokenSeal } from '../impersonation/subject-token.js';
 import type Router from '@koa/router';
 import type { ClientSession } from 'mongodb';
 
@@ -53,6 +54,8 @@ export interface ManagementDeps {
   ): Promise<{ claims: Record<string, unknown> } | { failure: { code: string; message: string } }>;
   /** Lifetime of a subject token, in seconds. */
   subjectTokenTtl: number;
+  /** Seals subject tokens with what the exchange needs (`impersonation/subject-token.ts`). */
+  subjectTokenSeal: SubjectTokenSeal;
   /** Webhooks: the hooks API's queries, test sends and the worker's wake-up. */
   hooks: Hooks;
   /** The provider's signing and cookie keys, when they are ours to rotate (not a host's own). */

@@ -102,14 +102,18 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.delete('/roles/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
     assertThat(id !== builtIn.managementRoleId, builtInRole);
-    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    const holders = await deps.write(originOf(ctx), async ({ session, intend, record }) => {
       await intend({ entity: 'Role', action: 'deleted', id });
       const before = await roles.delete(id, session);
+      const users = await links.rolesUsers.rightsOf(id, session);
       await links.rolesUsers.removeAllOfLeft(id, session);
       await links.rolesApplications.removeAllOfLeft(id, session);
       await links.rolesScopes.removeAllOfLeft(id, session);
       record({ entity: 'Role', action: 'deleted', id, data: withId(before) });
+      return users;
     });
+    // Its users' subject tokens were sealed with it (`impersonation/voiding.ts` for the other changes).
+    await deps.queries.voidSubjectTokens({ userIds: holders }, "one of the user's roles was deleted");
     ctx.status = 204;
   });
 }

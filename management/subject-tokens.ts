@@ -1,12 +1,14 @@
 import { impersonationScope, managementScope } from './bootstrap.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
-import { impersonationPolicyStore, isProtected } from '../impersonation/policy.js';
+import { impersonationPolicyStore, isProtected, type ImpersonationPolicy } from '../impersonation/policy.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject, idSchema } from './schemas/common.js';
 
 const maxContextBytes = 4096;
+
+const sameSet = (a: string[], b: string[]) => a.length === b.length && new Set([...a, ...b]).size === a.length;
 
 /** Printable text on one line: it goes into audit records, events and logs. */
 const line = (maxLength: number) => ({ type: 'string', minLength: 1, maxLength, pattern: '^[^\\u0000-\\u001f\\u007f]+$' }) as const;
@@ -63,20 +65,6 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
         ticketId !== undefined || !policy.requireTicketId,
         () => new ApiError('impersonation.ticket_required', 'the impersonation policy requires a `ticketId`', { field: 'body.ticketId' }),
       );
-      const user = await queries.users.findByIdOrThrow(userId);
-      assertThat(!user.isSuspended, new ApiError('user.suspended', 'the user is suspended and cannot be impersonated'));
-      assertThat(
-        !isProtected(policy, await queries.links.usersRoles.rightsOf(userId)),
-        () => new ApiError('impersonation.user_protected', 'the impersonation policy protects this user: it holds a role that may never be impersonated'),
-      );
-      if (actorId !== undefined) {
-        assertThat(
-          actorId !== userId,
-          () => new ApiError('impersonation.actor_is_subject', 'the actor and the user are the same: that is no impersonation', { field: 'body.actorId' }),
-        );
-        const actor = await queries.users.findByIdOrThrow(actorId);
-        assertThat(!actor.isSuspended, () => new ApiError('user.suspended', 'the actor is suspended', { field: 'body.actorId' }));
-      }
       // The first-class fields are in the script's context too; they win over a context key of the same name.
       const terms = {
         context: { ...context, ...(reason !== undefined && { reason }), ...(ticketId !== undefined && { ticketId }) },
@@ -85,34 +73,73 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
         ...(ticketId !== undefined && { ticketId }),
       };
       const clientId = ctx.state.auth?.clientId ?? '';
-      const token = await deps.write(originOf(ctx), async ({ session, record }) => {
-        const issued = await queries.subjectTokens.issue(userId, terms, clientId, deps.subjectTokenTtl, session);
-        const { impersonationId, expiresAt } = issued.document;
-        // The record keeps neither the token nor its hash: the impersonation is named by its own id.
-        record({
-          entity: 'Impersonation',
-          action: 'subject_token.issued',
-          id: impersonationId,
-          data: { userId, ...terms, clientId, expiresAt: expiresAt.getTime() },
+      // What the token is sealed with must still hold once its record is stored: a change that
+      // committed before that found nothing to void, so the user is read again after the insert.
+      // A user that changed meanwhile gets its new token voided and the checks run again.
+      for (let attempt = 1; ; attempt += 1) {
+        const roleIds = await eligibleRoleIds(userId, policy);
+        const issued = await issue(roleIds);
+        const now = await eligibleRoleIds(userId, policy).catch(async (error: unknown) => {
+          await queries.impersonations.voidTokens([issued.document], 'the user changed while it was issued');
+          throw error;
         });
-        await queries.impersonations.record(
-          {
-            kind: 'subject_token.issued',
-            impersonationId,
-            targetUserId: userId,
-            issuerClientId: clientId,
-            context: terms.context,
-            ...(actorId !== undefined && { boundActorId: actorId }),
-            ...(reason !== undefined && { reason }),
-            ...(ticketId !== undefined && { ticketId }),
-            expiresAt: expiresAt.getTime(),
-            subjectTokenId: issued.document._id,
-          },
-          session,
+        if (sameSet(now, roleIds)) {
+          ctx.body = { subjectToken: issued.token, expiresIn: deps.subjectTokenTtl, impersonationId: issued.document.impersonationId };
+          return;
+        }
+        await queries.impersonations.voidTokens([issued.document], "the user's roles changed while it was issued");
+        assertThat(attempt < 3, () => new ApiError('request.conflict', "the user's roles kept changing while the subject token was issued; try again"));
+      }
+
+      /** The user's role ids, once the user is found fit to be impersonated (and the actor fit to act). */
+      async function eligibleRoleIds(id: string, current: ImpersonationPolicy) {
+        const user = await queries.users.findByIdOrThrow(id);
+        assertThat(!user.isSuspended, new ApiError('user.suspended', 'the user is suspended and cannot be impersonated'));
+        const roleIds = await queries.links.usersRoles.rightsOf(id);
+        assertThat(
+          !isProtected(current, roleIds),
+          () => new ApiError('impersonation.user_protected', 'the impersonation policy protects this user: it holds a role that may never be impersonated'),
         );
-        return issued;
-      });
-      ctx.body = { subjectToken: token.token, expiresIn: deps.subjectTokenTtl, impersonationId: token.document.impersonationId };
+        if (actorId !== undefined) {
+          assertThat(
+            actorId !== id,
+            () => new ApiError('impersonation.actor_is_subject', 'the actor and the user are the same: that is no impersonation', { field: 'body.actorId' }),
+          );
+          const actor = await queries.users.findByIdOrThrow(actorId);
+          assertThat(!actor.isSuspended, () => new ApiError('user.suspended', 'the actor is suspended', { field: 'body.actorId' }));
+        }
+        return roleIds;
+      }
+
+      function issue(roleIds: string[]) {
+        return deps.write(originOf(ctx), async ({ session, record }) => {
+          const issued = await queries.subjectTokens.issue(deps.subjectTokenSeal, { userId, roleIds }, terms, clientId, deps.subjectTokenTtl, session);
+          const { impersonationId, expiresAt } = issued.document;
+          // The record keeps neither the token nor its hash: the impersonation is named by its own id.
+          record({
+            entity: 'Impersonation',
+            action: 'subject_token.issued',
+            id: impersonationId,
+            data: { userId, ...terms, clientId, expiresAt: expiresAt.getTime() },
+          });
+          await queries.impersonations.record(
+            {
+              kind: 'subject_token.issued',
+              impersonationId,
+              targetUserId: userId,
+              issuerClientId: clientId,
+              context: terms.context,
+              ...(actorId !== undefined && { boundActorId: actorId }),
+              ...(reason !== undefined && { reason }),
+              ...(ticketId !== undefined && { ticketId }),
+              expiresAt: expiresAt.getTime(),
+              subjectTokenId: issued.document._id,
+            },
+            session,
+          );
+          return issued;
+        });
+      }
     },
   );
 }

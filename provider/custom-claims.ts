@@ -1,5 +1,6 @@
 import { errors, type KoaContextWithOIDC } from 'oidc-provider';
 
+import { createBatch } from '../lib/store/batch.js';
 import type { KeyedCache } from '../lib/store/cache.js';
 import type { Logger } from '../lib/logger.js';
 import type { Metrics } from '../lib/metrics.js';
@@ -87,13 +88,18 @@ export interface CustomClaimsDeps {
 type IssuedToken = { jti?: string; accountId?: string; clientId?: string; aud?: string | string[]; scope?: string; gty?: string; kind?: string };
 
 export function createCustomClaims(deps: CustomClaimsDeps) {
+  // Tokens customized at the same time read their users in one command (a token exchange carries only the user's id).
+  const userById = createBatch(async (ids: string[]) => {
+    const found = new Map((await deps.queries.users.findByIds([...new Set(ids)])).map((user) => [user._id, user]));
+    return ids.map((id) => found.get(id) ?? null);
+  });
   const grantTypeOf = (ctx: KoaContextWithOIDC, token: IssuedToken, facts: GrantFacts | undefined) =>
     facts?.type ?? (ctx.oidc?.params?.grant_type as string | undefined) ?? token.gty ?? 'unknown';
 
   async function contextFor(ctx: KoaContextWithOIDC, token: IssuedToken, facts: GrantFacts | undefined) {
     const grantType = grantTypeOf(ctx, token, facts);
-    // The grant usually loaded the user already; only other grants make us read it.
-    const user = facts?.user ?? (token.accountId ? await deps.queries.users.findById(token.accountId) : null);
+    // The grant may have loaded the user already; else it is read here.
+    const user = facts?.user ?? (token.accountId ? await userById(token.accountId) : null);
     const roles = facts?.roles ?? (user ? await deps.roles(await deps.queries.links.usersRoles.rightsOf(user._id)) : []);
     const client = ctx.oidc?.client;
     return {

@@ -2,7 +2,9 @@
 import autocannon from 'autocannon';
 import type { Db } from 'mongodb';
 
-import { generateId, generateSecret, sha256 } from '../../lib/ids.js';
+import { generateId, sha256 } from '../../lib/ids.js';
+import { subjectTokenSeal } from '../../impersonation/subject-token.js';
+import { loadProviderSecrets } from '../../provider/keys.js';
 import { accessTokenType, tokenExchangeGrantType } from '../../provider/token-types.js';
 import { benchResource } from './fixtures.js';
 import type { ServerChild } from './processes.js';
@@ -98,22 +100,23 @@ export async function tokenRequest(server: ServerChild, authorization: string, p
   return body.access_token;
 }
 
-/** Subject tokens written straight to the database (their issuance is not what is measured). */
+/**
+ * Subject tokens sealed and written straight to the database, as `POST /api/subject-tokens` would
+ * (its issuance is not what is measured): sealed with the deployment's key and the user's roles.
+ */
 export async function seedSubjectTokens(db: Db, count: number, userId: string, clientId: string) {
+  const seal = subjectTokenSeal((await loadProviderSecrets(db)).mfaKey);
+  const roleIds = (await db.collection<{ userId: string; roleId: string }>('users_roles').find({ userId }).toArray()).map(({ roleId }) => roleId);
   const now = Date.now();
-  const tokens = Array.from({ length: count }, () => generateSecret());
-  await db.collection('subject_tokens').insertMany(
-    tokens.map((token) => ({
-      _id: sha256(token) as never,
-      userId,
-      context: { ticket: 'BENCH-1', reason: 'benchmark' },
-      clientId,
-      impersonationId: generateId(),
-      createdAt: new Date(now),
-      expiresAt: new Date(now + 600_000),
-    })),
-  );
-  return tokens;
+  const issued = Array.from({ length: count }, () => {
+    const impersonationId = generateId();
+    const context = { ticket: 'BENCH-1', reason: 'benchmark' };
+    const expiresAt = now + 600_000;
+    const token = seal.seal({ userId, clientId, impersonationId, context, roleIds, expiresAt });
+    return { token, document: { _id: sha256(token), userId, context, clientId, impersonationId, createdAt: new Date(now), expiresAt: new Date(expiresAt) } };
+  });
+  await db.collection('subject_tokens').insertMany(issued.map(({ document }) => document as never));
+  return issued.map(({ token }) => token);
 }
 
 export const exchangeBody = (token: string, actorToken?: string) =>

@@ -5,7 +5,8 @@ import { ActorRefused } from './actor.js';
 import type { Queries } from '../../lib/store/queries/index.js';
 import { permissionNames } from '../../provider/resource-servers.js';
 import type { ScopeDocument } from '../../lib/store/models.js';
-import type { SubjectTokenDocument } from '../../lib/store/queries/subject-tokens.js';
+import { sha256 } from '../../lib/ids.js';
+import type { SubjectTokenFacts, SubjectTokenSeal } from '../../impersonation/subject-token.js';
 import { scopeIdsOf, type RoleLookup } from '../../provider/role-facts.js';
 import { accessTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../../provider/token-types.js';
 import { isProtected, withinCeiling, type ImpersonationPolicy } from '../../impersonation/policy.js';
@@ -33,6 +34,8 @@ export interface TokenExchangeDeps {
   minted: WeakMap<object, MintedToken>;
   /** The impersonation policy (from its cache). */
   policy(): Promise<ImpersonationPolicy>;
+  /** Opens subject tokens (`impersonation/subject-token.ts`). */
+  subjectTokens: Pick<SubjectTokenSeal, 'open'>;
 }
 
 /** The claim that names the impersonation in every token minted from a subject token. */
@@ -61,8 +64,11 @@ const reasonOf = (error: unknown) =>
   // oidc-provider keeps the public description generic; the detail is for the audit.
   (error as { error_detail?: string }).error_detail ?? (error as { error_description?: string }).error_description ?? (error as Error).message;
 
+/** A subject token as the exchange knows it: what it was sealed with, and the hash its record is stored under. */
+type Subject = SubjectTokenFacts & { _id: string };
+
 /** What the subject token carries into every audit record of its impersonation. */
-const termsOf = ({ impersonationId, actorId, reason, ticketId }: SubjectTokenDocument) => ({
+const termsOf = ({ impersonationId, actorId, reason, ticketId }: Subject) => ({
   // Tokens issued before impersonations had ids have none.
   ...(impersonationId !== undefined && { impersonationId }),
   ...(actorId !== undefined && { boundActorId: actorId }),
@@ -72,14 +78,15 @@ const termsOf = ({ impersonationId, actorId, reason, ticketId }: SubjectTokenDoc
 
 /** What one exchange learnt, for its audit record should it fail. */
 interface Attempt {
-  subject?: SubjectTokenDocument | null;
+  subject?: Subject;
   /** The audit record that spent the subject token, once written. */
   claimed?: string;
 }
 
 /**
- * Two database round trips per exchange: read the subject token with its user and the user's
- * role ids, and write the audit record that spends the token. Resources, roles and their
+ * One database round trip per exchange: the audit record that spends the subject token. The
+ * token is sealed with what the exchange needs (its user, the user's role ids, its terms), and
+ * whatever would make that untrue voids it first (`voidingOf`); resources, roles and their
  * permissions come from caches that changes clear.
  */
 export function buildHandler(deps: TokenExchangeDeps) {
@@ -139,24 +146,24 @@ export function buildHandler(deps: TokenExchangeDeps) {
     if (audience !== undefined && audience !== resource) throw new errors.InvalidTarget('audience and resource name different API resources');
     const info = await deps.resourceServerInfo(ctx, resource, client);
 
-    // Everything that can fail without spending the subject token is checked first. Reading the
-    // subject token spends nothing, so it goes while the actor token's signature is checked.
-    const [actor, found, policy] = await Promise.allSettled([
+    // Everything that can fail without spending the subject token is checked first. The actor
+    // token's signature is checked while the policy is fetched.
+    const sealed = params.subject_token as string;
+    const facts = deps.subjectTokens.open(sealed);
+    const subject: Subject | undefined = facts && { ...facts, _id: sha256(sealed) };
+    attempt.subject = subject;
+    const [actor, policy] = await Promise.allSettled([
       typeof params.actor_token === 'string' ? deps.identifyActor(params.actor_token) : undefined,
-      deps.queries.subjectTokenWithUser(params.subject_token as string),
       deps.policy(),
     ]);
     if (policy.status === 'rejected') throw policy.reason;
-    if (found.status === 'rejected') throw found.reason;
-    const subject = (attempt.subject = found.value?.subject);
     if (actor.status === 'rejected') throw actorRefused(actor.reason);
     const act: ActClaim | undefined = actor.value;
-    if (!subject || subject.expiresAt <= new Date()) throw subjectRefused();
-    const { user, roleIds, revoked } = found.value!;
-    if (revoked) throw subjectRefused('the impersonation was revoked');
-    if (!user || user.isSuspended) throw subjectRefused("the subject token's user no longer exists or is suspended");
+    // Not sealed here (forged, altered, another deployment's), or expired: one answer, as for a used one.
+    if (!subject || subject.expiresAt <= Date.now()) throw subjectRefused();
+    const { userId, roleIds } = subject;
     // Acting as oneself is no impersonation, and would let a user launder its own token.
-    if (act?.sub === user._id) throw actorRefused(new ActorRefused("the actor is the subject token's own user"));
+    if (act?.sub === userId) throw actorRefused(new ActorRefused("the actor is the subject token's own user"));
     // RFC 8693 §4.4: a token bound to an actor goes only with that actor's token; the policy may ask an actor of every exchange.
     if (subject.actorId !== undefined && act?.sub !== subject.actorId) {
       throw actorRefused(
@@ -168,7 +175,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
       );
     }
     if (!act && policy.value.requireActorToken) throw actorRefused(new ActorRefused('the impersonation policy requires an actor token'));
-    // Roles given since the token was issued count: a user the policy now protects is not impersonated.
+    // The policy as it is now, on the roles the user holds: any change to them voided the token.
     if (isProtected(policy.value, roleIds)) throw subjectRefused('the impersonation policy protects this user');
 
     // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
@@ -186,7 +193,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
     const ttl = Math.min(info.accessTokenTTL ?? policy.value.maxTokenTtl, policy.value.maxTokenTtl);
 
     const token = new provider.AccessToken({
-      accountId: user._id,
+      accountId: userId,
       client,
       // No provider Grant stands behind this token: the spent subject token is its grant.
       grantId: subject._id,
@@ -200,7 +207,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
     // Spend the subject token: the audit record of this exchange is the one write that decides.
     attempt.claimed = await impersonations.claimExchange({
       ...audit,
-      targetUserId: user._id,
+      targetUserId: userId,
       subjectTokenId: subject._id,
       context: subject.context,
       issuerClientId: subject.clientId,
@@ -209,11 +216,12 @@ export function buildHandler(deps: TokenExchangeDeps) {
       ...termsOf(subject),
       ...(act && { actorUserId: act.sub }),
     });
-    if (!attempt.claimed) throw subjectRefused();
+    if (!attempt.claimed) throw subjectRefused(await impersonations.whyVoided(subject._id));
 
     deps.minted.set(token, {
       claims: { ...(act && { act }), ...(subject.impersonationId !== undefined && { [impersonationIdClaim]: subject.impersonationId }) },
-      facts: { type: grantType, subjectTokenContext: subject.context, user, roles },
+      // The user itself is read by custom claims only, when a script wants it.
+      facts: { type: grantType, subjectTokenContext: subject.context, roles },
     });
     ctx.oidc.entity('AccessToken', token);
     const value = await token.save();

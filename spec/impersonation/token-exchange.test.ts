@@ -1,7 +1,12 @@
+import { randomBytes } from 'node:crypto';
+
 import * as oauth from 'openid-client';
 import { createRemoteJWKSet, decodeJwt, jwtVerify } from 'jose';
 
 import { sha256 } from '../../lib/ids.js';
+import { secretBox } from '../../lib/mfa/secret-box.js';
+import { subjectTokenSeal } from '../../impersonation/subject-token.js';
+import { loadProviderSecrets } from '../../provider/keys.js';
 import { TestBrowser } from '../support/browser.js';
 import { codeFlow, redeem } from '../support/flows.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -65,13 +70,54 @@ describe('impersonation: subject tokens and token exchange', () => {
     return (await redeem(server, { clientId: web.id, clientSecret: web.secret }, flow, extra.resource)).access_token;
   };
 
-  it('issues a subject token of 256 random bits, stored only as its hash', async () => {
+  /** Seals facts as the deployment does: with its key, read from its database. */
+  const sealer = async () => subjectTokenSeal((await loadProviderSecrets(server.database.db)).mfaKey);
+
+  it('issues a subject token sealed (AES-256-GCM) with its facts, opaque to its holder, stored only as its hash', async () => {
     const { subjectToken: token, expiresIn } = await subjectToken(target.id);
     expect(expiresIn).toBe(600);
-    expect(Buffer.from(token, 'base64url')).toHaveLength(32);
+    // Nothing of what it says can be read from it: not the user, not the context.
+    const visible = token
+      .split('.')
+      .map((part) => Buffer.from(part, 'base64url').toString('latin1'))
+      .join(' ');
+    for (const secret of [target.id, 'bug report', 'T-1']) expect(`${token} ${visible}`).not.toContain(secret);
     const stored = await server.database.db.collection('subject_tokens').findOne({ _id: sha256(token) as never });
     expect(stored).toMatchObject({ userId: target.id, clientId: server.admin.clientId, context: { ticketId: 'T-1', reason: 'bug report' } });
     expect(JSON.stringify(await server.database.db.collection('subject_tokens').find({}).toArray())).not.toContain(token);
+    // The deployment's key opens it: its user, issuer, terms and the user's role ids then.
+    const held = await server.database.db.collection<{ userId: string; roleId: string }>('users_roles').find({ userId: target.id }).toArray();
+    expect((await sealer()).open(token)).toMatchObject({
+      userId: target.id,
+      clientId: server.admin.clientId,
+      context: { ticketId: 'T-1', reason: 'bug report' },
+      roleIds: held.map(({ roleId }) => roleId),
+      expiresAt: (stored!.expiresAt as Date).getTime(),
+    });
+  });
+
+  it('refuses a subject token altered, forged under another key, or sealed for another purpose with invalid_request (RFC 8693 §2.2.2)', async () => {
+    const { subjectToken: token } = await subjectToken(target.id);
+    const facts = (await sealer()).open(token)!;
+    const [version, iv, body] = token.split('.') as [string, string, string];
+    const flipped = Buffer.from(body, 'base64url');
+    flipped[3] ^= 1;
+    const mfaKey = (await loadProviderSecrets(server.database.db)).mfaKey;
+    const forgeries = [
+      `${version}.${iv}.${flipped.toString('base64url')}`,
+      `${version}.${iv}.${body.slice(0, 40)}`,
+      `${version}.${Buffer.alloc(12).toString('base64url')}.${body}`,
+      // The same facts with more roles, sealed under a key that is not the deployment's.
+      subjectTokenSeal(randomBytes(32)).seal({ ...facts, roleIds: [...facts.roleIds, 'admin'] }),
+      // Sealed with the deployment's MFA key itself (the subject token key is derived from it, for its purpose only).
+      secretBox(mfaKey).seal(JSON.stringify(facts), 'oidc-identity subject token'),
+    ];
+    const config = await publicClient();
+    for (const forged of forgeries) {
+      await expect(exchange(config, { subject_token: forged, scope: 'read:orders' })).rejects.toMatchObject({ error: 'invalid_request' });
+    }
+    // The real one was not spent by any of them.
+    expect((await exchange(config, { subject_token: token, scope: 'read:orders' })).scope).toBe('read:orders');
   });
 
   it('exchanges it, for a public client, for a JWT that represents the user and is bound to the resource', async () => {
@@ -134,10 +180,20 @@ describe('impersonation: subject tokens and token exchange', () => {
     await expect(exchange(config, { subject_token: token })).rejects.toMatchObject({ error: 'invalid_request' });
   });
 
-  it('refuses an expired subject token', async () => {
-    const { subjectToken: token } = await subjectToken(target.id);
-    await server.database.db.collection('subject_tokens').updateOne({ _id: sha256(token) as never }, { $set: { expiresAt: new Date(Date.now() - 1000) } });
-    await expect(exchange(await publicClient(), { subject_token: token })).rejects.toMatchObject({ error: 'invalid_request' });
+  it('refuses an expired subject token: its expiry is sealed in it, whatever its record says', async () => {
+    const { subjectToken: live } = await subjectToken(target.id);
+    const facts = (await sealer()).open(live)!;
+    const expired = (await sealer()).seal({ ...facts, expiresAt: Date.now() - 1000 });
+    await server.database.db.collection('subject_tokens').insertOne({
+      _id: sha256(expired) as never,
+      userId: target.id,
+      context: facts.context,
+      clientId: facts.clientId,
+      impersonationId: facts.impersonationId,
+      createdAt: new Date(),
+      expiresAt: new Date(Date.now() + 600_000),
+    });
+    await expect(exchange(await publicClient(), { subject_token: expired })).rejects.toMatchObject({ error: 'invalid_request' });
   });
 
   it.each([

@@ -1,21 +1,28 @@
 import type { ClientSession, Db, Filter } from 'mongodb';
 
 import { createBatch } from '../batch.js';
-import { insertEach } from '../insert-each.js';
+import { insertEach, throwingFailures } from '../insert-each.js';
 import { generateId } from '../../ids.js';
 import type { Page } from '../models.js';
 import { createdWithin } from './time-range.js';
+import type { SubjectTokenDocument } from './subject-tokens.js';
 import { insertOwn } from '../insert-each.js';
 
 /** One line of the impersonation audit: who acted as whom, when, why, and how it ended. */
-export const impersonationRecordKinds = ['subject_token.issued', 'exchange.succeeded', 'exchange.failed', 'impersonation.revoked'] as const;
+export const impersonationRecordKinds = [
+  'subject_token.issued',
+  'subject_token.voided',
+  'exchange.succeeded',
+  'exchange.failed',
+  'impersonation.revoked',
+] as const;
 
 export interface ImpersonationEvent {
   _id: string;
   kind: (typeof impersonationRecordKinds)[number];
   /** The impersonation (one subject token, and the tokens minted from it). */
   impersonationId?: string;
-  /** Why an exchange failed (the error's detail). */
+  /** Why an exchange failed (the error's detail), or why a subject token was voided. */
   failureReason?: string;
   /** Why the impersonation was asked for, and its ticket (from the subject token). */
   reason?: string;
@@ -96,6 +103,39 @@ export function createImpersonationQueries(db: Db) {
      */
     claimExchange: (event: Omit<ImpersonationEvent, '_id' | 'createdAt' | 'kind'> & { subjectTokenId: string }) =>
       claims({ _id: `exchange:${event.subjectTokenId}`, kind: 'exchange.succeeded', ...event, createdAt: Date.now(), chainDue: new Date() }),
+
+    /**
+     * Spends subject tokens without an exchange, because what they were issued on no longer holds
+     * (their user's roles changed, it was suspended or deleted, the impersonation was revoked).
+     * The record takes the id an exchange's would, so whichever of the two is written first
+     * decides; a token already spent is left as it is.
+     */
+    async voidTokens(tokens: SubjectTokenDocument[], failureReason: string) {
+      if (tokens.length === 0) return;
+      const now = Date.now();
+      throwingFailures(
+        await insertEach(
+          collection,
+          tokens.map((token) => ({
+            _id: `exchange:${token._id}`,
+            kind: 'subject_token.voided' as const,
+            impersonationId: token.impersonationId,
+            targetUserId: token.userId,
+            issuerClientId: token.clientId,
+            subjectTokenId: token._id,
+            failureReason,
+            createdAt: now,
+            chainDue: new Date(now),
+          })),
+        ),
+      );
+    },
+
+    /** Why a spent subject token was voided, if it was (else it was used by an exchange). */
+    async whyVoided(subjectTokenId: string): Promise<string | undefined> {
+      const spent = await collection.findOne({ _id: `exchange:${subjectTokenId}` });
+      return spent?.kind === 'subject_token.voided' ? `the subject token was voided: ${spent.failureReason}` : undefined;
+    },
 
     /** Which of these access tokens (by `jti`) a token exchange minted. */
     async mintedByExchange(tokenIds: string[]): Promise<Set<string>> {

@@ -1,9 +1,7 @@
 import type { Db } from 'mongodb';
 
-import { createBatch } from '../batch.js';
 import { createEntityQueries } from '../entities.js';
 import { ApiError } from '../../errors.js';
-import { sha256 } from '../../ids.js';
 import { createLinks } from '../links.js';
 import type { OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, ScopeDocument, UserDocument } from '../models.js';
 import { createApplicationQueries } from './applications.js';
@@ -11,7 +9,7 @@ import { createImpersonationQueries } from './impersonations.js';
 import { createChangeQueries } from './changes.js';
 import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
 import { createResourceQueries } from './resources.js';
-import { createSubjectTokenQueries, type SubjectTokenDocument } from './subject-tokens.js';
+import { createSubjectTokenQueries, type SubjectTokenSelection } from './subject-tokens.js';
 
 const inUse = (code: ApiError['code'], what: string) => () => new ApiError(code, `${what} is already in use`);
 
@@ -28,27 +26,8 @@ export function createQueries(db: Db) {
     organizationRoleResourceScopes: createLinks(db, 'organization_role_resource_scopes'),
   };
 
-  type Joined = SubjectTokenDocument & { users: UserDocument[]; links: Array<{ roleId: string }>; revocations: unknown[] };
-  type WithUser = { subject: SubjectTokenDocument; user?: UserDocument; roleIds: string[]; revoked: boolean };
-  const subjectTokensWithUsers = createBatch(async (hashes: string[]): Promise<Array<WithUser | undefined>> => {
-    const found = await db
-      .collection<SubjectTokenDocument>('subject_tokens')
-      .aggregate<Joined>([
-        { $match: { _id: { $in: [...new Set(hashes)] } } },
-        { $lookup: { from: 'users', localField: 'userId', foreignField: '_id', as: 'users' } },
-        { $lookup: { from: 'users_roles', localField: 'userId', foreignField: 'userId', as: 'links' } },
-        // Whether its impersonation was revoked (the kill switch), in the same round trip.
-        { $lookup: { from: 'impersonation_revocations', localField: 'impersonationId', foreignField: '_id', as: 'revocations' } },
-      ])
-      .toArray();
-    const byHash = new Map(
-      found.map(({ users: [user], links: held, revocations, ...subject }) => [
-        subject._id,
-        { subject, ...(user && { user }), roleIds: held.map(({ roleId }) => roleId), revoked: revocations.length > 0 },
-      ]),
-    );
-    return hashes.map((hash) => byHash.get(hash));
-  });
+  const subjectTokens = createSubjectTokenQueries(db);
+  const impersonations = createImpersonationQueries(db);
 
   return {
     applications: createApplicationQueries(db),
@@ -78,18 +57,16 @@ export function createQueries(db: Db) {
       conflicts: { name: inUse('entity.unique_integrity_violation', 'this organization permission name') },
     }),
     organizationUserRoles: createOrganizationUserRoleQueries(db),
-    subjectTokens: createSubjectTokenQueries(db),
-    impersonations: createImpersonationQueries(db),
+    subjectTokens,
+    impersonations,
     changes: createChangeQueries(db),
     links,
 
     /**
-     * A stored subject token with its user and the user's role ids, in one round trip: both
-     * lookups follow the token's `userId`; concurrent calls share one aggregate. The token comes
-     * back live or not (the caller checks); it is spent by the exchange's audit record, whose id
-     * is unique per token (`impersonations.claimExchange`), not here.
+     * Voids the live subject tokens of some users, or of one impersonation: called after a change
+     * that makes what they were sealed with untrue has committed (`voidingOf`).
      */
-    subjectTokenWithUser: (token: string) => subjectTokensWithUsers(sha256(token)),
+    voidSubjectTokens: async (selection: SubjectTokenSelection, reason: string) => impersonations.voidTokens(await subjectTokens.live(selection), reason),
   };
 }
 

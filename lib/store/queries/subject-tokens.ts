@@ -1,7 +1,8 @@
 import type { ClientSession, Db } from 'mongodb';
 
-import { generateId, generateSecret, sha256 } from '../../ids.js';
+import { generateId, sha256 } from '../../ids.js';
 import { insertOwn } from '../insert-each.js';
+import type { SubjectTokenSeal } from '../../../impersonation/subject-token.js';
 
 export interface SubjectTokenDocument {
   /** SHA-256 of the token: the token itself is never stored. */
@@ -29,27 +30,56 @@ export interface SubjectTokenTerms {
   ticketId?: string;
 }
 
+/** Which live subject tokens to void: a user's, or an impersonation's. */
+export type SubjectTokenSelection = { userIds: string[] } | { impersonationId: string };
+
 export function createSubjectTokenQueries(db: Db) {
   const collection = db.collection<SubjectTokenDocument>('subject_tokens');
   return {
-    /** Issues a token of 256 random bits; returns it once, stores its hash. */
-    async issue(userId: string, { context, actorId, reason, ticketId }: SubjectTokenTerms, clientId: string, ttlSeconds: number, session?: ClientSession) {
-      const token = generateSecret();
+    /**
+     * Issues a token sealed with its facts and the user's role ids (`impersonation/subject-token.ts`);
+     * returns it once, stores its hash with the facts, so that a change to the user can find and
+     * void it. The exchange reads nothing of this: the record is what voiding and the audit use.
+     */
+    async issue(
+      seal: SubjectTokenSeal,
+      user: { userId: string; roleIds: string[] },
+      { context, actorId, reason, ticketId }: SubjectTokenTerms,
+      clientId: string,
+      ttlSeconds: number,
+      session?: ClientSession,
+    ) {
       const now = Date.now();
-      const document: SubjectTokenDocument = {
-        _id: sha256(token),
-        userId,
-        context,
-        clientId,
-        impersonationId: generateId(),
+      const terms = {
         ...(actorId !== undefined && { actorId }),
         ...(reason !== undefined && { reason }),
         ...(ticketId !== undefined && { ticketId }),
+      };
+      const impersonationId = generateId();
+      const expiresAt = now + ttlSeconds * 1000;
+      // The AES-GCM seal's fresh IV makes each token unique, whatever it says.
+      const token = seal.seal({ userId: user.userId, clientId, impersonationId, ...terms, context, roleIds: user.roleIds, expiresAt });
+      const document: SubjectTokenDocument = {
+        _id: sha256(token),
+        userId: user.userId,
+        context,
+        clientId,
+        impersonationId,
+        ...terms,
         createdAt: new Date(now),
-        expiresAt: new Date(now + ttlSeconds * 1000),
+        expiresAt: new Date(expiresAt),
       };
       await insertOwn(collection, [document], session);
       return { token, document };
     },
+
+    /** The live (unexpired) tokens of some users, or of one impersonation. */
+    live: (selection: SubjectTokenSelection) =>
+      collection
+        .find({
+          ...('userIds' in selection ? { userId: { $in: selection.userIds } } : { impersonationId: selection.impersonationId }),
+          expiresAt: { $gt: new Date() },
+        })
+        .toArray(),
   };
 }
