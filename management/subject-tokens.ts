@@ -1,7 +1,7 @@
 import { impersonationScope, managementScope } from './bootstrap.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
-import { impersonationPolicyStore, isProtected, type ImpersonationPolicy } from '../impersonation/policy.js';
+import { impersonationPolicyStore, isProtected } from '../impersonation/policy.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject, idSchema } from './schemas/common.js';
@@ -73,13 +73,21 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
         ...(ticketId !== undefined && { ticketId }),
       };
       const clientId = ctx.state.auth?.clientId ?? '';
+      let roleIds = await eligibleRoleIds();
+      if (actorId !== undefined) {
+        assertThat(
+          actorId !== userId,
+          () => new ApiError('impersonation.actor_is_subject', 'the actor and the user are the same: that is no impersonation', { field: 'body.actorId' }),
+        );
+        const actor = await queries.users.findByIdOrThrow(actorId);
+        assertThat(!actor.isSuspended, () => new ApiError('user.suspended', 'the actor is suspended', { field: 'body.actorId' }));
+      }
       // What the token is sealed with must still hold once its record is stored: a change that
       // committed before that found nothing to void, so the user is read again after the insert.
-      // A user that changed meanwhile gets its new token voided and the checks run again.
+      // A user that changed meanwhile gets its new token voided, and the next try seals what was read.
       for (let attempt = 1; ; attempt += 1) {
-        const roleIds = await eligibleRoleIds(userId, policy);
         const issued = await issue(roleIds);
-        const now = await eligibleRoleIds(userId, policy).catch(async (error: unknown) => {
+        const now = await eligibleRoleIds().catch(async (error: unknown) => {
           await queries.impersonations.voidTokens([issued.document], 'the user changed while it was issued');
           throw error;
         });
@@ -89,26 +97,19 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
         }
         await queries.impersonations.voidTokens([issued.document], "the user's roles changed while it was issued");
         assertThat(attempt < 3, () => new ApiError('request.conflict', "the user's roles kept changing while the subject token was issued; try again"));
+        roleIds = now;
       }
 
-      /** The user's role ids, once the user is found fit to be impersonated (and the actor fit to act). */
-      async function eligibleRoleIds(id: string, current: ImpersonationPolicy) {
-        const user = await queries.users.findByIdOrThrow(id);
+      /** The user's role ids, once the user is found fit to be impersonated under the policy. */
+      async function eligibleRoleIds() {
+        const user = await queries.users.findByIdOrThrow(userId);
         assertThat(!user.isSuspended, new ApiError('user.suspended', 'the user is suspended and cannot be impersonated'));
-        const roleIds = await queries.links.usersRoles.rightsOf(id);
+        const held = await queries.links.usersRoles.rightsOf(userId);
         assertThat(
-          !isProtected(current, roleIds),
+          !isProtected(policy, held),
           () => new ApiError('impersonation.user_protected', 'the impersonation policy protects this user: it holds a role that may never be impersonated'),
         );
-        if (actorId !== undefined) {
-          assertThat(
-            actorId !== id,
-            () => new ApiError('impersonation.actor_is_subject', 'the actor and the user are the same: that is no impersonation', { field: 'body.actorId' }),
-          );
-          const actor = await queries.users.findByIdOrThrow(actorId);
-          assertThat(!actor.isSuspended, () => new ApiError('user.suspended', 'the actor is suspended', { field: 'body.actorId' }));
-        }
-        return roleIds;
+        return held;
       }
 
       function issue(roleIds: string[]) {

@@ -2,9 +2,9 @@
 import autocannon from 'autocannon';
 import type { Db } from 'mongodb';
 
-import { generateId, sha256 } from '../../lib/ids.js';
 import { subjectTokenSeal } from '../../impersonation/subject-token.js';
 import { loadProviderSecrets } from '../../provider/keys.js';
+import { sealSubjectToken } from '../../lib/store/queries/subject-tokens.js';
 import { accessTokenType, tokenExchangeGrantType } from '../../provider/token-types.js';
 import { benchResource } from './fixtures.js';
 import type { ServerChild } from './processes.js';
@@ -107,14 +107,8 @@ export async function tokenRequest(server: ServerChild, authorization: string, p
 export async function seedSubjectTokens(db: Db, count: number, userId: string, clientId: string) {
   const seal = subjectTokenSeal((await loadProviderSecrets(db)).mfaKey);
   const roleIds = (await db.collection<{ userId: string; roleId: string }>('users_roles').find({ userId }).toArray()).map(({ roleId }) => roleId);
-  const now = Date.now();
-  const issued = Array.from({ length: count }, () => {
-    const impersonationId = generateId();
-    const context = { ticket: 'BENCH-1', reason: 'benchmark' };
-    const expiresAt = now + 600_000;
-    const token = seal.seal({ userId, clientId, impersonationId, context, roleIds, expiresAt });
-    return { token, document: { _id: sha256(token), userId, context, clientId, impersonationId, createdAt: new Date(now), expiresAt: new Date(expiresAt) } };
-  });
+  const terms = { context: { ticket: 'BENCH-1', reason: 'benchmark' } };
+  const issued = Array.from({ length: count }, () => sealSubjectToken(seal, { userId, roleIds }, terms, clientId, 600));
   await db.collection('subject_tokens').insertMany(issued.map(({ document }) => document as never));
   return issued.map(({ token }) => token);
 }

@@ -69,8 +69,7 @@ type Subject = SubjectTokenFacts & { _id: string };
 
 /** What the subject token carries into every audit record of its impersonation. */
 const termsOf = ({ impersonationId, actorId, reason, ticketId }: Subject) => ({
-  // Tokens issued before impersonations had ids have none.
-  ...(impersonationId !== undefined && { impersonationId }),
+  impersonationId,
   ...(actorId !== undefined && { boundActorId: actorId }),
   ...(reason !== undefined && { reason }),
   ...(ticketId !== undefined && { ticketId }),
@@ -219,7 +218,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
     if (!attempt.claimed) throw subjectRefused(await impersonations.whyVoided(subject._id));
 
     deps.minted.set(token, {
-      claims: { ...(act && { act }), ...(subject.impersonationId !== undefined && { [impersonationIdClaim]: subject.impersonationId }) },
+      claims: { ...(act && { act }), [impersonationIdClaim]: subject.impersonationId },
       // The user itself is read by custom claims only, when a script wants it.
       facts: { type: grantType, subjectTokenContext: subject.context, roles },
     });

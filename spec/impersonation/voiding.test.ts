@@ -35,8 +35,10 @@ describe('impersonation: subject tokens voided by what changes after their issua
   });
 
   /** A new user holding these roles. */
+  let users = 0;
   const userWith = async (...roleIds: string[]) => {
-    const user = (await server.create('/api/users', { username: `u${Math.random().toString(36).slice(2, 10)}` })) as { id: string };
+    users += 1;
+    const user = (await server.create('/api/users', { username: `user_${users}` })) as { id: string };
     if (roleIds.length > 0) expect((await server.api('POST', `/api/users/${user.id}/roles`, { body: { roleIds } })).status).toBe(201);
     return user;
   };

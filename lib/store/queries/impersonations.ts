@@ -1,7 +1,7 @@
 import type { ClientSession, Db, Filter } from 'mongodb';
 
 import { createBatch } from '../batch.js';
-import { insertEach, throwingFailures } from '../insert-each.js';
+import { insertEach, insertMissing } from '../insert-each.js';
 import { generateId } from '../../ids.js';
 import type { Page } from '../models.js';
 import { createdWithin } from './time-range.js';
@@ -113,21 +113,19 @@ export function createImpersonationQueries(db: Db) {
     async voidTokens(tokens: SubjectTokenDocument[], failureReason: string) {
       if (tokens.length === 0) return;
       const now = Date.now();
-      throwingFailures(
-        await insertEach(
-          collection,
-          tokens.map((token) => ({
-            _id: `exchange:${token._id}`,
-            kind: 'subject_token.voided' as const,
-            impersonationId: token.impersonationId,
-            targetUserId: token.userId,
-            issuerClientId: token.clientId,
-            subjectTokenId: token._id,
-            failureReason,
-            createdAt: now,
-            chainDue: new Date(now),
-          })),
-        ),
+      await insertMissing(
+        collection,
+        tokens.map((token) => ({
+          _id: `exchange:${token._id}`,
+          kind: 'subject_token.voided' as const,
+          impersonationId: token.impersonationId,
+          targetUserId: token.userId,
+          issuerClientId: token.clientId,
+          subjectTokenId: token._id,
+          failureReason,
+          createdAt: now,
+          chainDue: new Date(now),
+        })),
       );
     },
 

@@ -2,7 +2,7 @@ import type { ClientSession, Db } from 'mongodb';
 
 import { generateId, sha256 } from '../../ids.js';
 import { insertOwn } from '../insert-each.js';
-import type { SubjectTokenSeal } from '../../../impersonation/subject-token.js';
+import type { SubjectTokenFacts, SubjectTokenSeal } from '../../../impersonation/subject-token.js';
 
 export interface SubjectTokenDocument {
   /** SHA-256 of the token: the token itself is never stored. */
@@ -33,44 +33,52 @@ export interface SubjectTokenTerms {
 /** Which live subject tokens to void: a user's, or an impersonation's. */
 export type SubjectTokenSelection = { userIds: string[] } | { impersonationId: string };
 
+/**
+ * A new subject token, sealed with its facts and the user's role ids (`impersonation/subject-token.ts`),
+ * and the record it is stored as: its hash with the same facts, so that a change to the user can
+ * find and void it. The exchange reads nothing of the record: voiding and the audit use it.
+ */
+export function sealSubjectToken(
+  seal: SubjectTokenSeal,
+  { userId, roleIds }: { userId: string; roleIds: string[] },
+  { context, actorId, reason, ticketId }: SubjectTokenTerms,
+  clientId: string,
+  ttlSeconds: number,
+) {
+  const now = Date.now();
+  const facts: SubjectTokenFacts = {
+    userId,
+    clientId,
+    impersonationId: generateId(),
+    ...(actorId !== undefined && { actorId }),
+    ...(reason !== undefined && { reason }),
+    ...(ticketId !== undefined && { ticketId }),
+    context,
+    roleIds,
+    expiresAt: now + ttlSeconds * 1000,
+  };
+  // The AES-GCM seal's fresh IV makes each token unique, whatever it says.
+  const token = seal.seal(facts);
+  const { roleIds: _sealedOnly, expiresAt, ...stored } = facts;
+  const document: SubjectTokenDocument = { _id: sha256(token), ...stored, createdAt: new Date(now), expiresAt: new Date(expiresAt) };
+  return { token, document };
+}
+
 export function createSubjectTokenQueries(db: Db) {
   const collection = db.collection<SubjectTokenDocument>('subject_tokens');
   return {
-    /**
-     * Issues a token sealed with its facts and the user's role ids (`impersonation/subject-token.ts`);
-     * returns it once, stores its hash with the facts, so that a change to the user can find and
-     * void it. The exchange reads nothing of this: the record is what voiding and the audit use.
-     */
+    /** Issues a subject token (`sealSubjectToken`) and stores its record; the token itself is answered once, never stored. */
     async issue(
       seal: SubjectTokenSeal,
       user: { userId: string; roleIds: string[] },
-      { context, actorId, reason, ticketId }: SubjectTokenTerms,
+      terms: SubjectTokenTerms,
       clientId: string,
       ttlSeconds: number,
       session?: ClientSession,
     ) {
-      const now = Date.now();
-      const terms = {
-        ...(actorId !== undefined && { actorId }),
-        ...(reason !== undefined && { reason }),
-        ...(ticketId !== undefined && { ticketId }),
-      };
-      const impersonationId = generateId();
-      const expiresAt = now + ttlSeconds * 1000;
-      // The AES-GCM seal's fresh IV makes each token unique, whatever it says.
-      const token = seal.seal({ userId: user.userId, clientId, impersonationId, ...terms, context, roleIds: user.roleIds, expiresAt });
-      const document: SubjectTokenDocument = {
-        _id: sha256(token),
-        userId: user.userId,
-        context,
-        clientId,
-        impersonationId,
-        ...terms,
-        createdAt: new Date(now),
-        expiresAt: new Date(expiresAt),
-      };
-      await insertOwn(collection, [document], session);
-      return { token, document };
+      const issued = sealSubjectToken(seal, user, terms, clientId, ttlSeconds);
+      await insertOwn(collection, [issued.document], session);
+      return issued;
     },
 
     /** The live (unexpired) tokens of some users, or of one impersonation. */
