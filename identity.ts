@@ -64,6 +64,7 @@ import { createExperience, interactionUrl, logConnector, logSmsConnector, pagesP
 import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views/pages.js';
 import { createCatalogs } from './experience/i18n/index.js';
+import { createHashGate } from './experience/hash-gate.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provider/keys.js';
 import { createKeyRing } from './provider/oidc-keys.js';
 import { replaceSigningKeys } from './provider/internals.js';
@@ -359,6 +360,8 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           await Promise.all([...cachesStaleAfter(changes).map((name) => caches.changed(name)), voidSubjectTokensAfter(changes)]);
         },
       });
+      // One cap on concurrent password hashes for every hash an end user can cause, here and in the Account API.
+      const hashing = createHashGate(options.experience?.maxConcurrentHashes);
       const experience =
         options.experience &&
         createExperience({
@@ -372,6 +375,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           // The loader always answers (the defaults until the first PATCH).
           signInSettings: async () => (await signInSettings.get('default'))!,
           reportException: (report) => hooks.reportException(report),
+          reportInteraction: (report) => hooks.reportInteraction(report),
           revokeAccount: revoke,
           branding: branding!,
           catalogs: catalogs!,
@@ -385,7 +389,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           upstream,
           ssoConnectors,
           ...(options.experience.limits && { limits: options.experience.limits }),
-          ...(options.experience.maxConcurrentHashes && { maxConcurrentHashes: options.experience.maxConcurrentHashes }),
+          hashing,
         });
       const managementApi = createManagementApi(
         {
@@ -435,6 +439,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         signInSettings: async () => (await signInSettings.get('default'))!,
         reportException: (report) => hooks.reportException(report),
         ...(options.experience?.limits && { limits: options.experience.limits }),
+        hashing,
         mfaBox: secretBox(options.mfaEncryptionKey ?? secrets.mfaKey),
         rp: relyingPartyOf(new URL(baseUrl).origin, (branding ?? defaultBranding).productName),
         connectors,

@@ -31,6 +31,7 @@ import { assertPasswordAllowed } from '../experience/password-policy.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { ClientSession, Db } from 'mongodb';
 import { createVerificationRecords } from './verifications.js';
+import { budgetedHashing, type HashGate } from '../experience/hash-gate.js';
 import { accountMfaRoutes } from './mfa.js';
 import { accountIdentityRoutes } from './identities.js';
 import { assertIdentitiesFree } from '../social/identities.js';
@@ -59,6 +60,8 @@ export interface AccountApiDeps {
   reportException(report: ExceptionReport): Promise<void>;
   /** The attempt limits, as the sign-in experience's. */
   limits?: Partial<Limits>;
+  /** The process's cap on concurrent password hashes, shared with the sign-in experience. */
+  hashing: HashGate;
   /** Seals TOTP secrets. */
   mfaBox: SecretBox;
   /** The WebAuthn relying party (our name, host and origin). */
@@ -139,6 +142,8 @@ export function accountApi(deps: AccountApiDeps): Middleware {
   const records = createVerificationRecords(deps.db);
   // Wrong passwords at the step-up: 5 per account per 15 minutes, as at sign-in, so that a stolen token cannot guess the password.
   const counters = createCounters(deps.db, { limits: { ...defaultLimits, ...deps.limits } });
+  // Every hash and check of a password here counts toward the address's budget and takes a slot of the process's cap.
+  const hashFor = budgetedHashing(counters, deps.hashing);
   const codes = createCodes(deps.db);
   const accounts = createAccountLookup(queries);
 
@@ -234,9 +239,17 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     }),
     async (ctx) => {
       const { user, auth } = ctx.state;
-      const attempt = await counters.hit('failedPassword', `step-up:${user._id}`);
+      const lockKey = `step-up:${user._id}`;
+      const attempt = await counters.hit('failedPassword', lockKey);
       if (attempt.over) throw new ApiError('session.too_many_attempts', 'too many wrong passwords; try again later', { retryAfter: attempt.retryAfter });
-      const matches = user.passwordHash !== null && (await verifyPassword(ctx.guard.body.password, user.passwordHash));
+      let matches = false;
+      try {
+        matches = user.passwordHash !== null && (await hashFor(ctx.ip, () => verifyPassword(ctx.guard.body.password, user.passwordHash!)));
+      } catch (error) {
+        // Refused before the password was checked (the budget spent, the server busy): no guess, no count.
+        await counters.refund('failedPassword', lockKey);
+        throw error;
+      }
       if (!matches) {
         throw attempt.last
           ? new ApiError('session.too_many_attempts', 'too many wrong passwords; try again later', { retryAfter: attempt.retryAfter })
@@ -259,6 +272,22 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     return id;
   };
 
+  /** The step-up's own records and codes that would do: a password record, or a code to the account's own address or number. */
+  const ownTargets = (state: AccountState): CodeTarget[] => [
+    ...(state.user.primaryEmail ? [{ type: 'email' as const, value: state.user.primaryEmail }] : []),
+    ...(state.user.primaryPhone ? [{ type: 'phone' as const, value: state.user.primaryPhone }] : []),
+  ];
+
+  /**
+   * Refuses (401) a step-up that `spendStepUp` would refuse, without spending it: checked before
+   * anything costly (a password hash), so that a made-up id costs the server one read.
+   */
+  const assertStepUpUsable = async (state: AccountState, id: string) => {
+    const usable =
+      (await records.isSpendable(id, state.user._id, state.auth.clientId)) || (await codes.isSpendable(ownerOf(state), id, 'Account', ownTargets(state)));
+    assertThat(usable, () => permissionDenied('the verification has expired, was used, or is not this account’s'));
+  };
+
   /**
    * Spends the step-up: a password record, or a verified code sent to the account's own email
    * address or phone number, made with a token of this user and application. 401 when it is
@@ -266,10 +295,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
    */
   const spendStepUp = async (state: AccountState, id: string, session: ClientSession | undefined) => {
     if (await records.spend(id, state.user._id, state.auth.clientId, session)) return;
-    const own: CodeTarget[] = [];
-    if (state.user.primaryEmail) own.push({ type: 'email', value: state.user.primaryEmail });
-    if (state.user.primaryPhone) own.push({ type: 'phone', value: state.user.primaryPhone });
-    const spent = await codes.spend(ownerOf(state), id, 'Account', { accept: own, session }).catch((error: unknown) => {
+    const spent = await codes.spend(ownerOf(state), id, 'Account', { accept: ownTargets(state), session }).catch((error: unknown) => {
       if (error instanceof ApiError) return undefined;
       throw error;
     });
@@ -287,8 +313,10 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     async (ctx) => {
       const { user } = ctx.state;
       const stepUp = stepUpOf(ctx);
+      // The cheap checks first (the step-up, the policy); only then the hash, through the budget and the cap.
+      await assertStepUpUsable(ctx.state, stepUp);
       assertPasswordAllowed(ctx.guard.body.password, [user.username, user.primaryEmail]);
-      const passwordHash = await hashPassword(ctx.guard.body.password);
+      const passwordHash = await hashFor(ctx.ip, () => hashPassword(ctx.guard.body.password));
       await update(ctx, { passwordHash }, (session) => spendStepUp(ctx.state, stepUp, session));
       ctx.status = 204;
     },

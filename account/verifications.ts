@@ -138,6 +138,12 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
       return modifiedCount === 1 ? found.credential : undefined;
     },
 
+    /** Whether `spend` would spend the record now (nothing is changed). */
+    async isSpendable(id: string, userId: string, clientId: string): Promise<boolean> {
+      const filter = { _id: sha256(id), userId, clientId, type: 'password' as const, usedAt: null, expiresAt: { $gt: new Date(now()) } };
+      return (await records.countDocuments(filter, { limit: 1 })) === 1;
+    },
+
     /** Spends the record for this user and application; false when it is unknown, theirs not, expired or spent. */
     async spend(id: string, userId: string, clientId: string, session: ClientSession | undefined): Promise<boolean> {
       const { modifiedCount } = await records.updateOne(

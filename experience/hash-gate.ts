@@ -1,4 +1,6 @@
 import { ApiError } from '../lib/errors.js';
+import { addressKey } from '../lib/http/client-address.js';
+import type { Counters } from './counters.js';
 
 /** Password hashes one process runs at once (scrypt at 32 MiB each, on libuv's thread pool). */
 export const defaultMaxConcurrentHashes = 8;
@@ -33,3 +35,19 @@ export function createHashGate(max = defaultMaxConcurrentHashes, perAddress = de
 }
 
 export type HashGate = ReturnType<typeof createHashGate>;
+
+/**
+ * Every password hash or check an end user can cause (the pages, the Experience API, the Account
+ * API) goes through here: the client address's hash budget is counted first (429 past it, before
+ * any work), then the work takes a slot of the process's cap.
+ */
+export function budgetedHashing(counters: Counters, gate: HashGate) {
+  return async function hashFor<T>(ip: string, work: () => Promise<T>): Promise<T> {
+    const address = addressKey(ip);
+    const budget = await counters.hit('passwordHash', address);
+    if (budget.over) throw new ApiError('session.too_many_attempts', 'too many attempts; try again later', { retryAfter: budget.retryAfter });
+    return gate(address, work);
+  };
+}
+
+export type BudgetedHashing = ReturnType<typeof budgetedHashing>;

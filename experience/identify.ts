@@ -4,7 +4,7 @@ import type { AccountLookup } from './accounts.js';
 import { suspended } from './accounts.js';
 import type { Codes } from './codes.js';
 import type { SignInSettings } from './sign-in-settings.js';
-import type { ExperienceDocument, ExperienceStore, Profile, Verification } from './state.js';
+import type { ExperienceDocument, ExperienceStore, Identified, Verification } from './state.js';
 import { generateId } from '../lib/ids.js';
 import { identityKey, ssoIdentityKey, type SsoIdentity } from '../social/identities.js';
 import type { ConnectorStore } from '../social/connectors.js';
@@ -12,12 +12,6 @@ import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { UserDocument } from '../lib/store/models.js';
 
 const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
-
-/**
- * What identifying establishes: the user to sign in (or reset) and how they proved it (`amr`, RFC 8176:
- * `pwd` a password, `otp` a one-time code), or the profile of the account to create.
- */
-type Identified = { userId: string; amr?: string[]; profile?: Profile } | { profile: Profile };
 
 type Rule<V> = (experience: ExperienceDocument, verification: V) => Promise<Identified>;
 
@@ -218,8 +212,11 @@ export function createIdentification({
       assertThat(rule, notFound);
       identified = await rule(experience, verificationId);
     }
-    // A second factor proved for one user is nothing to another: identifying someone else forgets it.
-    if ('userId' in identified && identified.userId !== experience.userId) await store.forgetMfa(experience._id);
-    await store.set(experience._id, identified);
+    // One write, only while the interaction still names whom this request read: identifying someone
+    // else forgets the second factors and the profile gathered for the account before, in that same write.
+    assertThat(
+      await store.identify(experience._id, experience.userId, identified),
+      () => new ApiError('session.identity_conflict', 'the interaction changed while this step ran; identify again'),
+    );
   };
 }

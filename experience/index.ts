@@ -28,11 +28,11 @@ import type { Upstream } from '../social/upstream.js';
 import { secretBox } from '../lib/mfa/secret-box.js';
 import { relyingPartyOf } from '../lib/mfa/webauthn.js';
 import { createCounters, defaultLimits, type Limits } from './counters.js';
-import { createHashGate } from './hash-gate.js';
+import type { HashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
 import type { SignInSettings } from './sign-in-settings.js';
-import type { ExceptionReport } from '../hooks/outbox.js';
+import type { ExceptionReport, InteractionReport } from '../hooks/outbox.js';
 import { experiencePages, pagesPrefix } from './pages.js';
 import { createExperienceService, type ExperienceService } from './service.js';
 import { createExperienceStore } from './state.js';
@@ -81,6 +81,8 @@ export interface ExperienceDeps {
   signInSettings(): Promise<SignInSettings>;
   /** Announces an exception event (Identifier.Lockout, Message.RateLimited) to the webhooks. */
   reportException(report: ExceptionReport): Promise<void>;
+  /** Announces an interaction event no sign-in ends with (PostResetPassword). */
+  reportInteraction(report: InteractionReport): Promise<void>;
   branding: Branding;
   /** The languages of the pages and of the codes they send. */
   catalogs: Catalogs;
@@ -93,8 +95,8 @@ export interface ExperienceDeps {
   clientAddress: (req: IncomingMessage) => string;
   /** Attempt limits (tests and operators may tighten or loosen them). */
   limits?: Partial<Limits>;
-  /** Password hashes this process runs at once; more are refused with 429. */
-  maxConcurrentHashes?: number;
+  /** The process's cap on concurrent password hashes, shared with the Account API. */
+  hashing: HashGate;
   /** Keys that sign the experience cookie (the provider's cookie keys). */
   cookieKeys: Koa['keys'];
   /** The 32-byte key that seals MFA secrets at rest. */
@@ -144,6 +146,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     sms: deps.sms,
     signInSettings: deps.signInSettings,
     reportException: deps.reportException,
+    reportInteraction: deps.reportInteraction,
     productName: branding.productName,
     catalogs: deps.catalogs,
     store,
@@ -154,7 +157,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     sso: createExperienceSso({ db, store, ssoConnectors: deps.ssoConnectors, upstream: deps.upstream, saml, origin: deps.origin }),
     connectors: deps.connectors,
     ssoConnectors: deps.ssoConnectors,
-    hashing: createHashGate(deps.maxConcurrentHashes),
+    hashing: deps.hashing,
     revokeAccount: deps.revokeAccount,
   });
 

@@ -20,7 +20,7 @@ import type { UserDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Counters } from './counters.js';
 import type { SignInSettings } from './sign-in-settings.js';
-import type { ExperienceDocument, ExperienceStore, MfaVerificationRecord } from './state.js';
+import { secondFactorsFor, type ExperienceDocument, type ExperienceStore, type MfaVerificationRecord } from './state.js';
 
 export interface ExperienceMfaDeps {
   queries: Queries;
@@ -40,6 +40,7 @@ const invalidTotp = () => new ApiError('session.mfa.invalid_totp_code', 'the cod
 const invalidBackupCode = () => new ApiError('session.mfa.invalid_backup_code', 'the backup code is wrong or used already');
 const webAuthnFailed = () => new ApiError('session.mfa.webauthn_verification_failed', 'the passkey could not be verified; try again');
 const recordNotFound = () => new ApiError('session.verification_session_not_found', 'no MFA verification of this interaction has that id');
+const identityChanged = () => new ApiError('session.identity_conflict', 'the interaction now names another account; prove the factor again');
 const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_attempts', 'too many attempts; try again later', { retryAfter });
 
 /** The sealed-secret context of a TOTP secret before it belongs to a user: the interaction. */
@@ -101,10 +102,12 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
     return { refund: () => deps.counters.refund('failedPassword', key), attempt };
   }
 
-  /** Records that a factor of the user was proved in this interaction. */
-  async function proved(experience: ExperienceDocument, type: MfaFactor) {
-    const fresh = await store.get(experience._id);
-    await store.setMfa(experience._id, { ...fresh.mfa, amr: [...new Set([...(fresh.mfa?.amr ?? []), amrOf[type]])] });
+  /**
+   * Records that a factor of `userId` was proved in this interaction, only while it still names
+   * that user: a proof made as another account was being identified counts for nobody (409).
+   */
+  async function proved(experience: ExperienceDocument, userId: string, type: MfaFactor) {
+    assertThat(await store.proveFactor(experience._id, userId, amrOf[type]), identityChanged);
   }
 
   /**
@@ -167,7 +170,7 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
       await counted.refund();
       const id = generateId();
       await store.addVerification(experience._id, id, { type: 'totp', userId, verified: true });
-      await proved(experience, 'Totp');
+      await proved(experience, userId, 'Totp');
       return id;
     },
 
@@ -196,7 +199,7 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
       await counted.refund();
       const id = generateId();
       await store.addVerification(experience._id, id, { type: 'backupCode', userId, verified: true });
-      await proved(experience, 'BackupCode');
+      await proved(experience, userId, 'BackupCode');
       return id;
     },
 
@@ -292,7 +295,7 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
       const modifiedCount = await replaceFactor(user!, { ...factor!, counter: verified!.newCounter, lastUsedAt: iso() });
       assertThat(modifiedCount === 1, webAuthnFailed);
       await counted.refund();
-      if (!record.firstFactor) await proved(experience, 'WebAuthn');
+      if (!record.firstFactor) await proved(experience, user!._id, 'WebAuthn');
       return verificationId;
     },
 
@@ -309,10 +312,11 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
       const record = recordOf(experience, verificationId, recordType, userId);
       const isNew = record.type === 'totp' ? Boolean(record.secret) : record.type === 'backupCode' ? Boolean(record.codes) : Boolean(record.credential);
       assertThat(record.verified && isNew, () => new ApiError('session.mfa.pending_info_not_found', `verify the new ${type} first`));
+      const held = secondFactorsFor(experience, userId);
       if (user && usableFactors(settings, user).length > 0) {
-        assertThat(experience.mfa?.amr?.length, () => requireMfaVerification(usableFactors(settings, user)));
+        assertThat(held.amr.length, () => requireMfaVerification(usableFactors(settings, user)));
       }
-      const pending = (experience.mfa?.bind ?? []).filter((id) => experience.verifications[id]?.type !== recordType || recordType === 'webAuthn');
+      const pending = held.bind.filter((id) => experience.verifications[id]?.type !== recordType || recordType === 'webAuthn');
       const has = new Set([...factorTypesOf(user?.mfaVerifications), ...pending.map((id) => factorOfRecord(experience.verifications[id]!.type))]);
       if (type === 'Totp')
         assertThat(
@@ -325,7 +329,7 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
           () => new ApiError('session.mfa.backup_code_can_not_be_alone', 'add another factor before backup codes'),
         );
       }
-      await store.setMfa(experience._id, { ...experience.mfa, bind: [...pending, verificationId] });
+      assertThat(await store.bindFactors(experience._id, userId, [...pending, verificationId]), identityChanged);
     },
 
     /**
@@ -334,14 +338,15 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
      * enrols one (422 `user.missing_mfa`), and backup codes too when they are offered (422
      * `session.mfa.backup_code_required`). Passes when MFA is off (no factors offered).
      */
-    async assertSatisfied(experience: ExperienceDocument, user: UserDocument | undefined) {
+    async assertSatisfied(experience: ExperienceDocument, userId: string, user: UserDocument | undefined) {
       const settings = await deps.signInSettings();
       const usable = usableFactors(settings, user);
+      const held = boundFor(experience, userId);
       // A passkey sign-in is itself the strong factor (a key bound to a device, and the device's own check of the person).
       const passkey = experience.amr?.includes('hwk') ?? false;
-      if (usable.length > 0 && !passkey) assertThat(experience.mfa?.amr?.length, () => requireMfaVerification(usable));
+      if (usable.length > 0 && !passkey) assertThat(held.amr.length, () => requireMfaVerification(usable));
       if (settings.mfa.policy !== 'Mandatory' || settings.mfa.factors.length === 0) return;
-      const pending = (experience.mfa?.bind ?? []).map((id) => factorOfRecord(experience.verifications[id]!.type));
+      const pending = held.bind.map((id) => factorOfRecord(experience.verifications[id]!.type));
       const linked = new Set([...factorTypesOf(user?.mfaVerifications), ...pending]);
       const enrollable = settings.mfa.factors.filter((factor) => factor !== 'BackupCode');
       assertThat(
@@ -354,10 +359,10 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
       );
     },
 
-    /** The factors this interaction binds, as stored for `userId` (a TOTP secret sealed for its user now). */
+    /** The factors this interaction binds for `userId`, as stored (a TOTP secret sealed for its user now). */
     pendingFactors(experience: ExperienceDocument, userId: string): MfaVerification[] {
       const createdAt = iso();
-      return (experience.mfa?.bind ?? []).map((id): MfaVerification => {
+      return boundFor(experience, userId).bind.map((id): MfaVerification => {
         const record = experience.verifications[id] as MfaVerificationRecord;
         if (record.type === 'totp')
           return { id: generateId(), type: 'Totp', key: box.seal(box.open(record.secret!, pendingContext(experience)), userId), createdAt };
@@ -367,9 +372,25 @@ export function createExperienceMfa(deps: ExperienceMfaDeps) {
       });
     },
 
-    /** The `amr` of the factors proved in this interaction, with `mfa` when there were any (RFC 8176). */
-    amrOf: (experience: ExperienceDocument): string[] => (experience.mfa?.amr?.length ? [...experience.mfa.amr, 'mfa'] : []),
+    /** The `amr` of the factors proved in this interaction for `userId`, with `mfa` when there were any (RFC 8176). */
+    amrOf(experience: ExperienceDocument, userId: string): string[] {
+      const { amr } = boundFor(experience, userId);
+      return amr.length > 0 ? [...amr, 'mfa'] : [];
+    },
   };
+}
+
+/**
+ * The interaction's second factors that count for `userId`: the ones that name it (`secondFactorsFor`),
+ * less any factor to bind whose verification was made for someone else.
+ */
+function boundFor(experience: ExperienceDocument, userId: string) {
+  const { amr, bind } = secondFactorsFor(experience, userId);
+  const own = (id: string) => {
+    const record = Object.hasOwn(experience.verifications, id) ? experience.verifications[id] : undefined;
+    return record !== undefined && 'userId' in record && record.userId === userId;
+  };
+  return { amr, bind: bind.filter(own) };
 }
 
 const factorOfRecord = (type: string): MfaFactor => (type === 'totp' ? 'Totp' : type === 'backupCode' ? 'BackupCode' : 'WebAuthn');

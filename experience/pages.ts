@@ -361,7 +361,8 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   /** The submit's redirect, or the page of this interaction (`base`) that asks for what it still needs. */
   async function submitWith(experience: ExperienceDocument, clientId: string | undefined, caller: Caller, base: string): Promise<string> {
     try {
-      return await service.submit(experience, clientId, caller);
+      // A sign-in or a registration always answers where to go (only a reset answers nothing, and it has its own page).
+      return (await service.submit(experience, clientId, caller)) ?? base;
     } catch (error) {
       const next = error instanceof ApiError ? nextStep[error.code] : undefined;
       if (next !== undefined) return `${base}${next}`;
@@ -395,16 +396,20 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
     const hint = request.details.params.login_hint;
     return typeof hint === 'string' && hint.length <= 256 ? hint : '';
   };
-  const renderSignIn = (request: PageRequest, error?: views.PageError) => {
+  /** The sign-in page; `after` prefills the identifier and says what just happened (a reset). */
+  const renderSignIn = (request: PageRequest, error?: views.PageError, after?: { identifier: string; notice: string }) => {
     const { methods } = request.settings.signIn;
-    return views.signInPage(withError(request, error), {
-      identifier: request.form.has('identifier') ? field(request, 'identifier') : loginHintOf(request),
-      password: methods.filter((method) => method.password).map(({ identifier }) => identifier),
-      code: methods.filter((method) => method.verificationCode && method.identifier !== 'username').map(({ identifier }) => identifier as 'email' | 'phone'),
-      passkey: request.settings.passkeySignIn.enabled,
-      social: request.social,
-      sso: request.sso,
-    });
+    return views.signInPage(
+      { ...withError(request, error), ...(after && { notice: after.notice }) },
+      {
+        identifier: after ? after.identifier : request.form.has('identifier') ? field(request, 'identifier') : loginHintOf(request),
+        password: methods.filter((method) => method.password).map(({ identifier }) => identifier),
+        code: methods.filter((method) => method.verificationCode && method.identifier !== 'username').map(({ identifier }) => identifier as 'email' | 'phone'),
+        passkey: request.settings.passkeySignIn.enabled,
+        social: request.social,
+        sso: request.sso,
+      },
+    );
   };
   const renderSignUp = (request: PageRequest, error?: views.PageError) => {
     const { identifiers, password, secondaryIdentifiers = [] } = request.settings.signUp;
@@ -736,8 +741,21 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
       return aboutField('identifier', () => sendCodePage(request, target, views.resetPasswordPage));
     }),
   );
-  codeStep('/:uid/forgot-password/reset', views.resetPasswordPage, identifyBy, (request) =>
-    service.resetPassword(request.experience, request.form.get('password') ?? '', request.caller),
+  // The reset signs nobody in: the sign-in page follows, where the new password (and the account's
+  // second factor, when it has one) signs the person in.
+  router.post(
+    '/:uid/forgot-password/reset',
+    route(
+      (request, error) => views.resetPasswordPage(withError(request, error), sentCodeOf(request)),
+      async (request) => {
+        const sent = sentCodeOf(request);
+        await service.verifyCode(request.experience, sent.verificationId, sent, digitsOf(field(request, 'code')));
+        await identifyBy(request, sent);
+        await service.resetPassword(request.experience, request.form.get('password') ?? '', request.caller);
+        await service.submit(request.experience, clientOf(request), request.caller);
+        return { html: renderSignIn(request, undefined, { identifier: sent.value, notice: request.t.t('reset.done') }) };
+      },
+    ),
   );
 
   /** The consent page: each permission by what its API's operator wrote about it, under the API's name. */

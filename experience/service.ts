@@ -14,7 +14,7 @@ import type { Queries } from '../lib/store/queries/index.js';
 import type { Origin, Writer } from '../lib/store/unit-of-work.js';
 import type { Codes } from './codes.js';
 import { countCodeSend, rateLimitedFields, tooManyCodes, type Counters } from './counters.js';
-import type { HashGate } from './hash-gate.js';
+import { budgetedHashing, type HashGate } from './hash-gate.js';
 import type { EmailConnector } from './email.js';
 import type { SmsConnector } from './sms.js';
 import { codeTargetOf, type CodeTarget } from './codes.js';
@@ -23,11 +23,11 @@ import type { Catalogs } from './i18n/index.js';
 import type { ExperienceMfa } from './mfa.js';
 import type { ExperienceSocial } from './social.js';
 import { missingProfile, type MissingProfile, type SignInSettings } from './sign-in-settings.js';
-import type { ExceptionReport } from '../hooks/outbox.js';
+import type { ExceptionReport, InteractionReport } from '../hooks/outbox.js';
 import { normalizePhone } from '../lib/phone.js';
 import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
 import { assertPasswordAllowed } from './password-policy.js';
-import type { ExperienceDocument, ExperienceStore } from './state.js';
+import type { ExperienceDocument, ExperienceStore, Profile } from './state.js';
 import { createAccountLookup, suspended, type Identifier } from './accounts.js';
 import { createIdentification } from './identify.js';
 import type { ExperienceSso } from './sso.js';
@@ -64,6 +64,8 @@ export interface ExperienceServiceDeps {
   signInSettings(): Promise<SignInSettings>;
   /** Announces an exception event to the webhooks (a lockout, a refused code send). */
   reportException(report: ExceptionReport): Promise<void>;
+  /** Announces an interaction event no sign-in ends with (a password reset). */
+  reportInteraction(report: InteractionReport): Promise<void>;
   productName: string;
   /** The languages a code's message may be written in. */
   catalogs?: Catalogs | undefined;
@@ -180,22 +182,23 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     }
   }
 
-  /**
-   * Every password hash a caller without a Management API token asks for goes through here:
-   * the client address's budget is counted before hashing, then the process's concurrency cap.
-   */
-  async function hashFor<T>(caller: Caller, work: () => Promise<T>): Promise<T> {
-    const address = addressKey(caller.ip);
-    const budget = await counters.hit('passwordHash', address);
-    if (budget.over) throw tooManyAttempts(budget.retryAfter);
-    return deps.hashing(address, work);
-  }
+  /** Every password hash goes through the address's budget, then the process's cap (`budgetedHashing`). */
+  const gatedHash = budgetedHashing(counters, deps.hashing);
+  const hashFor = <T>(caller: Caller, work: () => Promise<T>) => gatedHash(caller.ip, work);
 
   /** The experience as it now is, for an MFA step: a sign-in or a registration, not yet submitted. */
   async function mfaStep(given: ExperienceDocument): Promise<ExperienceDocument> {
     const experience = await store.get(given._id);
     requireEvent(experience, 'SignIn', 'Register');
     return experience;
+  }
+
+  /** Adds to the profile, only while the interaction is still about the account `experience` was read with. */
+  async function setProfile(experience: ExperienceDocument, profile: Profile) {
+    assertThat(
+      await store.setProfile(experience._id, experience.userId, profile),
+      () => new ApiError('session.identity_conflict', 'the interaction changed while this step ran; try again'),
+    );
   }
 
   function requireEvent(experience: ExperienceDocument, ...allowed: InteractionKind[]): InteractionKind {
@@ -216,6 +219,23 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     ...(clientId && { clientId }),
     interaction: { event, sessionId: experience._id, ...(clientId && { applicationId: clientId }) },
   });
+
+  /**
+   * Announces a password reset (PostResetPassword): nobody signs in, so the provider's end of an
+   * interaction does not; the interaction is the event's session. Recorded after the change commits;
+   * a failure is logged, and the reset stands.
+   */
+  async function reportReset(experience: ExperienceDocument, userId: string, clientId: string | undefined, caller: Caller) {
+    const report = {
+      event: 'PostResetPassword' as const,
+      userId,
+      ...(clientId && { applicationId: clientId }),
+      sessionId: experience._id,
+      ip: caller.ip,
+      ...(caller.userAgent && { userAgent: caller.userAgent }),
+    };
+    await deps.reportInteraction(report).catch((error: unknown) => deps.logger.error('The PostResetPassword event could not be recorded', error));
+  }
 
   /** Hands oidc-provider the interaction's result, as `interactionResult` does; answers where the browser goes next. */
   async function finish(uid: string, result: Record<string, unknown>): Promise<string> {
@@ -387,7 +407,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
           ? new ApiError('user.email_already_in_use', 'this email address already has an account')
           : new ApiError('user.phone_already_in_use', 'this phone number already has an account'),
       );
-      await store.set(experience._id, { profile: { [type]: target.value } });
+      await setProfile(experience, { [type]: target.value });
     },
 
     /**
@@ -401,10 +421,10 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       if (type === 'username') {
         if (event === 'Register') await requireSignUpIdentifier('username');
         await accounts.assertUnused({ username: value });
-        await store.set(experience._id, { profile: { username: value } });
+        await setProfile(experience, { username: value });
       } else {
         assertPasswordAllowed(value, [user?.username ?? experience.profile.username, user?.primaryEmail ?? experience.profile.email]);
-        await store.set(experience._id, { profile: { passwordHash: await hashFor(caller, () => hashPassword(value)) } });
+        await setProfile(experience, { passwordHash: await hashFor(caller, () => hashPassword(value)) });
       }
     },
 
@@ -415,22 +435,44 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
       const user = await queries.users.findByIdOrThrow(experience.userId);
       assertPasswordAllowed(password, [user.username, user.primaryEmail]);
-      await store.set(experience._id, { profile: { passwordHash: await hashFor(caller, () => hashPassword(password)) } });
+      await setProfile(experience, { passwordHash: await hashFor(caller, () => hashPassword(password)) });
     },
 
-    /** Makes the change the interaction was for, then signs the user in; answers the URL to send the browser to. */
-    async submit(given: ExperienceDocument, clientId: string | undefined, caller: Caller): Promise<string> {
+    /**
+     * Makes the change the interaction was for. A sign-in or a registration then signs the user in
+     * and answers the URL to send the browser to. A password reset signs nobody in (as Logto's): the
+     * interaction starts over, so that the person signs in with the new password and, when the
+     * account has one, its second factor; it answers undefined.
+     */
+    async submit(given: ExperienceDocument, clientId: string | undefined, caller: Caller): Promise<string | undefined> {
       const experience = await store.get(given._id);
       const event = requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
-      assertThat(await store.claimSubmit(experience._id), new ApiError('session.already_submitted', 'this interaction has been submitted'));
+      if (!(await store.claimSubmit(experience))) {
+        const now = await store.get(experience._id);
+        throw now.submittedAt !== null
+          ? new ApiError('session.already_submitted', 'this interaction has been submitted')
+          : new ApiError('session.identity_conflict', 'the interaction changed while it was being submitted; submit again');
+      }
+      let accountId: string;
       try {
-        const accountId = await submitters[event](experience, originOf(caller, experience, event, clientId));
+        accountId = await submitters[event](experience, originOf(caller, experience, event, clientId));
+      } catch (error) {
+        await store.releaseSubmit(experience._id);
+        throw error;
+      }
+      if (event === 'ForgotPassword') {
+        await store.startOver(experience._id);
+        await reportReset(experience, accountId, clientId, caller);
+        return undefined;
+      }
+      try {
         const result: ExperienceResult = { identityEvent: event };
-        // A new account proved a password, a code, or both; a sign-in, what identified it; then the second factors.
+        // A new account proved a password, a code, or both; a sign-in, what identified it; then the
+        // second factors proved for this very account (a proof names the account it is for).
         // A registration proved a code, a password, or (through a connector) none of RFC 8176's kinds.
         const upstream = experience.profile.socialIdentity ?? experience.profile.ssoIdentity;
         const first = experience.amr ?? (event === 'Register' ? (upstream ? [] : experience.profile.passwordHash ? ['pwd'] : ['otp']) : ['pwd']);
-        const amr = [...new Set([...first, ...deps.mfa.amrOf(experience)])];
+        const amr = [...new Set([...first, ...deps.mfa.amrOf(experience, accountId)])];
         return await finish(experience._id, { login: { accountId, ...(amr.length > 0 && { amr }) }, ...result });
       } catch (error) {
         await store.releaseSubmit(experience._id);

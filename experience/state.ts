@@ -87,6 +87,32 @@ export interface Profile {
   passwordHash?: string;
 }
 
+/**
+ * The second factors of an interaction. Every one names the account it is for (`userId`: the
+ * identified user, or at a registration the id the new account will have): the factors proved
+ * (`amr`, RFC 8176) and the verifications of new factors to add at submit (`bind`). They are written
+ * only while the interaction still names that account, forgotten in the same write that names
+ * another, and count only for that account (`secondFactorsFor`).
+ */
+export interface SecondFactors {
+  userId: string;
+  amr?: string[];
+  bind?: string[];
+}
+
+/**
+ * What the interaction's second factors are worth for `userId`: nothing unless they name that
+ * account. The one rule the submit, binding and the pages apply.
+ */
+export function secondFactorsFor(experience: Pick<ExperienceDocument, 'mfa'>, userId: string): { amr: string[]; bind: string[] } {
+  const mfa = experience.mfa;
+  if (mfa?.userId !== userId) return { amr: [], bind: [] };
+  return { amr: mfa.amr ?? [], bind: mfa.bind ?? [] };
+}
+
+/** What identifying establishes: the user to sign in (or reset) with how they proved it, or the profile of the account to create. */
+export type Identified = { userId: string; amr?: string[]; profile?: Profile } | { profile: Profile };
+
 /** One authorization request's sign-in experience: oidc-provider's interaction uid is its id. */
 export interface ExperienceDocument {
   _id: string;
@@ -101,8 +127,8 @@ export interface ExperienceDocument {
   profile: Profile;
   /** The id the account to create will have, fixed once a passkey is registered for it (a passkey names its user). */
   newUserId?: string;
-  /** MFA in this interaction: how factors were proved (`amr` values), and the verifications of factors to add at submit. */
-  mfa?: { amr?: string[]; bind?: string[] };
+  /** MFA in this interaction, all of it for one account (see `SecondFactors`). */
+  mfa?: SecondFactors;
   /** Set by the one submit that goes ahead. */
   submittedAt: Date | null;
   expiresAt: Date;
@@ -162,13 +188,35 @@ export function createExperienceStore(db: Db) {
       await experiences.updateOne({ _id: uid }, { $set: { [`verifications.${id}`]: verification } });
     },
 
-    async set(uid: string, changes: { userId?: string; amr?: string[]; profile?: Profile }): Promise<void> {
-      // An identification's `amr` replaces the one before it (a social sign-in proves none of RFC 8176's kinds).
-      const profile = Object.entries(changes.profile ?? {}).map(([key, value]) => [`profile.${key}`, value]);
-      await experiences.updateOne(
-        { _id: uid },
-        { $set: { ...(changes.userId && { userId: changes.userId }), ...(changes.amr && { amr: changes.amr }), ...Object.fromEntries(profile) } },
-      );
+    /**
+     * Adds to the profile gathered for the account the interaction is about, only while it is still
+     * about `current` (the user the caller read; null at a registration): false otherwise.
+     */
+    async setProfile(uid: string, current: string | null, profile: Profile): Promise<boolean> {
+      const fields = Object.entries(profile).map(([key, value]) => [`profile.${key}`, value]);
+      const { matchedCount } = await experiences.updateOne({ _id: uid, submittedAt: null, userId: current }, { $set: Object.fromEntries(fields) });
+      return matchedCount === 1;
+    },
+
+    /**
+     * Records who the interaction is about, in one write, and only while it still names `current`
+     * (the user the caller read): naming another account forgets, in the same write, the second
+     * factors and the profile gathered for the one before, and replaces how the user was proved
+     * (`amr`). False when another request changed the interaction meanwhile, or it was submitted.
+     */
+    async identify(uid: string, current: string | null, identified: Identified): Promise<boolean> {
+      const userId = 'userId' in identified ? identified.userId : undefined;
+      const another = userId !== undefined && userId !== current;
+      const profile = another
+        ? { profile: identified.profile ?? {} }
+        : Object.fromEntries(Object.entries(identified.profile ?? {}).map(([key, value]) => [`profile.${key}`, value]));
+      const amr = 'amr' in identified && identified.amr ? { amr: identified.amr } : {};
+      const update = {
+        $set: { ...(userId !== undefined && { userId }), ...amr, ...profile },
+        ...(another && { $unset: { mfa: '' as const, ...(!('amr' in amr) && { amr: '' as const }) } }),
+      };
+      const { matchedCount } = await experiences.updateOne({ _id: uid, submittedAt: null, userId: current }, update);
+      return matchedCount === 1;
     },
 
     /** Completes verification `id` once: answers false when it is not in `state` any more (answered already). */
@@ -178,13 +226,35 @@ export function createExperienceStore(db: Db) {
       return (await experiences.updateOne({ _id: uid, ...filter }, { $set: changes })).modifiedCount === 1;
     },
 
-    /** Records a factor proved in this interaction (its `amr`), and the factors to add at submit. */
-    async setMfa(uid: string, mfa: NonNullable<ExperienceDocument['mfa']>): Promise<void> {
-      await experiences.updateOne({ _id: uid }, { $set: { mfa } });
+    /**
+     * Records that a second factor of `userId` was proved (its `amr`), only while the interaction
+     * is a sign-in that still names that user: false otherwise (another account was identified meanwhile).
+     */
+    async proveFactor(uid: string, userId: string, amr: string): Promise<boolean> {
+      const { matchedCount } = await experiences.updateOne(
+        { _id: uid, submittedAt: null, event: 'SignIn', userId, 'mfa.userId': { $in: [userId, null] } },
+        { $set: { 'mfa.userId': userId }, $addToSet: { 'mfa.amr': amr } },
+      );
+      return matchedCount === 1;
     },
 
-    async forgetMfa(uid: string): Promise<void> {
-      await experiences.updateOne({ _id: uid }, { $unset: { mfa: '' } });
+    /**
+     * Sets the verifications of new factors to add at submit for `userId`, only while the
+     * interaction still names that account (the identified user at a sign-in, the account to create
+     * at a registration): false otherwise.
+     */
+    async bindFactors(uid: string, userId: string, bind: string[]): Promise<boolean> {
+      const names = {
+        $or: [
+          { event: 'SignIn' as const, userId },
+          { event: 'Register' as const, newUserId: userId },
+        ],
+      };
+      const { matchedCount } = await experiences.updateOne(
+        { _id: uid, submittedAt: null, ...names, 'mfa.userId': { $in: [userId, null] } },
+        { $set: { 'mfa.userId': userId, 'mfa.bind': bind } },
+      );
+      return matchedCount === 1;
     },
 
     async setNewUserId(uid: string, id: string): Promise<string> {
@@ -192,12 +262,25 @@ export function createExperienceStore(db: Db) {
       return (await experiences.findOne({ _id: uid }))!.newUserId!;
     },
 
-    /** Claims the submit: one caller wins, across processes. `release` undoes it when the submit then fails. */
-    async claimSubmit(uid: string): Promise<boolean> {
-      return (await experiences.updateOne({ _id: uid, submittedAt: null }, { $set: { submittedAt: new Date() } })).modifiedCount === 1;
+    /**
+     * Claims the submit of the interaction as the caller read it (`read`: its event and user): one
+     * caller wins, across processes, and none wins once another request has changed whom it is about.
+     * `release` undoes it when the submit then fails.
+     */
+    async claimSubmit(read: Pick<ExperienceDocument, '_id' | 'event' | 'userId'>): Promise<boolean> {
+      const filter = { _id: read._id, submittedAt: null, event: read.event, userId: read.userId };
+      return (await experiences.updateOne(filter, { $set: { submittedAt: new Date() } })).modifiedCount === 1;
     },
     async releaseSubmit(uid: string): Promise<void> {
       await experiences.updateOne({ _id: uid }, { $set: { submittedAt: null } });
+    },
+
+    /** After a password reset: the interaction starts over, with nothing verified and nobody identified (the person signs in next). */
+    async startOver(uid: string): Promise<void> {
+      await experiences.updateOne(
+        { _id: uid },
+        { $set: { event: null, verifications: {}, userId: null, profile: {}, submittedAt: null }, $unset: { mfa: '', amr: '', newUserId: '' } },
+      );
     },
   };
 }

@@ -74,7 +74,7 @@ export function createSubmitters(
       // An account without what the settings now require completes its profile first (Logto's profile fulfilment).
       assertProfileComplete(await deps.signInSettings(), heldBy(profile, user!));
       // A user with a second factor proves it; mandatory MFA enrols one (Logto's 403 and 422).
-      await deps.mfa.assertSatisfied(experience, user!);
+      await deps.mfa.assertSatisfied(experience, userId, user!);
       const factors = deps.mfa.pendingFactors(experience, userId);
       const nothingNew = !profile.email && !profile.phone && !profile.username && !profile.passwordHash && !profile.socialIdentity && !profile.ssoIdentity;
       if (nothingNew && !profile.synced && factors.length === 0) {
@@ -120,10 +120,10 @@ export function createSubmitters(
 
     async Register(experience, origin) {
       const { username, email, phone, passwordHash } = await newAccountProfile(experience, accounts, await deps.signInSettings());
-      await deps.mfa.assertSatisfied(experience, undefined);
-      const now = Date.now();
       // The id a passkey registered in this interaction names, when there is one.
       const id = experience.newUserId ?? generateId(12);
+      await deps.mfa.assertSatisfied(experience, id, undefined);
+      const now = Date.now();
       const mfaVerifications = deps.mfa.pendingFactors(experience, id);
       const { socialIdentity, ssoIdentity } = experience.profile;
       const details = socialIdentity?.details ?? experience.profile.synced;
@@ -161,7 +161,8 @@ export function createSubmitters(
       await deps.write(origin, async ({ session, intend, record }) => {
         await intend({ entity: 'User', action: 'updated', id: userId });
         const before = await queries.users.findByIdOrThrow(userId, session);
-        const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash, updatedAt: now, lastSignInAt: now }, session);
+        // Nobody signs in here: the person signs in next, with the new password and any second factor.
+        const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash, updatedAt: now }, session);
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(before, updated) });
         // Whoever held the old password may hold a session: every session, grant and token ends.
         await deps.revokeAccount(userId, session);

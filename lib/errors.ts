@@ -124,6 +124,7 @@ export const apiErrorStatus = {
   'user.email_or_phone_required': 422,
   'verification_record.not_found': 400,
   'session.already_submitted': 409,
+  'session.identity_conflict': 409,
   'verification_code.invalid': 422,
   'verification_code.too_many_requests': 429,
   'password.rejected': 422,

@@ -105,7 +105,8 @@ export const de: Messages = {
   'forgot.leadAny': 'Wir senden Ihnen einen Code, mit dem Sie ein neues Passwort festlegen.',
   'reset.title': 'Neues Passwort wählen',
   'reset.lead': 'Falls es zu {target} ein Konto gibt, haben wir einen 6-stelligen Code dorthin gesendet.',
-  'reset.submit': 'Passwort festlegen und anmelden',
+  'reset.submit': 'Passwort festlegen',
+  'reset.done': 'Ihr Passwort wurde geändert. Melden Sie sich damit an, um fortzufahren.',
   'reset.another': 'Einen weiteren Code senden',
 
   'consent.title': '{application} erlauben?',

@@ -117,7 +117,8 @@ export const en = {
   'forgot.leadAny': 'We will send you a code to set a new password.',
   'reset.title': 'Choose a new password',
   'reset.lead': 'If {target} has an account, we sent it a 6-digit code.',
-  'reset.submit': 'Set password and sign in',
+  'reset.submit': 'Set password',
+  'reset.done': 'Your password has been changed. Sign in with it to continue.',
   'reset.another': 'Send another code',
 
   // Consent.

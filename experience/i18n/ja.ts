@@ -105,7 +105,8 @@ export const ja: Messages = {
   'forgot.leadAny': '新しいパスワードを設定するためのコードをお送りします。',
   'reset.title': '新しいパスワードを決める',
   'reset.lead': '{target} のアカウントがある場合、6 桁のコードを送信しました。',
-  'reset.submit': 'パスワードを設定してサインイン',
+  'reset.submit': 'パスワードを設定',
+  'reset.done': 'パスワードを変更しました。続けるには、新しいパスワードでサインインしてください。',
   'reset.another': '別のコードを送信',
 
   'consent.title': '{application} を許可しますか？',

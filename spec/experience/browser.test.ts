@@ -144,10 +144,15 @@ describe('sign-in experience in a real browser (Chromium), through the example w
       await page.getByLabel('Verification code').fill(await mail.nextCode('ada@example.com'));
       await page.getByLabel('New password').fill('a note on the engine');
       await shoot('reset-password');
-      await page.getByRole('button', { name: 'Set password and sign in' }).click();
+      await page.getByRole('button', { name: 'Set password' }).click();
+      // The reset signs nobody in: the sign-in page says so, with the address filled in.
+      await page.getByRole('status').getByText('Your password has been changed. Sign in with it to continue.').waitFor();
+      expect(await page.getByLabel('Username, email or phone').inputValue()).toBe('ada@example.com');
+      await page.getByLabel('Password').fill('a note on the engine');
+      await page.getByRole('button', { name: 'Sign in' }).click();
       expect((await signedInAs()).who).toBe('ada_lovelace');
     });
-    expect(reset.map(({ body }) => body.event)).toEqual(['User.Data.Updated', 'PostResetPassword']);
+    expect(reset.map(({ body }) => body.event)).toEqual(['User.Data.Updated', 'PostResetPassword', 'PostSignIn']);
     expect(reset[0]!.body).toMatchObject({ interactionEvent: 'ForgotPassword', applicationId, sessionId: expect.any(String) });
     for (const { raw } of [...signUp, ...signIn, ...reset]) expect(raw).not.toMatch(/passwordHash|analytical engine|a note on the engine/);
   });

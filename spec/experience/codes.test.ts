@@ -14,7 +14,7 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
     ({ server, receiver, mail } = world);
   });
 
-  it('resets a password with an emailed code: revokes the other sessions, announces User.Data.Updated and PostResetPassword', async () => {
+  it('resets a password with an emailed code: revokes the other sessions, announces User.Data.Updated and PostResetPassword, signs nobody in', async () => {
     const user = await createUser({ username: 'forgetful', primaryEmail: 'forgetful@example.com', password: strong });
     // An earlier sign-in, whose session the reset must end.
     const earlier = await newSignIn();
@@ -46,16 +46,27 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
       expect((await browser.json('POST', '/api/experience/identification', { verificationId: sent.body.verificationId })).status).toBe(204);
       expect((await browser.json('PUT', '/api/experience/profile/password', { password: 'forgetful1234' })).body.code).toBe('password.rejected');
       expect((await browser.json('PUT', '/api/experience/profile/password', { password: 'a brand new secret' })).status).toBe(204);
+      // As Logto's: the reset answers no redirect and signs nobody in; the interaction starts over.
       const submitted = await browser.json('POST', '/api/experience/submit');
-      expect(submitted.status).toBe(200);
+      expect(submitted.status).toBe(204);
       expect(await sessions.countDocuments({ accountId: user.id })).toBe(0);
-      await codeFrom(browser, submitted.body.redirectTo);
     });
     expect(events.map(({ body }) => body.event)).toEqual(['User.Data.Updated', 'PostResetPassword']);
-    expect(events[1]!.body).toMatchObject({ interactionEvent: 'ForgotPassword', userId: user.id });
-    // What the reset changed, by name (beyond Logto), with the interaction behind it.
-    expect(events[0]!.body).toMatchObject({ changes: ['lastSignInAt', 'password'], interactionEvent: 'ForgotPassword' });
+    expect(events[1]!.body).toMatchObject({
+      interactionEvent: 'ForgotPassword',
+      userId: user.id,
+      applicationId: world.clientId,
+      sessionId: expect.any(String),
+    });
+    // What the reset changed, by name (beyond Logto), with the interaction behind it: nobody signed in.
+    expect(events[0]!.body).toMatchObject({ changes: ['password'], interactionEvent: 'ForgotPassword' });
     expect((await server.api('POST', `/api/users/${user.id}/password/verify`, { body: { password: 'a brand new secret' } })).status).toBe(204);
+    // The same interaction goes on as a sign-in with the new password.
+    const again = await signInWithApi(browser, { type: 'username', value: 'forgetful' }, 'a brand new secret');
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: again.body.verificationId })).status).toBe(204);
+    const signedIn = await browser.json('POST', '/api/experience/submit');
+    expect(signedIn.status).toBe(200);
+    expect(await codeFrom(browser, signedIn.body.redirectTo)).toEqual(expect.any(String));
   });
 
   it('answers a reset request for an unknown address as for a known one, and sends nothing', async () => {
