@@ -172,7 +172,8 @@ const exceptionSchema = (event: (typeof exceptionEvents)[number]): Schema => {
   return closed(event, { ...properties, ...context }, Object.keys(properties), description);
 };
 
-const hookRef = { id: string, name: string, url: string };
+// The hook's URL as scheme, host and path: its user information and query string stay in its configuration.
+const hookRef = { id: string, name: string, url: { type: 'string', description: 'The hook’s URL without user information or query string.' } };
 const operationalData: Record<(typeof operationalEvents)[number], { data: Schema; description: string }> = {
   'Hook.Disabling': {
     data: {

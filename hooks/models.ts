@@ -34,6 +34,20 @@ export interface SigningKeyPair {
 export const eventSources = ['management', 'experience', 'account', 'system'] as const;
 export type EventSource = (typeof eventSources)[number];
 
+/**
+ * A hook's URL as it may be shown beyond the hook itself (events about the hook, logs): scheme,
+ * host and path only. User information and the query string can carry credentials; they stay in
+ * the hook's own configuration.
+ */
+export function shownUrl(url: string): string {
+  try {
+    const { protocol, host, pathname } = new URL(url);
+    return `${protocol}//${host}${pathname}`;
+  } catch {
+    return '(an invalid URL)';
+  }
+}
+
 export interface HookConfigDocument {
   url: string;
   headers: Record<string, string>;

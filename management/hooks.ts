@@ -96,12 +96,21 @@ function checkConfig({ url, headers = {}, excludeClientIds, sources, ordering, m
     () => new ApiError('guard.invalid_input', `body.config.headers may not set \`${reserved}\``, { field: `body.config.headers.${reserved}` }),
   );
   // The schema admits anything that starts like a URL; the WHATWG parser decides.
-  let hostname: string;
+  let parsed: URL;
   try {
-    ({ hostname } = new URL(url));
+    parsed = new URL(url);
   } catch {
     throw new ApiError('guard.invalid_input', 'body.config.url is not a valid URL', { field: 'body.config.url' });
   }
+  // Credentials in a URL travel wherever the URL is shown (events about the hook, logs): they go in a header.
+  assertThat(
+    parsed.username === '' && parsed.password === '',
+    () =>
+      new ApiError('guard.invalid_input', 'body.config.url may not carry user information (user:password@); send credentials in config.headers', {
+        field: 'body.config.url',
+      }),
+  );
+  const { hostname } = parsed;
   // `localhost.` is `localhost`: a trailing dot only makes the name fully qualified.
   const host = hostname
     .replace(/^\[|\]$/g, '')

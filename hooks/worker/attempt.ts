@@ -4,7 +4,7 @@ import { generateId } from '../../lib/ids.js';
 import { createBatch } from '../../lib/store/batch.js';
 import { webhookRequest } from '../message.js';
 import { hookWants } from '../filters.js';
-import type { AttemptDocument, DeliveryDocument, DeliveryState, HookDocument, HookEventDocument } from '../models.js';
+import { shownUrl, type AttemptDocument, type DeliveryDocument, type DeliveryState, type HookDocument, type HookEventDocument } from '../models.js';
 import { nextRetryDelay } from '../schedule.js';
 import type { SendResult } from '../send.js';
 import { fromNow, type Leased, type WorkerContext } from './context.js';
@@ -26,7 +26,7 @@ async function keepHealth({ hooks, disableAfterMs, logger, announce }: WorkerCon
     if (hook.failingSince) await hooks.updateOne({ _id: hook._id }, { $set: { failingSince: null, warnedAt: null } });
     return;
   }
-  const about = { id: hook._id, name: hook.name, url: hook.config.url };
+  const about = { id: hook._id, name: hook.name, url: shownUrl(hook.config.url) };
   const gone = result.statusCode === 410;
   const failingFor = hook.failingSince ? now.getTime() - hook.failingSince.getTime() : 0;
   if (gone || failingFor > disableAfterMs) {
@@ -131,7 +131,7 @@ export async function attempt(
   // Given up: announced to the other hooks (not for an exhausted notice itself, so that two failing hooks do not feed each other).
   if (delay === undefined && event.event !== 'Hook.DeliveryExhausted') {
     await context.announce('Hook.DeliveryExhausted', hook._id, {
-      hook: { id: hook._id, name: hook.name, url: hook.config.url },
+      hook: { id: hook._id, name: hook.name, url: shownUrl(hook.config.url) },
       delivery: { id: delivery._id, eventId: event._id, event: event.event, attempts: made, lastStatus: result.statusCode, lastError: result.error },
     });
   }
