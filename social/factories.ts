@@ -23,6 +23,8 @@ const clientFields = {
   clientId: { type: 'string', minLength: 1, maxLength: 512 },
   clientSecret: { type: 'string', minLength: 1, maxLength: 2048 },
   scope: { type: 'string', minLength: 1, maxLength: 1024 },
+  // Logto's field: take an email the provider did not say it verified as verified (off by default).
+  trustUnverifiedEmail: { type: 'boolean' },
 } as const;
 /** Which fields of the upstream profile are the id, name, email and picture (dotted paths allowed). */
 const profileMap = {

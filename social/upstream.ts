@@ -156,15 +156,23 @@ export function createUpstream({ fetch }: { fetch: typeof globalThis.fetch }) {
       } catch (error) {
         throw failed(reasonOf(error));
       }
+      // Logto's `trustUnverifiedEmail` (false unless the operator says so): an email the provider did not say it verified counts as verified.
+      const trustUnverified = upstream.config.trustUnverifiedEmail === true;
       if (upstream.kind === 'oidc') {
         const claims = tokens.claims()!;
+        // openid-client checks that the UserInfo's `sub` is the ID token's (OIDC Core §5.3.2).
         const info = await client.fetchUserInfo(configuration, tokens.access_token, claims.sub).catch(() => ({}) as Record<string, unknown>);
         const merged = { ...info, ...claims } as Record<string, unknown>;
+        // An email and whether it was verified are read from one place, never one from each: the ID
+        // token when it names an email, else the UserInfo answer.
+        const source: Record<string, unknown> = text(claims.email) ? claims : info;
+        const email = text(source.email);
+        const verified = source.email_verified === true || trustUnverified;
         return {
           id: claims.sub,
           ...(text(merged.name) && { name: text(merged.name)! }),
-          ...(text(merged.email) && merged.email_verified === true && { email: text(merged.email)! }),
-          ...(text(merged.email) && merged.email_verified !== true && { claimedEmail: text(merged.email)! }),
+          ...(email && verified && { email }),
+          ...(email && !verified && { claimedEmail: email }),
           ...(text(merged.picture) && { avatar: text(merged.picture)! }),
         };
       }
@@ -178,16 +186,18 @@ export function createUpstream({ fetch }: { fetch: typeof globalThis.fetch }) {
       const map = { id: 'id', name: 'name', email: 'email', avatar: 'picture', ...config.profileMap };
       const id = text(pick(profile, map.id));
       if (!id) throw failed('the profile has no id');
-      // A profile's email is not known to be verified; a provider's list of verified addresses is.
-      let email: string | undefined;
+      // A profile's email is not known to be verified (unless the operator trusts it); a provider's list of verified addresses is.
+      let email = trustUnverified ? text(pick(profile, map.email)) : undefined;
       if (typeof config.emailsEndpoint === 'string') {
         const emails = (await read(config.emailsEndpoint)) as Array<{ email?: string; primary?: boolean; verified?: boolean }>;
-        email = Array.isArray(emails) ? emails.find((entry) => entry.primary && entry.verified)?.email : undefined;
+        email = (Array.isArray(emails) ? emails.find((entry) => entry.primary && entry.verified)?.email : undefined) ?? email;
       }
+      const claimedEmail = email ? undefined : text(pick(profile, map.email));
       return {
         id,
         ...(text(pick(profile, map.name)) && { name: text(pick(profile, map.name))! }),
         ...(email && { email }),
+        ...(claimedEmail && { claimedEmail }),
         ...(text(pick(profile, map.avatar)) && { avatar: text(pick(profile, map.avatar))! }),
       };
     },

@@ -272,6 +272,51 @@ describe('social sign-in (connectors, Experience API)', () => {
     expect({ status: taken.status, code: taken.body.code }).toEqual({ status: 422, code: 'user.identity_already_in_use' });
   });
 
+  it('takes an email and its verification from one source: an ID token’s unverified address with a UserInfo verifying another links nobody', async () => {
+    // The outside attack's fifth finding: `email` came from the ID token and `email_verified` from UserInfo.
+    await server.create('/api/users', { username: 'mixed_sources_victim', primaryEmail: 'mixed.victim@example.com', password });
+    idp.signInAs({
+      sub: 'upstream-mixer',
+      email: 'mixer.own@example.com',
+      email_verified: true,
+      idToken: { email: 'mixed.victim@example.com' },
+    });
+    const { browser } = await begin('SignIn');
+    const leg = await upstreamLeg(browser, oidcConnector);
+    expect((await verifyLeg(browser, oidcConnector, leg)).status).toBe(200);
+    for (const linkSocialIdentity of [false, true]) {
+      const refused = await browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId, linkSocialIdentity });
+      // No verified email at all: nobody to suggest, nobody to link.
+      expect({ status: refused.status, code: refused.body.code, data: refused.body.data }).toEqual({
+        status: 404,
+        code: 'user.identity_not_exist',
+        data: undefined,
+      });
+    }
+  });
+
+  it('trusts an unverified email only with the connector’s trustUnverifiedEmail (Logto’s field, off by default)', async () => {
+    const trusting = await server.create('/api/connectors', {
+      connectorId: 'oidc',
+      config: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, trustUnverifiedEmail: true },
+      metadata: { target: 'trusting-idp', name: 'Trusting IdP' },
+    });
+    expect((await server.api('GET', `/api/connectors/${trusting.id}`)).body.config).toMatchObject({ trustUnverifiedEmail: true });
+    await server.create('/api/users', { username: 'trusted_unverified', primaryEmail: 'trusted.unverified@example.com', password });
+    idp.signInAs({ sub: 'upstream-unverified', email: 'trusted.unverified@example.com' });
+    for (const [connector, expected] of [
+      [oidcConnector, undefined],
+      [trusting.id, { relatedUser: 'trusted.unverified@example.com' }],
+    ] as const) {
+      const { browser } = await begin('SignIn');
+      const leg = await upstreamLeg(browser, connector);
+      expect((await verifyLeg(browser, connector, leg)).status).toBe(200);
+      const refused = await browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId });
+      expect({ code: refused.body.code, data: refused.body.data }).toEqual({ code: 'user.identity_not_exist', data: expected });
+    }
+    await server.api('DELETE', `/api/connectors/${trusting.id}`);
+  });
+
   it('registers through the GitHub-shaped OAuth 2.0 provider, with the verified primary email from /user/emails', async () => {
     github.signInAs({ id: 583231, login: 'octo', name: 'Octo Cat' }, [
       { email: 'octo.unverified@example.com', primary: false, verified: false },

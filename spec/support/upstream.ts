@@ -10,6 +10,8 @@ export interface UpstreamAccount {
   email?: string;
   email_verified?: boolean;
   name?: string;
+  /** What the ID token says instead, when it is to disagree with UserInfo (a hostile or broken provider). */
+  idToken?: { email?: string; email_verified?: boolean };
 }
 
 export interface UpstreamIdp {
@@ -52,7 +54,14 @@ export async function startUpstreamIdp(redirectUris: string | (() => string[])):
           token_endpoint_auth_method: 'client_secret_post',
         },
       ],
-      findAccount: (_ctx, id) => (accounts.has(id) ? { accountId: id, claims: () => ({ ...accounts.get(id)! }) } : undefined),
+      findAccount: (_ctx, id) => {
+        const account = accounts.get(id);
+        if (!account) return undefined;
+        const { idToken, ...claims } = account;
+        return { accountId: id, claims: (use: string) => (use === 'id_token' && idToken ? { sub: account.sub, ...idToken } : claims) };
+      },
+      // The scopes' claims in the ID token too (as many providers send them), so that a test can make the two disagree.
+      conformIdTokenClaims: false,
       claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
       features: { devInteractions: { enabled: false } },
       interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
