@@ -61,6 +61,11 @@ export interface IdentityOptions {
    * logout, an application's `jwksUri`); public addresses always may. As `OUTBOUND_ALLOWED_HOSTS`.
    */
   outboundAllowedHosts?: string[];
+  /**
+   * The public email domains no enterprise SSO connector may claim, replacing the built-in list
+   * (`sso/domains.ts`). As `SSO_PUBLIC_EMAIL_DOMAINS`.
+   */
+  ssoPublicEmailDomains?: string[];
   /** How long the change log (`GET /api/changes`) keeps a record, in days (1 to 3650, default 90). As `CHANGES_RETENTION_DAYS`. */
   changesRetentionDays?: number;
   /**

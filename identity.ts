@@ -410,6 +410,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           connectors,
           upstream,
           ssoConnectors,
+          ssoPublicEmailDomains: options.ssoPublicEmailDomains,
           origin: new URL(baseUrl).origin,
           outboundFetch,
         },

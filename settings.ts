@@ -10,6 +10,7 @@ import { proxyListProblem, type ProxyTrust } from './lib/http/client-address.js'
 import { experienceEnvironment, experienceEnvironmentDependencies, experienceSettingsFrom, type ExperienceSettings } from './experience/settings.js';
 import type { logFormats, logLevels } from './lib/logger.js';
 import { hookEnvironment, hookSettingsFrom, type HookSettings } from './hooks/settings.js';
+import { domainKey } from './sso/domains.js';
 
 export { ConfigError };
 
@@ -43,6 +44,8 @@ export interface Settings {
   outboundAllowedHosts: string[];
   /** How long the change log keeps a record, in days. */
   changesRetentionDays: number;
+  /** The public email domains no SSO connector may claim; unset: the built-in list. */
+  ssoPublicEmailDomains: string[] | undefined;
   /** The key that seals MFA secrets; unset: one made once and kept in the database. */
   mfaEncryptionKey: Buffer | undefined;
   hooks: HookSettings;
@@ -62,6 +65,14 @@ function proxyTrustOf(value: string): ProxyTrust {
   const problem = proxyListProblem(proxies);
   if (problem) throw new ConfigError(`Invalid setting: TRUST_PROXY: ${problem}`);
   return { proxies };
+}
+
+/** `SSO_PUBLIC_EMAIL_DOMAINS`: domain names, each one a domain (`Bücher.example` is taken in its IDNA form). */
+function ssoDomainsOf(value: string): string[] {
+  const names = value.split(',').map((entry) => entry.trim());
+  const bad = names.find((name) => !domainKey(name));
+  if (bad !== undefined) throw new ConfigError(`Invalid setting: SSO_PUBLIC_EMAIL_DOMAINS: \`${bad}\` is not a domain name`);
+  return names.map((name) => domainKey(name)!);
 }
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -101,6 +112,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS as number,
     outboundAllowedHosts,
     changesRetentionDays: e.CHANGES_RETENTION_DAYS as number,
+    ssoPublicEmailDomains: typeof e.SSO_PUBLIC_EMAIL_DOMAINS === 'string' ? ssoDomainsOf(e.SSO_PUBLIC_EMAIL_DOMAINS) : undefined,
     mfaEncryptionKey: typeof e.MFA_ENCRYPTION_KEY === 'string' ? Buffer.from(e.MFA_ENCRYPTION_KEY, 'base64url') : undefined,
     hooks,
     experience: experienceSettingsFrom(e),

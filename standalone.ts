@@ -133,6 +133,7 @@ export async function startStandaloneServer(
       customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
       outboundAllowedHosts: settings.outboundAllowedHosts,
       changesRetentionDays: settings.changesRetentionDays,
+      ...(settings.ssoPublicEmailDomains && { ssoPublicEmailDomains: settings.ssoPublicEmailDomains }),
       ...(settings.mfaEncryptionKey && { mfaEncryptionKey: settings.mfaEncryptionKey }),
       hooks: settings.hooks,
       experience: experienceOf(settings.experience),

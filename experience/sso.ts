@@ -6,6 +6,7 @@ import { generateId, generateSecret, sha256 } from '../lib/ids.js';
 import type { Upstream, UpstreamUser } from '../social/upstream.js';
 import { ssoClientOf, type SsoConnectorDocument, type SsoConnectorStore } from '../sso/connectors.js';
 import { samlRequestTtlMs, type SamlServiceProvider, type SsoUser } from '../sso/saml.js';
+import { emailDomainKey } from '../sso/domains.js';
 import type { ExperienceDocument, ExperienceStore, Verification } from './state.js';
 
 export interface ExperienceSsoDeps {
@@ -31,7 +32,7 @@ interface SsoSession {
 
 const notFound = () => new ApiError('session.verification_session_not_found', 'no enterprise SSO verification of this interaction has that id');
 const failed = (reason: string) => new ApiError('connector.general', `the sign-in with the identity provider failed: ${reason}`);
-const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+const domainOf = (email: string) => emailDomainKey(email) ?? email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 
 /** A connector with a configuration it can sign in with: 400 `connector.invalid_config` otherwise. */
 function assertReady(connector: SsoConnectorDocument) {

@@ -93,6 +93,8 @@ export const coreEnvironment = {
   CHANGES_RETENTION_DAYS: { ...changeRetentionRule, default: defaultChangeRetentionDays },
   // 32 random bytes, base64url (43 characters): seals MFA secrets at rest.
   MFA_ENCRYPTION_KEY: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+  // Public email domains no enterprise SSO connector may claim, comma-separated (replaces the built-in list).
+  SSO_PUBLIC_EMAIL_DOMAINS: { type: 'string', maxLength: 65536, pattern: '^\\s*[^\\s,]+(\\s*,\\s*[^\\s,]+)*\\s*$' },
   // Host names, IP addresses or CIDR ranges, comma-separated.
   OUTBOUND_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
 } satisfies EnvironmentSpec;

@@ -72,6 +72,8 @@ export interface ManagementDeps {
   connectors: ConnectorStore;
   /** The enterprise SSO connectors. */
   ssoConnectors: SsoConnectorStore;
+  /** The public email domains no SSO connector may claim (the built-in list unless the operator gives one). */
+  ssoPublicEmailDomains?: readonly string[] | undefined;
   /** Our public origin (a SAML connector's service provider URLs). */
   origin: string;
   /** Fetches from outside (a SAML IdP's metadata URL), through the outbound guard. */

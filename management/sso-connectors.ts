@@ -5,6 +5,8 @@ import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import { resolveIdp, ssoConnectorToApi, type SsoConnectorDocument, type SsoProviderName } from '../sso/connectors.js';
+import { domainKey, publicEmailDomains } from '../sso/domains.js';
+import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
@@ -48,30 +50,8 @@ const validators = Object.fromEntries(Object.entries(configSchemas).map(([name, 
   ReturnType<typeof ajv.compile>
 >;
 
-/** Domains of public email services: an enterprise connector may not claim their people (Logto's list, in short). */
-const publicDomains = new Set([
-  'gmail.com',
-  'googlemail.com',
-  'outlook.com',
-  'hotmail.com',
-  'live.com',
-  'msn.com',
-  'yahoo.com',
-  'icloud.com',
-  'me.com',
-  'aol.com',
-  'proton.me',
-  'protonmail.com',
-  'gmx.com',
-  'gmx.de',
-  'mail.com',
-  'qq.com',
-  '163.com',
-  '126.com',
-  'yandex.com',
-  'zoho.com',
-]);
-const domain = { type: 'string', minLength: 3, maxLength: 253, pattern: '^(?!-)[A-Za-z0-9-]{1,63}(\\.[A-Za-z0-9-]{1,63})+$' } as const;
+// Any spelling a person writes (`Bücher.Example`); `domainKey` decides whether it is a domain name.
+const domain = { type: 'string', minLength: 3, maxLength: 253 } as const;
 const fields = {
   connectorName: { type: 'string', minLength: 1, maxLength: 128 },
   config: anyObject,
@@ -84,20 +64,28 @@ const fields = {
   syncProfile: { type: 'boolean' },
 } as const;
 
-/** 422 `single_sign_on.forbidden_domains` or `.duplicated_domains`, as Logto's; the domains lower-cased. */
-function checkedDomains(domains: string[]): string[] {
-  const lower = domains.map((name) => name.toLowerCase());
-  const forbidden = lower.filter((name) => publicDomains.has(name));
+/**
+ * The domains in their compared form (`domainKey`: IDNA's ASCII form, lower case): 400 for one
+ * that is no domain name; 422 `single_sign_on.forbidden_domains` for a public email service's,
+ * and `.duplicated_domains` for one listed twice, as Logto's.
+ */
+function checkedDomains(domains: string[], forbidden: Set<string>): string[] {
+  const keys = domains.map((name, index) => {
+    const key = domainKey(name);
+    assertThat(key, () => new ApiError('guard.invalid_input', `body.domains/${index} is not a domain name`, { field: `body.domains.${index}` }));
+    return key!;
+  });
+  const publicOnes = keys.filter((name) => forbidden.has(name));
   assertThat(
-    forbidden.length === 0,
-    () => new ApiError('single_sign_on.forbidden_domains', `public email domains cannot be an enterprise's: ${forbidden.join(', ')}`, { data: forbidden }),
+    publicOnes.length === 0,
+    () => new ApiError('single_sign_on.forbidden_domains', `public email domains cannot be an enterprise's: ${publicOnes.join(', ')}`, { data: publicOnes }),
   );
-  const duplicated = lower.filter((name, index) => lower.indexOf(name) !== index);
+  const duplicated = keys.filter((name, index) => keys.indexOf(name) !== index);
   assertThat(
     duplicated.length === 0,
     () => new ApiError('single_sign_on.duplicated_domains', `domains listed twice: ${duplicated.join(', ')}`, { data: duplicated }),
   );
-  return lower;
+  return keys;
 }
 
 /**
@@ -109,6 +97,30 @@ function checkedDomains(domains: string[]): string[] {
 export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { ssoConnectors } = deps;
   const present = (connector: SsoConnectorDocument) => ssoConnectorToApi(connector, deps.origin);
+  const forbidden = publicEmailDomains(deps.ssoPublicEmailDomains);
+  const withOwnerLock = createOwnerLocks(deps.database.db);
+
+  /**
+   * Writes a connector whose domains no other connector holds: one connector per domain, so that a
+   * second IdP cannot sign in the people (and link the accounts) of a domain another speaks for.
+   * Checked and written under one lock for all connectors' domains, across processes.
+   */
+  async function claimingDomains(id: string, domains: string[] | undefined, write: () => Promise<void>) {
+    if (!domains || domains.length === 0) return write();
+    return withOwnerLock('sso-connector-domains', async () => {
+      const holder = await ssoConnectors.collection.findOne({ _id: { $ne: id }, domains: { $in: domains } });
+      const taken = holder ? domains.filter((name) => holder.domains.includes(name)) : [];
+      assertThat(
+        !holder,
+        () =>
+          new ApiError('single_sign_on.duplicated_domains', `already claimed by the SSO connector \`${holder!._id}\`: ${taken.join(', ')}`, {
+            data: taken,
+            connectorId: holder!._id,
+          }),
+      );
+      await write();
+    });
+  }
 
   /** The configuration, checked and resolved: the stored form, the sealed secret, and a SAML IdP. */
   async function configure(id: string, providerName: SsoProviderName, config: Record<string, unknown>, current?: SsoConnectorDocument) {
@@ -169,18 +181,20 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
         providerName: providerName as SsoProviderName,
         connectorName,
         config: {},
-        domains: checkedDomains(domains),
+        domains: checkedDomains(domains, forbidden),
         branding,
         syncProfile,
         createdAt: now,
         updatedAt: now,
         ...(config && (await configure(_id, providerName as SsoProviderName, config))),
       };
-      await deps.write(originOf(ctx), async ({ session, intend, record }) => {
-        await intend({ entity: 'SsoConnector', action: 'created', id: _id });
-        await ssoConnectors.collection.insertOne(made, { session });
-        record({ entity: 'SsoConnector', action: 'created', id: _id, data: present(made) });
-      });
+      await claimingDomains(_id, made.domains, () =>
+        deps.write(originOf(ctx), async ({ session, intend, record }) => {
+          await intend({ entity: 'SsoConnector', action: 'created', id: _id });
+          await ssoConnectors.collection.insertOne(made, { session });
+          record({ entity: 'SsoConnector', action: 'created', id: _id, data: present(made) });
+        }),
+      );
       ctx.body = present(made);
     },
   );
@@ -194,17 +208,19 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
       const next: SsoConnectorDocument = {
         ...current,
         ...(config && (await configure(current._id, current.providerName, config, current))),
-        ...(domains && { domains: checkedDomains(domains) }),
+        ...(domains && { domains: checkedDomains(domains, forbidden) }),
         ...(branding && { branding }),
         ...(connectorName && { connectorName }),
         ...(syncProfile !== undefined && { syncProfile }),
         updatedAt: Date.now(),
       };
-      await deps.write(originOf(ctx), async ({ session, intend, record }) => {
-        await intend({ entity: 'SsoConnector', action: 'updated', id: current._id });
-        await ssoConnectors.collection.replaceOne({ _id: current._id }, next, { session });
-        record({ entity: 'SsoConnector', action: 'updated', id: current._id, data: present(next) });
-      });
+      await claimingDomains(current._id, domains && next.domains, () =>
+        deps.write(originOf(ctx), async ({ session, intend, record }) => {
+          await intend({ entity: 'SsoConnector', action: 'updated', id: current._id });
+          await ssoConnectors.collection.replaceOne({ _id: current._id }, next, { session });
+          record({ entity: 'SsoConnector', action: 'updated', id: current._id, data: present(next) });
+        }),
+      );
       ctx.body = present(next);
     },
   );

@@ -5,6 +5,7 @@ import type { Db } from 'mongodb';
 import { ApiError, assertThat } from '../lib/errors.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type { UpstreamClient } from '../social/upstream.js';
+import { domainKey } from './domains.js';
 
 export type SsoProviderName = 'OIDC' | 'SAML';
 
@@ -162,8 +163,12 @@ export function createSsoConnectorStore(db: Db, box: SecretBox) {
       assertThat(found, () => new ApiError('entity.not_exists_with_id', `no SSO connector has id \`${id}\``, { id }));
       return found!;
     },
-    /** The connectors that sign in people of `domain`, oldest first. */
-    forDomain: (domain: string) => connectors.find({ domains: domain.toLowerCase() }).sort({ createdAt: 1, _id: 1 }).toArray(),
+    /** The connectors that sign in people of `domain` (compared as `domainKey` does), oldest first. */
+    forDomain: (domain: string) =>
+      connectors
+        .find({ domains: domainKey(domain) ?? domain.toLowerCase() })
+        .sort({ createdAt: 1, _id: 1 })
+        .toArray(),
   };
 }
 

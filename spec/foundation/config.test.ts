@@ -31,6 +31,7 @@ describe('settings', () => {
       customClaimsTimeoutMs: 1000,
       outboundAllowedHosts: [],
       changesRetentionDays: 90,
+      ssoPublicEmailDomains: undefined,
       hooks: {
         allowedHosts: [],
         deliver: true,
@@ -92,6 +93,11 @@ describe('settings', () => {
     expect(loadSettings({ TRUST_PROXY: '2' }).trustProxy).toEqual({ hops: 2 });
     expect(loadSettings({ TRUST_PROXY: '10.0.0.0/8, 2001:db8::1' }).trustProxy).toEqual({ proxies: ['10.0.0.0/8', '2001:db8::1'] });
     expect(loadSettings({ MANAGEMENT_API_TOKEN_TTL: '120' }).managementApiTokenTtl).toBe(120);
+    // Domains in the form they are compared in (IDNA's ASCII form, lower case).
+    expect(loadSettings({ SSO_PUBLIC_EMAIL_DOMAINS: 'Corp-Mail.example, Bücher.example' }).ssoPublicEmailDomains).toEqual([
+      'corp-mail.example',
+      'xn--bcher-kva.example',
+    ]);
   });
 
   it.each([
@@ -119,6 +125,11 @@ describe('settings', () => {
     [{ METRICS_TOKEN: 'short' }, 'Invalid setting: METRICS_TOKEN must NOT have fewer than 16 characters'],
     [{ LOG_FORMAT: 'xml' }, 'Invalid setting: LOG_FORMAT must be equal to one of the allowed values (one of json, pretty)'],
     [{ IMPERSONATION_LEDGER_POLL_MS: '1' }, 'Invalid setting: IMPERSONATION_LEDGER_POLL_MS must be >= 50'],
+    [
+      { SSO_PUBLIC_EMAIL_DOMAINS: 'mail.example,not a domain' },
+      'Invalid setting: SSO_PUBLIC_EMAIL_DOMAINS must match pattern "^\\s*[^\\s,]+(\\s*,\\s*[^\\s,]+)*\\s*$"',
+    ],
+    [{ SSO_PUBLIC_EMAIL_DOMAINS: 'mail.example,10.0.0.1' }, 'Invalid setting: SSO_PUBLIC_EMAIL_DOMAINS: `10.0.0.1` is not a domain name'],
     [{ HOOKS_RETRY_SCHEDULE: '0,5s' }, 'Invalid setting: HOOKS_RETRY_SCHEDULE must match pattern "^\\d{1,6}(,\\d{1,6}){0,19}$"'],
   ])('refuses %j with one line naming the setting', (env, message) => {
     expect(() => loadSettings(env)).toThrow(new ConfigError(message));

@@ -154,6 +154,50 @@ describe('enterprise SSO (SAML and OIDC connectors)', () => {
     expect((await server.api('PATCH', `/api/sso-connectors/${oidcConnector}`, { body: { config: { scope: 'openid email profile' } } })).status).toBe(200);
   });
 
+  it('gives a domain to one connector only, compared without case and after IDNA; a second claim is 422 naming it, even at the same moment', async () => {
+    // The outside attack's sixth finding: a second IdP claiming a domain signs in that domain's accounts.
+    const before = await snapshot(server.database.db);
+    const create = (body: Record<string, unknown>) =>
+      server.api('POST', '/api/sso-connectors', { body: { connectorName: 'claims', providerName: 'SAML', ...body } });
+    for (const domains of [['ACME.test'], ['acme.test.'], ['other.test', 'Acme.Test']]) {
+      const taken = await create({ domains });
+      expect({ status: taken.status, code: taken.body.code, data: taken.body.data }).toEqual({
+        status: 422,
+        code: 'single_sign_on.duplicated_domains',
+        data: { data: ['acme.test'], connectorId: samlConnector },
+      });
+    }
+    const patched = await server.api('PATCH', `/api/sso-connectors/${oidcConnector}`, { body: { domains: ['globex.test', 'ACME.TEST'] } });
+    expect({ status: patched.status, code: patched.body.code }).toEqual({ status: 422, code: 'single_sign_on.duplicated_domains' });
+    expect(await snapshot(server.database.db)).toBe(before);
+
+    // Internationalized names are kept, and compared, in their ASCII form (RFC 5891).
+    const bucher = await create({ config: { metadata: saml.metadata }, domains: ['Bücher.test'] });
+    expect(bucher.body.domains).toEqual(['xn--bcher-kva.test']);
+    expect((await create({ domains: ['XN--BCHER-KVA.test'] })).body.code).toBe('single_sign_on.duplicated_domains');
+    const discovered = await (await begin('SignIn')).json('GET', `/api/experience/sso-connectors?email=${encodeURIComponent('leser@bücher.test')}`);
+    expect(discovered.body).toEqual({ connectorIds: [bucher.body.id] });
+    expect((await server.api('DELETE', `/api/sso-connectors/${bucher.body.id}`)).status).toBe(204);
+
+    // Two claims of one new domain at the same moment: one connector gets it.
+    const raced = await Promise.all(Array.from({ length: 4 }, () => create({ domains: ['raced.test'] })));
+    expect(raced.map(({ status }) => status).sort()).toEqual([200, 422, 422, 422]);
+    const holders = (await server.api('GET', '/api/sso-connectors')).body.filter(({ domains }: { domains: string[] }) => domains.includes('raced.test'));
+    expect(holders).toHaveLength(1);
+    expect((await server.api('DELETE', `/api/sso-connectors/${holders[0].id}`)).status).toBe(204);
+  });
+
+  it('takes the operator’s list of public email domains instead of ours (SSO_PUBLIC_EMAIL_DOMAINS)', async () => {
+    const own = await startTestServer('sso-public-domains', { SSO_PUBLIC_EMAIL_DOMAINS: 'corp-mail.example' });
+    try {
+      const create = (domains: string[]) => own.api('POST', '/api/sso-connectors', { body: { connectorName: 'x', providerName: 'SAML', domains } });
+      expect((await create(['CORP-mail.example'])).body.code).toBe('single_sign_on.forbidden_domains');
+      expect((await create(['gmail.com'])).status).toBe(200);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('discovers the connector by the email’s domain (Logto’s GET /api/experience/sso-connectors)', async () => {
     const browser = await begin('SignIn');
     expect((await browser.json('GET', '/api/experience/sso-connectors?email=ada@ACME.test')).body).toEqual({ connectorIds: [samlConnector] });
