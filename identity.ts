@@ -31,6 +31,7 @@ import { Sandbox } from './provider/sandbox/index.js';
 import type { MintedToken } from './provider/token-types.js';
 import { installHashedSecretComparison } from './provider/client-secret.js';
 import { answerUnavailability } from './provider/unavailable.js';
+import { refuseFraming } from './provider/framing.js';
 import { watchDatabaseIdentity } from './lib/store/database-identity.js';
 import { toClientMetadata } from './provider/clients.js';
 import { configureProvider } from './provider/configure.js';
@@ -247,6 +248,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       if (!configured) throw new TypeError('call configure() and build the provider from its result before install()');
       installHashedSecretComparison(provider);
       answerUnavailability(provider);
+      provider.use(refuseFraming);
       provider.use(watch.providerMiddleware);
       const clientAddress = createClientAddress(options.trustProxy ?? noProxy);
       /** A request our APIs could not answer: the operator reads why in the log. */

@@ -221,6 +221,8 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
         "base-uri 'none'",
       ].join('; '),
     );
+    // RFC 7034, for browsers that know no frame-ancestors.
+    ctx.set('X-Frame-Options', 'DENY');
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.set('Cache-Control', 'no-store');
