@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import type Provider from 'oidc-provider';
 
+import { webOrigin } from '../lib/http/web-origin.js';
 import { ApiError } from '../lib/errors.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../lib/store/availability.js';
 import { email as emailSchema } from '../lib/identifiers.js';
@@ -146,15 +147,8 @@ async function aboutField<T>(id: string, work: () => Promise<T>): Promise<T> {
 /** A code as a person types or pastes it ("123 456", "123-456"): the digits. */
 const digitsOf = (code: string) => code.replace(/[\s-]/g, '');
 
-/** An http(s) URL's origin, for the CSP; nothing for anything else (a `data:` or `javascript:` URL has no origin to allow). */
-const originOf = (url: string | undefined) => {
-  try {
-    const parsed = url ? new URL(url) : undefined;
-    return parsed && (parsed.protocol === 'https:' || parsed.protocol === 'http:') ? parsed.origin : undefined;
-  } catch {
-    return undefined;
-  }
-};
+/** An http(s) URL's origin for the CSP, written anew from a valid host (`webOrigin`); nothing for anything else (a `data:` URL has no origin to allow). */
+const originOf = webOrigin;
 
 type Client = NonNullable<Awaited<ReturnType<Provider['Client']['find']>>>;
 

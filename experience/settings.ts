@@ -19,8 +19,8 @@ export const defaultBranding: Branding = { productName: 'oidc-identity', primary
 /** Each branding value's rule, once: for the environment and for an embedding host's options alike. */
 const brandingRules = {
   productName: { type: 'string', minLength: 1, maxLength: 80 },
-  // Into an `<img src>` and the pages' CSP: an http(s) URL with nothing that could end the attribute.
-  logoUrl: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s"\'<>]+$' },
+  // Into an `<img src>` and the pages' CSP: an http(s) URL with a valid host and nothing that could end the attribute.
+  logoUrl: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s"\'<>]+$', format: 'web-url' },
   // Into the stylesheet: a colour and nothing else.
   primaryColor: { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' },
 } as const;

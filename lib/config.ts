@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 
 import { logFormats, logLevels } from './logger.js';
+import { addWebUrlFormats } from './http/web-origin.js';
 import { defaultDatabaseTimeouts } from './store/availability.js';
 import { defaultChangeRetentionDays } from './store/unit-of-work.js';
 
@@ -16,8 +17,8 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false });
-const strict = new Ajv({ allErrors: false });
+const ajv = addWebUrlFormats(new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false }));
+const strict = addWebUrlFormats(new Ajv({ allErrors: false }));
 
 function describe(error: ErrorObject, prefix: string): string {
   if (error.keyword === 'dependencies') {

@@ -3,6 +3,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { DefaultState, Middleware } from 'koa';
 
 import { ApiError } from '../errors.js';
+import { addWebUrlFormats } from './web-origin.js';
 
 /** JSON Schema, as ajv and OpenAPI 3.1 both read it. */
 export type Schema = Record<string, unknown>;
@@ -69,6 +70,7 @@ function hasUnsafeKey(value: unknown, depth = 0): string | undefined {
 }
 
 function addKeywords(ajv: Ajv): Ajv {
+  addWebUrlFormats(ajv);
   ajv.addKeyword({
     keyword: 'x-safe-keys',
     errors: true,
@@ -94,7 +96,7 @@ function addKeywords(ajv: Ajv): Ajv {
  */
 const bodyAjv = addKeywords(new Ajv({ allErrors: false, strict: false, removeAdditional: true }));
 const stringAjv = addKeywords(new Ajv({ allErrors: false, strict: false, coerceTypes: 'array', useDefaults: true, removeAdditional: true }));
-const responseAjv = new Ajv({ allErrors: false, strict: false, removeAdditional: true });
+const responseAjv = addWebUrlFormats(new Ajv({ allErrors: false, strict: false, removeAdditional: true }));
 
 /**
  * A response schema names every field an answer may carry: objects that list their properties

@@ -1,7 +1,9 @@
 import { applicationTypes, confidentialAuthMethods } from '../../lib/store/models.js';
 import { absoluteUri, freeFormObject, searchQuery, timestamp } from './common.js';
 
-const uriList = { type: 'array', items: absoluteUri, maxItems: 50 } as const;
+// Redirect URIs reach the pages' CSP (`form-action`), a logo its `img-src`: an http(s) one needs a valid host.
+const headerSafeUri = { ...absoluteUri, format: 'header-safe-uri' } as const;
+const uriList = { type: 'array', items: headerSafeUri, maxItems: 50 } as const;
 
 const oidcClientMetadata = {
   type: 'object',
@@ -10,7 +12,7 @@ const oidcClientMetadata = {
     postLogoutRedirectUris: uriList,
     backchannelLogoutUri: absoluteUri,
     backchannelLogoutSessionRequired: { type: 'boolean' },
-    logoUri: absoluteUri,
+    logoUri: headerSafeUri,
     // How a confidential application authenticates at the token endpoint: its secret (HTTP Basic,
     // or in the body), or a JWT signed with its own key (RFC 7523, `private_key_jwt`), whose
     // public keys are given here (`jwks`) or fetched (`jwksUri`, https).
@@ -123,7 +125,7 @@ export const secretWithValueResponse = {
 
 // An application's sign-in experience. Its values reach the pages' HTML, CSS and CSP: colours are
 // hex colours only, and links and logos http(s) URLs with nothing that could end an attribute.
-const webUrl = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s"\'<>]+$' } as const;
+const webUrl = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s"\'<>]+$', format: 'web-url' } as const;
 const hexColor = { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' } as const;
 const signInExperienceFields = {
   color: { type: 'object', properties: { primaryColor: hexColor, darkPrimaryColor: hexColor }, additionalProperties: false },

@@ -111,6 +111,7 @@ describe('settings', () => {
     [{ HOOKS_ALLOWED_HOSTS: '10.0.0.0/33' }, 'Invalid setting: HOOKS_ALLOWED_HOSTS: `10.0.0.0/33` has a bad prefix length'],
     [{ HOOKS_ALLOWED_HOSTS: 'intranet/8' }, 'Invalid setting: HOOKS_ALLOWED_HOSTS: `intranet/8` is neither a host name nor a CIDR range'],
     [{ OUTBOUND_ALLOWED_HOSTS: '10.0.0.0/33' }, 'Invalid setting: OUTBOUND_ALLOWED_HOSTS: `10.0.0.0/33` has a bad prefix length'],
+    [{ BRAND_LOGO_URL: 'https://cdn.example%3Bsandbox/logo.png' }, 'Invalid setting: BRAND_LOGO_URL must match format "web-url"'],
     [{ BRAND_COLOR: 'red' }, 'Invalid setting: BRAND_COLOR must match pattern "^#[0-9A-Fa-f]{6}$"'],
     [{ SMTP_URL: 'smtp://mail.acme.test' }, 'Invalid setting: EMAIL_FROM must be set together with SMTP_URL'],
     [{ TRUST_PROXY: 'proxy.internal' }, 'Invalid setting: TRUST_PROXY: `proxy.internal` is not an IP address or CIDR range'],

@@ -68,6 +68,9 @@ describe('/api/applications/:id/sign-in-experience (Logto’s application-level 
     ['a javascript: logo', { branding: { logoUrl: 'javascript:alert(1)' } }],
     ['a URL that would end the attribute', { privacyPolicyUrl: 'https://acme.test/"onmouseover="x' }],
     ['an empty display name', { displayName: '' }],
+    // The outside attack's eighth finding: the parser keeps `;` in a host, which would start a CSP directive.
+    ['a logo whose host would add a CSP directive', { branding: { logoUrl: 'https://cdn.example%3Bsandbox/logo.png' } }],
+    ['a dark logo whose host is not a host name', { branding: { darkLogoUrl: 'https://cdn.example%20x/logo.png' } }],
   ])('refuses %s with 400 and changes nothing', async (_, body) => {
     const before = await snapshot(server.database.db);
     const answer = await server.api('PUT', path(), { body });
@@ -108,5 +111,44 @@ describe('/api/applications/:id/sign-in-experience (Logto’s application-level 
     // A stylesheet asked for with anything but colours is the operator's.
     const plain = await (await fetch(new URL('/interaction-assets/style.css?primary=x}&dark=00', server.issuer))).text();
     expect(plain).not.toContain('x}');
+  });
+
+  it('refuses an OIDC logo or redirect URI whose host would reach the CSP badly, and never writes one saved earlier into it', async () => {
+    const before = await snapshot(server.database.db);
+    for (const oidcClientMetadata of [
+      { redirectUris: ['https://reports.test/cb'], logoUri: 'https://cdn.example%3Bsandbox/logo.png' },
+      { redirectUris: ['https://reports.test%3Bscript-src%20*/cb'] },
+    ]) {
+      const refused = await server.api('POST', '/api/applications', { body: { name: 'Hostile', type: 'Traditional', oidcClientMetadata } });
+      expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 400, code: 'guard.invalid_input' });
+    }
+    expect(await snapshot(server.database.db)).toBe(before);
+    // A native application's own scheme is no web origin, and is fine.
+    const native = await server.api('POST', '/api/applications', {
+      body: { name: 'Native', type: 'Native', oidcClientMetadata: { redirectUris: ['com.acme.reports:/callback'], postLogoutRedirectUris: [] } },
+    });
+    expect(native.status).toBe(200);
+
+    // One stored before this check: its look reaches the page, its bad origin does not reach the header.
+    const legacy = await server.create('/api/applications', {
+      name: 'Legacy',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: ['https://legacy.test/cb'], postLogoutRedirectUris: [] },
+    });
+    await server.database.db
+      .collection('applications')
+      .updateOne({ _id: legacy.id }, { $set: { 'oidcClientMetadata.logoUri': 'https://cdn.example%3Bsandbox/logo.png' } });
+    await server.api('PATCH', `/api/applications/${legacy.id}`, { body: { description: 'clears the caches' } });
+    const authorize = new URL(`${server.issuer}/auth`);
+    authorize.search = new URLSearchParams({ client_id: legacy.id, response_type: 'code', scope: 'openid', redirect_uri: 'https://legacy.test/cb' }).toString();
+    const started = await fetch(authorize, { redirect: 'manual' });
+    const cookies = started.headers
+      .getSetCookie()
+      .map((cookie) => cookie.split(';')[0])
+      .join('; ');
+    const page = await fetch(new URL(started.headers.get('location')!, server.issuer), { headers: { cookie: cookies } });
+    const policy = page.headers.get('content-security-policy')!;
+    expect(policy).toContain("img-src 'self';");
+    expect(policy).not.toMatch(/sandbox|%3B/i);
   });
 });
