@@ -35,8 +35,8 @@ export function createExperienceSocial(deps: ExperienceSocialDeps) {
       const connector = await connectors.get(connectorId);
       // The provider sends the code where we say; only our own pages may receive it.
       assertThat(
-        new URL(redirectUri).origin === deps.origin,
-        () => new ApiError('guard.invalid_input', `redirectUri must be on this service (${deps.origin})`, { field: 'body.redirectUri' }),
+        URL.canParse(redirectUri) && new URL(redirectUri).origin === deps.origin,
+        () => new ApiError('guard.invalid_input', `redirectUri must be a URL on this service (${deps.origin})`, { field: 'body.redirectUri' }),
       );
       const record: SocialRecord = {
         type: 'social',

@@ -93,8 +93,8 @@ export function createExperienceSso(deps: ExperienceSsoDeps) {
       const connector = await ssoConnectors.get(connectorId);
       assertReady(connector);
       assertThat(
-        new URL(redirectUri).origin === deps.origin,
-        () => new ApiError('guard.invalid_input', `redirectUri must be on this service (${deps.origin})`, { field: 'body.redirectUri' }),
+        URL.canParse(redirectUri) && new URL(redirectUri).origin === deps.origin,
+        () => new ApiError('guard.invalid_input', `redirectUri must be a URL on this service (${deps.origin})`, { field: 'body.redirectUri' }),
       );
       const verificationId = generateId();
       if (connector.providerName === 'OIDC') {

@@ -1,5 +1,7 @@
 import { Ajv } from 'ajv';
 
+import { addWebUrlFormats } from '../lib/http/web-origin.js';
+
 import { ApiError, assertThat, isDuplicateKeyError } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { connectorToApi, type ConnectorDocument } from '../social/connectors.js';
@@ -8,7 +10,7 @@ import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams } from './schemas/common.js';
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+const ajv = addWebUrlFormats(new Ajv({ allErrors: false, strict: false }));
 const anyObject = { type: 'object', additionalProperties: true } as const;
 const metadata = {
   type: 'object',

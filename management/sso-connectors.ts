@@ -1,6 +1,7 @@
 import { Ajv } from 'ajv';
 
 import { ApiError, assertThat } from '../lib/errors.js';
+import { addWebUrlFormats } from '../lib/http/web-origin.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
@@ -11,9 +12,9 @@ import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+const ajv = addWebUrlFormats(new Ajv({ allErrors: false, strict: false }));
 const anyObject = { type: 'object', additionalProperties: true } as const;
-const url = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$' } as const;
+const url = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$', format: 'web-url' } as const;
 
 /** Each provider's configuration, as Logto's (sso/OidcConnector, sso/SamlConnector). */
 const configSchemas: Record<SsoProviderName, object> = {

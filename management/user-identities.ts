@@ -64,6 +64,10 @@ export function userIdentityRoutes(router: ApiRouter, deps: ManagementDeps) {
             field: 'body.connectorData',
           }),
       );
+      assertThat(
+        URL.canParse(redirectUri!),
+        () => new ApiError('guard.invalid_input', 'connectorData.redirectUri is not a URL', { field: 'body.connectorData.redirectUri' }),
+      );
       const parameters = Object.fromEntries(
         (['code', 'state', 'iss'] as const).flatMap((key) => (text(connectorData[key]) ? [[key, text(connectorData[key])!]] : [])),
       );

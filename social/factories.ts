@@ -18,7 +18,7 @@ export interface ConnectorFactory {
   configSchema: Record<string, unknown>;
 }
 
-const url = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$' } as const;
+const url = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$', format: 'web-url' } as const;
 const clientFields = {
   clientId: { type: 'string', minLength: 1, maxLength: 512 },
   clientSecret: { type: 'string', minLength: 1, maxLength: 2048 },

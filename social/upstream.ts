@@ -113,6 +113,10 @@ export function createUpstream({ fetch }: { fetch: typeof globalThis.fetch }) {
           throw failed(`the provider's discovery failed (${(error as Error).message})`);
         });
     }
+    // Saved configurations are checked (`web-url`); one saved before that check may still hold a URL that does not parse.
+    if (![config.authorizationEndpoint, config.tokenEndpoint, config.userInfoEndpoint].every((url) => url && URL.canParse(url))) {
+      throw failed("the connector's endpoints are not all URLs; correct its configuration");
+    }
     const configuration = new client.Configuration(
       { issuer: new URL(config.authorizationEndpoint!).origin, authorization_endpoint: config.authorizationEndpoint!, token_endpoint: config.tokenEndpoint! },
       config.clientId!,

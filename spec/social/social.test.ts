@@ -317,6 +317,41 @@ describe('social sign-in (connectors, Experience API)', () => {
     await server.api('DELETE', `/api/connectors/${trusting.id}`);
   });
 
+  it('answers a redirect URI that is no URL, or not ours, with 400 naming it (the outside attack’s ninth finding: it was a 500)', async () => {
+    const { browser } = await begin('SignIn');
+    for (const redirectUri of ['http://localhost:3001.evil.example/cb', 'https://evil.example/interaction/social-callback']) {
+      const refused = await browser.json('POST', `/api/experience/verification/social/${oidcConnector}/authorization-uri`, {
+        state: 'state-12345678',
+        redirectUri,
+      });
+      expect({ status: refused.status, code: refused.body.code, field: refused.body.data?.field }).toEqual({
+        status: 400,
+        code: 'guard.invalid_input',
+        field: 'body.redirectUri',
+      });
+    }
+    const user = await server.create('/api/users', { username: 'identity_bad_redirect' });
+    const linked = await server.api('POST', `/api/users/${user.id}/identities`, {
+      body: { connectorId: oidcConnector, connectorData: { code: 'a-code', redirectUri: 'http://localhost:3001.evil.example/cb' } },
+    });
+    expect({ status: linked.status, field: linked.body.data?.field }).toEqual({ status: 400, field: 'body.connectorData.redirectUri' });
+    // A connector's endpoints are URLs when saved.
+    const malformed = await server.api('POST', '/api/connectors', {
+      body: {
+        connectorId: 'oauth2',
+        config: {
+          clientId: 'a',
+          clientSecret: 'b',
+          authorizationEndpoint: 'https://oauth.example:99999/authorize',
+          tokenEndpoint: 'https://oauth.example/token',
+          userInfoEndpoint: 'https://oauth.example/user',
+        },
+        metadata: { target: 'malformed' },
+      },
+    });
+    expect({ status: malformed.status, code: malformed.body.code }).toEqual({ status: 400, code: 'connector.invalid_config' });
+  });
+
   it('registers through the GitHub-shaped OAuth 2.0 provider, with the verified primary email from /user/emails', async () => {
     github.signInAs({ id: 583231, login: 'octo', name: 'Octo Cat' }, [
       { email: 'octo.unverified@example.com', primary: false, verified: false },

@@ -198,6 +198,19 @@ describe('enterprise SSO (SAML and OIDC connectors)', () => {
     }
   });
 
+  it('answers a redirect URI that is no URL with 400 naming it, not 500', async () => {
+    const browser = await begin('SignIn');
+    const refused = await browser.json('POST', `/api/experience/verification/sso/${samlConnector}/authorization-uri`, {
+      state: 'state-12345678',
+      redirectUri: 'http://localhost:3001.evil.example/cb',
+    });
+    expect({ status: refused.status, code: refused.body.code, field: refused.body.data?.field }).toEqual({
+      status: 400,
+      code: 'guard.invalid_input',
+      field: 'body.redirectUri',
+    });
+  });
+
   it('discovers the connector by the email’s domain (Logto’s GET /api/experience/sso-connectors)', async () => {
     const browser = await begin('SignIn');
     expect((await browser.json('GET', '/api/experience/sso-connectors?email=ada@ACME.test')).body).toEqual({ connectorIds: [samlConnector] });
