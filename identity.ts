@@ -392,6 +392,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           ssoConnectors,
           ...(options.experience.limits && { limits: options.experience.limits }),
           hashing,
+          databaseReady: () => watch.admit(),
         });
       const managementApi = createManagementApi(
         {
@@ -463,9 +464,16 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           metrics!.apiRequests.inc({ method: ctx.method, route: currentRequest()?.route ?? 'unmatched', status: String(status) });
         }
       };
+      // Liveness asks no database: only a lost one (the process must restart) fails it. The pages
+      // answer an unreachable database with a page of their own (`databaseReady`).
+      const watched: Middleware = (ctx, next) => {
+        if (ctx.path === `${managementPrefix}/status`) return watch.lostOnlyMiddleware(ctx, next);
+        if (ctx.path === pagesPrefix || ctx.path.startsWith(`${pagesPrefix}/`)) return watch.observe(ctx, next);
+        return watch.middleware(ctx, next);
+      };
       return {
         ...managementApi,
-        middleware: compose([whenOurs(requestIds), ...(metrics ? [whenOurs(counted)] : []), whenOurs(watch.middleware), ...parts]),
+        middleware: compose([whenOurs(requestIds), ...(metrics ? [whenOurs(counted)] : []), whenOurs(watched), ...parts]),
       };
     },
 

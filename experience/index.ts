@@ -97,6 +97,8 @@ export interface ExperienceDeps {
   limits?: Partial<Limits>;
   /** The process's cap on concurrent password hashes, shared with the Account API. */
   hashing: HashGate;
+  /** Whether the database may be read now (false while it is unreachable, or not yet known to be ours): the pages answer 503. */
+  databaseReady(): Promise<boolean>;
   /** Keys that sign the experience cookie (the provider's cookie keys). */
   cookieKeys: Koa['keys'];
   /** The 32-byte key that seals MFA secrets at rest. */
@@ -175,6 +177,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     branding,
     catalogs: deps.catalogs,
     origin: deps.origin,
+    databaseReady: deps.databaseReady,
     async describeResources(indicators) {
       const found = await Promise.all(indicators.map((indicator) => queries.resources.findByIndicator(indicator)));
       const resources = found.filter((resource) => resource !== null);

@@ -6,7 +6,7 @@ import type Provider from 'oidc-provider';
 
 import { webOrigin } from '../lib/http/web-origin.js';
 import { ApiError } from '../lib/errors.js';
-import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../lib/store/availability.js';
+import { databaseRetryAfterSeconds, databaseUnavailable, isDatabaseUnavailable } from '../lib/store/availability.js';
 import { email as emailSchema } from '../lib/identifiers.js';
 import { callerOf, experienceCookie, experiencePrefix, usernamePattern } from './api.js';
 import { grantMissing, type MissingConsent } from './consent.js';
@@ -183,6 +183,8 @@ export interface PagesOptions {
   origin: string;
   /** Whether a client is one of our first-party applications (consented without asking). */
   isFirstParty(clientId: string): Promise<boolean>;
+  /** Whether the database may be read now; false while it cannot be reached or is not yet known to be ours. */
+  databaseReady(): Promise<boolean>;
 }
 
 /**
@@ -190,7 +192,11 @@ export interface PagesOptions {
  * script: each POST goes through the same service as the JSON API, then either redirects (303)
  * or renders the form again with a generic error.
  */
-export function experiencePages(service: ExperienceService, provider: Provider, { branding, catalogs, describeResources, isFirstParty, origin }: PagesOptions) {
+export function experiencePages(
+  service: ExperienceService,
+  provider: Provider,
+  { branding, catalogs, describeResources, isFirstParty, origin, databaseReady }: PagesOptions,
+) {
   const router = new Router({ prefix: pagesPrefix });
   const logoOrigin = originOf(branding.logoUrl);
   /** A page outside an interaction (an expired one, an outage): the language the browser asks for. */
@@ -225,6 +231,8 @@ export function experiencePages(service: ExperienceService, provider: Provider, 
   /** A database that cannot be reached: a page that says to retry (503, Retry-After), not a 500 or "expired". */
   router.use(async (ctx, next) => {
     try {
+      // Not before the database is known to be ours again: an empty one would say "no such account".
+      if (!(await databaseReady())) throw databaseUnavailable();
       await next();
     } catch (error) {
       if (!isDatabaseUnavailable(error)) throw error;

@@ -2,7 +2,10 @@ import {
   MongoClientClosedError,
   MongoNetworkError,
   MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerClosedError,
   MongoServerSelectionError,
+  MongoStalePrimaryError,
   MongoTopologyClosedError,
   type Db,
   type MongoClientOptions,
@@ -42,22 +45,37 @@ export function driverTimeouts({ serverSelectionTimeoutMs, socketTimeoutMs }: Da
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof ApiError) return error.code === 'database.unavailable';
   for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
-    if (
-      cause instanceof MongoNetworkError ||
-      cause instanceof MongoServerSelectionError ||
-      cause instanceof MongoNotConnectedError ||
-      cause instanceof MongoTopologyClosedError ||
-      cause instanceof MongoClientClosedError
-    ) {
-      return true;
-    }
+    if (unavailableErrors.some((kind) => cause instanceof kind) || unavailableNames.has(cause.name)) return true;
     if (serverUnavailableCodes.has((cause as { code?: unknown }).code as number)) return true;
+    // The driver's own verdict that an operation may be tried again later.
+    const labelled = cause as { hasErrorLabel?: (label: string) => boolean };
+    if (typeof labelled.hasErrorLabel === 'function' && transientLabels.some((label) => labelled.hasErrorLabel!(label))) return true;
   }
   return false;
 }
 
-/** Server answers that mean "not here, not now": a stepping-down primary, a server shutting down. */
-const serverUnavailableCodes = new Set([91, 189, 10107, 11600, 11602, 13435, 13436]);
+/** The driver's errors that mean "not now": no server, no connection, no answer in time, a client closing. */
+const unavailableErrors = [
+  MongoNetworkError,
+  MongoServerSelectionError,
+  MongoNotConnectedError,
+  MongoTopologyClosedError,
+  MongoClientClosedError,
+  MongoServerClosedError,
+  MongoOperationTimeoutError,
+  MongoStalePrimaryError,
+];
+/** The same, for the driver's errors it does not export: a connection pool closed, or no connection free in time. */
+const unavailableNames = new Set(['MongoPoolClosedError', 'MongoWaitQueueTimeoutError']);
+const transientLabels = ['RetryableWriteError', 'TransientTransactionError', 'ResetPool', 'SystemOverloadedError'];
+
+/**
+ * Server answers that mean "not here, not now": a host unreachable or not found (6, 7), a network
+ * timeout (89, 202, 9001), a stepping-down or not-primary server (189, 10107, 11602, 13435, 13436),
+ * a server shutting down (91, 11600), no server fit to read from (133), a time limit of the
+ * server's own (262).
+ */
+const serverUnavailableCodes = new Set([6, 7, 89, 91, 133, 189, 202, 262, 9001, 10107, 11600, 11602, 13435, 13436]);
 
 export function databaseUnavailable(): ApiError {
   return new ApiError('database.unavailable', 'the database cannot be reached at the moment; retry later', { retryAfter: databaseRetryAfterSeconds });

@@ -14,6 +14,9 @@ interface InstanceMarker {
 
 const markerId = 'instance' as const;
 const lostMessage = 'the database this service was started on is gone; the service must be restarted';
+const unreachableMessage = 'the database cannot be reached at the moment; retry later';
+/** How long a failed marker read answers for the requests after it, so that an outage does not make each of them wait for the driver's timeout. */
+const unreachableMemoryMs = 1_000;
 
 const processIdOf = (topologyVersion: unknown): string | undefined => {
   const processId = (topologyVersion as { processId?: { toHexString?: () => string } } | null | undefined)?.processId;
@@ -31,6 +34,12 @@ export interface DatabaseWatch {
   middleware: Middleware;
   /** The same for the provider's routes, answering `temporarily_unavailable`. */
   providerMiddleware: Middleware;
+  /** For a route that needs no database (liveness): 503 once the database is lost, never for an outage. */
+  lostOnlyMiddleware: Middleware;
+  /** Whether a request may reach the database now (for a part that answers refusals its own way, the pages). */
+  admit(): Promise<boolean>;
+  /** Notes each answer: a 503 makes the next request check the database first. */
+  observe: Middleware;
   /** Checks now; resolves when the check is done. */
   check(): Promise<void>;
   stop(): void;
@@ -60,9 +69,18 @@ export async function watchDatabaseIdentity(client: MongoClient, db: Db, { logge
   const markers = db.collection<InstanceMarker>('system');
   const expected = await markInstance();
   let lost = false;
-  let pending: Promise<void> | undefined;
+  let pending: Promise<boolean> | undefined;
   /** A check that requests wait for: the one a new server process called for. */
-  let gate: Promise<void> | undefined;
+  let gate: Promise<unknown> | undefined;
+  /**
+   * Since the server went away (a request could not reach it, a monitor's heartbeat failed, a pool
+   * was cleared), the database that answers next is not known to be this one: an engine restarted empty answers every read
+   * (no such client, no users) as if it were true. Until a marker read says it is, no request
+   * reaches it.
+   */
+  let suspect = false;
+  /** When a marker read last failed to reach the database: requests meanwhile are answered 503 at once, without waiting for another. */
+  let unreachableAt = -Infinity;
   let stopped = false;
 
   async function markInstance(): Promise<string> {
@@ -77,25 +95,31 @@ export async function watchDatabaseIdentity(client: MongoClient, db: Db, { logge
     return marker.instance;
   }
 
-  async function readMarker(): Promise<void> {
-    if (lost || stopped) return;
+  /** Reads the marker: answers whether the database answered as this one; marks it lost when it is another. */
+  async function readMarker(): Promise<boolean> {
+    if (lost || stopped) return !lost;
     let marker: InstanceMarker | null;
     try {
       marker = await markers.findOne({ _id: markerId });
     } catch {
-      // Unreachable is not lost: requests answer 503 on their own until it answers again.
-      return;
+      // Unreachable is not lost: requests answer 503 until it answers again.
+      unreachableAt = Date.now();
+      return false;
     }
-    if (marker?.instance === expected) return;
+    if (marker?.instance === expected) {
+      suspect = false;
+      return true;
+    }
     lost = true;
     const reason = marker
       ? `the database now belongs to another deployment (instance ${marker.instance}, expected ${expected})`
       : `the database this process started on is gone: its instance marker ${expected} is missing (an engine restarted empty, or the data was removed)`;
     logger.error(`DATABASE LOST: ${reason}. Requests are refused with 503 until this process is restarted, which sets the new database up from scratch.`);
     onLost?.(reason);
+    return false;
   }
 
-  function check(): Promise<void> {
+  function check(): Promise<boolean> {
     pending ??= readMarker().finally(() => {
       pending = undefined;
     });
@@ -108,6 +132,8 @@ export async function watchDatabaseIdentity(client: MongoClient, db: Db, { logge
   const startedOn = processIdOf(hello.topologyVersion);
   if (startedOn) seenProcesses.add(startedOn);
   const onDescription = ({ newDescription }: ServerDescriptionChangedEvent) => {
+    // The server is gone for now: whatever answers next is checked before it is trusted.
+    if (newDescription.type === 'Unknown') suspect = true;
     const processId = processIdOf(newDescription.topologyVersion);
     if (!processId || seenProcesses.has(processId)) return;
     seenProcesses.add(processId);
@@ -117,36 +143,85 @@ export async function watchDatabaseIdentity(client: MongoClient, db: Db, { logge
       if (gate === checked) gate = undefined;
     });
   };
+  const onPoolCleared = () => {
+    suspect = true;
+  };
   client.on('serverDescriptionChanged', onDescription);
+  client.on('connectionPoolCleared', onPoolCleared);
   const timer = setInterval(() => void check(), intervalMs);
   timer.unref();
 
-  /** Waits for a check a new server process called for; once the database is lost, answers 503 with `body`. */
-  const refusingOnceLost =
-    (body: (ctx: Parameters<Middleware>[0]) => void): Middleware =>
+  type Context = Parameters<Middleware>[0];
+  const refuse = (ctx: Context, body: (ctx: Context) => void) => {
+    ctx.status = 503;
+    ctx.set('Retry-After', String(databaseRetryAfterSeconds));
+    body(ctx);
+  };
+
+  /**
+   * Whether a request may reach the database now: after a check a new server process called for,
+   * and, since the server went away, once a marker read (shared by every request waiting) found
+   * this database. False while it cannot be read, or once it is lost.
+   */
+  async function admit(): Promise<boolean> {
+    if (gate) await gate;
+    if (lost) return false;
+    if (!suspect) return true;
+    if (Date.now() - unreachableAt < unreachableMemoryMs) return false;
+    return (await check()) && !lost;
+  }
+
+  /** Notes a request's answer: one that could not reach the database (503) means the server may come back as another. */
+  const observe: Middleware = async (ctx, next) => {
+    await next();
+    if ((ctx.respond === false ? ctx.res.statusCode : ctx.status) === 503) suspect = true;
+  };
+
+  /** Refuses (503) a request `admit` does not let through: with `body` once the database is lost, else with `unreachable`. */
+  const admitting =
+    (body: (ctx: Context) => void, unreachable: (ctx: Context) => void): Middleware =>
     async (ctx, next) => {
-      if (gate) await gate;
-      if (!lost) return next();
-      ctx.status = 503;
-      ctx.set('Retry-After', String(databaseRetryAfterSeconds));
-      body(ctx);
+      if (!(await admit())) return refuse(ctx, lost ? body : unreachable);
+      await observe(ctx, next);
     };
 
   return {
     get lost() {
       return lost;
     },
-    middleware: refusingOnceLost((ctx) => {
-      ctx.body = { code: 'database.unavailable', message: lostMessage };
-    }),
-    providerMiddleware: refusingOnceLost((ctx) => {
-      ctx.body = { error: 'temporarily_unavailable', error_description: lostMessage };
-    }),
-    check,
+    admit,
+    observe,
+    middleware: admitting(
+      (ctx) => {
+        ctx.body = { code: 'database.unavailable', message: lostMessage };
+      },
+      (ctx) => {
+        ctx.body = { code: 'database.unavailable', message: unreachableMessage, data: { retryAfter: databaseRetryAfterSeconds } };
+      },
+    ),
+    providerMiddleware: admitting(
+      (ctx) => {
+        ctx.body = { error: 'temporarily_unavailable', error_description: lostMessage };
+      },
+      (ctx) => {
+        ctx.body = { error: 'temporarily_unavailable', error_description: unreachableMessage };
+      },
+    ),
+    lostOnlyMiddleware: async (ctx, next) => {
+      if (gate) await gate;
+      if (!lost) return next();
+      refuse(ctx, (context) => {
+        context.body = { code: 'database.unavailable', message: lostMessage };
+      });
+    },
+    async check() {
+      await check();
+    },
     stop() {
       stopped = true;
       clearInterval(timer);
       client.off('serverDescriptionChanged', onDescription);
+      client.off('connectionPoolCleared', onPoolCleared);
     },
   };
 }

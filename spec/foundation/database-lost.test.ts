@@ -57,6 +57,50 @@ describe('a database replaced under a running server (the engine restarted empty
     }
   });
 
+  it('answers a known client and a valid token with 503 while it happens, never with invalid credentials (the outside attack’s outage finding)', async () => {
+    const first = await startEmbeddedMongo();
+    engines.push(first);
+    const port = Number(new URL(first.uri.replace(/^mongodb:/, 'http:')).port);
+    const dbName = uniqueDbName('lost-answers');
+    // Polling seldom, as by default: the database's answers, not a timer, must keep the empty one out.
+    server = await spawnServer(dbName, {
+      MONGODB_URI: withDatabase(first.uri, dbName),
+      BASE_URL: baseUrl,
+      ...admin,
+      HOOKS_DELIVERY: 'false',
+      CACHE_REFRESH_MS: '1000',
+      MONGODB_SERVER_SELECTION_TIMEOUT_MS: '300',
+    });
+    const { body } = await clientCredentials(server, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`);
+    const token = body.access_token!;
+    const answers = new Map<string, number>();
+    const note = (what: string) => answers.set(what, (answers.get(what) ?? 0) + 1);
+    let running = true;
+    const running$ = server;
+    const hammer = async () => {
+      while (running) {
+        const issued = await clientCredentials(running$, admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET, `${baseUrl}/api`).catch(() => undefined);
+        if (issued) note(`token ${issued.status} ${issued.body.error ?? ''}`);
+        const listed = await callApi(running$, token, 'GET', '/api/users').catch(() => undefined);
+        if (listed) note(`users ${listed.status} ${(listed.body as { code?: string } | undefined)?.code ?? ''}`);
+      }
+    };
+    const loops = Array.from({ length: 4 }, hammer);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    process.kill(first.pid, 'SIGKILL');
+    await first.stop();
+    // A moment without a database, then an empty one at the same address.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    engines.push(await startOn(port));
+    expect(await server.stop('SIGCONT')).toBe(1);
+    running = false;
+    await Promise.all(loops);
+    // Served before, refused with the documented 503 after: never a bad client, a bad token or an empty list.
+    for (const what of answers.keys())
+      expect(['token 200 ', 'token 503 temporarily_unavailable', 'users 200 ', 'users 503 database.unavailable']).toContain(what);
+    expect([...answers.keys()].some((what) => what.includes('503'))).toBe(true);
+  });
+
   it("is noticed when the standalone server's own embedded engine dies: DATABASE LOST, and exit 1", async () => {
     server = await spawnServer('unused', { MONGODB_URI: undefined, BASE_URL: baseUrl, ...admin, HOOKS_DELIVERY: 'false' });
     const engine = childrenOf(server.pid);
