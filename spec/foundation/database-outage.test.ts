@@ -137,5 +137,14 @@ describe('a database that stops answering (SIGSTOP of the engine for 10 s)', () 
     // The delivery worker carried on too.
     await receiver.waitFor((got) => got.some(({ body: event }) => event.data?.id === created.body.id), 30_000);
     expect(server.output()).not.toMatch(/unhandled|uncaught/i);
+    // The access log names the route an outage's answer was for, as for any other (not a router's regular expression).
+    const refused = server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as { msg?: string; status?: number; path?: string; route?: string })
+      .filter(({ msg, status }) => msg === 'request' && status === 503);
+    expect(refused.find(({ path }) => path === '/api/users')).toMatchObject({ route: '/api/users' });
+    expect(refused.find(({ path }) => path === '/api/roles')).toMatchObject({ route: '/api/roles' });
   });
 });
