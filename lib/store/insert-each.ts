@@ -1,4 +1,4 @@
-import { MongoBulkWriteError, type ClientSession, type Collection, type Document, type Filter, type OptionalUnlessRequiredId } from 'mongodb';
+import { MongoBulkWriteError, type ClientSession, type Collection, type Document, type Filter, type OptionalUnlessRequiredId, type WithId } from 'mongodb';
 
 import { isDuplicateKeyError } from '../errors.js';
 
@@ -9,10 +9,31 @@ export type InsertOutcome = 'inserted' | 'duplicate' | Error;
  * Inserts documents whose unique keys may be taken already, each succeeding or failing on its
  * own, in one unordered command. MongoDB names each document that failed; an engine that
  * refuses the whole command without naming them (the embedded one does) gets each document
- * again on its own, so that a duplicate never costs the others their insert. A document that
- * did go in the first time then reads as a duplicate: the caller's unique key decided either way.
+ * again on its own, so that a duplicate never costs the others their insert.
+ *
+ * A driver retries an insert whose answer the network lost (a retryable write), and a server that
+ * does not recognise the retry refuses it as a duplicate key although the first try stored it; a
+ * document that went in on the first of the embedded engine's two tries is refused on the second.
+ * With `ours`, which tells a stored document by what only its writer can know (a fresh token id),
+ * such a document reads as inserted. Without it, the caller's unique key decided either way.
  */
-export async function insertEach<T extends Document>(collection: Collection<T>, documents: Array<OptionalUnlessRequiredId<T>>): Promise<InsertOutcome[]> {
+export async function insertEach<T extends Document>(
+  collection: Collection<T>,
+  documents: Array<OptionalUnlessRequiredId<T>>,
+  { ours }: { ours?: (stored: WithId<T>, sent: OptionalUnlessRequiredId<T>) => boolean } = {},
+): Promise<InsertOutcome[]> {
+  const outcomes = await insertEachOnce(collection, documents);
+  const refused = outcomes.flatMap((outcome, index) => (outcome === 'duplicate' && documents[index]!._id !== undefined ? [index] : []));
+  if (!ours || refused.length === 0) return outcomes;
+  const stored = await collection.find({ _id: { $in: refused.map((index) => documents[index]!._id) } } as Filter<T>).toArray();
+  const byId = new Map(stored.map((document) => [String(document._id), document]));
+  return outcomes.map((outcome, index) => {
+    const found = refused.includes(index) ? byId.get(String(documents[index]!._id)) : undefined;
+    return found && ours(found, documents[index]!) ? 'inserted' : outcome;
+  });
+}
+
+async function insertEachOnce<T extends Document>(collection: Collection<T>, documents: Array<OptionalUnlessRequiredId<T>>): Promise<InsertOutcome[]> {
   const one = async (document: OptionalUnlessRequiredId<T>): Promise<InsertOutcome> => {
     try {
       await collection.insertOne(document);

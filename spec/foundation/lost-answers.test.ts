@@ -52,6 +52,38 @@ describe('a write whose answer the network lost (the driver retries it)', () => 
     expect(await database.db.collection('changes').countDocuments({ id: created.body.id, action: 'created' })).toBe(1);
   });
 
+  it('exchanges a subject token whose audit record’s answer was lost (the outside attack saw a valid, unused token refused)', async () => {
+    const { body: resource } = await callApi(server, token, 'POST', '/api/resources', { name: 'Lost answers API', indicator: 'https://lost-answers.test' });
+    const { body: user } = await callApi(server, token, 'POST', '/api/users', { username: 'exchanged_once' });
+    const { body: app } = await callApi(server, token, 'POST', '/api/applications', {
+      name: 'support console',
+      type: 'SPA',
+      customClientMetadata: { allowTokenExchange: true },
+    });
+    const exchange = (subjectToken: string) =>
+      fetch(`${server.local}/oidc/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+          client_id: app.id,
+          subject_token: subjectToken,
+          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+          resource: resource.indicator,
+        }),
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as { error?: string; access_token?: string } }));
+    const { body: issued } = await callApi(server, token, 'POST', '/api/subject-tokens', { userId: user.id });
+    const lostBefore = proxy.lost();
+    // The exchange's one write is its audit record, which spends the token: its answer is lost, the driver retries.
+    proxy.loseAnswers('insert', 'impersonations');
+    const first = await exchange(issued.subjectToken);
+    expect(proxy.lost()).toBe(lostBefore + 1);
+    expect(first).toEqual({ status: 200, body: expect.objectContaining({ access_token: expect.any(String) }) });
+    // Spent once, all the same.
+    expect(await exchange(issued.subjectToken)).toMatchObject({ status: 400, body: { error: 'invalid_request' } });
+    expect(await database.db.collection('impersonations').countDocuments({ kind: 'exchange.succeeded', targetUserId: user.id })).toBe(1);
+  });
+
   it.each(['changes', 'hook_events'])(
     'answers the creation as a success when the answer to its `%s` insert was lost, and keeps one record and one event',
     async (collection) => {

@@ -77,11 +77,14 @@ export function createImpersonationQueries(db: Db) {
     ...createdWithin(since, until, (at) => at),
   });
   /** Concurrent claims go as one unordered insert; each record succeeds or fails on its own. */
+  // A claim is ours when it names our token (a fresh `jti`): one whose answer the network lost, stored all the same, is not a spent token.
   const claims = createBatch(async (records: ImpersonationEvent[]): Promise<Array<string | undefined | Error>> =>
-    (await insertEach(collection, records)).map((outcome, index) => {
-      if (outcome === 'inserted') return records[index]._id;
-      return outcome === 'duplicate' ? undefined : outcome;
-    }),
+    (await insertEach(collection, records, { ours: (stored, sent) => stored.tokenId !== undefined && stored.tokenId === sent.tokenId })).map(
+      (outcome, index) => {
+        if (outcome === 'inserted') return records[index]._id;
+        return outcome === 'duplicate' ? undefined : outcome;
+      },
+    ),
   );
 
   /** Appends a record; the ledger chains it once it has settled. */
