@@ -9,6 +9,7 @@ import {
   backupCodesSchema,
   mfaToApi,
   mfaVerificationResponse,
+  isTotpSecret,
   totpSecretSchema,
   type MfaFactor,
   type MfaVerification,
@@ -84,6 +85,10 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
 
   /** A TOTP factor for `secret`, proved by `code` when one is given (Logto's optional check). */
   async function totpFactor(user: UserDocument, secret: string, given: string | undefined): Promise<MfaVerification> {
+    assertThat(
+      isTotpSecret(secret),
+      () => new ApiError('user.totp_secret_invalid', 'secret must be base32 (A-Z, 2-7) of at least 128 bits (26 characters)', { field: 'body.secret' }),
+    );
     if (given !== undefined) {
       assertThat(
         await totpStepOf(secret, given, { now: Date.now() }),

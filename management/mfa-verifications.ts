@@ -4,7 +4,7 @@ import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { hashBackupCode, newBackupCodes } from '../lib/mfa/backup-codes.js';
-import { backupCodesSchema, mfaToApi, mfaVerificationResponse, totpSecretSchema, type MfaVerification } from '../lib/mfa/model.js';
+import { backupCodesSchema, isTotpSecret, mfaToApi, mfaVerificationResponse, totpSecretSchema, type MfaVerification } from '../lib/mfa/model.js';
 import { newTotpSecret, totpUri } from '../lib/mfa/totp.js';
 import { userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
@@ -12,6 +12,8 @@ import { originOf } from './origin.js';
 import { idParams } from './schemas/common.js';
 
 const base32Secret = totpSecretSchema;
+const invalidTotpSecret = () =>
+  new ApiError('user.totp_secret_invalid', 'secret must be base32 (A-Z, 2-7) of at least 128 bits (26 characters)', { field: 'body.secret' });
 const backupCodes = backupCodesSchema;
 
 /**
@@ -69,6 +71,7 @@ export function mfaVerificationRoutes(router: ApiRouter, deps: ManagementDeps) {
       );
       const createdAt = new Date().toISOString();
       if (body.type === 'Totp') {
+        assertThat(body.secret === undefined || isTotpSecret(body.secret), invalidTotpSecret);
         const secret = body.secret ?? newTotpSecret();
         const updated = await change(ctx, userId, (current) => {
           assertThat(!current.some(({ type }) => type === 'Totp'), () => new ApiError('user.totp_already_in_use', 'this user has a TOTP factor already'));

@@ -291,8 +291,9 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
     expect(await finish(signIn)).toMatchObject({ amr: ['pwd', 'otp', 'mfa'] });
 
     const before = await snapshot(server.database.db);
-    expect((await server.api('POST', path, { body: { type: 'Totp', secret: 'not base32!' } })).status).toBe(400);
-    expect((await server.api('POST', path, { body: { type: 'Totp', secret: 'JBSWY3DPEHPK3PXP' } })).status).toBe(400);
+    // A secret that will not do is Logto's 422 `user.totp_secret_invalid`, an 80-bit one too (it takes those; RFC 4226 §4 asks for 128).
+    expect((await server.api('POST', path, { body: { type: 'Totp', secret: 'not base32!' } })).body.code).toBe('user.totp_secret_invalid');
+    expect((await server.api('POST', path, { body: { type: 'Totp', secret: 'JBSWY3DPEHPK3PXP' } })).status).toBe(422);
     expect((await server.api('POST', path, { body: { type: 'BackupCode', secret } })).status).toBe(400);
     expect((await server.api('POST', path, { body: { type: 'Sms' } })).status).toBe(400);
     expect((await server.api('DELETE', `${path}/no-such-factor`)).status).toBe(404);
@@ -301,6 +302,23 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
     const [totpFactor] = (await server.api('GET', path)).body as Array<{ id: string }>;
     expect((await server.api('DELETE', `${path}/${totpFactor!.id}`)).status).toBe(204);
     expect(((await server.api('GET', path)).body as Array<{ type: string }>).map(({ type }) => type)).toEqual(['BackupCode']);
+  });
+
+  it('refuses a TOTP secret under 128 bits or not base32 with Logto’s 422 user.totp_secret_invalid, writing nothing', async () => {
+    const user = await createUser({ username: 'mfa_short_secret', password: strong });
+    const before = await snapshot(server.database.db);
+    for (const secret of ['JBSWY3DPEHPK3PXP', 'JBSWY3DPEHPK3PXPJBSWY3DPE', 'not-base32-at-all-but-long-enough', 'JBSWY3DPEHPK3PXPJBSWY3DPE1']) {
+      const refused = await server.api('POST', `/api/users/${user.id}/mfa-verifications`, { body: { type: 'Totp', secret } });
+      expect({ secret, status: refused.status, code: refused.body.code, field: refused.body.data?.field }).toEqual({
+        secret,
+        status: 422,
+        code: 'user.totp_secret_invalid',
+        field: 'body.secret',
+      });
+    }
+    expect(await snapshot(server.database.db)).toBe(before);
+    const accepted = await server.api('POST', `/api/users/${user.id}/mfa-verifications`, { body: { type: 'Totp', secret: 'JBSWY3DPEHPK3PXPJBSWY3DPEH' } });
+    expect(accepted.status).toBe(200);
   });
 
   it.each([
