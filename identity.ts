@@ -66,6 +66,7 @@ import { createGrantLoader } from './experience/consent.js';
 import { signOutPage } from './experience/views/pages.js';
 import { createCatalogs } from './experience/i18n/index.js';
 import { createHashGate } from './experience/hash-gate.js';
+import { createSearchGate } from './lib/http/search.js';
 import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provider/keys.js';
 import { createKeyRing } from './provider/oidc-keys.js';
 import { replaceSigningKeys } from './provider/internals.js';
@@ -414,6 +415,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
           upstream,
           ssoConnectors,
           ssoPublicEmailDomains: options.ssoPublicEmailDomains,
+          searching: createSearchGate(),
           origin: new URL(baseUrl).origin,
           outboundFetch,
         },

@@ -106,6 +106,7 @@ export const apiErrorStatus = {
   'impersonation.unknown_resource': 422,
   'request.conflict': 409,
   'request.invalid_input': 400,
+  'request.too_many_requests': 429,
   'session.not_found': 401,
   'session.csrf_failed': 403,
   'session.invalid_event': 400,

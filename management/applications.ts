@@ -4,7 +4,7 @@ import { guard } from '../lib/http/guard.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
 import { isConfidential, withId, type ApplicationDocument, type ApplicationSecretDocument } from '../lib/store/models.js';
 import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
-import { parseSearch, searchFilter, searching } from '../lib/http/search.js';
+import { parseSearch, searchFilter } from '../lib/http/search.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import {
@@ -82,7 +82,9 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     };
     // Paging is optional here, as Logto's (applications/application.ts).
     const page = pageOrAll(pagination, { optional: true });
-    const [total, found] = await searching((limits) => Promise.all([page && applications.count(filter, limits), applications.find(filter, page, limits)]));
+    const [total, found] = await deps.searching(search, (limits) =>
+      Promise.all([page && applications.count(filter, limits), applications.find(filter, page, limits)]),
+    );
     setPageHeaders(ctx, page, total);
     ctx.body = found.map(withId);
   });

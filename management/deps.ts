@@ -12,6 +12,7 @@ import type { Database } from '../lib/store/database.js';
 import type { ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
+import type { SearchGate } from '../lib/http/search.js';
 
 export type OidcKeyType = 'private-keys' | 'cookie-keys';
 export type SigningKeyFamily = 'EC' | 'OKP' | 'RSA';
@@ -72,6 +73,8 @@ export interface ManagementDeps {
   connectors: ConnectorStore;
   /** The enterprise SSO connectors. */
   ssoConnectors: SsoConnectorStore;
+  /** Runs a list's search, with at most a few by a written pattern at once (`lib/http/search.ts`). */
+  searching: SearchGate;
   /** The public email domains no SSO connector may claim (the built-in list unless the operator gives one). */
   ssoPublicEmailDomains?: readonly string[] | undefined;
   /** Our public origin (a SAML connector's service provider URLs). */

@@ -7,7 +7,7 @@ import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { withId, type RoleDocument, type ScopeDocument } from '../lib/store/models.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
-import { parseSearch, searchFilter, searching } from '../lib/http/search.js';
+import { parseSearch, searchFilter } from '../lib/http/search.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
@@ -46,7 +46,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
       ...(search && { $and: [searchFilter<RoleDocument>(search, { id: '_id', name: 'name', description: 'description' })] }),
     };
     const page = pageOf(ctx.guard.query);
-    const [total, found] = await searching((limits) => Promise.all([roles.count(filter, limits), roles.find(filter, page, limits)]));
+    const [total, found] = await deps.searching(search, (limits) => Promise.all([roles.count(filter, limits), roles.find(filter, page, limits)]));
     setPageHeaders(ctx, page, total);
     ctx.body = found.map(withId);
   });

@@ -5,7 +5,7 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { byName, newUser, userChanges, userToApi, withId, type UserDocument } from '../lib/store/models.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
-import { parseSearch, searchFilter, searching } from '../lib/http/search.js';
+import { parseSearch, searchFilter } from '../lib/http/search.js';
 import { requirePhone } from '../lib/phone.js';
 import { hashPassword, importedDigestProblem, importedHash, verifyPassword } from '../lib/password.js';
 import type { Write } from '../lib/store/unit-of-work.js';
@@ -89,7 +89,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
         : [];
     const scoped: Filter<UserDocument> = excluded.length > 0 ? { $and: [filter, { _id: { $nin: excluded } }] } : filter;
     const page = pageOf(ctx.guard.query);
-    const [total, found] = await searching((limits) => Promise.all([users.count(scoped, limits), users.find(scoped, page, limits)]));
+    const [total, found] = await deps.searching(search, (limits) => Promise.all([users.count(scoped, limits), users.find(scoped, page, limits)]));
     setPageHeaders(ctx, page, total);
     ctx.body = found.map(userToApi);
   });

@@ -1,4 +1,8 @@
 import type { Filter } from 'mongodb';
+import { createRequire } from 'node:module';
+
+import { types, type Tokens, type tokenizer } from 'ret';
+import safeRegex from 'safe-regex2';
 
 import { ApiError } from '../errors.js';
 
@@ -12,8 +16,11 @@ import { ApiError } from '../errors.js';
  * - `isCaseSensitive`: `false` by default.
  *
  * A malformed search is 400 `request.invalid_input`, as Logto's. Every pattern becomes an anchored
- * regular expression checked here first; a `posix` one is the caller's, so its length is bounded and the
- * query that runs it has a time limit (`searchTimeLimitMs`).
+ * regular expression checked here first, and bounded before it reaches the database (whose own time
+ * limit, `maxTimeMS`, not every engine keeps): at most `maxUnboundedRepetitions` open-ended
+ * repetitions in any pattern; and one the caller writes (`posix`, `similar_to`) is shorter, repeats
+ * nothing that repeats (star height 1, safe-regex2), repeats no alternation, refers back to no group,
+ * and runs no more than `maxPatternSearches` at once per process (`createSearchGate`).
  */
 
 export type MatchMode = 'like' | 'exact' | 'similar_to' | 'posix';
@@ -35,8 +42,19 @@ export interface Search {
 /** A search's query may run this long before the database stops it (a caller's regular expression can be slow). */
 export const searchTimeLimitMs = 2000;
 const maxValueLength = 256;
+/** How long a regular expression the caller writes may be. */
+const maxWrittenPatternLength = 128;
+/** Open-ended repetitions (`*`, `+`, `{n,}`) in one pattern: each one more multiplies the worst case by a value's length. */
+const maxUnboundedRepetitions = 4;
+/** Repetitions of any kind in a pattern the caller writes (safe-regex2's limit). */
+const maxWrittenRepetitions = 8;
+/** Searches by a written pattern one process runs at once; more are 429 at once. */
+export const maxPatternSearches = 2;
 
 const invalid = (message: string) => new ApiError('request.invalid_input', message);
+
+/** ret's parser (safe-regex2's own): a CommonJS module whose export is the function, which ESM's default import does not type as one. */
+const parseRegex: typeof tokenizer = createRequire(import.meta.url)('ret');
 
 /** The field a `search.<field>` or `mode.<field>` key names, undefined for the general one. */
 function fieldOf(key: string, allowed: readonly string[]): string | undefined {
@@ -90,7 +108,8 @@ function sqlPattern(pattern: string, other: (char: string) => string): string {
   for (let i = 0; i < pattern.length; i += 1) {
     const char = pattern[i];
     if (char === '\\' && i + 1 < pattern.length) out += escapeRegex(pattern[(i += 1)]);
-    else if (char === '%') out += '.*';
+    // `%%` is `%`: one open-ended run, not two (each more multiplies the cost of a mismatch).
+    else if (char === '%') out += out.endsWith('.*') ? '' : '.*';
     else if (char === '_') out += '.';
     else out += other(char);
   }
@@ -102,13 +121,52 @@ const likeToRegex = (pattern: string) => `^${sqlPattern(pattern, escapeRegex)}$`
 /** SIMILAR TO keeps the operators `| * + ? {} () []`; `.`, `^` and `$` are literal there. */
 const similarToRegex = (pattern: string) => `^(?:${sqlPattern(pattern, (char) => ('.^$/'.includes(char) ? `\\${char}` : char))})$`;
 
+/** Whether a search's mode takes a regular expression the caller writes. */
+const writtenByCaller = (mode: MatchMode) => mode === 'posix' || mode === 'similar_to';
+
+/** What in a pattern could make matching it slow, in a sentence; undefined when nothing. */
+function costProblem(source: string, written: boolean): string | undefined {
+  let tokens: Tokens;
+  try {
+    tokens = parseRegex(source);
+  } catch {
+    return 'uses a syntax searches do not take';
+  }
+  let unbounded = 0;
+  let problem: string | undefined;
+  const walk = (token: Tokens, insideRepetition: boolean): void => {
+    if (token.type === types.REFERENCE) problem ??= 'refers back to a group';
+    if (token.type === types.REPETITION) {
+      if (token.max === Infinity) unbounded += 1;
+      walk(token.value, true);
+      return;
+    }
+    if (token.type === types.ROOT || token.type === types.GROUP) {
+      if (token.options && insideRepetition) problem ??= 'repeats an alternation';
+      for (const branch of token.options ?? [token.stack ?? []]) for (const inner of branch) walk(inner, insideRepetition);
+    }
+  };
+  walk(tokens, false);
+  if (written && problem) return problem;
+  if (unbounded > maxUnboundedRepetitions) return `repeats without bound more than ${maxUnboundedRepetitions} times`;
+  if (written && !safeRegex(source, { limit: maxWrittenRepetitions })) return `nests repetitions or repeats more than ${maxWrittenRepetitions} times`;
+  return undefined;
+}
+
 function regexOf(mode: MatchMode, value: string, isCaseSensitive: boolean): RegExp {
   const source = mode === 'exact' ? `^${escapeRegex(value)}$` : mode === 'like' ? likeToRegex(value) : mode === 'similar_to' ? similarToRegex(value) : value;
+  const written = writtenByCaller(mode);
+  if (written && value.length > maxWrittenPatternLength) throw invalid(`A ${mode} search value is longer than ${maxWrittenPatternLength} characters.`);
+  let regex: RegExp;
   try {
-    return new RegExp(source, isCaseSensitive ? '' : 'i');
+    regex = new RegExp(source, isCaseSensitive ? '' : 'i');
   } catch (error) {
     throw invalid(`Search value \`${value}\` is not a valid ${mode} pattern: ${(error as Error).message}`);
   }
+  // Bounded here, before the database runs it: an engine may not keep the query's time limit.
+  const problem = costProblem(source, written);
+  if (problem) throw invalid(`Search value \`${value}\` ${problem}, which could take too long to match; simplify it.`);
+  return regex;
 }
 
 /**
@@ -144,3 +202,26 @@ export async function searching<R>(run: (limits: { maxTimeMS: number }) => Promi
     throw error;
   }
 }
+
+/**
+ * One process's searches: those by a pattern the caller writes (`posix`, `similar_to`) run at most
+ * `max` at once; one more is refused at once (429, `Retry-After: 1`), so that a burst of them cannot
+ * keep the database busy for everyone else. Other searches run as `searching` does.
+ */
+export function createSearchGate(max = maxPatternSearches) {
+  let running = 0;
+  return async function search<R>(given: Search | undefined, run: (limits: { maxTimeMS: number }) => Promise<R>): Promise<R> {
+    const written = given?.matches.some(({ mode }) => writtenByCaller(mode)) ?? false;
+    if (!written) return searching(run);
+    if (running >= max)
+      throw new ApiError('request.too_many_requests', `${max} searches by pattern are running already; try again in a moment`, { retryAfter: 1 });
+    running += 1;
+    try {
+      return await searching(run);
+    } finally {
+      running -= 1;
+    }
+  };
+}
+
+export type SearchGate = ReturnType<typeof createSearchGate>;
