@@ -1,7 +1,7 @@
 import { openDatabase, type Database } from '../../lib/store/database.js';
 import { testMongoUri, uniqueDbName, uriForDb } from '../support/env.js';
 import { startFaultProxy, type FaultProxy } from '../support/fault-proxy.js';
-import { callApi, clientCredentials, spawnServer, type ServerProcess } from '../support/process.js';
+import { callApi, clientCredentials, exchangeSubjectToken, spawnServer, type ServerProcess } from '../support/process.js';
 
 const baseUrl = 'http://id.test.local';
 const admin = { BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'process-test-secret-0123456789' };
@@ -60,18 +60,7 @@ describe('a write whose answer the network lost (the driver retries it)', () => 
       type: 'SPA',
       customClientMetadata: { allowTokenExchange: true },
     });
-    const exchange = (subjectToken: string) =>
-      fetch(`${server.local}/oidc/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-          client_id: app.id,
-          subject_token: subjectToken,
-          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-          resource: resource.indicator,
-        }),
-      }).then(async (response) => ({ status: response.status, body: (await response.json()) as { error?: string; access_token?: string } }));
+    const exchange = (subjectToken: string) => exchangeSubjectToken(server, app.id, subjectToken, resource.indicator);
     const { body: issued } = await callApi(server, token, 'POST', '/api/subject-tokens', { userId: user.id });
     const lostBefore = proxy.lost();
     // The exchange's one write is its audit record, which spends the token: its answer is lost, the driver retries.

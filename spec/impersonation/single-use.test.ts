@@ -2,7 +2,7 @@ import type { JSONWebKeySet } from 'jose';
 
 import { verifyImpersonationAudit, type AuditRecord } from '../../impersonation/verify.js';
 import { uniqueDbName } from '../support/env.js';
-import { callApi, clientCredentials, spawnServer, type ServerProcess } from '../support/process.js';
+import { callApi, clientCredentials, exchangeSubjectToken, spawnServer, type ServerProcess } from '../support/process.js';
 
 const baseUrl = 'http://id.single-use.local';
 const admin = { BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'single-use-secret-0123456789' };
@@ -36,18 +36,7 @@ describe('a subject token is single-use across processes', () => {
       customClientMetadata: { allowTokenExchange: true },
     });
 
-    const exchange = (server: ServerProcess, subjectToken: string) =>
-      fetch(`${server.local}/oidc/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
-          client_id: app.id,
-          subject_token: subjectToken,
-          subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
-          resource: resource.indicator,
-        }),
-      }).then(async (response) => ({ status: response.status, body: (await response.json()) as { error?: string } }));
+    const exchange = (server: ServerProcess, subjectToken: string) => exchangeSubjectToken(server, app.id, subjectToken, resource.indicator);
 
     for (let round = 0; round < 10; round += 1) {
       const {

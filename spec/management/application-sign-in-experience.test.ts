@@ -84,13 +84,14 @@ describe('/api/applications/:id/sign-in-experience (Logto’s application-level 
     expect((await server.api('GET', path(), { token: null })).status).toBe(401);
   });
 
-  it('is what the sign-in page shows: the display name, the logo (its origin alone added to the CSP) and the colours', async () => {
+  /** The sign-in page an authorization request of `clientId` lands on. */
+  async function signInPageOf(clientId: string, redirectUri: string) {
     const authorize = new URL(`${server.issuer}/auth`);
     authorize.search = new URLSearchParams({
-      client_id: applicationId,
+      client_id: clientId,
       response_type: 'code',
       scope: 'openid',
-      redirect_uri: 'https://reports.test/cb',
+      redirect_uri: redirectUri,
       code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
       code_challenge_method: 'S256',
     }).toString();
@@ -99,7 +100,11 @@ describe('/api/applications/:id/sign-in-experience (Logto’s application-level 
       .getSetCookie()
       .map((cookie) => cookie.split(';')[0])
       .join('; ');
-    const page = await fetch(new URL(started.headers.get('location')!, server.issuer), { headers: { cookie: cookies } });
+    return fetch(new URL(started.headers.get('location')!, server.issuer), { headers: { cookie: cookies } });
+  }
+
+  it('is what the sign-in page shows: the display name, the logo (its origin alone added to the CSP) and the colours', async () => {
+    const page = await signInPageOf(applicationId, 'https://reports.test/cb');
     const html = await page.text();
     expect(html).toContain('to continue to <strong>Reports by Acme</strong>');
     expect(html).toContain('<img src="https://cdn.acme.test/reports.svg" alt="Reports by Acme" />');
@@ -139,14 +144,7 @@ describe('/api/applications/:id/sign-in-experience (Logto’s application-level 
       .collection('applications')
       .updateOne({ _id: legacy.id }, { $set: { 'oidcClientMetadata.logoUri': 'https://cdn.example%3Bsandbox/logo.png' } });
     await server.api('PATCH', `/api/applications/${legacy.id}`, { body: { description: 'clears the caches' } });
-    const authorize = new URL(`${server.issuer}/auth`);
-    authorize.search = new URLSearchParams({ client_id: legacy.id, response_type: 'code', scope: 'openid', redirect_uri: 'https://legacy.test/cb' }).toString();
-    const started = await fetch(authorize, { redirect: 'manual' });
-    const cookies = started.headers
-      .getSetCookie()
-      .map((cookie) => cookie.split(';')[0])
-      .join('; ');
-    const page = await fetch(new URL(started.headers.get('location')!, server.issuer), { headers: { cookie: cookies } });
+    const page = await signInPageOf(legacy.id, 'https://legacy.test/cb');
     const policy = page.headers.get('content-security-policy')!;
     expect(policy).toContain("img-src 'self';");
     expect(policy).not.toMatch(/sandbox|%3B/i);

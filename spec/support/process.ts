@@ -80,3 +80,19 @@ export async function callApi(server: ServerProcess, token: string, method: stri
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
+
+/** An RFC 8693 token exchange of a subject token by a public client, for an API resource: status and body. */
+export async function exchangeSubjectToken(server: Pick<ServerProcess, 'local'>, clientId: string, subjectToken: string, resource: string) {
+  const response = await fetch(`${server.local}/oidc/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:token-exchange',
+      client_id: clientId,
+      subject_token: subjectToken,
+      subject_token_type: 'urn:ietf:params:oauth:token-type:access_token',
+      resource,
+    }),
+  });
+  return { status: response.status, body: (await response.json()) as { error?: string; access_token?: string } };
+}
