@@ -71,7 +71,8 @@ import { loadProviderSecrets, publicJwks, type ProviderSecrets } from './provide
 import { createKeyRing } from './provider/oidc-keys.js';
 import { replaceSigningKeys } from './provider/internals.js';
 import { createQueries, type Queries } from './lib/store/queries/index.js';
-import { createRecordWriter, createWriter, defaultChangeRetentionDays, type Change } from './lib/store/unit-of-work.js';
+import { createRecordWriter, createWriter } from './lib/store/unit-of-work.js';
+import { defaultChangeRetentionDays, type Change } from './lib/store/changes.js';
 import { intentCollections, startIntentResolver } from './lib/store/intents.js';
 import { intentStates } from './management/intent-states.js';
 import type { IdentityOptions } from './identity-options.js';

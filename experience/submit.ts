@@ -5,7 +5,7 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { newUser, userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
-import type { Origin } from '../lib/store/unit-of-work.js';
+import type { Origin } from '../lib/store/changes.js';
 import { suspended, type AccountLookup } from './accounts.js';
 import type { ExperienceServiceDeps } from './service.js';
 import type { ExperienceDocument, Profile } from './state.js';

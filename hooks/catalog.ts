@@ -28,7 +28,7 @@ export const announcedEvent = Object.fromEntries(Object.entries(interactionEvent
   readonly [E in InteractionEvent as (typeof interactionEvents)[E]]: E;
 };
 
-import type { ChangeNameOf } from '../lib/store/unit-of-work.js';
+import type { ChangeNameOf } from '../lib/store/changes.js';
 
 /**
  * Every change the service records, as `Entity.action`: the vocabulary of the write path. The

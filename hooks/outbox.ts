@@ -4,7 +4,7 @@ import { generateId } from '../lib/ids.js';
 import { currentRequestId } from '../lib/request-context.js';
 import { userInfoOf, userToApi, withId, type ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
-import type { ChangeRecord, ChangeSink } from '../lib/store/unit-of-work.js';
+import type { ChangeRecord, ChangeSink } from '../lib/store/changes.js';
 import { changeEvents, interactionEvents, type ChangeKey, type ExceptionEvent, type InteractionEvent, type OperationalEvent } from './catalog.js';
 import { hookCollections, type EventSource, type HookEventDocument } from './models.js';
 import { insertEach, insertOwn } from '../lib/store/insert-each.js';

@@ -1,4 +1,4 @@
-import type { Change } from '../lib/store/unit-of-work.js';
+import type { Change } from '../lib/store/changes.js';
 import type { SubjectTokenSelection } from '../lib/store/queries/subject-tokens.js';
 
 /** Subject tokens to void after a change, and why. */

@@ -3,7 +3,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import { logFormats, logLevels } from './logger.js';
 import { addWebUrlFormats } from './http/web-origin.js';
 import { defaultDatabaseTimeouts } from './store/availability.js';
-import { defaultChangeRetentionDays } from './store/unit-of-work.js';
+import { defaultChangeRetentionDays } from './store/changes.js';
 
 /** Signing algorithms we offer for access tokens. ES256 and EdDSA sign several times faster than RS256. */
 export const accessTokenAlgs = ['ES256', 'EdDSA', 'RS256'] as const;

@@ -3,7 +3,7 @@ import type { Db } from 'mongodb';
 import type { IntentDocument, IntentState } from '../lib/store/intents.js';
 import { userToApi, withId } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
-import { changesCollection } from '../lib/store/unit-of-work.js';
+import { changesCollection } from '../lib/store/changes.js';
 import { presentOrganizationRoles } from './organizations.js';
 import { relations } from './relations.js';
 

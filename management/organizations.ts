@@ -4,7 +4,7 @@ import { ApiError, asBrokenForeignKey, assertThat, notFound } from '../lib/error
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { byName, withId, type OrganizationRoleDocument, type ScopeDocument } from '../lib/store/models.js';
-import type { ChangeOf } from '../lib/store/unit-of-work.js';
+import type { ChangeOf } from '../lib/store/changes.js';
 import type { ChangeKey } from '../hooks/catalog.js';
 import { assertAssignable } from './roles.js';
 import { keepLiveTargets } from '../lib/store/links.js';

@@ -1,6 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 
-import type { Origin } from '../lib/store/unit-of-work.js';
+import type { Origin } from '../lib/store/changes.js';
 
 type RouteContext = ParameterizedContext & { params?: Record<string, string>; _matchedRoute?: string | RegExp };
 

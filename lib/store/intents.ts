@@ -5,7 +5,7 @@ import { generateId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { CollectionIndexes } from './database.js';
 import { insertOwn } from './insert-each.js';
-import type { Change, ChangeRecord, Origin } from './unit-of-work.js';
+import type { Change, ChangeRecord, Origin } from './changes.js';
 
 /**
  * A change a unit of work is about to make. For a relation, `before` holds the owner's linked ids

@@ -6,68 +6,17 @@ import type { Database } from './database.js';
 import { ApiError, isDuplicateKeyError } from '../errors.js';
 import { generateId } from '../ids.js';
 import { createIntents, type Intent } from './intents.js';
+import {
+  changesCollection,
+  defaultChangeRetentionDays,
+  type Change,
+  type ChangeOf,
+  type ChangeRecord,
+  type ChangeSink,
+  type IntentOf,
+  type Origin,
+} from './changes.js';
 import { insertOwn } from './insert-each.js';
-
-/** What caused a write: the Management API request, or a flow of the provider. */
-export interface Origin {
-  method?: string;
-  path?: string;
-  /** The matched route pattern, e.g. `/api/users/:userId`. */
-  route?: string;
-  params?: Record<string, string>;
-  /** The status the request answers with when it succeeds (the change commits only then). */
-  status?: number;
-  /** The client whose token made the request. */
-  clientId?: string;
-  ip?: string;
-  userAgent?: string;
-  /** The request that made it (`X-Request-Id`): on the events it announces, and their deliveries' log lines. */
-  requestId?: string;
-  /** For a write made by a sign-in interaction (a sign-up's user, a reset's password): which, and for which application. */
-  interaction?: {
-    /** Logto's name of the interaction: `Register`, `SignIn`, `ForgotPassword`. */
-    event: string;
-    /** The interaction's id. */
-    sessionId?: string;
-    applicationId?: string;
-  };
-}
-
-/** One change to one entity, as the webhooks issue will announce it. Never holds a secret. */
-export interface Change {
-  entity: string;
-  /** What happened: `created`, `updated`, `deleted`, or a named part (`scopes.updated`). */
-  action: string;
-  id: string;
-  /** The entity after the change; before it, for a delete; the ids added and removed, for a relation. */
-  data: unknown;
-  /** For an update, what it changed, as field paths (`primaryEmail`, `customData.plan`, `password`); never a value. */
-  changes?: string[];
-}
-
-export interface ChangeRecord extends Change {
-  _id: string;
-  origin: Origin;
-  createdAt: Date;
-  /** When the record leaves the log (a TTL index removes it). */
-  expiresAt: Date;
-}
-
-/** How long change records are kept by default, in days. */
-export const defaultChangeRetentionDays = 90;
-
-/**
- * A change whose `Entity.action` is one of the keys `K`: a part of the service that names the
- * changes it records (its vocabulary) gets a misspelt one refused by the compiler.
- */
-export type ChangeOf<K extends string> = string extends K
-  ? Change
-  : K extends `${infer E}.${infer A}`
-    ? { entity: E; action: A; id: string; data: unknown; changes?: string[] }
-    : never;
-
-/** The entity and action a key names, one object type per key. */
-export type ChangeNameOf<K extends string> = K extends `${infer E}.${infer A}` ? { entity: E; action: A } : never;
 
 export interface Write<K extends string = string> {
   /** Pass to every query of the unit, so that they share its transaction. */
@@ -82,25 +31,7 @@ export interface Write<K extends string = string> {
   record(change: ChangeOf<K>): void;
 }
 
-/**
- * A change to come: its entity, action and id, as `ChangeOf` names them, and for a relation the
- * owner's linked ids before the write (or how to read them, read only if the intent is stored).
- */
-export type IntentOf<K extends string> = Omit<ChangeOf<K>, 'data'> & { before?: string[] | (() => Promise<string[]>) };
-
-/**
- * Where change records go besides `changes`, inside the same transaction: the webhooks outbox.
- * `record` answers whether it queued anything, and `committed` is then called once the unit of
- * work has committed.
- */
-export interface ChangeSink {
-  record(records: ChangeRecord[], session: ClientSession | undefined): Promise<boolean>;
-  committed(): void;
-}
-
 export type Writer<K extends string = string> = <T>(origin: Origin, work: (write: Write<K>) => Promise<T>) => Promise<T>;
-
-export const changesCollection = 'changes';
 
 /**
  * The one write path. A unit of work runs in one transaction and records what it changed in

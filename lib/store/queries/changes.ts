@@ -1,7 +1,7 @@
 import type { Db, Filter } from 'mongodb';
 
 import type { Page } from '../models.js';
-import { changesCollection, type ChangeRecord } from '../unit-of-work.js';
+import { changesCollection, type ChangeRecord } from '../changes.js';
 import { createdWithin } from './time-range.js';
 
 export interface ChangeFilter {
