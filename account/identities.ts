@@ -4,9 +4,10 @@ import * as client from 'openid-client';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { exactObject, guard } from '../lib/http/guard.js';
 import type { Queries } from '../lib/store/queries/index.js';
-import type { SignInSettings } from '../experience/sign-in-settings.js';
+import type { SignInSettings } from '../sign-in/settings.js';
 import type { ConnectorStore } from '../social/connectors.js';
-import { canSignIn, withIdentity, withoutIdentity } from '../social/identities.js';
+import { canSignIn } from '../sign-in/profile.js';
+import { withIdentity, withoutIdentity } from '../lib/store/identities.js';
 import { socialClientOf, type Upstream } from '../social/upstream.js';
 import type { AccountMfaDeps } from './mfa.js';
 

@@ -17,24 +17,24 @@ import type { ChangeKey } from '../hooks/catalog.js';
 import { originOf } from '../management/origin.js';
 import { profileSchema } from '../management/schemas/users.js';
 import { codeIdentifier, usernamePattern } from '../experience/api.js';
-import { accountCodeOwner, codeTargetOf, createCodes, type CodeTarget } from '../experience/codes.js';
-import { createAccountLookup } from '../experience/accounts.js';
-import { heldBy } from '../experience/submit.js';
-import { countCodeSend, createCounters, defaultLimits, rateLimitedFields, tooManyCodes, type Limits } from '../experience/counters.js';
-import type { Catalogs } from '../experience/i18n/index.js';
-import type { CodeMessenger } from '../experience/messages.js';
-import { missingProfile, type SignInSettings } from '../experience/sign-in-settings.js';
+import { accountCodeOwner, codeTargetOf, createCodes, type CodeTarget } from '../sign-in/codes.js';
+import { createAccountLookup } from '../sign-in/accounts.js';
+import { canSignIn, heldBy } from '../sign-in/profile.js';
+import { countCodeSend, createCounters, defaultLimits, rateLimitedFields, tooManyCodes, type Limits } from '../sign-in/counters.js';
+import type { Catalogs } from '../i18n/index.js';
+import type { CodeMessenger } from '../sign-in/messages.js';
+import { missingProfile, type SignInSettings } from '../sign-in/settings.js';
 import type { ExceptionReport } from '../hooks/outbox.js';
 import { email, emailKey } from '../lib/identifiers.js';
 import { phoneInput } from '../lib/phone.js';
-import { assertPasswordAllowed } from '../experience/password-policy.js';
+import { assertPasswordAllowed } from '../sign-in/password-policy.js';
 import { hashPassword, verifyPassword } from '../lib/password.js';
 import type { ClientSession, Db } from 'mongodb';
 import { createVerificationRecords } from './verifications.js';
-import { budgetedHashing, type HashGate } from '../experience/hash-gate.js';
+import { budgetedHashing, type HashGate } from '../sign-in/hash-gate.js';
 import { accountMfaRoutes } from './mfa.js';
 import { accountIdentityRoutes } from './identities.js';
-import { assertIdentitiesFree } from '../social/identities.js';
+import { assertIdentitiesFree } from '../lib/store/identities.js';
 import type { ConnectorStore } from '../social/connectors.js';
 import type { Upstream } from '../social/upstream.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
@@ -374,15 +374,13 @@ export function accountApi(deps: AccountApiDeps): Middleware {
     const after = { ...held, [field]: false };
     const before = new Set(missingProfile(settings, held));
     const lost = missingProfile(settings, after).find((missing) => !before.has(missing));
-    const canSignIn = settings.signIn.methods.some(
-      (method) => after[method.identifier] && ((method.password && after.password) || (method.verificationCode && method.identifier !== 'username')),
-    );
+    const stillSignsIn = canSignIn(field === 'email' ? { ...user, primaryEmail: null } : { ...user, primaryPhone: null }, settings);
     const required = lost === 'emailOrPhone' ? 'user.email_or_phone_required' : field === 'email' ? 'user.email_required' : 'user.phone_required';
     assertThat(
       !lost,
       () => new ApiError(required, `the sign-in settings require ${lost === 'emailOrPhone' ? 'an email address or a phone number' : `a ${field}`}`),
     );
-    assertThat(canSignIn, () => new ApiError(required, `without it, the account would have no way to sign in`));
+    assertThat(stillSignsIn, () => new ApiError(required, `without it, the account would have no way to sign in`));
   };
 
   // Logto's `POST/DELETE /api/my-account/primary-email` and `/primary-phone`: a step-up, and for a new

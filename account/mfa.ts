@@ -19,7 +19,7 @@ import type { SecretBox } from '../lib/mfa/secret-box.js';
 import { newTotpSecret, totpStepOf } from '../lib/mfa/totp.js';
 import { challengeTtlMs, registrationOptions, verifiedRegistration, type RelyingParty } from '../lib/mfa/webauthn.js';
 import type { UserDocument } from '../lib/store/models.js';
-import type { SignInSettings } from '../experience/sign-in-settings.js';
+import type { SignInSettings } from '../sign-in/settings.js';
 import type { createVerificationRecords } from './verifications.js';
 
 /** What the MFA routes share with the rest of the Account API (account/index.ts). */

@@ -2,7 +2,8 @@ import type { ClientSession, Db } from 'mongodb';
 
 import { generateSecret, sha256 } from '../lib/ids.js';
 import type { WebAuthnFactor } from '../lib/mfa/model.js';
-import type { AuthorizationChecks, UpstreamUser } from '../social/upstream.js';
+import type { AuthorizationChecks } from '../social/upstream.js';
+import type { UpstreamUser } from '../lib/store/identities.js';
 
 /** A passkey just registered, before it becomes a factor. */
 type NewCredential = Pick<WebAuthnFactor, 'credentialId' | 'publicKey' | 'counter' | 'transports' | 'agent'>;

@@ -1,4 +1,4 @@
-import type { Catalogs } from './i18n/index.js';
+import type { Catalogs } from '../i18n/index.js';
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
@@ -9,7 +9,7 @@ import { phoneInput } from '../lib/phone.js';
 import { email } from '../lib/identifiers.js';
 import { interactionKinds } from '../hooks/catalog.js';
 import { mfaFactors } from '../lib/mfa/model.js';
-import { maxPasswordLength } from './password-policy.js';
+import { maxPasswordLength } from '../sign-in/password-policy.js';
 import type { Caller, ExperienceService } from './service.js';
 import type { ExperienceDocument } from './state.js';
 

@@ -1,12 +1,12 @@
 import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import type { AccountLookup } from './accounts.js';
-import { suspended } from './accounts.js';
-import type { Codes } from './codes.js';
-import type { SignInSettings } from './sign-in-settings.js';
+import type { AccountLookup } from '../sign-in/accounts.js';
+import { suspended } from '../sign-in/accounts.js';
+import type { Codes } from '../sign-in/codes.js';
+import type { SignInSettings } from '../sign-in/settings.js';
 import type { ExperienceDocument, ExperienceStore, Identified, Verification } from './state.js';
 import { generateId } from '../lib/ids.js';
-import { identityKey, ssoIdentityKey, type SsoIdentity } from '../social/identities.js';
+import { identityKey, ssoIdentityKey, type SsoIdentity } from '../lib/store/identities.js';
 import type { ConnectorStore } from '../social/connectors.js';
 import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { UserDocument } from '../lib/store/models.js';

@@ -18,8 +18,8 @@ import {
 } from '../lib/mfa/webauthn.js';
 import type { UserDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
-import type { Counters } from './counters.js';
-import type { SignInSettings } from './sign-in-settings.js';
+import type { Counters } from '../sign-in/counters.js';
+import type { SignInSettings } from '../sign-in/settings.js';
 import { secondFactorsFor, type ExperienceDocument, type ExperienceStore, type MfaVerificationRecord } from './state.js';
 
 export interface ExperienceMfaDeps {

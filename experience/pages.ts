@@ -10,16 +10,16 @@ import { databaseRetryAfterSeconds, databaseUnavailable, isDatabaseUnavailable }
 import { email as emailSchema } from '../lib/identifiers.js';
 import { callerOf, experienceCookie, experiencePrefix, usernamePattern } from './api.js';
 import { grantMissing, type MissingConsent } from './consent.js';
-import { assertPasswordAllowed, minPasswordLength } from './password-policy.js';
+import { assertPasswordAllowed, minPasswordLength } from '../sign-in/password-policy.js';
 import type { Caller, ExperienceService, Identifier } from './service.js';
 import type { ExperienceDocument } from './state.js';
-import type { CodeTarget } from './codes.js';
-import type { SignInSettings } from './sign-in-settings.js';
+import type { CodeTarget } from '../sign-in/codes.js';
+import type { SignInSettings } from '../sign-in/settings.js';
 import type { ApplicationSignInExperience } from '../lib/store/models.js';
 import { phoneInput } from '../lib/phone.js';
 import * as views from './views/pages.js';
-import { en, type MessageKey } from './i18n/en.js';
-import type { Catalogs, Translator } from './i18n/index.js';
+import { en, type MessageKey } from '../i18n/en.js';
+import type { Catalogs, Translator } from '../i18n/index.js';
 import { isHexColor } from './views/stylesheet.js';
 
 export const pagesPrefix = '/interaction';

@@ -13,32 +13,33 @@ import { hashPassword, needsRehash, verifyPassword } from '../lib/password.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
 import type { Origin } from '../lib/store/changes.js';
-import type { Codes } from './codes.js';
-import { countCodeSend, rateLimitedFields, tooManyCodes, type Counters } from './counters.js';
-import { budgetedHashing, type HashGate } from './hash-gate.js';
-import type { EmailConnector } from './email.js';
-import type { SmsConnector } from './sms.js';
-import { codeTargetOf, type CodeTarget } from './codes.js';
-import { codeMessenger } from './messages.js';
-import type { Catalogs } from './i18n/index.js';
+import type { Codes } from '../sign-in/codes.js';
+import { countCodeSend, rateLimitedFields, tooManyCodes, type Counters } from '../sign-in/counters.js';
+import { budgetedHashing, type HashGate } from '../sign-in/hash-gate.js';
+import type { EmailConnector } from '../sign-in/email.js';
+import type { SmsConnector } from '../sign-in/sms.js';
+import { codeTargetOf, type CodeTarget } from '../sign-in/codes.js';
+import { codeMessenger } from '../sign-in/messages.js';
+import type { Catalogs } from '../i18n/index.js';
 import type { ExperienceMfa } from './mfa.js';
 import type { ExperienceSocial } from './social.js';
-import { missingProfile, type MissingProfile, type SignInSettings } from './sign-in-settings.js';
+import { missingProfile, type MissingProfile, type SignInSettings } from '../sign-in/settings.js';
 import type { ExceptionReport, InteractionReport } from '../hooks/outbox.js';
 import { normalizePhone } from '../lib/phone.js';
 import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
-import { assertPasswordAllowed } from './password-policy.js';
+import { assertPasswordAllowed } from '../sign-in/password-policy.js';
 import type { ExperienceDocument, ExperienceStore, Profile } from './state.js';
-import { createAccountLookup, suspended, type Identifier } from './accounts.js';
+import { createAccountLookup, suspended, type Identifier } from '../sign-in/accounts.js';
 import { createIdentification } from './identify.js';
 import type { ExperienceSso } from './sso.js';
 import type { ConnectorStore } from '../social/connectors.js';
 import type { SsoConnectorStore } from '../sso/connectors.js';
-import { createSubmitters, heldBy, newAccountProfile } from './submit.js';
+import { createSubmitters, newAccountProfile } from './submit.js';
+import { heldBy } from '../sign-in/profile.js';
 
 type Interaction = InstanceType<Provider['Interaction']>;
 
-export type { Identifier, IdentifierType } from './accounts.js';
+export type { Identifier, IdentifierType } from '../sign-in/accounts.js';
 
 /** Who is asking, for limits, audit and the events: the request's address, agent and route. */
 export interface Caller {

@@ -1,5 +1,5 @@
 import { checkOptions, ConfigError, type EnvironmentSpec } from '../lib/config.js';
-import type { HttpSmsOptions, TwilioOptions } from './sms.js';
+import type { HttpSmsOptions, TwilioOptions } from '../sign-in/sms.js';
 import type { Branding } from './views/pages.js';
 
 /** The sign-in pages' look and the mail they send (`BRAND_*`, `SMTP_URL`, `EMAIL_FROM`). */

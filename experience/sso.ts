@@ -3,7 +3,8 @@ import * as client from 'openid-client';
 
 import { ApiError, assertThat } from '../lib/errors.js';
 import { generateId, generateSecret, sha256 } from '../lib/ids.js';
-import type { Upstream, UpstreamUser } from '../social/upstream.js';
+import type { Upstream } from '../social/upstream.js';
+import type { UpstreamUser } from '../lib/store/identities.js';
 import { ssoClientOf, type SsoConnectorDocument, type SsoConnectorStore } from '../sso/connectors.js';
 import { samlRequestTtlMs, type SamlServiceProvider, type SsoUser } from '../sso/saml.js';
 import { emailDomainKey } from '../sso/domains.js';

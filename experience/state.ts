@@ -5,8 +5,8 @@ import { isDuplicateKeyError } from '../lib/errors.js';
 import { generateSecret } from '../lib/ids.js';
 import type { InteractionKind } from '../hooks/catalog.js';
 import type { WebAuthnFactor } from '../lib/mfa/model.js';
-import type { UpstreamUser } from '../social/upstream.js';
-import type { SocialIdentity, SsoIdentity } from '../social/identities.js';
+import type { UpstreamUser } from '../lib/store/identities.js';
+import type { SocialIdentity, SsoIdentity } from '../lib/store/identities.js';
 import type { SsoUser } from '../sso/saml.js';
 
 /** A verification made in an interaction (email codes live in `verification_codes`). */
@@ -70,7 +70,7 @@ export type MfaVerificationRecord =
       credential?: Pick<WebAuthnFactor, 'credentialId' | 'publicKey' | 'counter' | 'transports' | 'agent'>;
     };
 
-export type { SocialIdentity } from '../social/identities.js';
+export type { SocialIdentity } from '../lib/store/identities.js';
 
 /** What the person has established so far, for the account to create or change at submit. */
 export interface Profile {

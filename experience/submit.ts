@@ -3,14 +3,15 @@ import { generateId } from '../lib/ids.js';
 import type { MfaVerification } from '../lib/mfa/model.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
-import { newUser, userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
+import { newUser, userChanges, userToApi } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { Origin } from '../lib/store/changes.js';
-import { suspended, type AccountLookup } from './accounts.js';
+import { suspended, type AccountLookup } from '../sign-in/accounts.js';
 import type { ExperienceServiceDeps } from './service.js';
-import type { ExperienceDocument, Profile } from './state.js';
-import { assertIdentitiesFree, withIdentity, withSsoIdentity } from '../social/identities.js';
-import { missingProfile, type ProfileHeld, type SignInSettings } from './sign-in-settings.js';
+import type { ExperienceDocument } from './state.js';
+import { assertIdentitiesFree, withIdentity, withSsoIdentity } from '../lib/store/identities.js';
+import type { SignInSettings } from '../sign-in/settings.js';
+import { assertProfileComplete, heldBy } from '../sign-in/profile.js';
 
 type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
 
@@ -18,30 +19,6 @@ type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<str
 function withFactors(existing: MfaVerification[] | undefined, added: MfaVerification[]): MfaVerification[] {
   const replaced = new Set(added.filter(({ type }) => type === 'BackupCode').map(({ type }) => type));
   return [...(existing ?? []).filter(({ type }) => !replaced.has(type)), ...added];
-}
-
-/** What an account (when there is one) and this interaction's profile hold between them. */
-export function heldBy(profile: Profile, user?: UserDocument): ProfileHeld {
-  return {
-    username: Boolean(user?.username ?? profile.username),
-    email: Boolean(user?.primaryEmail ?? profile.email),
-    phone: Boolean(user?.primaryPhone ?? profile.phone),
-    // A linked upstream account stands in for a password, as in Logto.
-    password:
-      Boolean(user?.passwordHash ?? profile.passwordHash) ||
-      Object.keys(user?.identities ?? {}).length > 0 ||
-      (user?.ssoIdentities ?? []).length > 0 ||
-      Boolean(profile.socialIdentity ?? profile.ssoIdentity),
-  };
-}
-
-/** Logto's 422 `user.missing_profile`, naming in `missingProfile` what the settings still require. */
-export function assertProfileComplete(settings: SignInSettings, held: ProfileHeld): void {
-  const missing = missingProfile(settings, held);
-  assertThat(
-    missing.length === 0,
-    () => new ApiError('user.missing_profile', `the account needs ${missing.join(', ')} before it can continue`, { missingProfile: missing }),
-  );
 }
 
 /**

@@ -1,6 +1,6 @@
 import { guard } from '../lib/http/guard.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
-import { assertWorkable, signInSettingsSchemas, signInSettingsStore, type SignInSettings } from '../experience/sign-in-settings.js';
+import { assertWorkable, signInSettingsSchemas, signInSettingsStore, type SignInSettings } from '../sign-in/settings.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 

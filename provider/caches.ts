@@ -4,7 +4,7 @@ import type { AdapterPayload } from 'oidc-provider';
 import { CacheRegistry } from '../lib/store/cache.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { customizerCollection, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
-import { signInSettingsStore } from '../experience/sign-in-settings.js';
+import { signInSettingsStore } from '../sign-in/settings.js';
 import { impersonationPolicyStore } from '../impersonation/policy.js';
 import { toClientMetadata } from './clients.js';
 import { createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './resource-servers.js';

@@ -1,19 +1,9 @@
 import * as client from 'openid-client';
 
 import { ApiError } from '../lib/errors.js';
+import type { UpstreamUser } from '../lib/store/identities.js';
 import type { ConnectorDocument, ConnectorStore } from './connectors.js';
 import { factoryById, type UpstreamKind } from './factories.js';
-
-/** Who the upstream provider says the person is. */
-export interface UpstreamUser {
-  id: string;
-  name?: string;
-  /** Only an address the provider says it verified. */
-  email?: string;
-  /** An email the provider stated without saying it verified it (an enterprise IdP may vouch for its own domains). */
-  claimedEmail?: string;
-  avatar?: string;
-}
 
 /**
  * An upstream provider as this module talks to it: a social connector or an enterprise OIDC

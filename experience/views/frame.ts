@@ -1,4 +1,4 @@
-import type { MessageKey, Translator } from '../i18n/index.js';
+import type { MessageKey, Translator } from '../../i18n/index.js';
 import { html, Html } from './markup.js';
 import { stylesheetHref, type BrandColors } from './stylesheet.js';
 

@@ -1,5 +1,5 @@
-import { en, type MessageKey } from '../i18n/en.js';
-import type { Translator } from '../i18n/index.js';
+import { en, type MessageKey } from '../../i18n/en.js';
+import type { Translator } from '../../i18n/index.js';
 import { cancelForm, codeField, field, form, page, type FieldSpec, type FormContext, type PageContext } from './frame.js';
 import { html, Html } from './markup.js';
 

@@ -1,5 +1,5 @@
 import type { MfaVerification } from '../mfa/model.js';
-import type { SsoIdentity } from '../../social/identities.js';
+import type { SsoIdentity } from './identities.js';
 /** The documents we store, and the shapes the Management API returns. Dates are epoch milliseconds, as in Logto. */
 
 import { emailKey } from '../identifiers.js';

@@ -1,5 +1,5 @@
-import { builtInCatalogs, createCatalogs, negotiate, requestedLanguages } from '../../experience/i18n/index.js';
-import { en } from '../../experience/i18n/en.js';
+import { builtInCatalogs, createCatalogs, negotiate, requestedLanguages } from '../../i18n/index.js';
+import { en } from '../../i18n/en.js';
 import { contrast, readableOn, textOn } from '../../experience/views/colors.js';
 
 const placeholders = (template: string) => [...template.matchAll(/\{(\w+)\}/g)].map(([, name]) => name).sort();

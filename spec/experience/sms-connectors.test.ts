@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { httpSmsConnector, SmsSendError, twilioSmsConnector } from '../../experience/sms.js';
+import { httpSmsConnector, SmsSendError, twilioSmsConnector } from '../../sign-in/sms.js';
 import { ConfigError, loadSettings } from '../../settings.js';
 
 interface Captured {

@@ -1,5 +1,5 @@
-import { createCounters } from '../../experience/counters.js';
-import { createHashGate } from '../../experience/hash-gate.js';
+import { createCounters } from '../../sign-in/counters.js';
+import { createHashGate } from '../../sign-in/hash-gate.js';
 import { sha256 } from '../../lib/ids.js';
 import { TestBrowser, startAuthorization } from '../support/browser.js';
 import { startTestServer, type TestServer } from '../support/server.js';

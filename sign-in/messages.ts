@@ -1,7 +1,7 @@
 import type { Logger } from '../lib/logger.js';
 import type { CodeTarget } from './codes.js';
 import type { EmailConnector } from './email.js';
-import type { Catalogs } from './i18n/index.js';
+import type { Catalogs } from '../i18n/index.js';
 import type { SmsConnector } from './sms.js';
 
 export interface CodeMessengerDeps {

@@ -1,9 +1,6 @@
-import type { ClientSession, Collection } from 'mongodb';
+import type { ClientSession, Filter } from 'mongodb';
 
-import type { SignInSettings } from '../experience/sign-in-settings.js';
-import { ApiError, assertThat } from '../lib/errors.js';
-import type { UserDocument } from '../lib/store/models.js';
-import type { UpstreamUser } from './upstream.js';
+import { ApiError, assertThat } from '../errors.js';
 
 /**
  * A user's upstream accounts. Social identities are Logto's `identities` (`{[target]: {userId,
@@ -11,6 +8,17 @@ import type { UpstreamUser } from './upstream.js';
  * Each upstream account has a key in `identityKeys`, under a unique index: one upstream account,
  * one user, whichever way it is linked.
  */
+
+/** Who the upstream provider says the person is. */
+export interface UpstreamUser {
+  id: string;
+  name?: string;
+  /** Only an address the provider says it verified. */
+  email?: string;
+  /** An email the provider stated without saying it verified it (an enterprise IdP may vouch for its own domains). */
+  claimedEmail?: string;
+  avatar?: string;
+}
 
 /** An upstream account as a social identity names it. */
 export interface SocialIdentity {
@@ -37,14 +45,26 @@ export const identityKey = (target: string, id: string) => `${target}:${id}`;
 /** The unique key of an SSO identity: unique per issuer and subject, whichever connector found it. */
 export const ssoIdentityKey = (issuer: string, identityId: string) => `#sso:${JSON.stringify([issuer, identityId])}`;
 
-type Linked = Pick<UserDocument, 'identities' | 'identityKeys'>;
+/** What of a user holds its upstream accounts (`UserDocument`'s fields of the same names). */
+interface Linked {
+  identities: Record<string, unknown>;
+  identityKeys?: string[];
+}
+interface SsoLinked {
+  ssoIdentities?: SsoIdentity[];
+  identityKeys?: string[];
+}
+/** The users collection as far as the check below reads it. */
+interface IdentityHolders {
+  findOne(filter: Filter<{ _id: string; identityKeys?: string[] }>, options: { session?: ClientSession | undefined }): Promise<unknown>;
+}
 
 /**
  * 422 `user.identity_already_in_use` when another user holds one of `keys`. The unique index on
  * `identityKeys` is what holds under a race; this asks first so that the answer does not depend
  * on how an engine reports a multikey conflict.
  */
-export async function assertIdentitiesFree(users: Collection<UserDocument>, userId: string, keys: string[], session?: ClientSession) {
+export async function assertIdentitiesFree(users: IdentityHolders, userId: string, keys: string[], session?: ClientSession) {
   if (keys.length === 0) return;
   const holder = await users.findOne({ identityKeys: { $in: keys }, _id: { $ne: userId } }, { session });
   assertThat(!holder, () => new ApiError('user.identity_already_in_use', 'this upstream account belongs to another user already'));
@@ -68,7 +88,7 @@ export function withoutIdentity(user: Linked, target: string) {
 }
 
 /** The user's SSO identities with `identity` added (or refreshed: the same connector's replaced), and the keys to match. */
-export function withSsoIdentity(user: Pick<UserDocument, 'ssoIdentities' | 'identityKeys'>, identity: SsoIdentity) {
+export function withSsoIdentity(user: SsoLinked, identity: SsoIdentity) {
   const kept = (user.ssoIdentities ?? []).filter(({ ssoConnectorId }) => ssoConnectorId !== identity.ssoConnectorId);
   const keys = new Set(kept.map(({ issuer, identityId }) => ssoIdentityKey(issuer, identityId)));
   return {
@@ -78,22 +98,4 @@ export function withSsoIdentity(user: Pick<UserDocument, 'ssoIdentities' | 'iden
       ssoIdentityKey(identity.issuer, identity.identityId),
     ].filter((key, index, all) => all.indexOf(key) === index),
   };
-}
-
-/**
- * Whether the user could still sign in, by the current settings, with what it holds: an upstream
- * account (social or SSO), a password with an identifier it signs in with, a code to an email
- * address or phone number the settings let it sign in with, or a passkey where passkeys sign in.
- */
-export function canSignIn(
-  user: Pick<UserDocument, 'identities' | 'ssoIdentities' | 'passwordHash' | 'username' | 'primaryEmail' | 'primaryPhone' | 'mfaVerifications'>,
-  settings: SignInSettings,
-): boolean {
-  if (Object.keys(user.identities).length > 0 || (user.ssoIdentities ?? []).length > 0) return true;
-  if (settings.passkeySignIn.enabled && (user.mfaVerifications ?? []).some(({ type }) => type === 'WebAuthn')) return true;
-  const held = { username: Boolean(user.username), email: Boolean(user.primaryEmail), phone: Boolean(user.primaryPhone) };
-  return settings.signIn.methods.some(
-    ({ identifier, password, verificationCode }) =>
-      held[identifier] && ((password && user.passwordHash !== null) || (verificationCode && identifier !== 'username')),
-  );
 }
