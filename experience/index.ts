@@ -17,7 +17,7 @@ import type { ChangeKey } from '../hooks/catalog.js';
 import { apiErrors } from '../lib/http/api-errors.js';
 import { experienceApi, experiencePrefix } from './api.js';
 import { createCodes } from '../sign-in/codes.js';
-import { createExperienceMfa } from './mfa.js';
+import { createExperienceMfa } from './mfa/index.js';
 import { createExperienceSocial } from './social.js';
 import { createExperienceSso } from './sso.js';
 import { samlEndpoints, samlPrefix } from './saml-endpoints.js';

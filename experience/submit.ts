@@ -7,11 +7,11 @@ import { newUser, userChanges, userToApi } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { Origin } from '../lib/store/changes.js';
 import { suspended, type AccountLookup } from '../sign-in/accounts.js';
-import type { ExperienceServiceDeps } from './service.js';
+import type { Caller, ExperienceResult, ExperienceServiceDeps } from './deps.js';
+import type { InteractionSteps } from './interaction.js';
 import type { ExperienceDocument } from './state.js';
 import { assertIdentitiesFree, withIdentity, withSsoIdentity } from '../lib/store/identities.js';
-import type { SignInSettings } from '../sign-in/settings.js';
-import { assertProfileComplete, heldBy } from '../sign-in/profile.js';
+import { assertProfileComplete, heldBy, newAccountProfile } from '../sign-in/profile.js';
 
 type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
 
@@ -19,17 +19,6 @@ type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<str
 function withFactors(existing: MfaVerification[] | undefined, added: MfaVerification[]): MfaVerification[] {
   const replaced = new Set(added.filter(({ type }) => type === 'BackupCode').map(({ type }) => type));
   return [...(existing ?? []).filter(({ type }) => !replaced.has(type)), ...added];
-}
-
-/**
- * A registration's profile, checked: what the settings require (an identifier to sign up with, the
- * secondary identifiers, a password unless sign-up is passwordless), and no identifier taken.
- */
-export async function newAccountProfile(experience: ExperienceDocument, accounts: AccountLookup, settings: SignInSettings) {
-  const { username, email, phone, passwordHash } = experience.profile;
-  assertProfileComplete(settings, heldBy(experience.profile));
-  await accounts.assertUnused({ username, email, phone });
-  return { username, email, phone, passwordHash };
 }
 
 /**
@@ -96,7 +85,7 @@ export function createSubmitters(
     },
 
     async Register(experience, origin) {
-      const { username, email, phone, passwordHash } = await newAccountProfile(experience, accounts, await deps.signInSettings());
+      const { username, email, phone, passwordHash } = await newAccountProfile(experience.profile, accounts, await deps.signInSettings());
       // The id a passkey registered in this interaction names, when there is one.
       const id = experience.newUserId ?? generateId(12);
       await deps.mfa.assertSatisfied(experience, id, undefined);
@@ -146,5 +135,73 @@ export function createSubmitters(
       });
       return userId;
     },
+  };
+}
+
+/**
+ * The submit: makes the change the interaction was for (`createSubmitters`). A sign-in or a
+ * registration then signs the user in and answers the URL to send the browser to. A password reset
+ * signs nobody in (as Logto's): the interaction starts over, so that the person signs in with the new
+ * password and, when the account has one, its second factor; it answers undefined.
+ */
+export function submitStep(
+  deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount' | 'signInSettings' | 'mfa' | 'store' | 'reportInteraction' | 'logger'>,
+  interaction: Pick<InteractionSteps, 'requireEvent' | 'originOf' | 'finish'>,
+  accounts: AccountLookup,
+) {
+  const { store } = deps;
+  const submitters = createSubmitters(deps, accounts);
+
+  /**
+   * Announces a password reset (PostResetPassword): nobody signs in, so the provider's end of an
+   * interaction does not; the interaction is the event's session. Recorded after the change commits;
+   * a failure is logged, and the reset stands.
+   */
+  async function reportReset(experience: ExperienceDocument, userId: string, clientId: string | undefined, caller: Caller) {
+    const report = {
+      event: 'PostResetPassword' as const,
+      userId,
+      ...(clientId && { applicationId: clientId }),
+      sessionId: experience._id,
+      ip: caller.ip,
+      ...(caller.userAgent && { userAgent: caller.userAgent }),
+    };
+    await deps.reportInteraction(report).catch((error: unknown) => deps.logger.error('The PostResetPassword event could not be recorded', error));
+  }
+
+  return async function submit(given: ExperienceDocument, clientId: string | undefined, caller: Caller): Promise<string | undefined> {
+    const experience = await store.get(given._id);
+    const event = interaction.requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
+    if (!(await store.claimSubmit(experience))) {
+      const now = await store.get(experience._id);
+      throw now.submittedAt !== null
+        ? new ApiError('session.already_submitted', 'this interaction has been submitted')
+        : new ApiError('session.identity_conflict', 'the interaction changed while it was being submitted; submit again');
+    }
+    let accountId: string;
+    try {
+      accountId = await submitters[event](experience, interaction.originOf(caller, experience, event, clientId));
+    } catch (error) {
+      await store.releaseSubmit(experience._id);
+      throw error;
+    }
+    if (event === 'ForgotPassword') {
+      await store.startOver(experience._id);
+      await reportReset(experience, accountId, clientId, caller);
+      return undefined;
+    }
+    try {
+      const result: ExperienceResult = { identityEvent: event };
+      // A new account proved a password, a code, or both; a sign-in, what identified it; then the
+      // second factors proved for this very account (a proof names the account it is for).
+      // A registration proved a code, a password, or (through a connector) none of RFC 8176's kinds.
+      const upstream = experience.profile.socialIdentity ?? experience.profile.ssoIdentity;
+      const first = experience.amr ?? (event === 'Register' ? (upstream ? [] : experience.profile.passwordHash ? ['pwd'] : ['otp']) : ['pwd']);
+      const amr = [...new Set([...first, ...deps.mfa.amrOf(experience, accountId)])];
+      return await interaction.finish(experience._id, { login: { accountId, ...(amr.length > 0 && { amr }) }, ...result });
+    } catch (error) {
+      await store.releaseSubmit(experience._id);
+      throw error;
+    }
   };
 }

@@ -1,5 +1,6 @@
 import { ApiError, assertThat } from '../lib/errors.js';
 import type { UserDocument } from '../lib/store/models.js';
+import type { AccountLookup } from './accounts.js';
 import { missingProfile, type ProfileHeld, type SignInSettings } from './settings.js';
 
 /**
@@ -39,6 +40,17 @@ export function assertProfileComplete(settings: SignInSettings, held: ProfileHel
     missing.length === 0,
     () => new ApiError('user.missing_profile', `the account needs ${missing.join(', ')} before it can continue`, { missingProfile: missing }),
   );
+}
+
+/**
+ * A registration's profile, checked: what the settings require (an identifier to sign up with, the
+ * secondary identifiers, a password unless sign-up is passwordless), and no identifier taken.
+ */
+export async function newAccountProfile(profile: GatheredProfile, accounts: AccountLookup, settings: SignInSettings) {
+  const { username, email, phone, passwordHash } = profile;
+  assertProfileComplete(settings, heldBy(profile));
+  await accounts.assertUnused({ username, email, phone });
+  return { username, email, phone, passwordHash };
 }
 
 /**

@@ -1,0 +1,106 @@
+import { ApiError, assertThat } from '../../lib/errors.js';
+import { addressKey } from '../../lib/http/client-address.js';
+import { emailKey } from '../../lib/identifiers.js';
+import { generateId } from '../../lib/ids.js';
+import { hashPassword, needsRehash, verifyPassword } from '../../lib/password.js';
+import { normalizePhone } from '../../lib/phone.js';
+import type { UserDocument } from '../../lib/store/models.js';
+import { suspended, type AccountLookup, type Identifier } from '../../sign-in/accounts.js';
+import { requireSignInMethod, requireSignUpIdentifier } from '../../sign-in/methods.js';
+import { assertPasswordAllowed } from '../../sign-in/password-policy.js';
+import type { Caller, ExperienceServiceDeps } from '../deps.js';
+import type { InteractionSteps } from '../interaction.js';
+import type { ExperienceDocument } from '../state.js';
+
+/** Runs a password hash through the address's budget and the process's cap (`budgetedHashing`). */
+export type HashFor = <T>(caller: Caller, work: () => Promise<T>) => Promise<T>;
+
+// One answer for an unknown identifier and a wrong password, so that neither tells an account exists.
+const invalidCredentials = () => new ApiError('session.invalid_credentials', 'the identifier or the password is wrong');
+const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_attempts', 'too many attempts; try again later', { retryAfter });
+
+// Verifying against this when there is no account takes as long as a real check.
+const unknownUserHash = hashPassword('no account has this password');
+
+const identifierKey = ({ type, value }: Identifier) => `${type}:${type === 'email' ? emailKey(value) : value}`;
+
+/** Logto's `verification/password` (a sign-in) and `verification/new-password-identity` (a registration). */
+export function passwordSteps(
+  deps: Pick<ExperienceServiceDeps, 'queries' | 'store' | 'counters' | 'signInSettings'>,
+  interaction: Pick<InteractionSteps, 'requireEvent' | 'announce'>,
+  accounts: AccountLookup,
+  hashFor: HashFor,
+) {
+  const { queries, store, counters } = deps;
+  const { requireEvent } = interaction;
+
+  /**
+   * An imported digest (Logto's `passwordDigest`) just proven by its password is replaced by our own
+   * hash, unless the stored one changed meanwhile. Best effort: when the hash budget is spent, the
+   * next sign-in does it.
+   */
+  async function rehashImported(user: UserDocument, password: string, caller: Caller) {
+    if (!user.passwordHash || !needsRehash(user.passwordHash)) return;
+    try {
+      const rehashed = await hashFor(caller, () => hashPassword(password));
+      await queries.users.updateIf(user._id, { passwordHash: user.passwordHash }, { passwordHash: rehashed });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+    }
+  }
+
+  return {
+    /**
+     * SignIn: checks an identifier and password; answers a verification id. Before any hash:
+     * the address's hash budget, its budget of attempts across accounts (spraying), and the
+     * account's lockout from this address (an unknown identifier counts for itself).
+     */
+    async verifyPassword(experience: ExperienceDocument, given: Identifier, password: string, caller: Caller): Promise<string> {
+      // A phone number as stored; one that cannot exist names no account, and is answered as any unknown identifier.
+      const identifier = given.type === 'phone' ? { type: given.type, value: normalizePhone(given.value) ?? given.value } : given;
+      requireEvent(experience, 'SignIn');
+      requireSignInMethod(await deps.signInSettings(), identifier.type, 'password');
+      const address = addressKey(caller.ip);
+      const spray = await counters.hit('passwordSpray', address);
+      if (spray.over) throw tooManyAttempts(spray.retryAfter);
+      const user = await accounts.findUser(identifier);
+      const lockKey = `${user ? `account:${user._id}` : identifierKey(identifier)}|${address}`;
+      const attempt = await counters.hit('failedPassword', lockKey);
+      if (attempt.over) throw tooManyAttempts(attempt.retryAfter);
+
+      let matches: boolean;
+      try {
+        matches = await hashFor(caller, async () => verifyPassword(password, user?.passwordHash ?? (await unknownUserHash)));
+      } catch (error) {
+        // Refused before any password was checked (the server busy, or the address's hash budget
+        // spent): not a guess, so it does not count toward the account's lockout or the spraying budget.
+        await Promise.all([counters.refund('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
+        throw error;
+      }
+      if (!user || !matches) {
+        if (!attempt.last) throw invalidCredentials();
+        // This failure locks the identifier: announced (Logto's Identifier.Lockout, the value as typed).
+        await interaction.announce(experience, caller, 'Identifier.Lockout', { type: given.type, value: given.value });
+        throw tooManyAttempts(attempt.retryAfter);
+      }
+      // The right password: the attempts of this window were not an attack on it.
+      await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
+      assertThat(!user.isSuspended, suspended);
+      await rehashImported(user, password, caller);
+      const verificationId = generateId();
+      await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
+      return verificationId;
+    },
+
+    /** Register: a username and its password, checked against the policy; answers a verification id. */
+    async newPasswordIdentity(experience: ExperienceDocument, username: string, password: string, caller: Caller): Promise<string> {
+      requireEvent(experience, 'Register');
+      requireSignUpIdentifier(await deps.signInSettings(), 'username');
+      assertPasswordAllowed(password, [username, experience.profile.email]);
+      const passwordHash = await hashFor(caller, () => hashPassword(password));
+      const verificationId = generateId();
+      await store.addVerification(experience._id, verificationId, { type: 'newPasswordIdentity', username, passwordHash });
+      return verificationId;
+    },
+  };
+}
