@@ -15,6 +15,7 @@ import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './grants/token-exchange/actor.js';
 import { subjectTokenSeal as createSubjectTokenSeal } from './impersonation/subject-token.js';
 import { voidingOf } from './impersonation/voiding.js';
+import { createImpersonationQueries } from './impersonation/queries.js';
 import {
   bootstrap,
   ensureManagementApi,
@@ -115,6 +116,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const accessTokenAlg = options.accessTokenAlg ?? 'ES256';
   const managementApiIndicator = `${baseUrl.replace(/\/+$/, '')}${managementPrefix}`;
   const queries = createQueries(database.db);
+  const impersonation = createImpersonationQueries(database.db);
   if (!database.transactions) {
     logger.warn(
       `Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic. A change that announces a webhook event is stored as intended before it is written, so that one a crash leaves without its event is found and announced within a minute; other change records are written after their change (see the README, Delivery).`,
@@ -142,7 +144,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const revoke = (userId: string, session?: ClientSession) => revokeAccount(database.db, userId, session);
   /** Voids the subject tokens that committed changes made untrue (`impersonation/voiding.ts`). */
   const voidSubjectTokensAfter = async (changes: Change[]) => {
-    await Promise.all(voidingOf(changes).map(({ selection, reason }) => queries.voidSubjectTokens(selection, reason)));
+    await Promise.all(voidingOf(changes).map(({ selection, reason }) => impersonation.voidSubjectTokens(selection, reason)));
   };
 
   await ensureManagementApi(database.db, managementApiIndicator);
@@ -319,9 +321,9 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
       provider.registerGrantType(
         tokenExchange.grantType,
         tokenExchange.buildHandler({
-          queries,
+          impersonation,
           resourceServerInfo: async (ctx, indicator, client) => resourceServerInfo!(ctx, indicator, client),
-          identifyActor: createActorIdentifier(provider, getKey, queries),
+          identifyActor: createActorIdentifier(provider, getKey, queries, impersonation.audit),
           resourceScopes: async (indicator) => (await resources.get(indicator))?.scopes ?? [],
           roles,
           minted,
@@ -400,6 +402,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
         {
           database,
           queries,
+          impersonation,
           hooks,
           write,
           dryRunCustomClaims: createDryRun(dryRuns),

@@ -6,7 +6,7 @@ import type { AnyBulkWriteOperation, Db } from 'mongodb';
 import { ApiError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
-import type { ImpersonationEvent } from '../lib/store/queries/impersonations.js';
+import type { ImpersonationEvent } from './audit.js';
 import type { ImpersonationAnnouncement } from '../hooks/catalog.js';
 import { checkpointType, genesisHash, recordHash, type CheckpointClaims } from './chain.js';
 

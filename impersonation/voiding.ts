@@ -1,5 +1,5 @@
 import type { Change } from '../lib/store/changes.js';
-import type { SubjectTokenSelection } from '../lib/store/queries/subject-tokens.js';
+import type { SubjectTokenSelection } from './subject-tokens.js';
 
 /** Subject tokens to void after a change, and why. */
 export interface Voiding {

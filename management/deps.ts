@@ -3,6 +3,7 @@ import type { Upstream } from '../social/upstream.js';
 import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type { SubjectTokenSeal } from '../impersonation/subject-token.js';
+import type { ImpersonationQueries } from '../impersonation/queries.js';
 import type Router from '@koa/router';
 import type { ClientSession } from 'mongodb';
 
@@ -57,6 +58,8 @@ export interface ManagementDeps {
   subjectTokenTtl: number;
   /** Seals subject tokens with what the exchange needs (`impersonation/subject-token.ts`). */
   subjectTokenSeal: SubjectTokenSeal;
+  /** Impersonation's storage: subject tokens and the audit (`impersonation/queries.ts`). */
+  impersonation: ImpersonationQueries;
   /** Webhooks: the hooks API's queries, test sends and the worker's wake-up. */
   hooks: Hooks;
   /** The provider's signing and cookie keys, when they are ours to rotate (not a host's own). */

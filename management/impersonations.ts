@@ -3,7 +3,7 @@ import { guard } from '../lib/http/guard.js';
 import { withId } from '../lib/store/models.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
-import { impersonationRecordKinds } from '../lib/store/queries/impersonations.js';
+import { impersonationRecordKinds } from '../impersonation/audit.js';
 import { impersonationPolicyProperties, impersonationPolicyStore, type ImpersonationPolicy } from '../impersonation/policy.js';
 import type { CheckpointDocument } from '../impersonation/ledger.js';
 import { impersonationScope, managementScope } from './bootstrap.js';
@@ -52,7 +52,7 @@ const policyResponse = {
  * kill switch.
  */
 export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
-  const { impersonations } = deps.queries;
+  const impersonations = deps.impersonation.audit;
   const policies = impersonationPolicyStore(deps.database.db);
   const withOwnerLock = createOwnerLocks(deps.database.db);
   const checkpoints = deps.database.db.collection<CheckpointDocument>('impersonation_checkpoints');

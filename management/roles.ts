@@ -113,7 +113,7 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
       return users;
     });
     // Its users' subject tokens were sealed with it (`impersonation/voiding.ts` for the other changes).
-    await deps.queries.voidSubjectTokens({ userIds: holders }, "one of the user's roles was deleted");
+    await deps.impersonation.voidSubjectTokens({ userIds: holders }, "one of the user's roles was deleted");
     ctx.status = 204;
   });
 }

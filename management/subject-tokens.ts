@@ -88,14 +88,14 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
       for (let attempt = 1; ; attempt += 1) {
         const issued = await issue(roleIds);
         const now = await eligibleRoleIds().catch(async (error: unknown) => {
-          await queries.impersonations.voidTokens([issued.document], 'the user changed while it was issued');
+          await deps.impersonation.audit.voidTokens([issued.document], 'the user changed while it was issued');
           throw error;
         });
         if (sameSet(now, roleIds)) {
           ctx.body = { subjectToken: issued.token, expiresIn: deps.subjectTokenTtl, impersonationId: issued.document.impersonationId };
           return;
         }
-        await queries.impersonations.voidTokens([issued.document], "the user's roles changed while it was issued");
+        await deps.impersonation.audit.voidTokens([issued.document], "the user's roles changed while it was issued");
         assertThat(attempt < 3, () => new ApiError('request.conflict', "the user's roles kept changing while the subject token was issued; try again"));
         roleIds = now;
       }
@@ -114,7 +114,14 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
 
       function issue(roleIds: string[]) {
         return deps.write(originOf(ctx), async ({ session, record }) => {
-          const issued = await queries.subjectTokens.issue(deps.subjectTokenSeal, { userId, roleIds }, terms, clientId, deps.subjectTokenTtl, session);
+          const issued = await deps.impersonation.subjectTokens.issue(
+            deps.subjectTokenSeal,
+            { userId, roleIds },
+            terms,
+            clientId,
+            deps.subjectTokenTtl,
+            session,
+          );
           const { impersonationId, expiresAt } = issued.document;
           // The record keeps neither the token nor its hash: the impersonation is named by its own id.
           record({
@@ -123,7 +130,7 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
             id: impersonationId,
             data: { userId, ...terms, clientId, expiresAt: expiresAt.getTime() },
           });
-          await queries.impersonations.record(
+          await deps.impersonation.audit.record(
             {
               kind: 'subject_token.issued',
               impersonationId,

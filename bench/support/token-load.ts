@@ -4,7 +4,7 @@ import type { Db } from 'mongodb';
 
 import { subjectTokenSeal } from '../../impersonation/subject-token.js';
 import { loadProviderSecrets } from '../../provider/keys.js';
-import { sealSubjectToken } from '../../lib/store/queries/subject-tokens.js';
+import { sealSubjectToken } from '../../impersonation/subject-tokens.js';
 import { accessTokenType, tokenExchangeGrantType } from '../../provider/token-types.js';
 import { benchResource } from './fixtures.js';
 import type { ServerChild } from './processes.js';

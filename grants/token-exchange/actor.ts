@@ -4,6 +4,7 @@ import type Provider from 'oidc-provider';
 import { createBatch } from '../../lib/store/batch.js';
 import type { UserDocument } from '../../lib/store/models.js';
 import type { Queries } from '../../lib/store/queries/index.js';
+import type { ImpersonationQueries } from '../../impersonation/queries.js';
 import { tokenExchangeGrantType, type ActClaim } from '../../provider/token-types.js';
 
 const hasOpenid = (scope: unknown) => typeof scope === 'string' && scope.split(' ').includes('openid');
@@ -24,14 +25,14 @@ export class ActorRefused extends Error {
  * and looked up in the exchange audit by its `jti`; an opaque token is looked up in the
  * provider's store, which keeps its grant type. An `act` it carries is nested (RFC 8693 §4.1).
  */
-export function createActorIdentifier(provider: Provider, keys: JWTVerifyGetKey, queries: Queries) {
+export function createActorIdentifier(provider: Provider, keys: JWTVerifyGetKey, queries: Queries, audit: ImpersonationQueries['audit']) {
   // Concurrent exchanges share these reads (group commit, as the subject token's read does).
   const users = createBatch(async (ids: string[]): Promise<Array<UserDocument | null>> => {
     const found = new Map((await queries.users.collection.find({ _id: { $in: [...new Set(ids)] } }).toArray()).map((user) => [user._id, user]));
     return ids.map((id) => found.get(id) ?? null);
   });
   const mintedByExchange = createBatch(async (jtis: string[]): Promise<boolean[]> => {
-    const minted = await queries.impersonations.mintedByExchange([...new Set(jtis)]);
+    const minted = await audit.mintedByExchange([...new Set(jtis)]);
     return jtis.map((jti) => minted.has(jti));
   });
 

@@ -2,7 +2,7 @@ import { errors, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provi
 import type Provider from 'oidc-provider';
 
 import { ActorRefused } from './actor.js';
-import type { Queries } from '../../lib/store/queries/index.js';
+import type { ImpersonationQueries } from '../../impersonation/queries.js';
 import { permissionNames } from '../../provider/resource-servers.js';
 import type { ScopeDocument } from '../../lib/store/models.js';
 import { sha256 } from '../../lib/ids.js';
@@ -22,7 +22,8 @@ const issuableTypes = new Set([accessTokenType, jwtTokenType]);
 const identityScopes = new Set(['openid', 'profile', 'email', 'phone', 'address']);
 
 export interface TokenExchangeDeps {
-  queries: Queries;
+  /** Subject tokens' records and the impersonation audit, whose record spends a token. */
+  impersonation: Pick<ImpersonationQueries, 'audit'>;
   resourceServerInfo(ctx: KoaContextWithOIDC, indicator: string, client: NonNullable<KoaContextWithOIDC['oidc']['client']>): Promise<ResourceServer>;
   /** Verifies an actor token and returns who it names; throws when it is not acceptable. */
   identifyActor(token: string): Promise<ActClaim>;
@@ -89,7 +90,7 @@ interface Attempt {
  * permissions come from caches that changes clear.
  */
 export function buildHandler(deps: TokenExchangeDeps) {
-  const { impersonations } = deps.queries;
+  const impersonations = deps.impersonation.audit;
 
   /** Every attempt is audited, success or failure with its reason, before the client hears of it. */
   return async function auditedTokenExchange(ctx: KoaContextWithOIDC) {

@@ -5,11 +5,9 @@ import { ApiError } from '../../errors.js';
 import { createLinks } from '../links.js';
 import type { OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, ScopeDocument, UserDocument } from '../models.js';
 import { createApplicationQueries } from './applications.js';
-import { createImpersonationQueries } from './impersonations.js';
 import { createChangeQueries } from './changes.js';
 import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
 import { createResourceQueries } from './resources.js';
-import { createSubjectTokenQueries, type SubjectTokenSelection } from './subject-tokens.js';
 
 const inUse = (code: ApiError['code'], what: string) => () => new ApiError(code, `${what} is already in use`);
 
@@ -25,9 +23,6 @@ export function createQueries(db: Db) {
     organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
     organizationRoleResourceScopes: createLinks(db, 'organization_role_resource_scopes'),
   };
-
-  const subjectTokens = createSubjectTokenQueries(db);
-  const impersonations = createImpersonationQueries(db);
 
   return {
     applications: createApplicationQueries(db),
@@ -57,16 +52,8 @@ export function createQueries(db: Db) {
       conflicts: { name: inUse('entity.unique_integrity_violation', 'this organization permission name') },
     }),
     organizationUserRoles: createOrganizationUserRoleQueries(db),
-    subjectTokens,
-    impersonations,
     changes: createChangeQueries(db),
     links,
-
-    /**
-     * Voids the live subject tokens of some users, or of one impersonation: called after a change
-     * that makes what they were sealed with untrue has committed (`voidingOf`).
-     */
-    voidSubjectTokens: async (selection: SubjectTokenSelection, reason: string) => impersonations.voidTokens(await subjectTokens.live(selection), reason),
   };
 }
 

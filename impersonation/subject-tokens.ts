@@ -1,8 +1,8 @@
 import type { ClientSession, Db } from 'mongodb';
 
-import { generateId, sha256 } from '../../ids.js';
-import { insertOwn } from '../insert-each.js';
-import type { SubjectTokenFacts, SubjectTokenSeal } from '../../../impersonation/subject-token.js';
+import { generateId, sha256 } from '../lib/ids.js';
+import { insertOwn } from '../lib/store/insert-each.js';
+import type { SubjectTokenFacts, SubjectTokenSeal } from './subject-token.js';
 
 export interface SubjectTokenDocument {
   /** SHA-256 of the token: the token itself is never stored. */

@@ -1,12 +1,12 @@
 import type { ClientSession, Db, Filter } from 'mongodb';
 
-import { createBatch } from '../batch.js';
-import { insertEach, insertMissing } from '../insert-each.js';
-import { generateId } from '../../ids.js';
-import type { Page } from '../models.js';
-import { createdWithin } from './time-range.js';
+import { createBatch } from '../lib/store/batch.js';
+import { insertEach, insertMissing } from '../lib/store/insert-each.js';
+import { generateId } from '../lib/ids.js';
+import type { Page } from '../lib/store/models.js';
+import { createdWithin } from '../lib/store/queries/time-range.js';
 import type { SubjectTokenDocument } from './subject-tokens.js';
-import { insertOwn } from '../insert-each.js';
+import { insertOwn } from '../lib/store/insert-each.js';
 
 /** One line of the impersonation audit: who acted as whom, when, why, and how it ended. */
 export const impersonationRecordKinds = [
