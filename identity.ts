@@ -10,12 +10,13 @@ import { createManagementApi, managementPrefix, type ManagementApi } from './man
 import * as tokenExchange from './grants/token-exchange/index.js';
 import { jwtIntrospection } from './provider/introspection.js';
 import { currentRequest, noteRequest, requestIds } from './lib/request-context.js';
-import { watchDatabase, watchQueue } from './lib/metrics.js';
+import { watchDatabase } from './lib/metrics.js';
 import { tokenResponseConformance } from './grants/token-response.js';
 import { createActorIdentifier } from './grants/token-exchange/actor.js';
 import { subjectTokenSeal as createSubjectTokenSeal } from './impersonation/subject-token.js';
 import { voidingOf } from './impersonation/voiding.js';
 import { createImpersonationQueries } from './impersonation/queries.js';
+import { impersonationCollections } from './impersonation/collections.js';
 import {
   bootstrap,
   ensureManagementApi,
@@ -128,6 +129,7 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
     ...hookCollections,
     ...intentCollections,
     ...accountCollections,
+    ...impersonationCollections,
     ...upstreamCollections,
     ...(options.experience && experienceCollections),
   });
@@ -138,7 +140,6 @@ export async function createIdentity(options: IdentityOptions): Promise<Identity
   const { metrics } = options;
   const hooks = createHooks(database.db, queries, hookSettings, logger, options.clock, metrics);
   if (metrics) {
-    watchQueue(metrics, database.db);
     watchDatabase(metrics, database.client);
   }
   const revoke = (userId: string, session?: ClientSession) => revokeAccount(database.db, userId, session);

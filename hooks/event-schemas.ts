@@ -1,8 +1,8 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 
-import { organizationResponse, organizationRoleResponse, organizationScopeResponse } from '../management/schemas/organizations.js';
-import { scopeResponse } from '../management/schemas/resources.js';
-import { roleResponse } from '../management/schemas/roles.js';
+import { organizationResponse, organizationRoleResponse, organizationScopeResponse } from '../lib/shapes.js';
+import { scopeResponse } from '../lib/shapes.js';
+import { roleResponse } from '../lib/shapes.js';
 import { changeEvents, exceptionEvents, impersonationEvents, interactionEvents, interactionKinds, operationalEvents, type ChangeKey } from './catalog.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Metrics } from '../lib/metrics.js';
+import { watchGauge, type Metrics } from '../lib/metrics.js';
 import type { ClientSession, Db } from 'mongodb';
 
 import type { HookSettings } from './settings.js';
@@ -76,11 +76,17 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
   });
   outbox = createOutbox(db, queries, { retentionMs, onQueued: () => worker.wake(), ...(settings.deliver && { fanOutBy: owner }) });
   let started = false;
+  const hookQueries = createHookQueries(db);
+  if (metrics) {
+    watchGauge(metrics, { name: 'oidc_identity_webhook_queue_depth', help: 'Webhook deliveries waiting: all pending, and those due now', label: 'state' }, () =>
+      hookQueries.queueDepth(),
+    );
+  }
 
   return {
     outbox,
     sequencer,
-    queries: createHookQueries(db),
+    queries: hookQueries,
     send,
     policy,
     keyOverlapMs: settings.keyOverlap * second,

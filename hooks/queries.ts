@@ -18,6 +18,15 @@ export function createHookQueries(db: Db) {
   return {
     hooks,
 
+    /** Deliveries waiting: all pending, and those due now (the metrics' queue depth). */
+    async queueDepth(now = new Date()): Promise<{ pending: number; due: number }> {
+      const [pending, due] = await Promise.all([
+        deliveries.countDocuments({ state: 'pending' }),
+        deliveries.countDocuments({ state: 'pending', nextAttemptAt: { $lte: now } }),
+      ]);
+      return { pending, due };
+    },
+
     /**
      * Attempts and successes in the last 24 hours of each of these hooks, as Logto's
      * `executionStats`: two grouped counts for a whole page, not two counts per hook.

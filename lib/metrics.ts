@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 
 import type { Middleware } from 'koa';
-import type { Db, MongoClient } from 'mongodb';
+import type { MongoClient } from 'mongodb';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
@@ -63,22 +63,18 @@ export function createMetrics() {
 
 export type Metrics = ReturnType<typeof createMetrics>;
 
-/** Queue depth, read from the database when scraped: pending deliveries, and those due now. */
-export function watchQueue(metrics: Metrics, db: Db) {
-  const deliveries = db.collection('hook_deliveries');
+/**
+ * A gauge read when scraped: `read` answers its value per label (the webhooks' queue depth, counted
+ * by the hooks' own queries: `lib/` names no feature's collection).
+ */
+export function watchGauge(metrics: Metrics, spec: { name: string; help: string; label: string }, read: () => Promise<Record<string, number>>) {
   new Gauge({
-    name: 'oidc_identity_webhook_queue_depth',
-    help: 'Webhook deliveries waiting: all pending, and those due now',
-    labelNames: ['state'],
+    name: spec.name,
+    help: spec.help,
+    labelNames: [spec.label],
     registers: [metrics.registry],
     async collect() {
-      const now = new Date();
-      const [pending, due] = await Promise.all([
-        deliveries.countDocuments({ state: 'pending' }),
-        deliveries.countDocuments({ state: 'pending', nextAttemptAt: { $lte: now } }),
-      ]);
-      this.set({ state: 'pending' }, pending);
-      this.set({ state: 'due' }, due);
+      for (const [value, count] of Object.entries(await read())) this.set({ [spec.label]: value }, count);
     },
   });
 }

@@ -1,3 +1,5 @@
+import type { Filter } from 'mongodb';
+
 import { notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { withId, type ApplicationDocument, type ApplicationSignInExperience } from '../lib/store/models.js';
@@ -46,7 +48,7 @@ export function applicationSignInExperienceRoutes(router: ApiRouter, deps: Manag
         const before = (await applications.findByIdOrThrow(applicationId)).signInExperience;
         const next = merged(before, ctx.guard.body as Given);
         // Written only if nobody changed it meanwhile: two PUTs of different fields both take effect.
-        const unchanged = { signInExperience: before ?? { $exists: false } } as unknown as Partial<ApplicationDocument>;
+        const unchanged: Filter<ApplicationDocument> = before ? { signInExperience: before } : { signInExperience: { $exists: false } };
         const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
           const after = await applications.updateIfUnchanged(applicationId, unchanged, { signInExperience: next }, session);
           if (after) record({ entity: 'Application', action: 'updated', id: applicationId, data: withId(after) });

@@ -20,11 +20,9 @@ import {
   namedPatchSchema,
   organizationCreateSchema,
   organizationPatchSchema,
-  organizationResponse,
   organizationRoleCreateSchema,
-  organizationRoleResponse,
-  organizationScopeResponse,
 } from './schemas/organizations.js';
+import { organizationResponse, organizationRoleResponse, organizationScopeResponse } from '../lib/shapes.js';
 
 /** Organization roles are shown with their permissions' ids and names. */
 export async function presentOrganizationRoles({ links, organizationScopes, scopes: apiScopes, resources }: Queries, roles: OrganizationRoleDocument[]) {

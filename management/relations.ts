@@ -25,9 +25,10 @@ import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { applicationResponse } from './schemas/applications.js';
 import { idParams, idSchema, paginationQuery } from './schemas/common.js';
-import { memberResponse, organizationScopeResponse } from './schemas/organizations.js';
-import { scopeResponse } from './schemas/resources.js';
-import { roleResponse } from './schemas/roles.js';
+import { memberResponse } from './schemas/organizations.js';
+import { organizationScopeResponse } from '../lib/shapes.js';
+import { scopeResponse } from '../lib/shapes.js';
+import { roleResponse } from '../lib/shapes.js';
 import { userResponse } from './schemas/users.js';
 
 type Doc = EntityDocument & Document;

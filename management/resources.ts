@@ -8,7 +8,8 @@ import { pageOf, pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { idParams, paginationQuery } from './schemas/common.js';
-import { resourceCreateSchema, resourcePatchSchema, resourceResponse, scopeCreateSchema, scopePatchSchema, scopeResponse } from './schemas/resources.js';
+import { resourceCreateSchema, resourcePatchSchema, resourceResponse, scopeCreateSchema, scopePatchSchema } from './schemas/resources.js';
+import { scopeResponse } from '../lib/shapes.js';
 
 const defaultAccessTokenTtl = 3600;
 

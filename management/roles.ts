@@ -11,7 +11,8 @@ import { parseSearch, searchFilter } from '../lib/http/search.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
-import { roleCreateSchema, roleListQuery, rolePatchSchema, roleResponse } from './schemas/roles.js';
+import { roleCreateSchema, roleListQuery, rolePatchSchema } from './schemas/roles.js';
+import { roleResponse } from '../lib/shapes.js';
 
 /**
  * The Management API is for machine-to-machine applications: its permissions cannot be given to a

@@ -4,7 +4,6 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
 import { socialClientOf } from '../social/upstream.js';
-import { type UpstreamUser } from '../lib/store/identities.js';
 import { assertIdentitiesFree, withIdentity, withoutIdentity, type SocialIdentity } from '../lib/store/identities.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
@@ -99,7 +98,7 @@ export function userIdentityRoutes(router: ApiRouter, deps: ManagementDeps) {
     }),
     async (ctx) => {
       const { params, body } = ctx.guard;
-      const identity: SocialIdentity = { target: params.target, id: body.userId, details: (body.details ?? {}) as unknown as UpstreamUser };
+      const identity: SocialIdentity = { target: params.target, id: body.userId, details: { ...body.details, id: body.userId } };
       const { before, updated } = await change(ctx, params.userId, (user) => withIdentity(user, identity));
       ctx.status = Object.hasOwn(before.identities, params.target) ? 200 : 201;
       ctx.body = updated.identities;

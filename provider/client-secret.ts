@@ -1,6 +1,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import type Provider from 'oidc-provider';
 
+import { replaceClientSecretComparison } from './internals.js';
+
 import { sha256 } from '../lib/ids.js';
 import type { ApplicationSecretDocument } from '../lib/store/models.js';
 
@@ -31,15 +33,11 @@ function matchesOneOf(stored: string, actual: string): boolean {
   return matched;
 }
 
-type ClientWithSecret = { clientSecret?: string; compareClientSecret(actual: string): Promise<boolean> | boolean };
-
+/** Teaches oidc-provider to compare a presented secret with our hashes; a host's own clients keep its comparison. */
 export function installHashedSecretComparison(provider: Provider): void {
-  const prototype = provider.Client.prototype as unknown as ClientWithSecret;
-  const original = prototype.compareClientSecret;
-  prototype.compareClientSecret = function compareClientSecret(this: ClientWithSecret, actual: string) {
-    if (typeof this.clientSecret === 'string' && this.clientSecret.startsWith(marker)) {
-      return Promise.resolve(matchesOneOf(this.clientSecret, actual));
-    }
-    return original.call(this, actual);
-  };
+  replaceClientSecretComparison(provider, (client, actual, own) =>
+    typeof client.clientSecret === 'string' && client.clientSecret.startsWith(marker)
+      ? Promise.resolve(matchesOneOf(client.clientSecret, actual))
+      : own(actual),
+  );
 }

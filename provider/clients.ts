@@ -1,6 +1,7 @@
 import type { ClientMetadata } from 'oidc-provider';
 
 import { tokenExchangeGrantType } from './token-types.js';
+import { asClientJwks } from './internals.js';
 import { hashedSecretsMetadata } from './client-secret.js';
 import { policyMetadataOf } from './client-policies.js';
 import { isConfidential, type ApplicationDocument, type ApplicationSecretDocument, type ApplicationType } from '../lib/store/models.js';
@@ -50,7 +51,7 @@ export function toClientMetadata(application: ApplicationDocument, secrets: Appl
     ...(isConfidential(application.type) && {
       client_secret: hashedSecretsMetadata(secrets),
       ...(oidc.tokenEndpointAuthMethod && { token_endpoint_auth_method: oidc.tokenEndpointAuthMethod }),
-      ...(oidc.jwks && { jwks: oidc.jwks as unknown as ClientMetadata['jwks'] }),
+      ...(oidc.jwks && { jwks: asClientJwks(oidc.jwks) }),
       ...(oidc.jwksUri && { jwks_uri: oidc.jwksUri }),
     }),
     redirect_uris: interactive ? oidc.redirectUris : [],

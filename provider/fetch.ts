@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 
 import type { OutboundPolicy } from '../lib/outbound-addresses.js';
+import { asGlobalFetch } from './internals.js';
 
 /** Redirects followed at most, for a request that asks them followed. */
 const maxRedirects = 5;
@@ -40,5 +41,5 @@ export function createProviderFetch(policy: OutboundPolicy): typeof fetch {
       url = new URL(location, url);
     }
   };
-  return guarded as unknown as typeof fetch;
+  return asGlobalFetch(guarded);
 }

@@ -49,22 +49,6 @@ export const storeCollections: CollectionIndexes = {
   ],
   // The change log: read newest first, whole or by entity; kept for CHANGES_RETENTION_DAYS.
   changes: [{ key: { createdAt: 1, _id: 1 }, name: 'createdAt' }, { key: { entity: 1, id: 1, createdAt: -1 }, name: 'entity_id' }, expiring],
-  subject_tokens: [expiring, { key: { userId: 1 }, name: 'userId' }],
-  impersonations: [
-    newestFirst,
-    { key: { targetUserId: 1, createdAt: -1 }, name: 'targetUserId' },
-    { key: { actorUserId: 1, createdAt: -1 }, name: 'actorUserId', partialFilterExpression: { actorUserId: { $type: 'string' } } },
-    // Whether an access token was minted by an exchange (such a token cannot act).
-    { key: { tokenId: 1 }, name: 'tokenId', partialFilterExpression: { tokenId: { $type: 'string' } } },
-    { key: { impersonationId: 1 }, name: 'impersonationId', partialFilterExpression: { impersonationId: { $type: 'string' } } },
-    // The ledger's work (records not chained yet), and the one chain.
-    { key: { chainDue: 1, createdAt: 1, _id: 1 }, name: 'chainDue', partialFilterExpression: { chainDue: { $type: 'date' } } },
-    { key: { sequence: 1 }, name: 'sequence', unique: true, partialFilterExpression: { sequence: { $type: 'number' } } },
-  ],
-  // The kill switch: one document per revoked impersonation, read with its subject token and at introspection.
-  impersonation_revocations: [],
-  impersonation_ledger: [],
-  impersonation_checkpoints: [{ key: { sequence: -1 }, name: 'sequence' }],
   ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),
   system: [],
   configs: [],

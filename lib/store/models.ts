@@ -211,9 +211,10 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
  */
 export function userChanges(before: UserDocument, after: UserDocument): string[] {
   const paths = new Set<string>();
-  for (const field of new Set([...Object.keys(before), ...Object.keys(after)])) {
+  const [old, now] = [new Map<string, unknown>(Object.entries(before)), new Map<string, unknown>(Object.entries(after))];
+  for (const field of new Set([...old.keys(), ...now.keys()])) {
     if (unannounced.has(field)) continue;
-    const [was, is] = [(before as unknown as Record<string, unknown>)[field], (after as unknown as Record<string, unknown>)[field]];
+    const [was, is] = [old.get(field), now.get(field)];
     if (same(was, is)) continue;
     if (field === 'passwordHash') paths.add('password');
     else if (keyed.has(field) && was !== null && is !== null && typeof was === 'object' && typeof is === 'object') {

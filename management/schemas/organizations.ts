@@ -1,6 +1,7 @@
 import type { TypedSchema } from '../../lib/http/guard.js';
-import { freeFormObject, timestamp } from './common.js';
+import { freeFormObject } from './common.js';
 import { idList } from './roles.js';
+import { organizationResponse, organizationRoleTypes } from '../../lib/shapes.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 128 } as const;
 const description = { type: ['string', 'null'], maxLength: 2048 } as const;
@@ -15,24 +16,6 @@ export const organizationPatchSchema = {
   type: 'object',
   properties: { name, description, customData: freeFormObject },
   additionalProperties: false,
-} as const;
-
-export const organizationResponse = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    description: { type: ['string', 'null'] },
-    customData: { type: 'object', additionalProperties: true },
-    createdAt: timestamp,
-    // With `showFeatured=true` only.
-    usersCount: { type: 'integer' },
-    featuredUsers: {
-      type: 'array',
-      items: { type: 'object', properties: { id: { type: 'string' }, avatar: { type: ['string', 'null'] }, name: { type: ['string', 'null'] } } },
-    },
-  },
-  required: ['id', 'name', 'description', 'customData', 'createdAt'],
 } as const;
 
 /** An organization with a member's roles there, as Logto's `organizationWithRolesGuard`. */
@@ -55,43 +38,12 @@ export const namedCreateSchema = <const E extends Record<string, TypedSchema> = 
   }) as const;
 export const namedPatchSchema = { type: 'object', properties: { name, description }, additionalProperties: false } as const;
 
-export const organizationScopeResponse = {
-  type: 'object',
-  properties: { id: { type: 'string' }, name: { type: 'string' }, description: { type: ['string', 'null'] }, createdAt: timestamp },
-  required: ['id', 'name', 'description', 'createdAt'],
-} as const;
-
-/** Logto's organization role types. */
-export const organizationRoleTypes = ['User', 'MachineToMachine'] as const;
-
 export const organizationRoleCreateSchema = namedCreateSchema({
   organizationScopeIds: idList(),
   // API resource permissions (Logto's `resourceScopeIds`), and the role's type (`User` unless said).
   resourceScopeIds: idList(),
   type: { enum: organizationRoleTypes },
 });
-
-export const organizationRoleResponse = {
-  type: 'object',
-  properties: {
-    ...organizationScopeResponse.properties,
-    type: { enum: organizationRoleTypes },
-    scopes: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] } },
-    resourceScopes: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          id: { type: 'string' },
-          name: { type: 'string' },
-          resource: { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] },
-        },
-        required: ['id', 'name', 'resource'],
-      },
-    },
-  },
-  required: ['id', 'name', 'description', 'createdAt', 'type', 'scopes', 'resourceScopes'],
-} as const;
 
 export const memberResponse = (userResponse: Record<string, unknown>) => ({
   type: 'object',

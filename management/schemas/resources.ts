@@ -1,4 +1,5 @@
 import { absoluteUri, timestamp } from './common.js';
+import { scopeResponse } from '../../lib/shapes.js';
 
 const resourceFields = {
   name: { type: 'string', minLength: 1, maxLength: 256 },
@@ -18,16 +19,6 @@ export const resourcePatchSchema = {
   properties: resourceFields,
   additionalProperties: false,
 } as const;
-
-const scopeResponseProperties = {
-  id: { type: 'string' },
-  resourceId: { type: 'string' },
-  name: { type: 'string' },
-  description: { type: ['string', 'null'] },
-  createdAt: timestamp,
-} as const;
-
-export const scopeResponse = { type: 'object', properties: scopeResponseProperties, required: ['id', 'resourceId', 'name', 'createdAt'] } as const;
 
 export const resourceResponse = {
   type: 'object',

@@ -1,5 +1,5 @@
 import { roleTypes } from '../../lib/store/models.js';
-import { idSchema, searchQuery, timestamp } from './common.js';
+import { idSchema, searchQuery } from './common.js';
 
 export const idList = (maxItems = 100) => ({ type: 'array', items: idSchema, minItems: 1, maxItems, uniqueItems: true }) as const;
 
@@ -17,19 +17,6 @@ export const roleCreateSchema = {
 } as const;
 
 export const rolePatchSchema = { type: 'object', properties: roleFields, additionalProperties: false } as const;
-
-export const roleResponse = {
-  type: 'object',
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    description: { type: 'string' },
-    type: { enum: roleTypes },
-    isDefault: { type: 'boolean' },
-    createdAt: timestamp,
-  },
-  required: ['id', 'name', 'description', 'type', 'isDefault'],
-} as const;
 
 export const roleListQuery = {
   type: { enum: roleTypes },

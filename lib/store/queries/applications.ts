@@ -60,13 +60,8 @@ export function createApplicationQueries(db: Db) {
      * so that a read-merge-write cannot overwrite a concurrent one. Answers the application after
      * the change, or undefined when it changed meanwhile; 404 when it is gone.
      */
-    async updateIfUnchanged(
-      id: string,
-      read: Partial<Omit<ApplicationDocument, '_id'>>,
-      set: Partial<Omit<ApplicationDocument, '_id'>>,
-      session?: ClientSession,
-    ) {
-      const { matchedCount } = await applications.updateOne({ _id: id, ...read } as Filter<ApplicationDocument>, { $set: set }, { session });
+    async updateIfUnchanged(id: string, read: Filter<ApplicationDocument>, set: Partial<Omit<ApplicationDocument, '_id'>>, session?: ClientSession) {
+      const { matchedCount } = await applications.updateOne({ ...read, _id: id }, { $set: set }, { session });
       if (matchedCount === 0) {
         if (!(await applications.findOne({ _id: id }, { session }))) throw notFound('application', id);
         return undefined;
