@@ -5,7 +5,7 @@ import { userToApi, withId } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { changesCollection } from '../lib/store/changes.js';
 import { presentOrganizationRoles } from './organizations.js';
-import { relations } from './relations.js';
+import { relations } from './relations/catalog.js';
 
 /** Each announced entity as its events show it now, or `undefined` when it does not exist. */
 function entityShapes(queries: Queries): Record<string, (id: string) => Promise<unknown>> {

@@ -56,7 +56,7 @@ export async function presentOrganizationRoles({ links, organizationScopes, scop
  * API permissions an organization role may hold: any but the Management API's, which reach only
  * machine-to-machine roles of the tenant itself (as a User role may not hold them, `roles.ts`).
  */
-export const assertOrganizationAssignable = (scopes: unknown[]) => assertAssignable('User', scopes as ScopeDocument[]);
+export const assertOrganizationAssignable = (scopes: ScopeDocument[]) => assertAssignable('User', scopes);
 
 export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;

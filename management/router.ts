@@ -18,7 +18,7 @@ import { packageVersion } from '../lib/version.js';
 import { apiDocsRoutes } from './docs.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { organizationRoutes } from './organizations.js';
-import { relationRoutes } from './relations.js';
+import { relationRoutes } from './relations/catalog.js';
 import { resourceRoutes } from './resources.js';
 import { hookKeysRoute, hookRoutes } from './hooks.js';
 import { impersonationRoutes } from './impersonations.js';

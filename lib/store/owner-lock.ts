@@ -42,3 +42,5 @@ export function createOwnerLocks(db: Db, { leaseMs = 10_000, waitMs = 10_000 } =
     }
   };
 }
+
+export type OwnerLocks = ReturnType<typeof createOwnerLocks>;
