@@ -1,30 +1,13 @@
-import type Router from '@koa/router';
 import * as client from 'openid-client';
 
 import { ApiError, assertThat } from '../lib/errors.js';
 import { exactObject, guard } from '../lib/http/guard.js';
-import type { Queries } from '../lib/store/queries/index.js';
-import type { SignInSettings } from '../sign-in/settings.js';
-import type { ConnectorStore } from '../social/connectors.js';
 import { canSignIn } from '../sign-in/profile.js';
 import { withIdentity, withoutIdentity } from '../lib/store/identities.js';
-import { socialClientOf, type Upstream } from '../social/upstream.js';
-import type { AccountMfaDeps } from './mfa.js';
-
-export interface AccountIdentityDeps extends Pick<
-  AccountMfaDeps,
-  'prefix' | 'verificationsPrefix' | 'records' | 'stateOf' | 'stepUpOf' | 'spendStepUp' | 'update'
-> {
-  queries: Queries;
-  connectors: ConnectorStore;
-  upstream: Upstream;
-  signInSettings(): Promise<SignInSettings>;
-  /** Our public origin. */
-  origin: string;
-}
+import { socialClientOf } from '../social/upstream.js';
+import { accountPrefix, recordId, verificationsPrefix, type AccountApiDeps, type AccountKit, type AccountRouter } from './context.js';
 
 const scopes = ['identities'];
-const recordId = { type: 'string', minLength: 1, maxLength: 64 } as const;
 const notVerified = () => new ApiError('verification_record.not_found', 'no verified social sign-in of this account and application has that id');
 
 /**
@@ -33,8 +16,13 @@ const notVerified = () => new ApiError('verification_record.not_found', 'no veri
  * kept here), then linked behind a step-up; an identity unlinked behind a step-up, unless it is the
  * account's last way to sign in (422 `user.last_sign_in_method_required`). The `identities` scope.
  */
-export function accountIdentityRoutes(router: Router, deps: AccountIdentityDeps) {
-  const { prefix, verificationsPrefix, records, connectors, upstream } = deps;
+export function accountIdentityRoutes(
+  router: AccountRouter,
+  kit: AccountKit,
+  deps: Pick<AccountApiDeps, 'queries' | 'connectors' | 'upstream' | 'signInSettings'> & { origin: string },
+) {
+  const { records } = kit;
+  const { connectors, upstream } = deps;
 
   /** Where the provider may send the code: our pages, or an address of the calling application's redirect URIs. */
   const assertOwnRedirect = async (clientId: string, redirectUri: string) => {
@@ -64,7 +52,7 @@ export function accountIdentityRoutes(router: Router, deps: AccountIdentityDeps)
       },
     }),
     async (ctx) => {
-      const { user, auth } = deps.stateOf(ctx);
+      const { user, auth } = ctx.state;
       const { connectorId, redirectUri, state } = ctx.guard.body;
       await assertOwnRedirect(auth.clientId, redirectUri);
       const connector = await connectors.get(connectorId);
@@ -91,7 +79,7 @@ export function accountIdentityRoutes(router: Router, deps: AccountIdentityDeps)
       response: { type: 'object', properties: { verificationRecordId: { type: 'string' } }, required: ['verificationRecordId'] },
     }),
     async (ctx) => {
-      const { user, auth } = deps.stateOf(ctx);
+      const { user, auth } = ctx.state;
       const { verificationRecordId, connectorData } = ctx.guard.body;
       const social = await records.social(verificationRecordId, user._id, auth.clientId);
       assertThat(social, notVerified);
@@ -114,37 +102,41 @@ export function accountIdentityRoutes(router: Router, deps: AccountIdentityDeps)
 
   // Logto's `POST /api/my-account/identities`: a step-up, and the verified social sign-in to link. The account
   // must not have an identity of that connector already, and no other account may hold this one (422 either way).
-  router.post(`${prefix}/identities`, guard({ scopes, body: exactObject({ newIdentifierVerificationRecordId: recordId }), status: 204 }), async (ctx) => {
-    const { user, auth } = deps.stateOf(ctx);
-    const stepUp = deps.stepUpOf(ctx);
-    const proof = ctx.guard.body.newIdentifierVerificationRecordId;
-    const pending = await records.social(proof, user._id, auth.clientId);
-    assertThat(pending?.upstream, notVerified);
-    await deps.update(
-      ctx,
-      (current) => {
-        assertThat(
-          !Object.hasOwn(current.identities, pending!.target),
-          () => new ApiError('user.identity_already_in_use', `the account has an identity of \`${pending!.target}\` already`),
-        );
-        return withIdentity(current, { target: pending!.target, id: pending!.upstream!.id, details: pending!.upstream! });
-      },
-      async (session) => {
-        await deps.spendStepUp(ctx, stepUp, session);
-        assertThat(await records.spendSocial(proof, user._id, auth.clientId, session), notVerified);
-      },
-    );
-    ctx.status = 204;
-  });
+  router.post(
+    `${accountPrefix}/identities`,
+    guard({ scopes, body: exactObject({ newIdentifierVerificationRecordId: recordId }), status: 204 }),
+    async (ctx) => {
+      const { user, auth } = ctx.state;
+      const stepUp = kit.stepUpOf(ctx);
+      const proof = ctx.guard.body.newIdentifierVerificationRecordId;
+      const pending = await records.social(proof, user._id, auth.clientId);
+      assertThat(pending?.upstream, notVerified);
+      await kit.update(
+        ctx,
+        (current) => {
+          assertThat(
+            !Object.hasOwn(current.identities, pending!.target),
+            () => new ApiError('user.identity_already_in_use', `the account has an identity of \`${pending!.target}\` already`),
+          );
+          return withIdentity(current, { target: pending!.target, id: pending!.upstream!.id, details: pending!.upstream! });
+        },
+        async (session) => {
+          await kit.spendStepUp(ctx.state, stepUp, session);
+          assertThat(await records.spendSocial(proof, user._id, auth.clientId, session), notVerified);
+        },
+      );
+      ctx.status = 204;
+    },
+  );
 
   router.delete(
-    `${prefix}/identities/:target`,
+    `${accountPrefix}/identities/:target`,
     guard({ scopes, params: { type: 'object', properties: { target: { type: 'string', minLength: 1, maxLength: 64 } }, required: ['target'] }, status: 204 }),
     async (ctx) => {
-      const stepUp = deps.stepUpOf(ctx);
+      const stepUp = kit.stepUpOf(ctx);
       const { target } = ctx.guard.params;
       const settings = await deps.signInSettings();
-      await deps.update(
+      await kit.update(
         ctx,
         (current) => {
           assertThat(Object.hasOwn(current.identities, target), () => new ApiError('user.identity_not_exist', `the account has no identity of \`${target}\``));
@@ -155,7 +147,7 @@ export function accountIdentityRoutes(router: Router, deps: AccountIdentityDeps)
           );
           return after;
         },
-        (session) => deps.spendStepUp(ctx, stepUp, session),
+        (session) => kit.spendStepUp(ctx.state, stepUp, session),
       );
       ctx.status = 204;
     },

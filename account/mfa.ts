@@ -1,6 +1,3 @@
-import type Router from '@koa/router';
-import type { ClientSession } from 'mongodb';
-
 import { ApiError, assertThat } from '../lib/errors.js';
 import { exactObject, guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
@@ -15,34 +12,10 @@ import {
   type MfaVerification,
   type WebAuthnFactor,
 } from '../lib/mfa/model.js';
-import type { SecretBox } from '../lib/mfa/secret-box.js';
 import { newTotpSecret, totpStepOf } from '../lib/mfa/totp.js';
-import { challengeTtlMs, registrationOptions, verifiedRegistration, type RelyingParty } from '../lib/mfa/webauthn.js';
+import { challengeTtlMs, registrationOptions, verifiedRegistration } from '../lib/mfa/webauthn.js';
 import type { UserDocument } from '../lib/store/models.js';
-import type { SignInSettings } from '../sign-in/settings.js';
-import type { createVerificationRecords } from './verifications.js';
-
-/** What the MFA routes share with the rest of the Account API (account/index.ts). */
-export interface AccountMfaDeps {
-  prefix: string;
-  verificationsPrefix: string;
-  records: ReturnType<typeof createVerificationRecords>;
-  signInSettings(): Promise<SignInSettings>;
-  box: SecretBox;
-  rp: RelyingParty;
-  /** The caller's account and application (set by the Account API's authentication). */
-  stateOf(ctx: unknown): { user: UserDocument; auth: { clientId: string } };
-  /** The step-up record a request names (401 without one). */
-  stepUpOf(ctx: { get(name: string): string }): string;
-  /** Spends it in the change's unit of work (401 when it is not good). */
-  spendStepUp(ctx: unknown, id: string, session: ClientSession | undefined): Promise<void>;
-  /** Changes the caller's account in a unit of work, announced as `User.Data.Updated`; `first` runs first in the unit. */
-  update(
-    ctx: unknown,
-    set: (user: UserDocument) => Partial<UserDocument>,
-    first?: (session: ClientSession | undefined) => Promise<void>,
-  ): Promise<UserDocument>;
-}
+import { accountPrefix, verificationsPrefix, type AccountApiDeps, type AccountKit, type AccountRouter } from './context.js';
 
 const scopes = ['identities'];
 const totpSecret = totpSecretSchema;
@@ -56,9 +29,10 @@ const backupCodes = backupCodesSchema;
  * A passkey is registered through `/api/verifications/web-authn/registration` (+ `/verify`), bound
  * to the user and application like the other verification records.
  */
-export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
-  const { prefix, records, box, rp } = deps;
-  const path = `${prefix}/mfa-verifications`;
+export function accountMfaRoutes(router: AccountRouter, kit: AccountKit, deps: Pick<AccountApiDeps, 'signInSettings' | 'mfaBox' | 'rp'>) {
+  const { records } = kit;
+  const { mfaBox: box, rp } = deps;
+  const path = `${accountPrefix}/mfa-verifications`;
 
   const requireOffered = async (type: MfaFactor) => {
     const { mfa } = await deps.signInSettings();
@@ -68,7 +42,7 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
   const now = () => new Date().toISOString();
 
   router.get(path, guard({ scopes, response: { type: 'array', items: mfaVerificationResponse } }), async (ctx) => {
-    ctx.body = factorsOf(deps.stateOf(ctx).user).map(mfaToApi);
+    ctx.body = factorsOf(ctx.state.user).map(mfaToApi);
   });
 
   // Helpers that make nothing: a secret or codes for the client to show, then send back with POST.
@@ -125,9 +99,9 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
       for (const required of fields[body.type]) {
         assertThat(body[required as keyof typeof body] !== undefined, () => new ApiError('guard.invalid_input', `${required} is required for ${body.type}`));
       }
-      const stepUp = deps.stepUpOf(ctx);
+      const stepUp = kit.stepUpOf(ctx);
       await requireOffered(body.type);
-      const { user, auth } = deps.stateOf(ctx);
+      const { user, auth } = ctx.state;
       const current = factorsOf(user);
       let added: MfaVerification | undefined;
       if (body.type === 'Totp') {
@@ -147,11 +121,11 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
         );
         added = { id: generateId(), type: 'BackupCode', codes: body.codes!.map((given) => ({ hash: hashBackupCode(given), usedAt: null })), createdAt: now() };
       }
-      await deps.update(
+      await kit.update(
         ctx,
         (fresh) => ({ mfaVerifications: [...factorsOf(fresh).filter(({ type }) => body.type !== 'BackupCode' || type !== 'BackupCode'), added!] }),
         async (session) => {
-          await deps.spendStepUp(ctx, stepUp, session);
+          await kit.spendStepUp(ctx.state, stepUp, session);
           if (body.type !== 'WebAuthn') return;
           const credential = await records.spendRegistration(body.newIdentifierVerificationRecordId!, user._id, auth.clientId, session);
           assertThat(
@@ -167,14 +141,14 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
 
   // Replaces the authenticator app (a new secret, proved by a code from it).
   router.put(`${path}/totp`, guard({ scopes, body: exactObject({ secret: totpSecret, code }), status: 204 }), async (ctx) => {
-    const stepUp = deps.stepUpOf(ctx);
+    const stepUp = kit.stepUpOf(ctx);
     await requireOffered('Totp');
-    const { user } = deps.stateOf(ctx);
+    const { user } = ctx.state;
     const added = await totpFactor(user, ctx.guard.body.secret, ctx.guard.body.code);
-    await deps.update(
+    await kit.update(
       ctx,
       (fresh) => ({ mfaVerifications: [...factorsOf(fresh).filter(({ type }) => type !== 'Totp'), added] }),
-      (session) => deps.spendStepUp(ctx, stepUp, session),
+      (session) => kit.spendStepUp(ctx.state, stepUp, session),
     );
     ctx.status = 204;
   });
@@ -184,7 +158,7 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
     `${path}/backup-codes`,
     guard({ scopes, response: exactObject({ codes: { type: 'array', items: { type: 'object', properties: { usedAt: { type: ['string', 'null'] } } } } }) }),
     async (ctx) => {
-      const factor = factorsOf(deps.stateOf(ctx).user).find((candidate) => candidate.type === 'BackupCode');
+      const factor = factorsOf(ctx.state.user).find((candidate) => candidate.type === 'BackupCode');
       assertThat(factor?.type === 'BackupCode', () => new ApiError('verification_record.not_found', 'this account has no backup codes', undefined, 404));
       ctx.body = { codes: (factor as Extract<MfaVerification, { type: 'BackupCode' }>).codes.map(({ usedAt }) => ({ usedAt })) };
     },
@@ -195,41 +169,41 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
     `${path}/:verificationId/name`,
     guard({ scopes, params, body: exactObject({ name: { type: 'string', minLength: 1, maxLength: 64 } }), response: mfaVerificationResponse }),
     async (ctx) => {
-      const stepUp = deps.stepUpOf(ctx);
+      const stepUp = kit.stepUpOf(ctx);
       const { verificationId } = ctx.guard.params;
-      const own = factorsOf(deps.stateOf(ctx).user).find((factor) => factor.id === verificationId && factor.type === 'WebAuthn');
+      const own = factorsOf(ctx.state.user).find((factor) => factor.id === verificationId && factor.type === 'WebAuthn');
       assertThat(own, () => new ApiError('verification_record.not_found', 'no passkey of this account has that id'));
-      const updated = await deps.update(
+      const updated = await kit.update(
         ctx,
         (fresh) => ({
           mfaVerifications: factorsOf(fresh).map((factor) =>
             factor.id === verificationId ? { ...(factor as WebAuthnFactor), name: ctx.guard.body.name } : factor,
           ),
         }),
-        (session) => deps.spendStepUp(ctx, stepUp, session),
+        (session) => kit.spendStepUp(ctx.state, stepUp, session),
       );
       ctx.body = mfaToApi(factorsOf(updated).find((factor) => factor.id === verificationId)!);
     },
   );
 
   router.delete(`${path}/:verificationId`, guard({ scopes, params, status: 204 }), async (ctx) => {
-    const stepUp = deps.stepUpOf(ctx);
+    const stepUp = kit.stepUpOf(ctx);
     const { verificationId } = ctx.guard.params;
     assertThat(
-      factorsOf(deps.stateOf(ctx).user).some((factor) => factor.id === verificationId),
+      factorsOf(ctx.state.user).some((factor) => factor.id === verificationId),
       () => new ApiError('verification_record.not_found', 'no factor of this account has that id'),
     );
-    await deps.update(
+    await kit.update(
       ctx,
       (fresh) => ({ mfaVerifications: factorsOf(fresh).filter((factor) => factor.id !== verificationId) }),
-      (session) => deps.spendStepUp(ctx, stepUp, session),
+      (session) => kit.spendStepUp(ctx.state, stepUp, session),
     );
     ctx.status = 204;
   });
 
   // A passkey for the Account API: options (a challenge of this user and application, 5 minutes), then the answer checked.
   router.post(
-    `${deps.verificationsPrefix}/web-authn/registration`,
+    `${verificationsPrefix}/web-authn/registration`,
     guard({
       scopes,
       status: 201,
@@ -241,7 +215,7 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
     }),
     async (ctx) => {
       await requireOffered('WebAuthn');
-      const { user, auth } = deps.stateOf(ctx);
+      const { user, auth } = ctx.state;
       const own = factorsOf(user).filter((factor): factor is WebAuthnFactor => factor.type === 'WebAuthn');
       const options = await registrationOptions(rp, { id: user._id, name: user.username ?? user.primaryEmail ?? user._id }, own);
       const record = await records.create(user._id, auth.clientId, 'webAuthnRegistration', { challenge: options.challenge, ttlMs: challengeTtlMs });
@@ -250,7 +224,7 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
     },
   );
   router.post(
-    `${deps.verificationsPrefix}/web-authn/registration/verify`,
+    `${verificationsPrefix}/web-authn/registration/verify`,
     guard({
       scopes,
       body: exactObject({
@@ -270,7 +244,7 @@ export function accountMfaRoutes(router: Router, deps: AccountMfaDeps) {
       response: exactObject({ verificationRecordId: { type: 'string' } }),
     }),
     async (ctx) => {
-      const { user, auth } = deps.stateOf(ctx);
+      const { user, auth } = ctx.state;
       const { verificationRecordId, payload } = ctx.guard.body;
       const failed = () => new ApiError('session.mfa.webauthn_verification_failed', 'the passkey could not be verified; try again');
       const pending = await records.pendingRegistration(verificationRecordId, user._id, auth.clientId);

@@ -2,7 +2,7 @@ import type { ParameterizedContext } from 'koa';
 
 import type { Origin } from '../lib/store/changes.js';
 
-type RouteContext = ParameterizedContext & { params?: Record<string, string>; _matchedRoute?: string | RegExp };
+export type RouteContext = ParameterizedContext & { params?: Record<string, string>; _matchedRoute?: string | RegExp };
 
 /** The request behind a write, as its change records (and the webhooks they announce) keep it. */
 export function originOf(ctx: RouteContext): Origin {

@@ -98,7 +98,7 @@ export function userIdentityRoutes(router: ApiRouter, deps: ManagementDeps) {
     }),
     async (ctx) => {
       const { params, body } = ctx.guard;
-      const identity: SocialIdentity = { target: params.target, id: body.userId, details: { ...body.details, id: body.userId } };
+      const identity = { target: params.target, id: body.userId, details: body.details ?? {} };
       const { before, updated } = await change(ctx, params.userId, (user) => withIdentity(user, identity));
       ctx.status = Object.hasOwn(before.identities, params.target) ? 200 : 201;
       ctx.body = updated.identities;

@@ -70,8 +70,12 @@ export async function assertIdentitiesFree(users: IdentityHolders, userId: strin
   assertThat(!holder, () => new ApiError('user.identity_already_in_use', 'this upstream account belongs to another user already'));
 }
 
-/** The user's identities with `identity` linked under its target (replacing what was there), and the keys to match. */
-export function withIdentity(user: Linked, { target, id, details }: SocialIdentity) {
+/**
+ * The user's identities with `identity` linked under its target (replacing what was there), and the
+ * keys to match. Its details are what the provider said at sign-in, or, set through the Management
+ * API, any object the administrator gave (as Logto keeps them).
+ */
+export function withIdentity(user: Linked, { target, id, details }: Omit<SocialIdentity, 'details'> & { details: object }) {
   const { identities, identityKeys } = withoutIdentity(user, target);
   return {
     identities: { ...identities, [target]: { userId: id, details } },

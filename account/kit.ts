@@ -1,0 +1,78 @@
+import type { ClientSession } from 'mongodb';
+
+import { ApiError, assertThat } from '../lib/errors.js';
+import { assertIdentitiesFree } from '../lib/store/identities.js';
+import { userChanges, userToApi } from '../lib/store/models.js';
+import { originOf } from '../management/origin.js';
+import { accountCodeOwner, createCodes, type CodeTarget } from '../sign-in/codes.js';
+import { createCounters, defaultLimits } from '../sign-in/counters.js';
+import { budgetedHashing } from '../sign-in/hash-gate.js';
+import { verificationHeader, type AccountApiDeps, type AccountKit, type AccountState } from './context.js';
+import { createVerificationRecords } from './verifications.js';
+
+const permissionDenied = (message: string) => new ApiError('verification_record.permission_denied', message);
+const notUsable = () => permissionDenied('the verification has expired, was used, or is not this account’s');
+
+export function createAccountKit(deps: AccountApiDeps): AccountKit {
+  const { queries } = deps;
+  const records = createVerificationRecords(deps.db);
+  // Wrong passwords at the step-up: 5 per account per 15 minutes, as at sign-in, so that a stolen token cannot guess the password.
+  const counters = createCounters(deps.db, { limits: { ...defaultLimits, ...deps.limits } });
+  const codes = createCodes(deps.db);
+
+  const codeOwner = (state: AccountState) => accountCodeOwner(state.user._id, state.auth.clientId);
+  const ownTargets = (state: AccountState): CodeTarget[] => [
+    ...(state.user.primaryEmail ? [{ type: 'email' as const, value: state.user.primaryEmail }] : []),
+    ...(state.user.primaryPhone ? [{ type: 'phone' as const, value: state.user.primaryPhone }] : []),
+  ];
+
+  return {
+    records,
+    codes,
+    counters,
+    hashFor: budgetedHashing(counters, deps.hashing),
+    codeOwner,
+    ownTargets,
+
+    stepUpOf: (ctx) => {
+      const id = ctx.get(verificationHeader);
+      assertThat(id, () => permissionDenied(`a recent verification is needed: send its id as ${verificationHeader}`));
+      return id;
+    },
+
+    // A made-up id costs the server one read, never a password hash.
+    assertStepUpUsable: async (state, id) => {
+      const usable =
+        (await records.isSpendable(id, state.user._id, state.auth.clientId)) || (await codes.isSpendable(codeOwner(state), id, 'Account', ownTargets(state)));
+      assertThat(usable, notUsable);
+    },
+
+    /**
+     * A password record, or a verified code sent to the account's own email address or phone
+     * number, made with a token of this user and application. 401 when it is unknown, expired,
+     * spent, another's, or a code to an address that is not the account's.
+     */
+    spendStepUp: async (state, id, session: ClientSession | undefined) => {
+      if (await records.spend(id, state.user._id, state.auth.clientId, session)) return;
+      const spent = await codes.spend(codeOwner(state), id, 'Account', { accept: ownTargets(state), session }).catch((error: unknown) => {
+        if (error instanceof ApiError) return undefined;
+        throw error;
+      });
+      assertThat(spent, notUsable);
+    },
+
+    update: async (ctx, set, first) => {
+      const userId = ctx.state.user._id;
+      return deps.write(originOf(ctx), async ({ session, intend, record }) => {
+        await first?.(session);
+        await intend({ entity: 'User', action: 'updated', id: userId });
+        const before = await queries.users.findByIdOrThrow(userId, session);
+        const changes = typeof set === 'function' ? set(before) : set;
+        await assertIdentitiesFree(queries.users.collection, userId, changes.identityKeys ?? [], session);
+        const after = await queries.users.update(userId, { ...changes, updatedAt: Date.now() }, session);
+        record({ entity: 'User', action: 'updated', id: userId, data: userToApi(after), changes: userChanges(before, after) });
+        return after;
+      });
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import * as views from '../views/pages.js';
+import { aboutField, clientOf, contactOf, field, formError, identifierOf, renderSignIn, sentCodeOf, withError } from './forms.js';
+import type { PageKit } from './kit.js';
+import type { PageRequest, PageResult } from './request.js';
+import type { ConsentPages } from './consent.js';
+
+/**
+ * Signing in: the page (or the consent the interaction asks for), by password or by a code, a code
+ * sent again, the way back from the passkey script, and giving up (back to the application).
+ */
+export function signInPages(kit: PageKit, consent: ConsentPages) {
+  const { router, route, service, submitOrComplete, sendCodePage, codeStep, identifyBy, options } = kit;
+
+  async function signIn(request: PageRequest): Promise<PageResult> {
+    const identifier = field(request, 'identifier');
+    const password = request.form.get('password') ?? '';
+    if (!identifier || !password) throw formError('session.invalid_credentials', 'error.identifierAndPassword', identifier ? 'password' : 'identifier');
+    const experience = await service.start(request.experience, 'SignIn');
+    const verificationId = await service.verifyPassword(experience, identifierOf(identifier), password, request.caller);
+    await service.identify(experience, verificationId);
+    return submitOrComplete(request);
+  }
+
+  router.get(
+    '/:uid',
+    route(
+      (request, error) => {
+        const { prompt } = request.details;
+        if (prompt.name === 'consent') return consent.renderConsent(request, error);
+        return renderSignIn(request, error);
+      },
+      undefined,
+      // A first-party application is consented without asking, even when the request says
+      // `prompt=consent` (Logto's SDKs send it on every sign-in), as in Logto.
+      async (request) => {
+        if (request.details.prompt.name !== 'consent' || !(await options.isFirstParty(clientOf(request)))) return undefined;
+        return { redirect: await consent.consentTo(request) };
+      },
+    ),
+  );
+  router.post('/:uid/sign-in', route(renderSignIn, signIn));
+  // Sign-in by a code to an email address or phone number, where the settings allow it (the service checks).
+  router.post(
+    '/:uid/sign-in/code',
+    route(renderSignIn, async (request) => {
+      const identifier = field(request, 'identifier');
+      if (!identifier) throw formError('guard.invalid_input', 'error.emailOrPhoneMissing', 'code-identifier');
+      const target = contactOf(identifier);
+      if (!request.settings.signIn.methods.some((method) => method.identifier === target.type && method.verificationCode)) {
+        throw formError('user.sign_in_method_not_enabled', 'error.codeMethodDisabled', 'code-identifier');
+      }
+      request.experience = await service.start(request.experience, 'SignIn');
+      return aboutField('code-identifier', () => sendCodePage(request, target, views.signInCodePage));
+    }),
+  );
+  codeStep('/:uid/sign-in/code/verify', views.signInCodePage, identifyBy);
+
+  // "Send a new code" on every page that takes one: the same target again, through the same send
+  // limits. A refusal keeps the page (and the code sent before) and says how long to wait.
+  const codeFlows = new Set<string>(['sign-up', 'sign-in', 'profile', 'reset'] satisfies views.CodeFlow[]);
+  const flowOf = (request: PageRequest): views.CodeFlow => {
+    const flow = field(request, 'flow');
+    return (codeFlows.has(flow) ? flow : 'sign-in') as views.CodeFlow;
+  };
+  router.post(
+    '/:uid/code/resend',
+    route(
+      (request, error) => views.codePage(withError(request, error), flowOf(request), sentCodeOf(request)),
+      async (request) => {
+        const flow = field(request, 'flow');
+        const { type, value } = sentCodeOf(request);
+        if (!codeFlows.has(flow) || !value) throw formError('guard.invalid_input', 'error.generic');
+        if (flow === 'sign-in' && !request.settings.signIn.methods.some((method) => method.identifier === type && method.verificationCode)) {
+          throw formError('user.sign_in_method_not_enabled', 'error.codeMethodDisabled');
+        }
+        const verificationId = await service.sendCode(request.experience, { type, value }, request.caller);
+        const context = { ...request.page, notice: request.t.t('code.resent', { target: value }) };
+        return { html: views.codePage(context, flow as views.CodeFlow, { type, value, verificationId }) };
+      },
+    ),
+  );
+
+  // Where the passkey script sends the browser once its ceremony is done: the submit, or what it asks for next.
+  router.get('/:uid/continue', route(renderSignIn, undefined, submitOrComplete));
+
+  router.post(
+    '/:uid/abort',
+    route(renderSignIn, async (request) => ({ redirect: await service.abort(request.experience) })),
+  );
+}
