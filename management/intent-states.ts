@@ -4,7 +4,7 @@ import type { IntentDocument, IntentState } from '../lib/store/intents.js';
 import { userToApi, withId } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { changesCollection } from '../lib/store/changes.js';
-import { presentOrganizationRoles } from './organizations.js';
+import { presentOrganizationRoles } from './organizations/entities.js';
 import { relations } from './relations/catalog.js';
 
 /** Each announced entity as its events show it now, or `undefined` when it does not exist. */

@@ -17,10 +17,13 @@ import { ApiError } from '../lib/errors.js';
 import { packageVersion } from '../lib/version.js';
 import { apiDocsRoutes } from './docs.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { organizationRoutes } from './organizations.js';
+import { organizationRoutes } from './organizations/entities.js';
+import { memberRoleRoutes } from './organizations/member-roles.js';
 import { relationRoutes } from './relations/catalog.js';
 import { resourceRoutes } from './resources.js';
-import { hookKeysRoute, hookRoutes } from './hooks.js';
+import { hookKeysRoute, hookRotationRoutes } from './hooks/keys.js';
+import { hookRoutes } from './hooks/hooks.js';
+import { deliveryRoutes } from './hooks/deliveries.js';
 import { impersonationRoutes } from './impersonations.js';
 import { changeRoutes } from './changes.js';
 import { jwtCustomizerRoutes } from './jwt-customizer.js';
@@ -55,6 +58,7 @@ const routeTables = [
   mfaVerificationRoutes,
   roleRoutes,
   organizationRoutes,
+  memberRoleRoutes,
   relationRoutes,
   subjectTokenRoutes,
   impersonationRoutes,
@@ -65,6 +69,8 @@ const routeTables = [
   ssoConnectorRoutes,
   oidcKeyRoutes,
   hookRoutes,
+  hookRotationRoutes,
+  deliveryRoutes,
   hookEventRoutes,
 ];
 

@@ -6,7 +6,7 @@ import { byName, userToApi, type ApplicationDocument, type RoleDocument } from '
 import type { Queries } from '../../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from '../deps.js';
 import { assertAssignable } from '../roles.js';
-import { assertOrganizationAssignable } from '../organizations.js';
+import { assertOrganizationAssignable } from '../organizations/entities.js';
 import { memberResponse } from '../schemas/organizations.js';
 import { userResponse } from '../schemas/users.js';
 import { generic, handWritten, sides, type Doc, type Relation } from './relation.js';

@@ -121,10 +121,20 @@ export async function startReceiver(): Promise<Receiver> {
     });
   }
 
+  /**
+   * Waits until `predicate` holds. It gives up once nothing new has arrived for `timeoutMs`: a
+   * stall, not a slow machine (a burst delivered steadily under load is waited for to its end; the
+   * test's own timeout bounds the whole).
+   */
   async function waitFor(predicate: (received: Received[]) => boolean, timeoutMs = 30_000) {
-    const deadline = Date.now() + timeoutMs;
+    let seen = state.received.length;
+    let deadline = Date.now() + timeoutMs;
     while (!predicate(state.received)) {
-      if (Date.now() > deadline) throw new Error(`the receiver did not get what was expected within ${timeoutMs} ms (got ${state.received.length})`);
+      if (state.received.length !== seen) {
+        seen = state.received.length;
+        deadline = Date.now() + timeoutMs;
+      }
+      if (Date.now() > deadline) throw new Error(`the receiver got nothing new for ${timeoutMs} ms, and not what was expected (got ${seen})`);
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }

@@ -1,0 +1,73 @@
+import { en, type MessageKey } from '../../i18n/en.js';
+import { form, page, type FormContext, type PageContext } from './frame.js';
+import { html, Html } from './markup.js';
+
+/** What a consent asks for: the OpenID scopes, and each API resource's permissions with what its operator wrote about them. */
+export interface ConsentRequest {
+  scopes: string[];
+  resources: Array<{ indicator: string; name?: string | undefined; scopes: Array<{ name: string; description?: string | null | undefined }> }>;
+}
+
+export function consentPage(context: FormContext, { scopes, resources }: ConsentRequest): string {
+  const { t, application } = context;
+  const name = application?.name ?? '';
+  // A scope the catalogs describe (`scope.<name>`) by its words; any other by its name.
+  const scopeText = (scope: string) => (`scope.${scope}` in en ? t.t(`scope.${scope}` as MessageKey) : scope);
+  const policies = [
+    application?.termsOfUseUrl && html`<a href="${application.termsOfUseUrl}" rel="noopener noreferrer" target="_blank">${t.t('consent.terms')}</a>`,
+    application?.privacyPolicyUrl && html`<a href="${application.privacyPolicyUrl}" rel="noopener noreferrer" target="_blank">${t.t('consent.privacy')}</a>`,
+  ].filter((link): link is Html => link instanceof Html);
+  return page(
+    context,
+    { title: t.t('consent.title', { application: name }), lead: t.t('consent.lead', { application: name }) },
+    html` ${
+      scopes.length > 0
+        ? html`<section aria-labelledby="consent-account">
+            <h2 id="consent-account">${t.t('consent.profile')}</h2>
+            <ul class="scopes">
+              ${scopes.map((scope) => html`<li>${scopeText(scope)}</li>`)}
+            </ul>
+          </section>`
+        : ''
+    }
+    ${resources.map(
+      ({ indicator, name: resourceName, scopes: asked }, index) =>
+        html`<section aria-labelledby="consent-resource-${index}">
+          <h2 id="consent-resource-${index}">${resourceName ?? indicator}</h2>
+          <ul class="scopes">
+            ${asked.map((scope) => html`<li>${scope.description ? html`${scope.description} <span class="hint">(${scope.name})</span>` : scope.name}</li>`)}
+          </ul>
+        </section>`,
+    )}
+    ${
+      policies.length > 0
+        ? html`<p class="policies">
+            ${t.t('consent.policies', { application: name })} ${policies.map((link, index) => html`${index > 0 ? ' · ' : ''}${link}`)}
+          </p>`
+        : ''
+    }
+    ${form(
+      context,
+      '/consent',
+      html`<button type="submit" name="decision" value="allow">${t.t('consent.allow')}</button>
+        <button type="submit" name="decision" value="deny" class="secondary">${t.t('consent.deny')}</button>`,
+    )}`,
+  );
+}
+
+/** A page that only says something (an expired sign-in, an outage, a failed upstream sign-in). */
+export function messagePage(context: PageContext, title: string, text: string, lang?: string): string {
+  return page(context, { title }, html`<p class="lead" ${lang ? html` lang="${lang}"` : ''}>${text}</p>`);
+}
+
+/** oidc-provider's sign-out question, in the same look; `logoutForm` is the provider's own hidden form. */
+export function signOutPage(context: PageContext, logoutForm: string): string {
+  const { t } = context;
+  return page(
+    context,
+    { title: t.t('signOut.title'), lead: t.t('signOut.lead') },
+    html`${new Html(logoutForm)}
+      <button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>${t.t('signOut.yes')}</button>
+      <button type="submit" form="op.logoutForm" class="secondary">${t.t('signOut.no')}</button>`,
+  );
+}

@@ -1,0 +1,144 @@
+
+import { asBrokenForeignKey } from '../../lib/errors.js';
+import { generateId } from '../../lib/ids.js';
+import { withId, type OrganizationRoleDocument, type ScopeDocument } from '../../lib/store/models.js';
+import type { ChangeOf } from '../../lib/store/changes.js';
+import type { ChangeKey } from '../../hooks/catalog.js';
+import { assertAssignable } from '../roles.js';
+import { keepLiveTargets } from '../../lib/store/links.js';
+import type { Queries } from '../../lib/store/queries/index.js';
+import type { ApiRouter, ManagementDeps } from '../deps.js';
+import { namedEntityRoutes } from '../named-entities.js';
+import {
+  namedCreateSchema,
+  namedPatchSchema,
+  organizationCreateSchema,
+  organizationPatchSchema,
+  organizationRoleCreateSchema,
+} from '../schemas/organizations.js';
+import { organizationResponse, organizationRoleResponse, organizationScopeResponse } from '../../lib/shapes.js';
+
+/** Organization roles are shown with their permissions' ids and names. */
+export async function presentOrganizationRoles({ links, organizationScopes, scopes: apiScopes, resources }: Queries, roles: OrganizationRoleDocument[]) {
+  // Two reads for the page's permissions of either kind, whatever the number of roles.
+  const ids = roles.map(({ _id }) => _id);
+  const [grantsOf, resourceGrantsOf] = await Promise.all([
+    links.organizationRoleScopes.rightsByLeft(ids),
+    links.organizationRoleResourceScopes.rightsByLeft(ids),
+  ]);
+  const grants = ids.map((id) => grantsOf.get(id)!);
+  const resourceGrants = ids.map((id) => resourceGrantsOf.get(id)!);
+  const scopes = new Map((await organizationScopes.findByIds([...new Set(grants.flat())])).map((scope) => [scope._id, scope]));
+  const resourceScopes = new Map((await apiScopes.findByIds([...new Set(resourceGrants.flat())])).map((scope) => [scope._id, scope]));
+  const resourcesById = new Map(
+    (await resources.findByIds([...new Set([...resourceScopes.values()].map(({ resourceId }) => resourceId))])).map((resource) => [resource._id, resource]),
+  );
+  return roles.map((role, index) => ({
+    ...withId(role),
+    type: role.type ?? 'User',
+    scopes: grants[index].flatMap((id) => (scopes.has(id) ? [{ id, name: scopes.get(id)!.name }] : [])),
+    // Logto's `resourceScopes`: each API permission with its resource.
+    resourceScopes: resourceGrants[index].flatMap((id) => {
+      const scope = resourceScopes.get(id);
+      const resource = scope && resourcesById.get(scope.resourceId);
+      return scope && resource ? [{ id, name: scope.name, resource: { id: resource._id, name: resource.name } }] : [];
+    }),
+  }));
+}
+
+/**
+ * API permissions an organization role may hold: any but the Management API's, which reach only
+ * machine-to-machine roles of the tenant itself (as a User role may not hold them, `roles.ts`).
+ */
+export const assertOrganizationAssignable = (scopes: ScopeDocument[]) => assertAssignable('User', scopes);
+
+/** Organizations, organization permissions and organization roles, each a named entity (`named-entities.ts`). */
+export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
+  const { queries } = deps;
+  const { organizations, organizationRoles, organizationScopes, organizationUserRoles, links } = queries;
+
+  namedEntityRoutes(router, deps, {
+    path: '/organizations',
+    entity: 'Organization',
+    queries: organizations,
+    createSchema: organizationCreateSchema,
+    patchSchema: organizationPatchSchema,
+    response: organizationResponse,
+    build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, customData: body.customData ?? {}, createdAt: Date.now() }),
+    present: async (documents) => documents.map(withId),
+    // Logto's `showFeatured=true`: each organization with its member count and up to three members to show.
+    async presentFeatured(documents) {
+      const samples = await Promise.all(documents.map(({ _id }) => links.organizationUsers.sampleOf(_id, 3)));
+      const users = new Map((await queries.users.findByIds(samples.flatMap(({ rights }) => rights))).map((user) => [user._id, user]));
+      return documents.map((organization, index) => ({
+        ...withId(organization),
+        usersCount: samples[index].count,
+        featuredUsers: samples[index].rights.flatMap((id) => {
+          const user = users.get(id);
+          return user ? [{ id, avatar: user.avatar, name: user.name }] : [];
+        }),
+      }));
+    },
+    cascade: (id, session) => Promise.all([links.organizationUsers.removeAllOfLeft(id, session), organizationUserRoles.removeAllOfOrganization(id, session)]),
+  });
+
+  namedEntityRoutes(router, deps, {
+    path: '/organization-scopes',
+    entity: 'OrganizationScope',
+    queries: organizationScopes,
+    createSchema: namedCreateSchema(),
+    patchSchema: namedPatchSchema,
+    response: organizationScopeResponse,
+    build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, createdAt: Date.now() }),
+    present: async (documents) => documents.map(withId),
+    cascade: (id, session) => links.organizationRoleScopes.removeAllOfRight(id, session),
+  });
+
+  namedEntityRoutes(router, deps, {
+    path: '/organization-roles',
+    entity: 'OrganizationRole',
+    queries: organizationRoles,
+    createSchema: organizationRoleCreateSchema,
+    patchSchema: namedPatchSchema,
+    response: organizationRoleResponse,
+    build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, type: body.type ?? 'User', createdAt: Date.now() }),
+    present: (roles) => presentOrganizationRoles(queries, roles),
+    async beforeCreate({ organizationScopeIds = [], resourceScopeIds = [] }, session) {
+      // Logto's code for an unknown one (organization-role/index.ts, through its SchemaRouter's error handler).
+      await organizationScopes.assertAllExist(organizationScopeIds, session).catch(asBrokenForeignKey);
+      assertOrganizationAssignable(await queries.scopes.assertAllExist(resourceScopeIds, session).catch(asBrokenForeignKey));
+    },
+    async afterCreate(role, { organizationScopeIds = [], resourceScopeIds = [] }, { session, intend }) {
+      const changes: Array<ChangeOf<ChangeKey>> = [];
+      if (organizationScopeIds.length > 0) {
+        await intend({ entity: 'OrganizationRole', action: 'scopes.updated', id: role._id, before: [] });
+        await links.organizationRoleScopes.add(role._id, organizationScopeIds, session);
+        // A permission deleted while the role was being created keeps no link (`keepLiveTargets`).
+        const linked = await keepLiveTargets(links.organizationRoleScopes, role._id, organizationScopeIds, organizationScopes.findByIds, session);
+        if (linked.length > 0) {
+          changes.push({
+            entity: 'OrganizationRole',
+            action: 'scopes.updated',
+            id: role._id,
+            data: { addedOrganizationScopeIds: linked, removedOrganizationScopeIds: [] },
+          });
+        }
+      }
+      if (resourceScopeIds.length > 0) {
+        await intend({ entity: 'OrganizationRole', action: 'resourceScopes.updated', id: role._id, before: [] });
+        await links.organizationRoleResourceScopes.add(role._id, resourceScopeIds, session);
+        const linked = await keepLiveTargets(links.organizationRoleResourceScopes, role._id, resourceScopeIds, queries.scopes.findByIds, session);
+        if (linked.length > 0) {
+          changes.push({ entity: 'OrganizationRole', action: 'resourceScopes.updated', id: role._id, data: { addedScopeIds: linked, removedScopeIds: [] } });
+        }
+      }
+      return changes;
+    },
+    cascade: (id, session) =>
+      Promise.all([
+        links.organizationRoleScopes.removeAllOfLeft(id, session),
+        links.organizationRoleResourceScopes.removeAllOfLeft(id, session),
+        organizationUserRoles.removeAllOfRole(id, session),
+      ]),
+  });
+}
