@@ -1,6 +1,6 @@
 import { generateId } from '../lib/ids.js';
 import { dataEvents, interactionEvents } from './catalog.js';
-import { eventSchemas, eventUser } from './event-schemas.js';
+import { eventSchemas, eventUser } from './event-schemas/index.js';
 
 type Schema = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 
-import { openApiWebhooks } from '../hooks/event-schemas.js';
+import { openApiWebhooks } from '../hooks/event-schemas/index.js';
 import { successStatus, type GuardMiddleware, type GuardSchemas, type Schema } from '../lib/http/guard.js';
 
 const errorBody = {

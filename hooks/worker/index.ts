@@ -1,63 +1,20 @@
-import type { Metrics } from '../../lib/metrics.js';
-import type { Db } from 'mongodb';
 
-import { systemClock, type Clock } from '../../lib/clock.js';
+import { systemClock } from '../../lib/clock.js';
 import { generateId } from '../../lib/ids.js';
-import type { Logger } from '../../lib/logger.js';
-import type { RetryPlan } from '../schedule.js';
-import type { Sender } from '../send.js';
 import { attempt, createRecorder } from './attempt.js';
-import { workerContext, type Budget, type Room, type Taken, type WorkerContext } from './context.js';
+import { workerContext, type Budget, type Room, type Taken } from './context.js';
 import { fanOut } from './fan-out.js';
 import { claim } from './lease.js';
 import { orders, releaseParked } from './ordering.js';
-import type { Sequencer } from '../sequencer.js';
+import type { DeliveryWorker, WorkerOptions } from './options.js';
 
 /** How soon a worker that found another process numbering looks again. */
 const sequencerRetryMs = 25;
-
-export interface WorkerOptions {
-  db: Db;
-  send: Sender;
-  retry: RetryPlan;
-  /** Limit of one attempt, in milliseconds. */
-  timeoutMs: number;
-  /** How often to look for due deliveries when nothing wakes the worker. */
-  pollMs: number;
-  /** Attempts in flight at once in this process. */
-  concurrency: number;
-  /** Attempts in flight at once for one hook. */
-  concurrencyPerHook: number;
-  /** A hook failing without a success for this long is disabled. */
-  disableAfterMs: number;
-  retentionMs: number;
-  logger: Logger;
-  /** This worker's id, as the outbox of its process names it on the events it records. */
-  owner?: string;
-  /** What is due, leases, retry delays and disabling read this clock (the system's by default). */
-  clock?: Clock;
-  /** Numbers recorded events (after commit) before they are fanned out. */
-  sequencer: Sequencer;
-  /** Records an operational event about a hook. */
-  announce: WorkerContext['announce'];
-  /** Counts attempts and their outcomes, when metrics are on. */
-  metrics?: Metrics;
-}
 
 /** One of the worker's two loops (new events; due deliveries). */
 interface Loop {
   run(): Promise<void>;
   wake(): void;
-}
-
-export interface DeliveryWorker {
-  start(): void;
-  /** Looks for new events and due deliveries now (a local commit recorded some). */
-  wake(): void;
-  /** Stops taking deliveries and waits for the attempts in flight. */
-  stop(): Promise<void>;
-  /** Whether it runs and keeps turning (readiness). */
-  health(staleMs: number): { running: boolean; ok: boolean; reason?: string };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 import { Webhook } from 'standardwebhooks';
 
-import { createEventValidator } from '../../hooks/event-schemas.js';
+import { createEventValidator } from '../../hooks/event-schemas/index.js';
 
 export interface Received {
   id: string;
