@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject } from 'ajv';
 
 import { logFormats, logLevels } from './logger.js';
+import { defaultBodyLimit } from './http/json-body.js';
 import { addWebUrlFormats } from './http/web-origin.js';
 import { defaultDatabaseTimeouts } from './store/availability.js';
 import { defaultChangeRetentionDays } from './store/changes.js';
@@ -72,7 +73,7 @@ export const coreEnvironment = {
   ACCESS_TOKEN_ALG: { enum: accessTokenAlgs, default: 'ES256' },
   BOOTSTRAP_CLIENT_ID: { type: 'string', pattern: '^[A-Za-z0-9._~-]{1,128}$' },
   BOOTSTRAP_CLIENT_SECRET: { type: 'string', minLength: 16, maxLength: 256 },
-  API_BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 16777216, default: 102400 },
+  API_BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 16777216, default: defaultBodyLimit },
   CACHE_REFRESH_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },
   // How long a stopping server lets the requests it holds finish before it closes their connections.
   SHUTDOWN_GRACE_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 10000 },

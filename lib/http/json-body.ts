@@ -2,6 +2,9 @@ import type { Middleware } from 'koa';
 
 import { ApiError } from '../errors.js';
 
+/** Largest request body of our APIs, in bytes, unless the deployment sets another (`apiBodyLimit`, `API_BODY_LIMIT`). */
+export const defaultBodyLimit = 100 * 1024;
+
 const methodsWithBody = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 async function readLimited(ctx: Parameters<Middleware>[0], limit: number): Promise<string> {

@@ -1,0 +1,57 @@
+import type Provider from 'oidc-provider';
+
+import { signInReports } from '../hooks/provider-events.js';
+import { createLedger } from '../impersonation/ledger.js';
+import { intentStates } from '../management/intent-states.js';
+import { startIntentResolver } from '../lib/store/intents.js';
+import { createRecordWriter } from '../lib/store/unit-of-work.js';
+import type { Installed } from './install-provider.js';
+import type { ResolvedOptions } from './options.js';
+import type { Parts } from './parts.js';
+
+/** A service that runs beside the requests, in every process. */
+export interface BackgroundService {
+  stop(): Promise<void>;
+}
+
+/**
+ * What runs beside the requests: the finder of writes a stopped process left unrecorded (without
+ * transactions), sign-in events from the provider, the webhook worker, and the impersonation
+ * audit's ledger (its chain, events and signed checkpoints, one process at a time).
+ */
+export function startBackground(provider: Provider, options: ResolvedOptions, parts: Parts, { signingKey }: Installed): BackgroundService {
+  const { database, logger } = options;
+  const { hooks } = parts;
+  const resolver = database.transactions ? undefined : startResolver(options, parts);
+  if (options.signInEventsFromProvider) signInReports(provider, (report) => hooks.reportInteraction(report), logger);
+  hooks.start();
+  const ledger = createLedger(database.db, {
+    issuer: provider.issuer,
+    signingKey,
+    announce: (items) => hooks.outbox.reportImpersonations(items),
+    ...options.impersonationAudit,
+    logger,
+  });
+  ledger.start();
+  return {
+    async stop() {
+      await resolver?.stop();
+      await ledger.stop();
+    },
+  };
+}
+
+/** Writes a stopped process left without their records are found, recorded, and announced. */
+function startResolver({ database, changesRetentionDays, logger, clock }: ResolvedOptions, parts: Parts) {
+  const writeFoundRecords = createRecordWriter(database, parts.hooks.outbox, changesRetentionDays);
+  return startIntentResolver(database.db, {
+    state: intentStates(database.db, parts.queries),
+    write: async (found, recorded) => {
+      await writeFoundRecords(found, recorded);
+      // What a stopped unit of work changed voids subject tokens as its own afterCommit would have.
+      await parts.voidSubjectTokensAfter(found);
+    },
+    logger,
+    clock,
+  });
+}

@@ -1,0 +1,57 @@
+import type { Configuration } from 'oidc-provider';
+
+import { createGrantLoader } from '../experience/consent.js';
+import { interactionUrl } from '../experience/index.js';
+import { signOutPage } from '../experience/views/pages.js';
+import { configureProvider } from '../provider/configure.js';
+import type { MintedToken } from '../provider/token-types.js';
+import type { ResolvedOptions } from './options.js';
+import type { Parts } from './parts.js';
+
+/**
+ * The host's provider configuration with ours composed in. `minted` is what a grant tells
+ * `extraTokenClaims` about a token it mints, through the token itself.
+ */
+export function configureWith(host: Configuration, options: ResolvedOptions, parts: Parts, minted: WeakMap<object, MintedToken>) {
+  const { logger, branding, catalogs } = options;
+  const { caches, customClaimsFor } = parts;
+  if (host.features?.devInteractions?.enabled === true) {
+    logger.warn(
+      "oidc-provider's development interactions (features.devInteractions) are on: anyone can sign in as any account id with any password. Never in production.",
+    );
+  }
+  const { configuration, getResourceServerInfo } = configureProvider(host, {
+    db: parts.db,
+    queries: parts.queries,
+    clients: caches.clients,
+    keyRing: parts.keyRing,
+    resources: caches.resources,
+    defaultResource: () => caches.defaultResource.get('default'),
+    held: caches.held,
+    accessTokenAlg: options.accessTokenAlg,
+    managementApiTokenTtl: options.managementApiTokenTtl,
+    outboundAllowedHosts: options.outboundAllowedHosts,
+    extraTokenClaims: async (ctx, token) => ({
+      ...(await customClaimsFor(ctx, token as Parameters<typeof customClaimsFor>[1], minted.get(token)?.facts)),
+      ...minted.get(token)?.claims,
+    }),
+    ...(branding &&
+      catalogs && {
+        experience: {
+          interactionUrl: (uid: string) => interactionUrl(uid),
+          loadExistingGrant: (hostLoader) => createGrantLoader(parts.queries, hostLoader),
+          languages: catalogs.languages(),
+          logoutSource: (ctx, form) => {
+            ctx.type = 'html';
+            // RP-Initiated Logout §2 `ui_locales`, then the browser's Accept-Language.
+            ctx.body = signOutPage({ branding, t: catalogs.forRequest(ctx.oidc?.params?.ui_locales, ctx.get('accept-language')) }, form);
+          },
+        },
+      }),
+  });
+  // Whether the provider's keys are ours (and so rotated through the Management API), not a host's own.
+  const keysManaged = !host.jwks && !host.cookies?.keys;
+  return { configuration, getResourceServerInfo, keysManaged };
+}
+
+export type Configured = ReturnType<typeof configureWith>;

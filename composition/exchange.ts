@@ -1,0 +1,37 @@
+import type Provider from 'oidc-provider';
+
+import { createActorIdentifier } from '../grants/token-exchange/actor.js';
+import * as tokenExchange from '../grants/token-exchange/index.js';
+import type { MintedToken } from '../provider/token-types.js';
+import type { Configured } from './configure.js';
+import type { Installed } from './install-provider.js';
+import type { Parts } from './parts.js';
+
+/**
+ * The token exchange (RFC 8693) on the provider, with what it reads: subject tokens sealed with the
+ * deployment's key, actor tokens verified with the provider's keys, the resources, roles and
+ * impersonation policy from their caches, and the audit whose record spends a subject token.
+ */
+export function registerTokenExchange(
+  provider: Provider,
+  parts: Parts,
+  { getResourceServerInfo }: Configured,
+  { getKey }: Installed,
+  minted: WeakMap<object, MintedToken>,
+) {
+  const { caches, impersonation, queries } = parts;
+  provider.registerGrantType(
+    tokenExchange.grantType,
+    tokenExchange.buildHandler({
+      impersonation,
+      resourceServerInfo: getResourceServerInfo,
+      identifyActor: createActorIdentifier(provider, getKey, queries, impersonation.audit),
+      resourceScopes: async (indicator) => (await caches.resources.get(indicator))?.scopes ?? [],
+      roles: caches.roles,
+      minted,
+      policy: async () => (await caches.impersonationPolicy.get('policy'))!,
+      subjectTokens: parts.subjectTokenSeal,
+    }),
+    tokenExchange.parameters,
+  );
+}

@@ -1,0 +1,46 @@
+import { defaultBranding, resolveBranding } from '../experience/settings.js';
+import { resolveHookSettings } from '../hooks/settings.js';
+import { createCatalogs } from '../i18n/index.js';
+import { systemClock } from '../lib/clock.js';
+import { changeRetentionRule, checkOptions } from '../lib/config.js';
+import { noProxy } from '../lib/http/client-address.js';
+import { defaultBodyLimit } from '../lib/http/json-body.js';
+import { defaultChangeRetentionDays } from '../lib/store/changes.js';
+import { managementPrefix } from '../management/router.js';
+import type { IdentityOptions } from '../identity-options.js';
+
+/**
+ * The options with every default applied, once: the parts read these, never `IdentityOptions`
+ * with a fallback of their own. Checked before anything is written, with the rules the
+ * environment's settings follow.
+ */
+export function resolveOptions(options: IdentityOptions) {
+  const { experience } = options;
+  const changesRetentionDays = options.changesRetentionDays ?? defaultChangeRetentionDays;
+  checkOptions(changeRetentionRule, changesRetentionDays, 'changesRetentionDays');
+  const branding = experience && resolveBranding(experience.branding);
+  return {
+    ...options,
+    hookSettings: resolveHookSettings(options.hooks),
+    branding,
+    productName: (branding ?? defaultBranding).productName,
+    // The pages' and messages' languages: the built-in catalogs with the host's over them.
+    catalogs: experience && createCatalogs(experience.catalogs),
+    changesRetentionDays,
+    accessTokenAlg: options.accessTokenAlg ?? 'ES256',
+    managementApiIndicator: `${options.baseUrl.replace(/\/+$/, '')}${managementPrefix}`,
+    origin: new URL(options.baseUrl).origin,
+    bodyLimit: options.apiBodyLimit ?? defaultBodyLimit,
+    cacheRefreshMs: options.cacheRefreshMs ?? 1000,
+    customClaimsTimeoutMs: options.customClaimsTimeoutMs ?? 1000,
+    customClaimsOnError: options.customClaimsOnError ?? 'omit',
+    managementApiTokenTtl: options.managementApiTokenTtl ?? 600,
+    subjectTokenTtl: options.subjectTokenTtl ?? 600,
+    outboundAllowedHosts: options.outboundAllowedHosts ?? [],
+    trustProxy: options.trustProxy ?? noProxy,
+    clock: options.clock ?? systemClock,
+    signInEventsFromProvider: options.signInEventsFromProvider ?? true,
+  } as const;
+}
+
+export type ResolvedOptions = ReturnType<typeof resolveOptions>;

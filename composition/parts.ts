@@ -1,0 +1,126 @@
+import type { ClientSession } from 'mongodb';
+
+import { accountCollections } from '../account/collections.js';
+import { experienceCollections } from '../experience/collections.js';
+import { logConnector, logSmsConnector } from '../experience/index.js';
+import { hookCollections } from '../hooks/collections.js';
+import { createHooks } from '../hooks/index.js';
+import { impersonationCollections } from '../impersonation/collections.js';
+import { createImpersonationQueries } from '../impersonation/queries.js';
+import { subjectTokenSeal } from '../impersonation/subject-token.js';
+import { voidingOf } from '../impersonation/voiding.js';
+import { watchDatabase } from '../lib/metrics.js';
+import { secretBox } from '../lib/mfa/secret-box.js';
+import { createOutboundPolicy } from '../lib/outbound-addresses.js';
+import type { Change } from '../lib/store/changes.js';
+import { ensureIndexes } from '../lib/store/database.js';
+import { watchDatabaseIdentity } from '../lib/store/database-identity.js';
+import { intentCollections } from '../lib/store/intents.js';
+import { createQueries } from '../lib/store/queries/index.js';
+import { ensureManagementApi } from '../management/bootstrap.js';
+import { createProviderCaches } from '../provider/caches.js';
+import { providerCollections, revokeAccount } from '../provider/collections.js';
+import { createCustomClaims } from '../provider/custom-claims.js';
+import { createProviderFetch } from '../provider/fetch.js';
+import { loadProviderSecrets } from '../provider/keys.js';
+import { createKeyRing } from '../provider/oidc-keys.js';
+import { Sandbox } from '../provider/sandbox/index.js';
+import { createConnectorStore } from '../social/connectors.js';
+import { createUpstream } from '../social/upstream.js';
+import { upstreamCollections } from '../sso/collections.js';
+import { createSsoConnectorStore } from '../sso/connectors.js';
+import type { ResolvedOptions } from './options.js';
+
+/**
+ * What every face shares, made once when the identity is created: the queries and the
+ * collections' indexes, the database watch, the hooks, the secrets and the key ring, the caches,
+ * the connectors and the custom claims. Nothing here serves a request yet.
+ */
+export async function createParts(options: ResolvedOptions) {
+  const { database, logger, metrics } = options;
+  const { db } = database;
+  if (!database.transactions) {
+    logger.warn(
+      `Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic. A change that announces a webhook event is stored as intended before it is written, so that one a crash leaves without its event is found and announced within a minute; other change records are written after their change (see the README, Delivery).`,
+    );
+  }
+  // Each part declares the collections it owns; the entities' are ensured when the database is opened.
+  await ensureIndexes(db, {
+    ...providerCollections,
+    ...hookCollections,
+    ...intentCollections,
+    ...accountCollections,
+    ...impersonationCollections,
+    ...upstreamCollections,
+    ...(options.experience && experienceCollections),
+  });
+  const watch = await watchDatabaseIdentity(database.client, db, { logger, ...(options.onDatabaseLost && { onLost: options.onDatabaseLost }) });
+  const queries = createQueries(db);
+  const impersonation = createImpersonationQueries(db);
+  const hooks = createHooks(db, queries, options.hookSettings, logger, options.clock, metrics);
+  if (metrics) watchDatabase(metrics, database.client);
+
+  await ensureManagementApi(db, options.managementApiIndicator);
+  const secrets = await loadProviderSecrets(db);
+  // The deployment's sealing key: MFA secrets, connectors' client secrets, and (derived from it) subject tokens.
+  const sealingKey = options.mfaEncryptionKey ?? secrets.mfaKey;
+  const box = secretBox(sealingKey);
+  const outboundFetch = createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts));
+  const caches = await createProviderCaches(db, queries, { refreshMs: options.cacheRefreshMs, managementApiIndicator: options.managementApiIndicator });
+  const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs });
+  const customClaimsFor = createCustomClaims({
+    queries,
+    customizer: caches.customizer,
+    sandbox,
+    logger,
+    roles: caches.roles,
+    ...(options.getCustomJwtClaims && { hostFunction: options.getCustomJwtClaims }),
+    onError: options.customClaimsOnError,
+    exemptAudiences: new Set([options.managementApiIndicator]),
+    ...(metrics && { metrics }),
+  });
+
+  return {
+    db,
+    watch,
+    queries,
+    impersonation,
+    hooks,
+    secrets,
+    sealingKey,
+    box,
+    keyRing: createKeyRing(db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys }),
+    subjectTokenSeal: subjectTokenSeal(sealingKey),
+    outboundFetch,
+    upstream: createUpstream({ fetch: outboundFetch }),
+    connectors: createConnectorStore(db, box),
+    ssoConnectors: createSsoConnectorStore(db, box),
+    caches,
+    sandbox,
+    // Dry runs get a sandbox of their own: nothing a script under test does can delay a token.
+    dryRuns: new Sandbox({ timeoutMs: options.customClaimsTimeoutMs }),
+    customClaimsFor,
+    messengers: options.experience && messengersOf(options),
+    revoke: (userId: string, session?: ClientSession) => revokeAccount(db, userId, session),
+    /** Voids the subject tokens that committed changes made untrue (`impersonation/voiding.ts`). */
+    voidSubjectTokensAfter: async (changes: Change[]) => {
+      await Promise.all(voidingOf(changes).map(({ selection, reason }) => impersonation.voidSubjectTokens(selection, reason)));
+    },
+  };
+}
+
+export type Parts = Awaited<ReturnType<typeof createParts>>;
+
+/** The email and SMS connectors, the log's when none is given, said in the log at start. */
+function messengersOf({ experience, logger }: ResolvedOptions) {
+  const email = experience?.email ?? logConnector(logger);
+  const sms = experience?.sms ?? logSmsConnector(logger);
+  for (const [kind, connector] of [
+    ['Email', email],
+    ['SMS', sms],
+  ] as const) {
+    if (connector.development) logger.warn(`${kind}: ${connector.description}.`);
+    else logger.info(`${kind}: ${connector.description}.`);
+  }
+  return { email, sms };
+}
