@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
 import type Router from '@koa/router';
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import type Provider from 'oidc-provider';
 
 import type { ErrorLogger } from '../lib/http/api-errors.js';
@@ -83,7 +83,7 @@ export interface AccountKit {
   /** Refuses (401) a step-up that `spendStepUp` would refuse, without spending it: before anything costly. */
   assertStepUpUsable(state: AccountState, id: string): Promise<void>;
   /** Spends the step-up in the change's unit of work (401 when it is not good). */
-  spendStepUp(state: AccountState, id: string, session: ClientSession | undefined): Promise<void>;
+  spendStepUp(state: AccountState, id: string): Promise<void>;
   /**
    * Applies `set` to the caller's account in a unit of work, announced as `User.Data.Updated` with
    * what changed. `first` runs first in the unit (spending the verifications the change needs), so
@@ -92,7 +92,7 @@ export interface AccountKit {
   update(
     ctx: AccountContext,
     set: Partial<UserDocument> | ((current: UserDocument) => Partial<UserDocument>),
-    first?: (session: ClientSession | undefined) => Promise<void>,
+    first?: () => Promise<void>,
   ): Promise<UserDocument>;
 }
 

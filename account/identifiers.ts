@@ -66,9 +66,9 @@ export function identifierRoutes(router: AccountRouter, kit: AccountKit, deps: P
             : new ApiError('user.phone_already_in_use', 'this phone number already has an account'),
         );
         const set = field === 'email' ? { primaryEmail: target.value, emailKey: emailKey(target.value) } : { primaryPhone: target.value };
-        await kit.update(ctx, set, async (session) => {
-          await kit.spendStepUp(state, stepUp, session);
-          const spent = await kit.codes.spend(kit.codeOwner(state), proof, 'Account', { accept: [target], session }).catch(() => undefined);
+        await kit.update(ctx, set, async () => {
+          await kit.spendStepUp(state, stepUp);
+          const spent = await kit.codes.spend(kit.codeOwner(state), proof, 'Account', { accept: [target] }).catch(() => undefined);
           assertThat(spent, () => new ApiError('verification_record.not_found', 'the verification of the new identifier was used meanwhile'));
         });
         ctx.status = 204;
@@ -78,9 +78,7 @@ export function identifierRoutes(router: AccountRouter, kit: AccountKit, deps: P
       const { state } = ctx;
       const stepUp = kit.stepUpOf(ctx);
       await assertRemovable(state.user, field);
-      await kit.update(ctx, field === 'email' ? { primaryEmail: null, emailKey: null } : { primaryPhone: null }, (session) =>
-        kit.spendStepUp(state, stepUp, session),
-      );
+      await kit.update(ctx, field === 'email' ? { primaryEmail: null, emailKey: null } : { primaryPhone: null }, () => kit.spendStepUp(state, stepUp));
       ctx.status = 204;
     });
   }

@@ -120,9 +120,9 @@ export function accountIdentityRoutes(
           );
           return withIdentity(current, { target: pending!.target, id: pending!.upstream!.id, details: pending!.upstream! });
         },
-        async (session) => {
-          await kit.spendStepUp(ctx.state, stepUp, session);
-          assertThat(await records.spendSocial(proof, user._id, auth.clientId, session), notVerified);
+        async () => {
+          await kit.spendStepUp(ctx.state, stepUp);
+          assertThat(await records.spendSocial(proof, user._id, auth.clientId), notVerified);
         },
       );
       ctx.status = 204;
@@ -147,7 +147,7 @@ export function accountIdentityRoutes(
           );
           return after;
         },
-        (session) => kit.spendStepUp(ctx.state, stepUp, session),
+        () => kit.spendStepUp(ctx.state, stepUp),
       );
       ctx.status = 204;
     },

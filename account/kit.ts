@@ -1,5 +1,3 @@
-import type { ClientSession } from 'mongodb';
-
 import { ApiError, assertThat } from '../lib/errors.js';
 import { assertIdentitiesFree } from '../lib/store/identities.js';
 import { userChanges, userToApi } from '../lib/store/models.js';
@@ -52,9 +50,9 @@ export function createAccountKit(deps: AccountApiDeps): AccountKit {
      * number, made with a token of this user and application. 401 when it is unknown, expired,
      * spent, another's, or a code to an address that is not the account's.
      */
-    spendStepUp: async (state, id, session: ClientSession | undefined) => {
-      if (await records.spend(id, state.user._id, state.auth.clientId, session)) return;
-      const spent = await codes.spend(codeOwner(state), id, 'Account', { accept: ownTargets(state), session }).catch((error: unknown) => {
+    spendStepUp: async (state, id) => {
+      if (await records.spend(id, state.user._id, state.auth.clientId)) return;
+      const spent = await codes.spend(codeOwner(state), id, 'Account', { accept: ownTargets(state) }).catch((error: unknown) => {
         if (error instanceof ApiError) return undefined;
         throw error;
       });
@@ -63,13 +61,13 @@ export function createAccountKit(deps: AccountApiDeps): AccountKit {
 
     update: async (ctx, set, first) => {
       const userId = ctx.state.user._id;
-      return deps.write(originOf(ctx), async ({ session, intend, record }) => {
-        await first?.(session);
+      return deps.write(originOf(ctx), async ({ intend, record }) => {
+        await first?.();
         await intend({ entity: 'User', action: 'updated', id: userId });
-        const before = await queries.users.findByIdOrThrow(userId, session);
+        const before = await queries.users.findByIdOrThrow(userId);
         const changes = typeof set === 'function' ? set(before) : set;
-        await assertIdentitiesFree(queries.users.collection, userId, changes.identityKeys ?? [], session);
-        const after = await queries.users.update(userId, { ...changes, updatedAt: Date.now() }, session);
+        await assertIdentitiesFree(queries.users.collection, userId, changes.identityKeys ?? []);
+        const after = await queries.users.update(userId, { ...changes, updatedAt: Date.now() });
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(after), changes: userChanges(before, after) });
         return after;
       });

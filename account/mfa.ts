@@ -124,10 +124,10 @@ export function accountMfaRoutes(router: AccountRouter, kit: AccountKit, deps: P
       await kit.update(
         ctx,
         (fresh) => ({ mfaVerifications: [...factorsOf(fresh).filter(({ type }) => body.type !== 'BackupCode' || type !== 'BackupCode'), added!] }),
-        async (session) => {
-          await kit.spendStepUp(ctx.state, stepUp, session);
+        async () => {
+          await kit.spendStepUp(ctx.state, stepUp);
           if (body.type !== 'WebAuthn') return;
-          const credential = await records.spendRegistration(body.newIdentifierVerificationRecordId!, user._id, auth.clientId, session);
+          const credential = await records.spendRegistration(body.newIdentifierVerificationRecordId!, user._id, auth.clientId);
           assertThat(
             credential,
             () => new ApiError('verification_record.not_found', 'newIdentifierVerificationRecordId is not a verified passkey registration of this account'),
@@ -148,7 +148,7 @@ export function accountMfaRoutes(router: AccountRouter, kit: AccountKit, deps: P
     await kit.update(
       ctx,
       (fresh) => ({ mfaVerifications: [...factorsOf(fresh).filter(({ type }) => type !== 'Totp'), added] }),
-      (session) => kit.spendStepUp(ctx.state, stepUp, session),
+      () => kit.spendStepUp(ctx.state, stepUp),
     );
     ctx.status = 204;
   });
@@ -180,7 +180,7 @@ export function accountMfaRoutes(router: AccountRouter, kit: AccountKit, deps: P
             factor.id === verificationId ? { ...(factor as WebAuthnFactor), name: ctx.guard.body.name } : factor,
           ),
         }),
-        (session) => kit.spendStepUp(ctx.state, stepUp, session),
+        () => kit.spendStepUp(ctx.state, stepUp),
       );
       ctx.body = mfaToApi(factorsOf(updated).find((factor) => factor.id === verificationId)!);
     },
@@ -196,7 +196,7 @@ export function accountMfaRoutes(router: AccountRouter, kit: AccountKit, deps: P
     await kit.update(
       ctx,
       (fresh) => ({ mfaVerifications: factorsOf(fresh).filter((factor) => factor.id !== verificationId) }),
-      (session) => kit.spendStepUp(ctx.state, stepUp, session),
+      () => kit.spendStepUp(ctx.state, stepUp),
     );
     ctx.status = 204;
   });

@@ -79,7 +79,7 @@ export function profileRoutes(router: AccountRouter, kit: AccountKit) {
     await kit.assertStepUpUsable(ctx.state, stepUp);
     assertPasswordAllowed(ctx.guard.body.password, [user.username, user.primaryEmail]);
     const passwordHash = await kit.hashFor(ctx.ip, () => hashPassword(ctx.guard.body.password));
-    await kit.update(ctx, { passwordHash }, (session) => kit.spendStepUp(ctx.state, stepUp, session));
+    await kit.update(ctx, { passwordHash }, () => kit.spendStepUp(ctx.state, stepUp));
     ctx.status = 204;
   });
 }

@@ -1,9 +1,10 @@
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
 
 import { generateSecret, sha256 } from '../lib/ids.js';
 import type { WebAuthnFactor } from '../lib/mfa/model.js';
 import type { AuthorizationChecks } from '../social/upstream.js';
 import type { UpstreamUser } from '../lib/store/identities.js';
+import { inUnit } from '../lib/store/session.js';
 
 /** A passkey just registered, before it becomes a factor. */
 type NewCredential = Pick<WebAuthnFactor, 'credentialId' | 'publicKey' | 'counter' | 'transports' | 'agent'>;
@@ -84,7 +85,7 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
     },
 
     /** Spends a verified social sign-in of this user and application; answers it. */
-    async spendSocial(id: string, userId: string, clientId: string, session: ClientSession | undefined): Promise<SocialLink | undefined> {
+    async spendSocial(id: string, userId: string, clientId: string): Promise<SocialLink | undefined> {
       const filter = {
         _id: sha256(id),
         userId,
@@ -94,9 +95,9 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
         usedAt: null,
         expiresAt: { $gt: new Date(now()) },
       };
-      const found = await records.findOne(filter, { session });
+      const found = await records.findOne(filter, inUnit());
       if (!found) return undefined;
-      const { modifiedCount } = await records.updateOne(filter, { $set: { usedAt: new Date(now()) } }, { session });
+      const { modifiedCount } = await records.updateOne(filter, { $set: { usedAt: new Date(now()) } }, inUnit());
       return modifiedCount === 1 ? found.social : undefined;
     },
 
@@ -123,7 +124,7 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
     },
 
     /** Spends a completed registration of this user and application; answers its credential. */
-    async spendRegistration(id: string, userId: string, clientId: string, session: ClientSession | undefined): Promise<NewCredential | undefined> {
+    async spendRegistration(id: string, userId: string, clientId: string): Promise<NewCredential | undefined> {
       const filter = {
         _id: sha256(id),
         userId,
@@ -133,9 +134,9 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
         usedAt: null,
         expiresAt: { $gt: new Date(now()) },
       };
-      const found = await records.findOne(filter, { session });
+      const found = await records.findOne(filter, inUnit());
       if (!found) return undefined;
-      const { modifiedCount } = await records.updateOne(filter, { $set: { usedAt: new Date(now()) } }, { session });
+      const { modifiedCount } = await records.updateOne(filter, { $set: { usedAt: new Date(now()) } }, inUnit());
       return modifiedCount === 1 ? found.credential : undefined;
     },
 
@@ -146,11 +147,11 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
     },
 
     /** Spends the record for this user and application; false when it is unknown, theirs not, expired or spent. */
-    async spend(id: string, userId: string, clientId: string, session: ClientSession | undefined): Promise<boolean> {
+    async spend(id: string, userId: string, clientId: string): Promise<boolean> {
       const { modifiedCount } = await records.updateOne(
         { _id: sha256(id), userId, clientId, type: 'password', usedAt: null, expiresAt: { $gt: new Date(now()) } },
         { $set: { usedAt: new Date(now()) } },
-        { session },
+        inUnit(),
       );
       return modifiedCount === 1;
     },

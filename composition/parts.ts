@@ -1,5 +1,3 @@
-import type { ClientSession } from 'mongodb';
-
 import { accountCollections } from '../account/collections.js';
 import { experienceCollections } from '../experience/collections.js';
 import { logConnector, logSmsConnector } from '../experience/index.js';
@@ -101,7 +99,7 @@ export async function createParts(options: ResolvedOptions) {
     dryRuns: new Sandbox({ timeoutMs: options.customClaimsTimeoutMs }),
     customClaimsFor,
     messengers: options.experience && messengersOf(options),
-    revoke: (userId: string, session?: ClientSession) => revokeAccount(db, userId, session),
+    revoke: (userId: string) => revokeAccount(db, userId),
     /** Voids the subject tokens that committed changes made untrue (`impersonation/voiding.ts`). */
     voidSubjectTokensAfter: async (changes: Change[]) => {
       await Promise.all(voidingOf(changes).map(({ selection, reason }) => impersonation.voidSubjectTokens(selection, reason)));

@@ -1,4 +1,3 @@
-import type { ClientSession } from 'mongodb';
 import type Provider from 'oidc-provider';
 
 import type { Catalogs } from '../i18n/index.js';
@@ -54,7 +53,7 @@ export interface ExperienceServiceDeps {
   catalogs?: Catalogs | undefined;
   logger: Logger;
   /** Ends every session, grant and token the provider keeps for a user. */
-  revokeAccount(userId: string, session?: ClientSession): Promise<void>;
+  revokeAccount(userId: string): Promise<void>;
   /** MFA: the factors' verifications, binding, and the submit's gate. */
   mfa: ExperienceMfa;
   /** Social sign-in through the connectors. */

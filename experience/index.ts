@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 
 import Koa, { type Middleware } from 'koa';
 import compose from 'koa-compose';
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import type Provider from 'oidc-provider';
 
 import { useClientAddress } from '../lib/http/client-address.js';
@@ -72,7 +72,7 @@ export interface ExperienceDeps {
   provider: Provider;
   queries: Queries;
   /** Ends every session, grant and token the provider keeps for a user (a password reset). */
-  revokeAccount(userId: string, session?: ClientSession): Promise<void>;
+  revokeAccount(userId: string): Promise<void>;
   write: Writer<ChangeKey>;
   logger: Logger;
   email: EmailConnector;

@@ -51,34 +51,30 @@ export function createSubmitters(
       }
       // What was added in this sign-in joins the account: a change, announced with the interaction. An
       // identifier taken meanwhile by another account is 422 (the unique index, through `update`), and nothing is written.
-      await deps.write(origin, async ({ session, intend, record }) => {
+      await deps.write(origin, async ({ intend, record }) => {
         await intend({ entity: 'User', action: 'updated', id: userId });
-        const before = await queries.users.findByIdOrThrow(userId, session);
+        const before = await queries.users.findByIdOrThrow(userId);
         assertThat(!before.isSuspended, suspended);
         const social = profile.socialIdentity && withIdentity(before, profile.socialIdentity);
         const sso = profile.ssoIdentity && withSsoIdentity({ ...before, ...social }, profile.ssoIdentity);
         const linked = { ...social, ...sso };
-        await assertIdentitiesFree(queries.users.collection, userId, linked.identityKeys ?? [], session);
+        await assertIdentitiesFree(queries.users.collection, userId, linked.identityKeys ?? []);
         // A connector with `syncProfile`: what the provider now says (an email another account took meanwhile is 422, through the index).
         const { synced } = profile;
         const email = profile.email ?? synced?.email;
         const now = Date.now();
-        const updated = await queries.users.update(
-          userId,
-          {
-            ...(email && { primaryEmail: email, emailKey: emailKey(email) }),
-            ...(synced?.name && { name: synced.name }),
-            ...(synced?.avatar && { avatar: synced.avatar }),
-            ...(profile.phone && { primaryPhone: profile.phone }),
-            ...(profile.username && { username: profile.username }),
-            ...(profile.passwordHash && { passwordHash: profile.passwordHash }),
-            ...(factors.length > 0 && { mfaVerifications: withFactors(before.mfaVerifications, factors) }),
-            ...linked,
-            lastSignInAt: now,
-            updatedAt: now,
-          },
-          session,
-        );
+        const updated = await queries.users.update(userId, {
+          ...(email && { primaryEmail: email, emailKey: emailKey(email) }),
+          ...(synced?.name && { name: synced.name }),
+          ...(synced?.avatar && { avatar: synced.avatar }),
+          ...(profile.phone && { primaryPhone: profile.phone }),
+          ...(profile.username && { username: profile.username }),
+          ...(profile.passwordHash && { passwordHash: profile.passwordHash }),
+          ...(factors.length > 0 && { mfaVerifications: withFactors(before.mfaVerifications, factors) }),
+          ...linked,
+          lastSignInAt: now,
+          updatedAt: now,
+        });
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(before, updated) });
       });
       return userId;
@@ -109,12 +105,12 @@ export function createSubmitters(
       );
       if (socialIdentity) Object.assign(user, withIdentity(user, socialIdentity));
       if (ssoIdentity) Object.assign(user, withSsoIdentity(user, ssoIdentity));
-      await deps.write(origin, async ({ session, intend, record }) => {
+      await deps.write(origin, async ({ intend, record }) => {
         await intend({ entity: 'User', action: 'created', id: user._id });
-        await assertIdentitiesFree(queries.users.collection, user._id, user.identityKeys ?? [], session);
-        await queries.users.insert(user, session);
+        await assertIdentitiesFree(queries.users.collection, user._id, user.identityKeys ?? []);
+        await queries.users.insert(user);
         record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
-        await assignDefaultRoles(queries, { session, record }, user._id);
+        await assignDefaultRoles(queries, { record }, user._id);
       });
       return user._id;
     },
@@ -124,14 +120,14 @@ export function createSubmitters(
       assertThat(experience.profile.passwordHash, new ApiError('user.new_password_required_in_profile', 'a new password is needed'));
       const userId = experience.userId;
       const now = Date.now();
-      await deps.write(origin, async ({ session, intend, record }) => {
+      await deps.write(origin, async ({ intend, record }) => {
         await intend({ entity: 'User', action: 'updated', id: userId });
-        const before = await queries.users.findByIdOrThrow(userId, session);
+        const before = await queries.users.findByIdOrThrow(userId);
         // Nobody signs in here: the person signs in next, with the new password and any second factor.
-        const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash, updatedAt: now }, session);
+        const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash, updatedAt: now });
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(before, updated) });
         // Whoever held the old password may hold a session: every session, grant and token ends.
-        await deps.revokeAccount(userId, session);
+        await deps.revokeAccount(userId);
       });
       return userId;
     },

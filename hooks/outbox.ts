@@ -8,6 +8,7 @@ import type { ChangeRecord, ChangeSink } from '../lib/store/changes.js';
 import { changeEvents, interactionEvents, type ChangeKey, type ExceptionEvent, type InteractionEvent, type OperationalEvent } from './catalog.js';
 import { hookCollections, type EventSource, type HookEventDocument } from './models.js';
 import { insertEach, insertOwn } from '../lib/store/insert-each.js';
+import { outsideUnit, withSession } from '../lib/store/session.js';
 
 /** What sign-up, sign-in and password-reset code tells us about a finished interaction. */
 export interface InteractionReport {
@@ -23,8 +24,9 @@ export interface InteractionReport {
 
 export interface Outbox extends ChangeSink {
   /**
-   * Records an interaction event. Pass the session of the unit of work that
-   * made the change (a sign-up's user) so that both commit together.
+   * Records an interaction event, in the current unit of work (`lib/store/session.ts`) if any. A
+   * host passes the session of its own unit that made the change (a sign-up's user), so that both
+   * commit together.
    */
   reportInteraction(report: InteractionReport, session?: ClientSession): Promise<void>;
   reportException(report: ExceptionReport): Promise<void>;
@@ -83,7 +85,7 @@ const managementApiRoot = '/api';
 const relative = (path: string) => (path === managementApiRoot ? '/' : path.startsWith(`${managementApiRoot}/`) ? path.slice(managementApiRoot.length) : path);
 
 /** The data event a change announces, if any: Logto's data-hook body without `hookId`. */
-async function dataEventOf(change: ChangeRecord, queries: Queries, session: ClientSession | undefined) {
+async function dataEventOf(change: ChangeRecord, queries: Queries) {
   const rule = changeEvents[`${change.entity}.${change.action}` as ChangeKey];
   if (!rule) return undefined;
   const { origin } = change;
@@ -96,30 +98,25 @@ async function dataEventOf(change: ChangeRecord, queries: Queries, session: Clie
     requestId: origin.requestId,
     payload: {
       ...(rule.ownerKey && { [rule.ownerKey]: change.id }),
-      ...(await carried(rule.carries, change, queries, session)),
-      ...(origin.interaction ? await interactionOrigin(origin, queries, session) : requestOrigin(origin)),
+      ...(await carried(rule.carries, change, queries)),
+      ...(origin.interaction ? await interactionOrigin(origin, queries) : requestOrigin(origin)),
     },
   };
 }
 
 /** What an event carries: the entity (`data`), or for a relation what its rule says. */
-async function carried(
-  carries: 'scopes' | 'organizationScopes' | 'delta' | 'user' | undefined,
-  change: ChangeRecord,
-  queries: Queries,
-  session: ClientSession | undefined,
-) {
+async function carried(carries: 'scopes' | 'organizationScopes' | 'delta' | 'user' | undefined, change: ChangeRecord, queries: Queries) {
   switch (carries) {
     case 'user':
       // Beyond Logto: an update names what it changed (`changes`), so that a receiver need not diff.
       return { data: userInfoOf(change.data as ReturnType<typeof userToApi>), ...(change.changes && { changes: change.changes }) };
     case 'scopes': {
-      const ids = await queries.links.rolesScopes.rightsOf(change.id, session);
-      return { data: (await queries.scopes.findByIds(ids, session)).map(withId) };
+      const ids = await queries.links.rolesScopes.rightsOf(change.id);
+      return { data: (await queries.scopes.findByIds(ids)).map(withId) };
     }
     case 'organizationScopes': {
-      const ids = await queries.links.organizationRoleScopes.rightsOf(change.id, session);
-      return { data: (await queries.organizationScopes.findByIds(ids, session)).map(withId) };
+      const ids = await queries.links.organizationRoleScopes.rightsOf(change.id);
+      return { data: (await queries.organizationScopes.findByIds(ids)).map(withId) };
     }
     case 'delta':
       // Logto's membership delta: `addedUserIds` and `removedUserIds`, each only when not empty.
@@ -142,9 +139,9 @@ const requestOrigin = (origin: ChangeRecord['origin']) => ({
 });
 
 /** A sign-in interaction, as Logto's data hooks name one: its event, session and application. */
-async function interactionOrigin({ interaction, ip, userAgent }: ChangeRecord['origin'], queries: Queries, session: ClientSession | undefined) {
+async function interactionOrigin({ interaction, ip, userAgent }: ChangeRecord['origin'], queries: Queries) {
   const { event, sessionId, applicationId } = interaction!;
-  const application = applicationId ? await queries.applications.findById(applicationId, session) : null;
+  const application = applicationId ? await queries.applications.findById(applicationId) : null;
   return {
     interactionEvent: event,
     ...(sessionId !== undefined && { sessionId }),
@@ -192,21 +189,21 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
   }
 
   /** Writes the events; answers whether there were any. */
-  async function enqueue(found: RecordedEvent[], createdAt: Date, session: ClientSession | undefined) {
+  async function enqueue(found: RecordedEvent[], createdAt: Date) {
     if (found.length === 0) return false;
-    await insertOwn(events, documentsOf(found, createdAt), session);
+    await insertOwn(events, documentsOf(found, createdAt));
     return true;
   }
 
-  return {
-    async record(changes, session) {
+  const outbox: Outbox = {
+    async record(changes) {
       // One after the other: a session does not take concurrent operations.
       const found = [];
       for (const change of changes) {
-        const event = await dataEventOf(change, queries, session);
+        const event = await dataEventOf(change, queries);
         if (event) found.push(event);
       }
-      return enqueue(found, changes[0]?.createdAt ?? new Date(), session);
+      return enqueue(found, changes[0]?.createdAt ?? new Date());
     },
 
     committed() {
@@ -222,11 +219,13 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
         ...(ip !== undefined && { ip }),
         ...(userAgent !== undefined && { userAgent }),
       };
-      if (await enqueue([{ event, source, clientId: applicationId, payload }], new Date(), undefined)) onQueued?.();
+      // Kept whatever becomes of a unit of work the caller is in: a refusal is announced though the request fails.
+      if (await outsideUnit(() => enqueue([{ event, source, clientId: applicationId, payload }], new Date()))) onQueued?.();
     },
 
     async reportOperational(event, hookId, data) {
-      if (await enqueue([{ event, entity: { type: 'Hook', id: hookId }, source: 'system', payload: { data } }], new Date(), undefined)) onQueued?.();
+      const recorded = await outsideUnit(() => enqueue([{ event, entity: { type: 'Hook', id: hookId }, source: 'system', payload: { data } }], new Date()));
+      if (recorded) onQueued?.();
     },
 
     async reportImpersonations(items) {
@@ -245,24 +244,27 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
       onQueued?.();
     },
 
-    async reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }, session) {
-      // Own keys only: `toString` is `in` every object.
-      if (!Object.hasOwn(interactionEvents, event)) throw new TypeError(`unknown interaction event \`${event}\``);
-      // One after the other: a session does not take concurrent operations.
-      const user = await queries.users.findById(userId, session);
-      const application = applicationId ? await queries.applications.findById(applicationId, session) : null;
-      const payload = {
-        interactionEvent: interactionEvents[event],
-        ...(sessionId !== undefined && { sessionId }),
-        ...(userAgent !== undefined && { userAgent }),
-        ...(ip !== undefined && { userIp: ip }),
-        userId,
-        ...(user && { user: userInfoOf(userToApi(user)) }),
-        ...(applicationId !== undefined && { applicationId }),
-        ...(application && { application: applicationToEvent(application) }),
-      };
-      if (await enqueue([{ event, entity: { type: 'User', id: userId }, source: 'experience', clientId: applicationId, payload }], new Date(), session))
-        onQueued?.();
-    },
+    reportInteraction: (report, session) => (session ? withSession(session, () => reportInteraction(report)) : reportInteraction(report)),
   };
+
+  async function reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }: InteractionReport) {
+    // Own keys only: `toString` is `in` every object.
+    if (!Object.hasOwn(interactionEvents, event)) throw new TypeError(`unknown interaction event \`${event}\``);
+    // One after the other: a session does not take concurrent operations.
+    const user = await queries.users.findById(userId);
+    const application = applicationId ? await queries.applications.findById(applicationId) : null;
+    const payload = {
+      interactionEvent: interactionEvents[event],
+      ...(sessionId !== undefined && { sessionId }),
+      ...(userAgent !== undefined && { userAgent }),
+      ...(ip !== undefined && { userIp: ip }),
+      userId,
+      ...(user && { user: userInfoOf(userToApi(user)) }),
+      ...(applicationId !== undefined && { applicationId }),
+      ...(application && { application: applicationToEvent(application) }),
+    };
+    if (await enqueue([{ event, entity: { type: 'User', id: userId }, source: 'experience', clientId: applicationId, payload }], new Date())) onQueued?.();
+  }
+
+  return outbox;
 }

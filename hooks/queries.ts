@@ -1,10 +1,11 @@
-import type { ClientSession, Db, Filter } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 
 import { createEntityQueries } from '../lib/store/entities.js';
 import { generateId } from '../lib/ids.js';
 import { insertMissing } from '../lib/store/insert-each.js';
 import type { Page } from '../lib/store/models.js';
 import { hookCollections, type AttemptDocument, type DeliveryDocument, type HookDocument, type HookEventDocument } from './models.js';
+import { inUnit } from '../lib/store/session.js';
 
 const day = 24 * 60 * 60 * 1000;
 
@@ -44,9 +45,9 @@ export function createHookQueries(db: Db) {
     },
 
     /** Removes a deleted hook's deliveries and attempts, in its unit of work. */
-    async removeHook(hookId: string, session: ClientSession | undefined) {
-      await deliveries.deleteMany({ hookId }, { session });
-      await attempts.deleteMany({ hookId }, { session });
+    async removeHook(hookId: string) {
+      await deliveries.deleteMany({ hookId }, inUnit());
+      await attempts.deleteMany({ hookId }, inUnit());
     },
 
     deliveries: {

@@ -1,4 +1,4 @@
-import type { ClientSession, Db, Filter } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 
 import { createBatch } from '../lib/store/batch.js';
 import { insertEach, insertMissing } from '../lib/store/insert-each.js';
@@ -88,9 +88,9 @@ export function createImpersonationQueries(db: Db) {
   );
 
   /** Appends a record; the ledger chains it once it has settled. */
-  async function record(event: Omit<ImpersonationEvent, '_id' | 'createdAt'>, session?: ClientSession) {
+  async function record(event: Omit<ImpersonationEvent, '_id' | 'createdAt'>) {
     const now = Date.now();
-    await insertOwn(collection, [{ _id: generateId(), ...event, createdAt: now, chainDue: new Date(now) }], session);
+    await insertOwn(collection, [{ _id: generateId(), ...event, createdAt: now, chainDue: new Date(now) }]);
   }
 
   return {

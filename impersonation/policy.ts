@@ -1,4 +1,5 @@
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
+import { inUnit } from '../lib/store/session.js';
 
 /**
  * The deployment's impersonation policy (`GET/PATCH /api/configs/impersonation`): what every
@@ -64,8 +65,8 @@ export function impersonationPolicyStore(db: Db) {
       // A field added after the policy was stored has its default.
       return { ...defaultImpersonationPolicy, ...policy };
     },
-    async save(policy: ImpersonationPolicy, session?: ClientSession) {
-      await configs.replaceOne({ _id: policyId }, { ...policy, updatedAt: Date.now() }, { upsert: true, session });
+    async save(policy: ImpersonationPolicy) {
+      await configs.replaceOne({ _id: policyId }, { ...policy, updatedAt: Date.now() }, { upsert: true, ...inUnit() });
     },
   };
 }

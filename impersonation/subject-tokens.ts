@@ -1,4 +1,4 @@
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
 
 import { generateId, sha256 } from '../lib/ids.js';
 import { insertOwn } from '../lib/store/insert-each.js';
@@ -68,16 +68,9 @@ export function createSubjectTokenQueries(db: Db) {
   const collection = db.collection<SubjectTokenDocument>('subject_tokens');
   return {
     /** Issues a subject token (`sealSubjectToken`) and stores its record; the token itself is answered once, never stored. */
-    async issue(
-      seal: SubjectTokenSeal,
-      user: { userId: string; roleIds: string[] },
-      terms: SubjectTokenTerms,
-      clientId: string,
-      ttlSeconds: number,
-      session?: ClientSession,
-    ) {
+    async issue(seal: SubjectTokenSeal, user: { userId: string; roleIds: string[] }, terms: SubjectTokenTerms, clientId: string, ttlSeconds: number) {
       const issued = sealSubjectToken(seal, user, terms, clientId, ttlSeconds);
-      await insertOwn(collection, [issued.document], session);
+      await insertOwn(collection, [issued.document]);
       return issued;
     },
 

@@ -49,8 +49,8 @@ export function applicationSignInExperienceRoutes(router: ApiRouter, deps: Manag
         const next = merged(before, ctx.guard.body as Given);
         // Written only if nobody changed it meanwhile: two PUTs of different fields both take effect.
         const unchanged: Filter<ApplicationDocument> = before ? { signInExperience: before } : { signInExperience: { $exists: false } };
-        const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-          const after = await applications.updateIfUnchanged(applicationId, unchanged, { signInExperience: next }, session);
+        const updated = await deps.write(originOf(ctx), async ({ record }) => {
+          const after = await applications.updateIfUnchanged(applicationId, unchanged, { signInExperience: next });
           if (after) record({ entity: 'Application', action: 'updated', id: applicationId, data: withId(after) });
           return after;
         });

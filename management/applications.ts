@@ -111,8 +111,8 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     };
     await checkClient(deps, application);
     const secret = isConfidential(application.type) ? newSecret(application._id, 'Default secret') : undefined;
-    await deps.write(originOf(ctx), async ({ session, record }) => {
-      await applications.insert(application, secret?.document, session);
+    await deps.write(originOf(ctx), async ({ record }) => {
+      await applications.insert(application, secret?.document);
       record({ entity: 'Application', action: 'created', id: application._id, data: withId(application) });
     });
     ctx.body = { ...withId(application), ...(secret && { secret: secret.value }) };
@@ -142,8 +142,8 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
       };
       await checkClient(deps, { ...current, ...set });
       // Only the fields a PATCH owns: a concurrent write of another (the sign-in experience) stays.
-      return deps.write(originOf(ctx), async ({ session, record }) => {
-        const after = await applications.updateIfUnchanged(id, { name, description, oidcClientMetadata, customClientMetadata, customData }, set, session);
+      return deps.write(originOf(ctx), async ({ record }) => {
+        const after = await applications.updateIfUnchanged(id, { name, description, oidcClientMetadata, customClientMetadata, customData }, set);
         if (after) record({ entity: 'Application', action: 'updated', id, data: withId(after) });
         return after;
       });
@@ -153,9 +153,9 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete('/applications/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
-    await deps.write(originOf(ctx), async ({ session, record }) => {
+    await deps.write(originOf(ctx), async ({ record }) => {
       const before = await applications.findByIdOrThrow(id);
-      await applications.delete(id, session);
+      await applications.delete(id);
       record({ entity: 'Application', action: 'deleted', id, data: withId(before) });
     });
     ctx.status = 204;
@@ -193,8 +193,8 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
       const { value, document } = newSecret(id, body.name, body.expiresAt ?? null);
       await refusingDuplicates(
         () =>
-          deps.write(originOf(ctx), async ({ session, record }) => {
-            await applications.secrets.insert(document, session);
+          deps.write(originOf(ctx), async ({ record }) => {
+            await applications.secrets.insert(document);
             record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [document.name], removed: [] } });
           }),
         () => new ApiError('application.secret_name_exists', `a secret named \`${body.name}\` exists already`),
@@ -218,8 +218,8 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     await confidentialApplication(id);
     const renamed = await refusingDuplicates(
       () =>
-        deps.write(originOf(ctx), async ({ session, record }) => {
-          const after = await applications.secrets.rename(id, name, body.name, session);
+        deps.write(originOf(ctx), async ({ record }) => {
+          const after = await applications.secrets.rename(id, name, body.name);
           assertThat(after, notFound('application secret', name));
           if (body.name !== name) record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [body.name], removed: [name] } });
           return after;
@@ -236,8 +236,8 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { id } = ctx.guard.params;
       const customData = ctx.guard.body as Record<string, unknown>;
-      const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-        const after = await applications.update(id, { customData }, session);
+      const updated = await deps.write(originOf(ctx), async ({ record }) => {
+        const after = await applications.update(id, { customData });
         record({ entity: 'Application', action: 'updated', id, data: withId(after) });
         return after;
       });
@@ -248,8 +248,8 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.delete('/applications/:id/secrets/:name', guard({ params: secretParams }), async (ctx) => {
     const { id, name } = ctx.guard.params;
     await confidentialApplication(id);
-    await deps.write(originOf(ctx), async ({ session, record }) => {
-      assertThat(await applications.secrets.delete(id, name, session), notFound('application secret', name));
+    await deps.write(originOf(ctx), async ({ record }) => {
+      assertThat(await applications.secrets.delete(id, name), notFound('application secret', name));
       record({ entity: 'Application', action: 'secrets.updated', id, data: { added: [], removed: [name] } });
     });
     ctx.status = 204;

@@ -9,6 +9,7 @@ import { connectorFactories, factoryById, factoryToApi } from '../social/factori
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams } from './schemas/common.js';
+import { inUnit } from '../lib/store/session.js';
 
 const ajv = addWebUrlFormats(new Ajv({ allErrors: false, strict: false }));
 const anyObject = { type: 'object', additionalProperties: true } as const;
@@ -98,9 +99,9 @@ export function connectorRoutes(router: ApiRouter, deps: ManagementDeps) {
         syncProfile,
       );
       await assertTargetFree(made.metadata.target);
-      await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await deps.write(originOf(ctx), async ({ intend, record }) => {
         await intend({ entity: 'Connector', action: 'created', id: made._id });
-        await connectors.collection.insertOne(made, { session }).catch(targetTaken(made.metadata.target));
+        await connectors.collection.insertOne(made, inUnit()).catch(targetTaken(made.metadata.target));
         record({ entity: 'Connector', action: 'created', id: made._id, data: connectorToApi(made) });
       });
       ctx.body = connectorToApi(made);
@@ -139,9 +140,9 @@ export function connectorRoutes(router: ApiRouter, deps: ManagementDeps) {
         if (given.target) await assertTargetFree(given.target, current._id);
       }
       if (syncProfile !== undefined) next.syncProfile = syncProfile;
-      await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await deps.write(originOf(ctx), async ({ intend, record }) => {
         await intend({ entity: 'Connector', action: 'updated', id: current._id });
-        await connectors.collection.replaceOne({ _id: current._id }, next, { session }).catch(targetTaken(next.metadata.target));
+        await connectors.collection.replaceOne({ _id: current._id }, next, inUnit()).catch(targetTaken(next.metadata.target));
         record({ entity: 'Connector', action: 'updated', id: current._id, data: connectorToApi(next) });
       });
       ctx.body = connectorToApi(next);
@@ -150,9 +151,9 @@ export function connectorRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete('/connectors/:id', guard({ params: idParams('id') }), async (ctx) => {
     const current = await connectors.get(ctx.guard.params.id);
-    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'Connector', action: 'deleted', id: current._id });
-      await connectors.collection.deleteOne({ _id: current._id }, { session });
+      await connectors.collection.deleteOne({ _id: current._id }, inUnit());
       record({ entity: 'Connector', action: 'deleted', id: current._id, data: connectorToApi(current) });
     });
     ctx.status = 204;

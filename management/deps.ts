@@ -5,7 +5,6 @@ import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type { SubjectTokenSeal } from '../impersonation/subject-token.js';
 import type { ImpersonationQueries } from '../impersonation/queries.js';
 import type Router from '@koa/router';
-import type { ClientSession } from 'mongodb';
 
 import type { ChangeKey } from '../hooks/catalog.js';
 import type { Hooks } from '../hooks/index.js';
@@ -65,7 +64,7 @@ export interface ManagementDeps {
   /** The provider's signing and cookie keys, when they are ours to rotate (not a host's own). */
   keyRing: KeyRotation | undefined;
   /** Ends every session, grant and token the provider keeps for a user (suspension, deletion). */
-  revokeAccount(userId: string, session?: ClientSession): Promise<void>;
+  revokeAccount(userId: string): Promise<void>;
   /** Indicator of the Management API itself. */
   managementApiIndicator: string;
   /** Seals the MFA secrets an operator adds. */

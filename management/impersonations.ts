@@ -10,6 +10,7 @@ import { impersonationScope, managementScope } from './bootstrap.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, idSchema, paginationQuery, timestamp } from './schemas/common.js';
+import { inUnit } from '../lib/store/session.js';
 
 /** An audit record as the API answers it: what the ledger hashes (`impersonation/chain.ts`), with its place in the chain. */
 export const impersonationRecordResponse = {
@@ -127,8 +128,8 @@ export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
       // fields both take effect, so one cannot drop the protected roles another just added.
       ctx.body = await withOwnerLock('impersonation-policy', async () => {
         const policy: ImpersonationPolicy = { ...(await policies.load()), ...patch };
-        await deps.write(originOf(ctx), async ({ session, record }) => {
-          await policies.save(policy, session);
+        await deps.write(originOf(ctx), async ({ record }) => {
+          await policies.save(policy);
           record({ entity: 'ImpersonationPolicy', action: 'updated', id: 'default', data: policy });
         });
         return policy;
@@ -155,19 +156,16 @@ export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
       assertThat(mayEnd, () => new ApiError('entity.not_exists_with_id', `no impersonation has id \`${id}\``));
       const revokedAt = new Date();
       try {
-        await deps.write(originOf(ctx), async ({ session, record }) => {
-          await revocations.insertOne({ _id: id, revokedAt, clientId }, { session });
+        await deps.write(originOf(ctx), async ({ record }) => {
+          await revocations.insertOne({ _id: id, revokedAt, clientId }, inUnit());
           record({ entity: 'Impersonation', action: 'revoked', id, data: { impersonationId: id, revokedAt: revokedAt.getTime(), clientId } });
-          await impersonations.record(
-            {
-              kind: 'impersonation.revoked',
-              impersonationId: id,
-              clientId,
-              ...(started.targetUserId && { targetUserId: started.targetUserId }),
-              ...(started.actorUserId && { actorUserId: started.actorUserId }),
-            },
-            session,
-          );
+          await impersonations.record({
+            kind: 'impersonation.revoked',
+            impersonationId: id,
+            clientId,
+            ...(started.targetUserId && { targetUserId: started.targetUserId }),
+            ...(started.actorUserId && { actorUserId: started.actorUserId }),
+          });
         });
       } catch (error) {
         if (isDuplicateKeyError(error)) throw new ApiError('impersonation.already_revoked', `impersonation \`${id}\` is already revoked`);

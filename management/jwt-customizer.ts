@@ -13,6 +13,7 @@ import {
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject } from './schemas/common.js';
+import { inUnit } from '../lib/store/session.js';
 
 const script = { type: 'string', minLength: 1, maxLength: 65536 } as const;
 const environmentVariables = {
@@ -58,8 +59,8 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   /** Stores the customizer and records the change (the script's variables by name only: their values are secrets). */
   const save = (ctx: Parameters<typeof originOf>[0], type: CustomizerType, document: JwtCustomizer) =>
-    deps.write(originOf(ctx), async ({ session, record }) => {
-      await collection.replaceOne({ _id: document._id }, document, { upsert: true, session });
+    deps.write(originOf(ctx), async ({ record }) => {
+      await collection.replaceOne({ _id: document._id }, document, { upsert: true });
       record({
         entity: 'JwtCustomizer',
         action: 'updated',
@@ -133,8 +134,8 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete(path, guard({ params: typeParams }), async (ctx) => {
     const type = ctx.guard.params.tokenTypePath;
-    await deps.write(originOf(ctx), async ({ session, record }) => {
-      const { deletedCount } = await collection.deleteOne({ _id: customizerId(type) }, { session });
+    await deps.write(originOf(ctx), async ({ record }) => {
+      const { deletedCount } = await collection.deleteOne({ _id: customizerId(type) }, inUnit());
       assertThat(deletedCount === 1, () => notFound('jwt customizer', type));
       record({ entity: 'JwtCustomizer', action: 'deleted', id: type, data: {} });
     });

@@ -26,10 +26,10 @@ export function mfaVerificationRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { users } = deps.queries;
 
   const change = (ctx: Parameters<typeof originOf>[0], userId: string, next: (current: MfaVerification[]) => MfaVerification[]) =>
-    deps.write(originOf(ctx), async ({ session, intend, record }) => {
-      const current = await users.findByIdOrThrow(userId, session);
+    deps.write(originOf(ctx), async ({ intend, record }) => {
+      const current = await users.findByIdOrThrow(userId);
       await intend({ entity: 'User', action: 'updated', id: userId });
-      const updated = await users.update(userId, { mfaVerifications: next(current.mfaVerifications ?? []), updatedAt: Date.now() }, session);
+      const updated = await users.update(userId, { mfaVerifications: next(current.mfaVerifications ?? []), updatedAt: Date.now() });
       record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(current, updated) });
       return updated;
     });

@@ -1,5 +1,3 @@
-import type { ClientSession } from 'mongodb';
-
 import { asNothingDeleted } from '../lib/errors.js';
 import { containsPattern, type EntityDocument, type EntityQueries } from '../lib/store/entities.js';
 import { guard, type Admitted, type Schema, type TypedSchema } from '../lib/http/guard.js';
@@ -32,14 +30,15 @@ export interface NamedEntitySpec<T extends Named, CreateSchema extends TypedSche
   /** The list's answers when it is asked `showFeatured=true` (Logto's, for organizations). */
   presentFeatured?(documents: T[]): Promise<unknown[]>;
   /** Checks a create body against the database in the create's unit of work, before it writes (e.g. that referenced ids exist). */
-  beforeCreate?(body: Admitted<CreateSchema>, session: ClientSession | undefined): Promise<void>;
+  beforeCreate?(body: Admitted<CreateSchema>): Promise<void>;
   /**
    * Further writes of a create, in its unit of work (e.g. the permissions it was created with);
    * answers the changes they made, recorded after the create's own (which shows their result).
    */
   afterCreate?(document: T, body: Admitted<CreateSchema>, write: Write<ChangeKey>): Promise<Array<ChangeOf<ChangeKey>>>;
   /** Removes every reference to a deleted document, in its unit of work. */
-  cascade(id: string, session: ClientSession | undefined): Promise<unknown>;
+  /** Removes what the entity leaves behind, in its delete's unit of work (one operation after the other: the unit's session takes one at a time). */
+  cascade(id: string): Promise<unknown>;
 }
 
 export function namedEntityRoutes<T extends Named, const C extends TypedSchema, const P extends TypedSchema>(
@@ -69,9 +68,9 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
   router.post(path, guard({ body: spec.createSchema, response: spec.response, status: 201 }), async (ctx) => {
     const document = spec.build(ctx.guard.body);
     await deps.write(originOf(ctx), async (write) => {
-      await spec.beforeCreate?.(ctx.guard.body, write.session);
+      await spec.beforeCreate?.(ctx.guard.body);
       await write.intend({ entity, action: 'created', id: document._id });
-      await queries.insert(document, write.session);
+      await queries.insert(document);
       const further = (await spec.afterCreate?.(document, ctx.guard.body, write)) ?? [];
       write.record({ entity, action: 'created', id: document._id, data: await one(document) });
       for (const change of further) write.record(change);
@@ -88,10 +87,10 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
       params: { id },
       body,
     } = ctx.guard;
-    const updated = await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    const updated = await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity, action: 'updated', id });
       // The spec's patch schema admits only parts of the document (its type says so).
-      const after = await queries.update(id, body as Partial<Omit<T, '_id'>>, session);
+      const after = await queries.update(id, body as Partial<Omit<T, '_id'>>);
       record({ entity, action: 'updated', id, data: await one(after) });
       return after;
     });
@@ -101,10 +100,10 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
   // An unknown id is 404 entity.not_found here, as Logto's SchemaRouter answers a delete that removed nothing.
   router.delete(`${path}/:id`, guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
-    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity, action: 'deleted', id });
-      const before = await queries.delete(id, session).catch(asNothingDeleted);
-      await spec.cascade(id, session);
+      const before = await queries.delete(id).catch(asNothingDeleted);
+      await spec.cascade(id);
       record({ entity, action: 'deleted', id, data: await one(before) });
     });
     ctx.status = 204;

@@ -65,8 +65,8 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
     };
     await refusingDuplicates(
       () =>
-        deps.write(originOf(ctx), async ({ session, record }) => {
-          await resources.insert(resource, session);
+        deps.write(originOf(ctx), async ({ record }) => {
+          await resources.insert(resource);
           record({ entity: 'Resource', action: 'created', id: resource._id, data: withId(resource) });
         }),
       indicatorTaken(body.indicator),
@@ -84,8 +84,8 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
       body,
     } = ctx.guard;
     await writableResource(id);
-    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-      const after = await resources.update(id, body, session);
+    const updated = await deps.write(originOf(ctx), async ({ record }) => {
+      const after = await resources.update(id, body);
       record({ entity: 'Resource', action: 'updated', id, data: withId(after) });
       return after;
     });
@@ -108,14 +108,14 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
       } = ctx.guard;
       await writableResource(id);
       const updated = await withOwnerLock('default-resource', () =>
-        deps.write(originOf(ctx), async ({ session, record }) => {
+        deps.write(originOf(ctx), async ({ record }) => {
           if (isDefault) {
-            for (const other of await resources.findOtherDefaults(id, session)) {
-              const after = await resources.update(other._id, { isDefault: false }, session);
+            for (const other of await resources.findOtherDefaults(id)) {
+              const after = await resources.update(other._id, { isDefault: false });
               record({ entity: 'Resource', action: 'updated', id: other._id, data: withId(after) });
             }
           }
-          const after = await resources.update(id, { isDefault }, session);
+          const after = await resources.update(id, { isDefault });
           record({ entity: 'Resource', action: 'updated', id, data: withId(after) });
           return after;
         }),
@@ -127,8 +127,8 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.delete('/resources/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
     await writableResource(id);
-    await deps.write(originOf(ctx), async ({ session, record }) => {
-      const before = await resources.delete(id, session);
+    await deps.write(originOf(ctx), async ({ record }) => {
+      const before = await resources.delete(id);
       record({ entity: 'Resource', action: 'deleted', id, data: withId(before) });
     });
     ctx.status = 204;
@@ -168,9 +168,9 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
       };
       await refusingDuplicates(
         () =>
-          deps.write(originOf(ctx), async ({ session, intend, record }) => {
+          deps.write(originOf(ctx), async ({ intend, record }) => {
             await intend({ entity: 'Scope', action: 'created', id: scope._id });
-            await resources.scopes.insert(scope, session);
+            await resources.scopes.insert(scope);
             record({ entity: 'Scope', action: 'created', id: scope._id, data: withId(scope) });
           }),
         scopeTaken(body.name),
@@ -190,9 +190,9 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
       await writableResource(resourceId);
       const updated = await refusingDuplicates(
         () =>
-          deps.write(originOf(ctx), async ({ session, intend, record }) => {
+          deps.write(originOf(ctx), async ({ intend, record }) => {
             await intend({ entity: 'Scope', action: 'updated', id: scopeId });
-            const after = await resources.scopes.update(resourceId, scopeId, body, session);
+            const after = await resources.scopes.update(resourceId, scopeId, body);
             record({ entity: 'Scope', action: 'updated', id: scopeId, data: withId(after) });
             return after;
           }),
@@ -205,9 +205,9 @@ export function resourceRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.delete('/resources/:resourceId/scopes/:scopeId', guard({ params: idParams('resourceId', 'scopeId') }), async (ctx) => {
     const { resourceId, scopeId } = ctx.guard.params;
     await writableResource(resourceId);
-    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'Scope', action: 'deleted', id: scopeId });
-      const before = await resources.scopes.delete(resourceId, scopeId, session);
+      const before = await resources.scopes.delete(resourceId, scopeId);
       record({ entity: 'Scope', action: 'deleted', id: scopeId, data: withId(before) });
     });
     ctx.status = 204;

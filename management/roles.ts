@@ -63,17 +63,17 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
       isDefault: body.isDefault ?? false,
       createdAt: Date.now(),
     };
-    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    await deps.write(originOf(ctx), async ({ intend, record }) => {
       // Checked in the unit of work that links them, so that the check and the links are read and written together.
-      if (scopeIds.length > 0) assertAssignable(role.type, await queries.scopes.assertAllExist(scopeIds, session));
+      if (scopeIds.length > 0) assertAssignable(role.type, await queries.scopes.assertAllExist(scopeIds));
       await intend({ entity: 'Role', action: 'created', id: role._id });
       if (scopeIds.length > 0) await intend({ entity: 'Role', action: 'scopes.updated', id: role._id, before: [] });
-      await roles.insert(role, session);
+      await roles.insert(role);
       record({ entity: 'Role', action: 'created', id: role._id, data: withId(role) });
       if (scopeIds.length > 0) {
-        await links.rolesScopes.add(role._id, scopeIds, session);
+        await links.rolesScopes.add(role._id, scopeIds);
         // A permission deleted while the role was being created keeps no link (`keepLiveTargets`).
-        const linked = await keepLiveTargets(links.rolesScopes, role._id, scopeIds, queries.scopes.findByIds, session);
+        const linked = await keepLiveTargets(links.rolesScopes, role._id, scopeIds, queries.scopes.findByIds);
         if (linked.length > 0) record({ entity: 'Role', action: 'scopes.updated', id: role._id, data: { addedScopeIds: linked, removedScopeIds: [] } });
       }
     });
@@ -91,9 +91,9 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
     } = ctx.guard;
     assertThat(id !== builtIn.managementRoleId, builtInRole);
     ctx.body = withId(
-      await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+      await deps.write(originOf(ctx), async ({ intend, record }) => {
         await intend({ entity: 'Role', action: 'updated', id });
-        const updated = await roles.update(id, body, session);
+        const updated = await roles.update(id, body);
         record({ entity: 'Role', action: 'updated', id, data: withId(updated) });
         return updated;
       }),
@@ -103,13 +103,13 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.delete('/roles/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
     assertThat(id !== builtIn.managementRoleId, builtInRole);
-    const holders = await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    const holders = await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'Role', action: 'deleted', id });
-      const before = await roles.delete(id, session);
-      const users = await links.rolesUsers.rightsOf(id, session);
-      await links.rolesUsers.removeAllOfLeft(id, session);
-      await links.rolesApplications.removeAllOfLeft(id, session);
-      await links.rolesScopes.removeAllOfLeft(id, session);
+      const before = await roles.delete(id);
+      const users = await links.rolesUsers.rightsOf(id);
+      await links.rolesUsers.removeAllOfLeft(id);
+      await links.rolesApplications.removeAllOfLeft(id);
+      await links.rolesScopes.removeAllOfLeft(id);
       record({ entity: 'Role', action: 'deleted', id, data: withId(before) });
       return users;
     });

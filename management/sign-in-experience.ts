@@ -27,8 +27,8 @@ export function signInExperienceRoutes(router: ApiRouter, deps: ManagementDeps) 
       ctx.body = await withOwnerLock('sign-in-exp', async () => {
         const settings: SignInSettings = { ...(await store.load()), ...(ctx.guard.body as Partial<SignInSettings>) };
         assertWorkable(settings);
-        await deps.write(originOf(ctx), async ({ session, record }) => {
-          await store.save(settings, session);
+        await deps.write(originOf(ctx), async ({ record }) => {
+          await store.save(settings);
           record({ entity: 'SignInExperience', action: 'updated', id: 'default', data: settings });
         });
         return settings;

@@ -11,6 +11,7 @@ import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
+import { inUnit } from '../lib/store/session.js';
 
 const ajv = addWebUrlFormats(new Ajv({ allErrors: false, strict: false }));
 const anyObject = { type: 'object', additionalProperties: true } as const;
@@ -190,9 +191,9 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
         ...(config && (await configure(_id, providerName as SsoProviderName, config))),
       };
       await claimingDomains(_id, made.domains, () =>
-        deps.write(originOf(ctx), async ({ session, intend, record }) => {
+        deps.write(originOf(ctx), async ({ intend, record }) => {
           await intend({ entity: 'SsoConnector', action: 'created', id: _id });
-          await ssoConnectors.collection.insertOne(made, { session });
+          await ssoConnectors.collection.insertOne(made, inUnit());
           record({ entity: 'SsoConnector', action: 'created', id: _id, data: present(made) });
         }),
       );
@@ -216,9 +217,9 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
         updatedAt: Date.now(),
       };
       await claimingDomains(current._id, domains && next.domains, () =>
-        deps.write(originOf(ctx), async ({ session, intend, record }) => {
+        deps.write(originOf(ctx), async ({ intend, record }) => {
           await intend({ entity: 'SsoConnector', action: 'updated', id: current._id });
-          await ssoConnectors.collection.replaceOne({ _id: current._id }, next, { session });
+          await ssoConnectors.collection.replaceOne({ _id: current._id }, next, inUnit());
           record({ entity: 'SsoConnector', action: 'updated', id: current._id, data: present(next) });
         }),
       );
@@ -228,9 +229,9 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete('/sso-connectors/:id', guard({ params: idParams('id') }), async (ctx) => {
     const current = await ssoConnectors.get(ctx.guard.params.id);
-    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'SsoConnector', action: 'deleted', id: current._id });
-      await ssoConnectors.collection.deleteOne({ _id: current._id }, { session });
+      await ssoConnectors.collection.deleteOne({ _id: current._id }, inUnit());
       record({ entity: 'SsoConnector', action: 'deleted', id: current._id, data: present(current) });
     });
     ctx.status = 204;

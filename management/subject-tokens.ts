@@ -113,15 +113,8 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
       }
 
       function issue(roleIds: string[]) {
-        return deps.write(originOf(ctx), async ({ session, record }) => {
-          const issued = await deps.impersonation.subjectTokens.issue(
-            deps.subjectTokenSeal,
-            { userId, roleIds },
-            terms,
-            clientId,
-            deps.subjectTokenTtl,
-            session,
-          );
+        return deps.write(originOf(ctx), async ({ record }) => {
+          const issued = await deps.impersonation.subjectTokens.issue(deps.subjectTokenSeal, { userId, roleIds }, terms, clientId, deps.subjectTokenTtl);
           const { impersonationId, expiresAt } = issued.document;
           // The record keeps neither the token nor its hash: the impersonation is named by its own id.
           record({
@@ -130,21 +123,18 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
             id: impersonationId,
             data: { userId, ...terms, clientId, expiresAt: expiresAt.getTime() },
           });
-          await deps.impersonation.audit.record(
-            {
-              kind: 'subject_token.issued',
-              impersonationId,
-              targetUserId: userId,
-              issuerClientId: clientId,
-              context: terms.context,
-              ...(actorId !== undefined && { boundActorId: actorId }),
-              ...(reason !== undefined && { reason }),
-              ...(ticketId !== undefined && { ticketId }),
-              expiresAt: expiresAt.getTime(),
-              subjectTokenId: issued.document._id,
-            },
-            session,
-          );
+          await deps.impersonation.audit.record({
+            kind: 'subject_token.issued',
+            impersonationId,
+            targetUserId: userId,
+            issuerClientId: clientId,
+            context: terms.context,
+            ...(actorId !== undefined && { boundActorId: actorId }),
+            ...(reason !== undefined && { reason }),
+            ...(ticketId !== undefined && { ticketId }),
+            expiresAt: expiresAt.getTime(),
+            subjectTokenId: issued.document._id,
+          });
           return issued;
         });
       }

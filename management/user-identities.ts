@@ -26,12 +26,12 @@ export function userIdentityRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   /** Changes one user's identities in a unit of work, announced; answers the user before and after. */
   const change = (ctx: Context, id: string, next: (user: UserDocument) => Partial<UserDocument>) =>
-    deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'User', action: 'updated', id });
-      const before = await users.findByIdOrThrow(id, session);
+      const before = await users.findByIdOrThrow(id);
       const changes = next(before);
-      await assertIdentitiesFree(users.collection, id, changes.identityKeys ?? [], session);
-      const updated = await users.update(id, { ...changes, updatedAt: Date.now() }, session);
+      await assertIdentitiesFree(users.collection, id, changes.identityKeys ?? []);
+      const updated = await users.update(id, { ...changes, updatedAt: Date.now() });
       record({ entity: 'User', action: 'updated', id, data: userToApi(updated), changes: userChanges(before, updated) });
       return { before, updated };
     });

@@ -8,7 +8,6 @@ import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import { parseSearch, searchFilter } from '../lib/http/search.js';
 import { requirePhone } from '../lib/phone.js';
 import { hashPassword, importedDigestProblem, importedHash, verifyPassword } from '../lib/password.js';
-import type { Write } from '../lib/store/unit-of-work.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
@@ -63,12 +62,12 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     origin: ReturnType<typeof originOf>,
     userId: string,
     action: 'updated' | 'suspension.updated',
-    set: (current: UserDocument, session: Write['session']) => Promise<Partial<UserDocument>> | Partial<UserDocument>,
+    set: (current: UserDocument) => Promise<Partial<UserDocument>> | Partial<UserDocument>,
   ) =>
-    deps.write(origin, async ({ session, intend, record }) => {
-      const current = await users.findByIdOrThrow(userId, session);
+    deps.write(origin, async ({ intend, record }) => {
+      const current = await users.findByIdOrThrow(userId);
       await intend({ entity: 'User', action, id: userId });
-      const updated = await users.update(userId, { ...(await set(current, session)), updatedAt: Date.now() }, session);
+      const updated = await users.update(userId, { ...(await set(current)), updatedAt: Date.now() });
       record({ entity: 'User', action, id: userId, data: userToApi(updated), changes: userChanges(current, updated) });
       return updated;
     });
@@ -104,11 +103,11 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     assertThat(!digestProblem, () => new ApiError('guard.invalid_input', `body.passwordDigest ${digestProblem}`, { field: 'body.passwordDigest' }));
     const passwordHash = passwordDigest ? importedHash(passwordAlgorithm!, passwordDigest) : password === undefined ? null : await hashPassword(password);
     const user = newUser({ ...identifiers(fields), customData, profile, passwordHash });
-    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'User', action: 'created', id: user._id });
-      await users.insert(user, session);
+      await users.insert(user);
       record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
-      await assignDefaultRoles(queries, { session, record }, user._id);
+      await assignDefaultRoles(queries, { record }, user._id);
     });
     ctx.body = userToApi(user);
   });
@@ -211,9 +210,9 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       body: { isSuspended },
     } = ctx.guard;
     ctx.body = userToApi(
-      await updateUser(originOf(ctx), userId, 'suspension.updated', async (_current, session) => {
+      await updateUser(originOf(ctx), userId, 'suspension.updated', async (_current) => {
         // A suspended user keeps its data but loses every live session, grant and token.
-        if (isSuspended) await deps.revokeAccount(userId, session);
+        if (isSuspended) await deps.revokeAccount(userId);
         return { isSuspended };
       }),
     );
@@ -221,13 +220,13 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete('/users/:userId', guard({ params: idParams('userId') }), async (ctx) => {
     const { userId } = ctx.guard.params;
-    await deps.write(originOf(ctx), async ({ session, intend, record }) => {
+    await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'User', action: 'deleted', id: userId });
-      const before = await users.delete(userId, session);
-      await queries.links.usersRoles.removeAllOfLeft(userId, session);
-      await queries.links.organizationUsers.removeAllOfRight(userId, session);
-      await queries.organizationUserRoles.removeAllOfUser(userId, session);
-      await deps.revokeAccount(userId, session);
+      const before = await users.delete(userId);
+      await queries.links.usersRoles.removeAllOfLeft(userId);
+      await queries.links.organizationUsers.removeAllOfRight(userId);
+      await queries.organizationUserRoles.removeAllOfUser(userId);
+      await deps.revokeAccount(userId);
       record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
     });
     ctx.status = 204;

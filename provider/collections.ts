@@ -1,6 +1,7 @@
-import type { ClientSession, Db, IndexDescription } from 'mongodb';
+import type { Db, IndexDescription } from 'mongodb';
 
 import { expiring, type CollectionIndexes } from '../lib/store/database.js';
+import { inUnit } from '../lib/store/session.js';
 
 /** oidc-provider models we persist, each in a collection of its own. */
 export const providerModels = [
@@ -48,6 +49,7 @@ export const providerCollections: CollectionIndexes = Object.fromEntries(
 );
 
 /** Ends everything the provider keeps for an account: sessions, grants and tokens. */
-export async function revokeAccount(db: Db, accountId: string, session?: ClientSession): Promise<void> {
-  await Promise.all(providerModels.map((model) => db.collection(providerCollection(model)).deleteMany({ accountId }, { session })));
+export async function revokeAccount(db: Db, accountId: string): Promise<void> {
+  // One after the other: in a unit of work, a session takes one operation at a time.
+  for (const model of providerModels) await db.collection(providerCollection(model)).deleteMany({ accountId }, inUnit());
 }

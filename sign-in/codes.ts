@@ -1,12 +1,13 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
 
 import { ApiError } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
 import { requirePhone } from '../lib/phone.js';
 import type { InteractionKind } from '../hooks/catalog.js';
+import { inUnit } from '../lib/store/session.js';
 
 /** What a code is for: an interaction's step, or a signed-in user's verification through the Account API. */
 export type CodePurpose = InteractionKind | 'Account';
@@ -109,15 +110,10 @@ export function createCodes(db: Db, now: () => number = Date.now) {
     /**
      * Spends a verified code; answers what it proved. `undefined` when `owner` has no code of that
      * id; throws when it has one that is not verified for `event`, or (given `accept`) proved none of
-     * those targets. In a unit of work, pass its session: a change that fails leaves the code unspent.
+     * those targets. In a unit of work it is spent in the unit: a change that fails leaves the code unspent.
      */
-    async spend(
-      owner: string,
-      verificationId: string,
-      event: CodePurpose,
-      { accept, session }: { accept?: CodeTarget[]; session?: ClientSession } = {},
-    ): Promise<CodeTarget | undefined> {
-      const found = await codes.findOne({ _id: verificationId, owner }, { session });
+    async spend(owner: string, verificationId: string, event: CodePurpose, { accept }: { accept?: CodeTarget[] } = {}): Promise<CodeTarget | undefined> {
+      const found = await codes.findOne({ _id: verificationId, owner }, inUnit());
       if (!found) return undefined;
       if (found.event !== event) throw invalidCode();
       if (accept && !accept.some((target) => target.type === found.targetType && keyOf(target) === found.target)) throw invalidCode();
@@ -125,7 +121,7 @@ export function createCodes(db: Db, now: () => number = Date.now) {
       const spent = await codes.updateOne(
         { _id: verificationId, state: 'verified', expiresAt: { $gt: new Date(now()) } },
         { $set: { state: 'used' } },
-        { session },
+        inUnit(),
       );
       if (spent.modifiedCount === 0) throw invalidCode();
       return { type: found.targetType, value: found.target };

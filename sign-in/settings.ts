@@ -1,7 +1,8 @@
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
 
 import { ApiError, assertThat, type ApiErrorCode } from '../lib/errors.js';
 import { mfaFactors, type MfaFactor } from '../lib/mfa/model.js';
+import { inUnit } from '../lib/store/session.js';
 
 /** The identifiers a person signs up and signs in with, as Logto names them. */
 export const signInIdentifiers = ['username', 'email', 'phone'] as const;
@@ -227,8 +228,8 @@ export function signInSettingsStore(db: Db) {
           }
         : defaultSignInSettings;
     },
-    async save(settings: SignInSettings, session?: ClientSession) {
-      await configs.replaceOne({ _id: settingsId }, { ...settings, updatedAt: Date.now() }, { upsert: true, session });
+    async save(settings: SignInSettings) {
+      await configs.replaceOne({ _id: settingsId }, { ...settings, updatedAt: Date.now() }, { upsert: true, ...inUnit() });
     },
   };
 }

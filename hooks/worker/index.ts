@@ -1,4 +1,3 @@
-
 import { systemClock } from '../../lib/clock.js';
 import { generateId } from '../../lib/ids.js';
 import { attempt, createRecorder } from './attempt.js';

@@ -1,5 +1,3 @@
-import type { ClientSession } from 'mongodb';
-
 /**
  * What the one write path records: who caused a write (`Origin`), each change it made to an entity
  * (`Change`), and the record of it in the change log (`ChangeRecord`). The unit of work
@@ -79,7 +77,8 @@ export type IntentOf<K extends string> = Omit<ChangeOf<K>, 'data'> & { before?: 
  * work has committed.
  */
 export interface ChangeSink {
-  record(records: ChangeRecord[], session: ClientSession | undefined): Promise<boolean>;
+  /** Runs in the unit of work (`session.ts`): what it writes commits with the change. */
+  record(records: ChangeRecord[]): Promise<boolean>;
   committed(): void;
 }
 

@@ -1,8 +1,9 @@
-import type { ClientSession, Db, Document, Filter, MatchKeysAndValues } from 'mongodb';
+import type { Db, Document, Filter, MatchKeysAndValues } from 'mongodb';
 
 import { ApiError, duplicateKeyIndex, isDuplicateKeyError, notFound } from '../errors.js';
 import type { Page } from './models.js';
 import { insertOwn } from './insert-each.js';
+import { inUnit } from './session.js';
 
 export interface EntityDocument {
   _id: string;
@@ -44,26 +45,26 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
   return {
     collection,
 
-    async insert(document: T, session?: ClientSession): Promise<T> {
-      await refusingDuplicates(() => insertOwn(collection, [document], session), conflicts);
+    async insert(document: T): Promise<T> {
+      await refusingDuplicates(() => insertOwn(collection, [document]), conflicts);
       return document;
     },
 
-    findById: (id: string, session?: ClientSession) => collection.findOne(byId(id), { session }) as Promise<T | null>,
+    findById: (id: string) => collection.findOne(byId(id), inUnit()) as Promise<T | null>,
 
-    async findByIdOrThrow(id: string, session?: ClientSession): Promise<T> {
-      const found = (await collection.findOne(byId(id), { session })) as T | null;
+    async findByIdOrThrow(id: string): Promise<T> {
+      const found = (await collection.findOne(byId(id), inUnit())) as T | null;
       if (!found) throw notFound(label, id);
       return found;
     },
 
     /** All of `ids` that exist, in no particular order. */
-    findByIds: (ids: string[], session?: ClientSession) =>
-      ids.length === 0 ? Promise.resolve([]) : (collection.find({ _id: { $in: ids } } as Filter<T>, { session }).toArray() as Promise<T[]>),
+    findByIds: (ids: string[]) =>
+      ids.length === 0 ? Promise.resolve([]) : (collection.find({ _id: { $in: ids } } as Filter<T>, inUnit()).toArray() as Promise<T[]>),
 
     /** Throws 404 naming the first of `ids` that does not exist. */
-    async assertAllExist(ids: string[], session?: ClientSession): Promise<T[]> {
-      const found = (await collection.find({ _id: { $in: ids } } as Filter<T>, { session }).toArray()) as T[];
+    async assertAllExist(ids: string[]): Promise<T[]> {
+      const found = (await collection.find({ _id: { $in: ids } } as Filter<T>, inUnit()).toArray()) as T[];
       const known = new Set(found.map(({ _id }) => _id));
       const missing = ids.find((id) => !known.has(id));
       if (missing !== undefined) throw notFound(label, missing);
@@ -72,29 +73,30 @@ export function createEntityQueries<T extends EntityDocument & Document>(db: Db,
 
     /** Newest first; a page of them, or every one when no page is given (a list Logto answers whole). */
     find: (filter: Filter<T>, page?: Page, { maxTimeMS }: { maxTimeMS?: number } = {}) => {
-      const sorted = collection.find(filter, maxTimeMS ? { maxTimeMS } : {}).sort({ createdAt: -1, _id: -1 });
+      const sorted = collection.find(filter, { ...(maxTimeMS && { maxTimeMS }), ...inUnit() }).sort({ createdAt: -1, _id: -1 });
       return (page ? sorted.skip(page.skip).limit(page.limit) : sorted).toArray() as Promise<T[]>;
     },
 
     /** Sets fields only while the document still matches `condition` (a compare-and-set); answers whether it did. */
     async updateIf(id: string, condition: Filter<T>, set: Partial<Omit<T, '_id'>>): Promise<boolean> {
-      const { modifiedCount } = await collection.updateOne({ ...condition, _id: id } as Filter<T>, { $set: set as MatchKeysAndValues<T> });
+      const { modifiedCount } = await collection.updateOne({ ...condition, _id: id } as Filter<T>, { $set: set as MatchKeysAndValues<T> }, inUnit());
       return modifiedCount === 1;
     },
 
-    count: (filter: Filter<T>, { maxTimeMS }: { maxTimeMS?: number } = {}) => collection.countDocuments(filter, maxTimeMS ? { maxTimeMS } : {}),
+    count: (filter: Filter<T>, { maxTimeMS }: { maxTimeMS?: number } = {}) =>
+      collection.countDocuments(filter, { ...(maxTimeMS && { maxTimeMS }), ...inUnit() }),
 
-    async update(id: string, set: Partial<Omit<T, '_id'>>, session?: ClientSession): Promise<T> {
-      const { matchedCount } = await refusingDuplicates(() => collection.updateOne(byId(id), { $set: set as MatchKeysAndValues<T> }, { session }), conflicts);
+    async update(id: string, set: Partial<Omit<T, '_id'>>): Promise<T> {
+      const { matchedCount } = await refusingDuplicates(() => collection.updateOne(byId(id), { $set: set as MatchKeysAndValues<T> }, inUnit()), conflicts);
       if (matchedCount === 0) throw notFound(label, id);
-      return (await collection.findOne(byId(id), { session })) as T;
+      return (await collection.findOne(byId(id), inUnit())) as T;
     },
 
     /** Deletes and returns the document as it was; 404 when there was none. */
-    async delete(id: string, session?: ClientSession): Promise<T> {
-      const before = (await collection.findOne(byId(id), { session })) as T | null;
+    async delete(id: string): Promise<T> {
+      const before = (await collection.findOne(byId(id), inUnit())) as T | null;
       if (!before) throw notFound(label, id);
-      const { deletedCount } = await collection.deleteOne(byId(id), { session });
+      const { deletedCount } = await collection.deleteOne(byId(id), inUnit());
       if (deletedCount === 0) throw notFound(label, id);
       return before;
     },

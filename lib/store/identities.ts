@@ -1,6 +1,7 @@
 import type { ClientSession, Filter } from 'mongodb';
 
 import { ApiError, assertThat } from '../errors.js';
+import { inUnit } from './session.js';
 
 /**
  * A user's upstream accounts. Social identities are Logto's `identities` (`{[target]: {userId,
@@ -56,7 +57,7 @@ interface SsoLinked {
 }
 /** The users collection as far as the check below reads it. */
 interface IdentityHolders {
-  findOne(filter: Filter<{ _id: string; identityKeys?: string[] }>, options: { session?: ClientSession | undefined }): Promise<unknown>;
+  findOne(filter: Filter<{ _id: string; identityKeys?: string[] }>, options: { session?: ClientSession }): Promise<unknown>;
 }
 
 /**
@@ -64,9 +65,9 @@ interface IdentityHolders {
  * `identityKeys` is what holds under a race; this asks first so that the answer does not depend
  * on how an engine reports a multikey conflict.
  */
-export async function assertIdentitiesFree(users: IdentityHolders, userId: string, keys: string[], session?: ClientSession) {
+export async function assertIdentitiesFree(users: IdentityHolders, userId: string, keys: string[]) {
   if (keys.length === 0) return;
-  const holder = await users.findOne({ identityKeys: { $in: keys }, _id: { $ne: userId } }, { session });
+  const holder = await users.findOne({ identityKeys: { $in: keys }, _id: { $ne: userId } }, inUnit());
   assertThat(!holder, () => new ApiError('user.identity_already_in_use', 'this upstream account belongs to another user already'));
 }
 

@@ -1,5 +1,6 @@
 import { MongoBulkWriteError, type ClientSession, type Collection, type Document, type Filter, type OptionalUnlessRequiredId, type WithId } from 'mongodb';
 
+import { currentSession } from './session.js';
 import { isDuplicateKeyError } from '../errors.js';
 
 /** What became of one document: stored, refused because its unique key was taken, or another failure. */
@@ -86,7 +87,11 @@ export async function insertMissing<T extends Document>(collection: Collection<T
  * `_id` is the success the first answer would have brought. Inside a transaction the refusal
  * stands: the transaction is aborted, and a real replica set recognises retries anyway.
  */
-export async function insertOwn<T extends Document & { _id: string }>(collection: Collection<T>, documents: T[], session?: ClientSession): Promise<void> {
+export async function insertOwn<T extends Document & { _id: string }>(
+  collection: Collection<T>,
+  documents: T[],
+  session: ClientSession | undefined = currentSession(),
+): Promise<void> {
   try {
     const writable = documents as Array<OptionalUnlessRequiredId<T>>;
     if (writable.length === 1) await collection.insertOne(writable[0], { session });

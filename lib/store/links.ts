@@ -1,4 +1,5 @@
-import type { ClientSession, Db, IndexDescription } from 'mongodb';
+import type { Db, IndexDescription } from 'mongodb';
+import { inUnit } from './session.js';
 
 /**
  * Many-to-many relations, each a collection of `{_id, <left>, <right>}` documents. The `_id`
@@ -27,22 +28,22 @@ type LinkDocument = { _id: string } & Record<string, string>;
 
 export interface Links {
   /** Links `left` to each of `rights`; returns the ids that were not linked before. */
-  add(left: string, rights: string[], session?: ClientSession): Promise<string[]>;
+  add(left: string, rights: string[]): Promise<string[]>;
   /** Makes `rights` exactly the set linked to `left`; returns what was added and removed. */
-  replace(left: string, rights: string[], session?: ClientSession): Promise<{ added: string[]; removed: string[] }>;
+  replace(left: string, rights: string[]): Promise<{ added: string[]; removed: string[] }>;
   /** Unlinks one pair; false when it was not linked. */
-  remove(left: string, right: string, session?: ClientSession): Promise<boolean>;
-  rightsOf(left: string, session?: ClientSession): Promise<string[]>;
+  remove(left: string, right: string): Promise<boolean>;
+  rightsOf(left: string): Promise<string[]>;
   rightsOfMany(lefts: string[]): Promise<string[]>;
   /** The rights of each of `lefts`, in one read (an empty list for one without links). */
   rightsByLeft(lefts: string[]): Promise<Map<string, string[]>>;
   /** How many are linked to `left`, and the first `limit` of them: one count and one short read, whatever their number. */
   sampleOf(left: string, limit: number): Promise<{ count: number; rights: string[] }>;
-  leftsOf(right: string, session?: ClientSession): Promise<string[]>;
-  has(left: string, right: string, session?: ClientSession): Promise<boolean>;
-  removeAllOfLeft(left: string, session?: ClientSession): Promise<void>;
-  removeAllOfRight(right: string, session?: ClientSession): Promise<void>;
-  removeAllOfRights(rights: string[], session?: ClientSession): Promise<void>;
+  leftsOf(right: string): Promise<string[]>;
+  has(left: string, right: string): Promise<boolean>;
+  removeAllOfLeft(left: string): Promise<void>;
+  removeAllOfRight(right: string): Promise<void>;
+  removeAllOfRights(rights: string[]): Promise<void>;
 }
 
 /**
@@ -56,10 +57,10 @@ export function createLinks(db: Db, table: LinkTable, { reversed = false } = {})
   const idOf = (left: string, right: string) => (reversed ? `${right}:${left}` : `${left}:${right}`);
 
   const links: Links = {
-    async add(left, rights, session) {
+    async add(left, rights) {
       const unique = [...new Set(rights)];
       if (unique.length === 0) return [];
-      const existing = new Set(await links.rightsOf(left, session));
+      const existing = new Set(await links.rightsOf(left));
       const candidates = unique.filter((right) => !existing.has(right));
       if (candidates.length === 0) return [];
       const result = await collection.bulkWrite(
@@ -70,28 +71,28 @@ export function createLinks(db: Db, table: LinkTable, { reversed = false } = {})
             upsert: true,
           },
         })),
-        { session },
+        inUnit(),
       );
       // What this call inserted, not what it found missing: a link another writer made meanwhile is not ours to announce.
       return Object.keys(result.upsertedIds).map((index) => candidates[Number(index)]);
     },
 
-    async replace(left, rights, session) {
+    async replace(left, rights) {
       const wanted = new Set(rights);
-      const existing = await links.rightsOf(left, session);
+      const existing = await links.rightsOf(left);
       const removed = existing.filter((right) => !wanted.has(right));
-      if (removed.length > 0) await collection.deleteMany({ [leftField]: left, [rightField]: { $in: removed } }, { session });
-      const added = await links.add(left, [...wanted], session);
+      if (removed.length > 0) await collection.deleteMany({ [leftField]: left, [rightField]: { $in: removed } }, inUnit());
+      const added = await links.add(left, [...wanted]);
       return { added, removed };
     },
 
-    async remove(left, right, session) {
-      const { deletedCount } = await collection.deleteOne({ _id: idOf(left, right) }, { session });
+    async remove(left, right) {
+      const { deletedCount } = await collection.deleteOne({ _id: idOf(left, right) }, inUnit());
       return deletedCount === 1;
     },
 
-    async rightsOf(left, session) {
-      return (await collection.find({ [leftField]: left }, { session }).toArray()).map((link) => link[rightField]!);
+    async rightsOf(left) {
+      return (await collection.find({ [leftField]: left }, inUnit()).toArray()).map((link) => link[rightField]!);
     },
 
     async rightsByLeft(lefts) {
@@ -118,24 +119,24 @@ export function createLinks(db: Db, table: LinkTable, { reversed = false } = {})
       return (await collection.find({ [leftField]: { $in: lefts } }).toArray()).map((link) => link[rightField]!);
     },
 
-    async leftsOf(right, session) {
-      return (await collection.find({ [rightField]: right }, { session }).toArray()).map((link) => link[leftField]!);
+    async leftsOf(right) {
+      return (await collection.find({ [rightField]: right }, inUnit()).toArray()).map((link) => link[leftField]!);
     },
 
-    async has(left, right, session) {
-      return (await collection.countDocuments({ _id: idOf(left, right) }, { limit: 1, session })) === 1;
+    async has(left, right) {
+      return (await collection.countDocuments({ _id: idOf(left, right) }, { limit: 1, ...inUnit() })) === 1;
     },
 
-    async removeAllOfLeft(left, session) {
-      await collection.deleteMany({ [leftField]: left }, { session });
+    async removeAllOfLeft(left) {
+      await collection.deleteMany({ [leftField]: left }, inUnit());
     },
 
-    async removeAllOfRight(right, session) {
-      await collection.deleteMany({ [rightField]: right }, { session });
+    async removeAllOfRight(right) {
+      await collection.deleteMany({ [rightField]: right }, inUnit());
     },
 
-    async removeAllOfRights(rights, session) {
-      if (rights.length > 0) await collection.deleteMany({ [rightField]: { $in: rights } }, { session });
+    async removeAllOfRights(rights) {
+      if (rights.length > 0) await collection.deleteMany({ [rightField]: { $in: rights } }, inUnit());
     },
   };
   return links;
@@ -151,11 +152,10 @@ export async function keepLiveTargets(
   links: Pick<Links, 'remove'>,
   ownerId: string,
   added: string[],
-  findExisting: (ids: string[], session?: ClientSession) => Promise<Array<{ _id: string }>>,
-  session?: ClientSession,
+  findExisting: (ids: string[]) => Promise<Array<{ _id: string }>>,
 ): Promise<string[]> {
   if (added.length === 0) return added;
-  const live = new Set((await findExisting(added, session)).map(({ _id }) => _id));
-  for (const id of added) if (!live.has(id)) await links.remove(ownerId, id, session);
+  const live = new Set((await findExisting(added)).map(({ _id }) => _id));
+  for (const id of added) if (!live.has(id)) await links.remove(ownerId, id);
   return added.filter((id) => live.has(id));
 }

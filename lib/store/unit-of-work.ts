@@ -1,5 +1,3 @@
-import type { ClientSession } from 'mongodb';
-
 import { currentRequestId } from '../request-context.js';
 
 import type { Database } from './database.js';
@@ -17,10 +15,13 @@ import {
   type Origin,
 } from './changes.js';
 import { insertOwn } from './insert-each.js';
+import { withSession } from './session.js';
 
+/**
+ * What a unit of work's code is given. Its queries need no session: the store's queries read the
+ * unit's from `session.ts`, so that they share its transaction.
+ */
 export interface Write<K extends string = string> {
-  /** Pass to every query of the unit, so that they share its transaction. */
-  session: ClientSession | undefined;
   /**
    * Says, before the writes that make them, which changes the unit is about to make (the entity,
    * the action, its id, and for a relation the owner's linked ids before). Without transactions it
@@ -67,40 +68,42 @@ export function createWriter<K extends string = string>(
     const unit = intents?.unit(origin);
     let result;
     try {
-      result = await database.transaction(async (session) => {
-        const changes: Array<Change & { _id?: string }> = [];
-        const value = await work({
-          session,
-          intend: async (...planned) => {
-            if (!unit) return;
-            const stored: Intent[] = [];
-            for (const { before, ...intent } of planned as Array<IntentOf<string>>) {
-              if (!mustIntend({ ...intent, data: undefined })) continue;
-              stored.push({ ...intent, ...(before !== undefined && { before: typeof before === 'function' ? await before() : before }) });
-            }
-            await unit.intend(stored);
-          },
-          record: (change) => {
-            const intended = unit?.claim(change as Change);
-            if (unit && !intended && mustIntend(change as Change)) {
-              throw new TypeError(`the change ${change.entity}.${change.action} was recorded without being intended first`);
-            }
-            changes.push({ ...(change as Change), ...(intended && { _id: intended }) });
-          },
-        });
-        // A retried transaction runs this again; the last run is the one that committed.
-        committed = changes;
-        if (changes.length > 0) {
-          // An intended change keeps its intent's id: whoever writes it first (this unit, or a
-          // resolver that found the unit crashed) writes it once.
-          const records = dated(
-            changes.map(({ _id = generateId(), ...change }) => ({ _id, ...change, origin })),
-            retentionDays,
-          );
-          announce = await persist(database, sink, records, session);
-        }
-        return value;
-      });
+      // Every query of the unit, and the records and events it writes, read its session from here (`session.ts`).
+      result = await database.transaction((session) =>
+        withSession(session, async () => {
+          const changes: Array<Change & { _id?: string }> = [];
+          const value = await work({
+            intend: async (...planned) => {
+              if (!unit) return;
+              const stored: Intent[] = [];
+              for (const { before, ...intent } of planned as Array<IntentOf<string>>) {
+                if (!mustIntend({ ...intent, data: undefined })) continue;
+                stored.push({ ...intent, ...(before !== undefined && { before: typeof before === 'function' ? await before() : before }) });
+              }
+              await unit.intend(stored);
+            },
+            record: (change) => {
+              const intended = unit?.claim(change as Change);
+              if (unit && !intended && mustIntend(change as Change)) {
+                throw new TypeError(`the change ${change.entity}.${change.action} was recorded without being intended first`);
+              }
+              changes.push({ ...(change as Change), ...(intended && { _id: intended }) });
+            },
+          });
+          // A retried transaction runs this again; the last run is the one that committed.
+          committed = changes;
+          if (changes.length > 0) {
+            // An intended change keeps its intent's id: whoever writes it first (this unit, or a
+            // resolver that found the unit crashed) writes it once.
+            const records = dated(
+              changes.map(({ _id = generateId(), ...change }) => ({ _id, ...change, origin })),
+              retentionDays,
+            );
+            announce = await persist(database, sink, records);
+          }
+          return value;
+        }),
+      );
     } catch (error) {
       // A refusal decided before writing: its intents announce nothing. Any other failure (the
       // database gone mid-unit) leaves them to the resolver, which looks at what was written.
@@ -125,7 +128,7 @@ export function createRecordWriter(database: Database, sink: ChangeSink | undefi
     const records = dated(found, retentionDays);
     if (records.length > 0) await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records);
     const announced = [...recorded, ...records];
-    if (announced.length > 0 && (await sink?.record(announced, undefined))) sink!.committed();
+    if (announced.length > 0 && (await sink?.record(announced))) sink!.committed();
   };
 }
 
@@ -137,7 +140,7 @@ function dated(changes: Array<Change & { _id: string; origin: Origin }>, retenti
 }
 
 /** Writes the records, then their events (the sink's); answers whether there were events. */
-async function persist(database: Database, sink: ChangeSink | undefined, records: ChangeRecord[], session: ClientSession | undefined) {
-  await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records, session);
-  return (await sink?.record(records, session)) ?? false;
+async function persist(database: Database, sink: ChangeSink | undefined, records: ChangeRecord[]) {
+  await insertOwn(database.db.collection<ChangeRecord>(changesCollection), records);
+  return (await sink?.record(records)) ?? false;
 }

@@ -1,6 +1,5 @@
 import { isIP } from 'node:net';
 
-
 import type { Hooks } from '../../hooks/index.js';
 import type { HookConfigDocument } from '../../hooks/models.js';
 import { ApiError, assertThat } from '../../lib/errors.js';

@@ -1,4 +1,3 @@
-
 import type { Filter } from 'mongodb';
 
 import type { Hooks } from '../../hooks/index.js';
@@ -9,7 +8,16 @@ import { pickForRecovery, type RecoveryMode } from '../../hooks/recovery.js';
 import { pageOf, setPageHeaders } from '../../lib/http/pagination.js';
 import type { ApiRouter, ManagementDeps } from '../deps.js';
 import { idParams, paginationQuery } from '../schemas/common.js';
-import { deliveryListQuery, deliveryResponse, hookLogResponse, recentLogsQuery, recoverResponse, recoverSchema, replayResponse, replaySchema } from '../schemas/hooks.js';
+import {
+  deliveryListQuery,
+  deliveryResponse,
+  hookLogResponse,
+  recentLogsQuery,
+  recoverResponse,
+  recoverSchema,
+  replayResponse,
+  replaySchema,
+} from '../schemas/hooks.js';
 
 import { deliveryToApi } from './shapes.js';
 

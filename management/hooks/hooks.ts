@@ -1,5 +1,3 @@
-
-
 import type { HookDocument } from '../../hooks/models.js';
 import { samplePayload } from '../../hooks/sample.js';
 import { generateSigningKey } from '../../hooks/signing.js';
@@ -58,8 +56,8 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       createdAt: now,
       updatedAt: now,
     };
-    await deps.write(originOf(ctx), async ({ session, record }) => {
-      await hookQueries.insert(hook, session);
+    await deps.write(originOf(ctx), async ({ record }) => {
+      await hookQueries.insert(hook);
       record({ entity: 'Hook', action: 'created', id: hook._id, data: hookToApi(hook) });
     });
     ctx.body = { ...hookToApi(hook), signingKey };
@@ -92,8 +90,8 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
       ...(enabled !== undefined && { enabled, disabledReason: null, failingSince: null, warnedAt: null, disabledAt: null }),
       updatedAt: Date.now(),
     };
-    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-      const changed = await hookQueries.update(id, set, session);
+    const updated = await deps.write(originOf(ctx), async ({ record }) => {
+      const changed = await hookQueries.update(id, set);
       record({ entity: 'Hook', action: 'updated', id, data: hookToApi(changed) });
       return changed;
     });
@@ -105,9 +103,9 @@ export function hookRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete('/hooks/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
-    await deps.write(originOf(ctx), async ({ session, record }) => {
-      const before = await hookQueries.delete(id, session);
-      await hooks.queries.removeHook(id, session);
+    await deps.write(originOf(ctx), async ({ record }) => {
+      const before = await hookQueries.delete(id);
+      await hooks.queries.removeHook(id);
       record({ entity: 'Hook', action: 'deleted', id, data: hookToApi(before) });
     });
     ctx.status = 204;

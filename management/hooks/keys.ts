@@ -1,4 +1,3 @@
-
 import { calculateJwkThumbprint, type JWK } from 'jose';
 
 import { activeKeyPairs, generateSigningKey, generateSigningKeyPair, publicKeyObject } from '../../hooks/signing.js';
@@ -44,22 +43,18 @@ export function hookRotationRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.patch('/hooks/:id/signing-key', guard({ params: idParams('id'), response: hookResponse }), async (ctx) => {
     const { id } = ctx.guard.params;
     const signingKey = generateSigningKey();
-    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-      const hook = await hookQueries.findByIdOrThrow(id, session);
+    const updated = await deps.write(originOf(ctx), async ({ record }) => {
+      const hook = await hookQueries.findByIdOrThrow(id);
       // The worker's clock, which decides when the old key stops signing.
       const now = hooks.clock.now();
       const until = new Date(now.getTime() + hooks.keyOverlapMs);
       const kept = hook.signingKeys
         .filter(({ expiresAt }) => expiresAt === null || expiresAt > now)
         .map((key) => ({ ...key, expiresAt: key.expiresAt && key.expiresAt < until ? key.expiresAt : until }));
-      const result = await hookQueries.update(
-        id,
-        {
-          signingKeys: [{ key: signingKey, createdAt: now, expiresAt: null }, ...kept],
-          updatedAt: now.getTime(),
-        },
-        session,
-      );
+      const result = await hookQueries.update(id, {
+        signingKeys: [{ key: signingKey, createdAt: now, expiresAt: null }, ...kept],
+        updatedAt: now.getTime(),
+      });
       record({ entity: 'Hook', action: 'signing_key.rotated', id, data: hookToApi(result) });
       return result;
     });
@@ -70,8 +65,8 @@ export function hookRotationRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.patch('/hooks/:id/signing-key-pair', guard({ params: idParams('id'), response: hookResponse }), async (ctx) => {
     const { id } = ctx.guard.params;
     const pair = generateSigningKeyPair();
-    const updated = await deps.write(originOf(ctx), async ({ session, record }) => {
-      const hook = await hookQueries.findByIdOrThrow(id, session);
+    const updated = await deps.write(originOf(ctx), async ({ record }) => {
+      const hook = await hookQueries.findByIdOrThrow(id);
       assertThat(
         hook.config.signatures?.includes('v1a'),
         () =>
@@ -85,11 +80,7 @@ export function hookRotationRoutes(router: ApiRouter, deps: ManagementDeps) {
         ...kept,
         expiresAt: kept.expiresAt && kept.expiresAt < until ? kept.expiresAt : until,
       }));
-      const result = await hookQueries.update(
-        id,
-        { signingKeyPairs: [{ ...pair, createdAt: now, expiresAt: null }, ...kept], updatedAt: now.getTime() },
-        session,
-      );
+      const result = await hookQueries.update(id, { signingKeyPairs: [{ ...pair, createdAt: now, expiresAt: null }, ...kept], updatedAt: now.getTime() });
       record({ entity: 'Hook', action: 'signing_key_pair.rotated', id, data: hookToApi(result, now) });
       return result;
     });

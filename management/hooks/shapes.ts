@@ -1,5 +1,3 @@
-
-
 import type { AttemptDocument, DeliveryDocument, HookConfigDocument, HookDocument } from '../../hooks/models.js';
 import { activeKeyPairs, generateSigningKeyPair } from '../../hooks/signing.js';
 

@@ -1,4 +1,3 @@
-
 import { asBrokenForeignKey } from '../../lib/errors.js';
 import { generateId } from '../../lib/ids.js';
 import { withId, type OrganizationRoleDocument, type ScopeDocument } from '../../lib/store/models.js';
@@ -22,10 +21,9 @@ import { organizationResponse, organizationRoleResponse, organizationScopeRespon
 export async function presentOrganizationRoles({ links, organizationScopes, scopes: apiScopes, resources }: Queries, roles: OrganizationRoleDocument[]) {
   // Two reads for the page's permissions of either kind, whatever the number of roles.
   const ids = roles.map(({ _id }) => _id);
-  const [grantsOf, resourceGrantsOf] = await Promise.all([
-    links.organizationRoleScopes.rightsByLeft(ids),
-    links.organizationRoleResourceScopes.rightsByLeft(ids),
-  ]);
+  // One read after the other: shown inside a unit of work too, whose session takes one operation at a time.
+  const grantsOf = await links.organizationRoleScopes.rightsByLeft(ids);
+  const resourceGrantsOf = await links.organizationRoleResourceScopes.rightsByLeft(ids);
   const grants = ids.map((id) => grantsOf.get(id)!);
   const resourceGrants = ids.map((id) => resourceGrantsOf.get(id)!);
   const scopes = new Map((await organizationScopes.findByIds([...new Set(grants.flat())])).map((scope) => [scope._id, scope]));
@@ -79,7 +77,10 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
         }),
       }));
     },
-    cascade: (id, session) => Promise.all([links.organizationUsers.removeAllOfLeft(id, session), organizationUserRoles.removeAllOfOrganization(id, session)]),
+    async cascade(id) {
+      await links.organizationUsers.removeAllOfLeft(id);
+      await organizationUserRoles.removeAllOfOrganization(id);
+    },
   });
 
   namedEntityRoutes(router, deps, {
@@ -91,7 +92,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     response: organizationScopeResponse,
     build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, createdAt: Date.now() }),
     present: async (documents) => documents.map(withId),
-    cascade: (id, session) => links.organizationRoleScopes.removeAllOfRight(id, session),
+    cascade: (id) => links.organizationRoleScopes.removeAllOfRight(id),
   });
 
   namedEntityRoutes(router, deps, {
@@ -103,18 +104,18 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     response: organizationRoleResponse,
     build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, type: body.type ?? 'User', createdAt: Date.now() }),
     present: (roles) => presentOrganizationRoles(queries, roles),
-    async beforeCreate({ organizationScopeIds = [], resourceScopeIds = [] }, session) {
+    async beforeCreate({ organizationScopeIds = [], resourceScopeIds = [] }) {
       // Logto's code for an unknown one (organization-role/index.ts, through its SchemaRouter's error handler).
-      await organizationScopes.assertAllExist(organizationScopeIds, session).catch(asBrokenForeignKey);
-      assertOrganizationAssignable(await queries.scopes.assertAllExist(resourceScopeIds, session).catch(asBrokenForeignKey));
+      await organizationScopes.assertAllExist(organizationScopeIds).catch(asBrokenForeignKey);
+      assertOrganizationAssignable(await queries.scopes.assertAllExist(resourceScopeIds).catch(asBrokenForeignKey));
     },
-    async afterCreate(role, { organizationScopeIds = [], resourceScopeIds = [] }, { session, intend }) {
+    async afterCreate(role, { organizationScopeIds = [], resourceScopeIds = [] }, { intend }) {
       const changes: Array<ChangeOf<ChangeKey>> = [];
       if (organizationScopeIds.length > 0) {
         await intend({ entity: 'OrganizationRole', action: 'scopes.updated', id: role._id, before: [] });
-        await links.organizationRoleScopes.add(role._id, organizationScopeIds, session);
+        await links.organizationRoleScopes.add(role._id, organizationScopeIds);
         // A permission deleted while the role was being created keeps no link (`keepLiveTargets`).
-        const linked = await keepLiveTargets(links.organizationRoleScopes, role._id, organizationScopeIds, organizationScopes.findByIds, session);
+        const linked = await keepLiveTargets(links.organizationRoleScopes, role._id, organizationScopeIds, organizationScopes.findByIds);
         if (linked.length > 0) {
           changes.push({
             entity: 'OrganizationRole',
@@ -126,19 +127,18 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       }
       if (resourceScopeIds.length > 0) {
         await intend({ entity: 'OrganizationRole', action: 'resourceScopes.updated', id: role._id, before: [] });
-        await links.organizationRoleResourceScopes.add(role._id, resourceScopeIds, session);
-        const linked = await keepLiveTargets(links.organizationRoleResourceScopes, role._id, resourceScopeIds, queries.scopes.findByIds, session);
+        await links.organizationRoleResourceScopes.add(role._id, resourceScopeIds);
+        const linked = await keepLiveTargets(links.organizationRoleResourceScopes, role._id, resourceScopeIds, queries.scopes.findByIds);
         if (linked.length > 0) {
           changes.push({ entity: 'OrganizationRole', action: 'resourceScopes.updated', id: role._id, data: { addedScopeIds: linked, removedScopeIds: [] } });
         }
       }
       return changes;
     },
-    cascade: (id, session) =>
-      Promise.all([
-        links.organizationRoleScopes.removeAllOfLeft(id, session),
-        links.organizationRoleResourceScopes.removeAllOfLeft(id, session),
-        organizationUserRoles.removeAllOfRole(id, session),
-      ]),
+    async cascade(id) {
+      await links.organizationRoleScopes.removeAllOfLeft(id);
+      await links.organizationRoleResourceScopes.removeAllOfLeft(id);
+      await organizationUserRoles.removeAllOfRole(id);
+    },
   });
 }

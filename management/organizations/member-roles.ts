@@ -1,5 +1,3 @@
-import type { ClientSession } from 'mongodb';
-
 import { ApiError, asBrokenForeignKey, assertThat, notFound } from '../../lib/errors.js';
 import { guard } from '../../lib/http/guard.js';
 import { byName, withId, type OrganizationRoleDocument } from '../../lib/store/models.js';
@@ -40,14 +38,10 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
    * The roles a body names, by id and by name, each once; an unknown one is a broken foreign key
    * (422 `entity.relation_foreign_key_not_found`, Logto's). At least `minimum` of them.
    */
-  async function rolesNamed(
-    body: { organizationRoleIds?: string[]; organizationRoleNames?: string[] },
-    minimum: number,
-    session?: ClientSession,
-  ): Promise<OrganizationRoleDocument[]> {
+  async function rolesNamed(body: { organizationRoleIds?: string[]; organizationRoleNames?: string[] }, minimum: number): Promise<OrganizationRoleDocument[]> {
     const ids = [...new Set(body.organizationRoleIds ?? [])];
     const names = [...new Set(body.organizationRoleNames ?? [])];
-    const byId = await organizationRoles.assertAllExist(ids, session).catch(asBrokenForeignKey);
+    const byId = await organizationRoles.assertAllExist(ids).catch(asBrokenForeignKey);
     const byName = names.length > 0 ? await organizationRoles.find({ name: { $in: names } }) : [];
     const unknown = names.find((name) => !byName.some((role) => role.name === name));
     assertThat(
@@ -69,9 +63,9 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
   }
 
   /** As Logto's (organization/user/role-relations.ts): anyone but a member, an unknown organization or user too, is 422. */
-  async function member(organizationId: string, userId: string, session?: ClientSession) {
+  async function member(organizationId: string, userId: string) {
     assertThat(
-      await links.organizationUsers.has(organizationId, userId, session),
+      await links.organizationUsers.has(organizationId, userId),
       () => new ApiError('organization.require_membership', 'the user is not a member of this organization'),
     );
   }
@@ -81,16 +75,16 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
    * membership itself ended meanwhile (the member removed, the organization or user deleted, each
    * under its own lock) none of the added ones stays. Answers the added roles still held.
    */
-  async function liveMemberRoles(organizationId: string, userId: string, added: string[], session?: ClientSession) {
+  async function liveMemberRoles(organizationId: string, userId: string, added: string[]) {
     if (added.length === 0) return added;
-    const unassign = { remove: (_: string, roleId: string, s?: ClientSession) => organizationUserRoles.remove(organizationId, userId, roleId, s) };
+    const unassign = { remove: (_: string, roleId: string) => organizationUserRoles.remove(organizationId, userId, roleId) };
     try {
-      await member(organizationId, userId, session);
+      await member(organizationId, userId);
     } catch (error) {
-      for (const roleId of added) await unassign.remove(organizationId, roleId, session);
+      for (const roleId of added) await unassign.remove(organizationId, roleId);
       throw error;
     }
-    return keepLiveTargets(unassign, organizationId, added, organizationRoles.findByIds, session);
+    return keepLiveTargets(unassign, organizationId, added, organizationRoles.findByIds);
   }
 
   /** Checks the membership and runs `apply` in one unit of work, which records what it changed. */
@@ -98,14 +92,14 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
     ctx: Parameters<typeof originOf>[0],
     organizationId: string,
     userId: string,
-    apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>,
+    apply: () => Promise<{ added: string[]; removed: string[] }>,
   ) {
     // One change at a time to a member's roles, in every process (see relations.ts).
     await withOwnerLock(`organization-member-roles:${organizationId}:${userId}`, () =>
-      deps.write(originOf(ctx), async ({ session, record }) => {
-        await member(organizationId, userId, session);
-        const applied = await apply(session);
-        const added = await liveMemberRoles(organizationId, userId, applied.added, session);
+      deps.write(originOf(ctx), async ({ record }) => {
+        await member(organizationId, userId);
+        const applied = await apply();
+        const added = await liveMemberRoles(organizationId, userId, applied.added);
         const { removed } = applied;
         if (added.length + removed.length > 0) {
           record({
@@ -143,14 +137,13 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
         body,
       } = ctx.guard;
       let roles: OrganizationRoleDocument[] = [];
-      await changeMemberRoles(ctx, id, userId, async (session) => {
-        roles = await rolesNamed(body, 1, session);
+      await changeMemberRoles(ctx, id, userId, async () => {
+        roles = await rolesNamed(body, 1);
         return {
           added: await organizationUserRoles.add(
             id,
             userId,
             roles.map(({ _id }) => _id),
-            session,
           ),
           removed: [],
         };
@@ -165,13 +158,12 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
       params: { id, userId },
       body,
     } = ctx.guard;
-    await changeMemberRoles(ctx, id, userId, async (session) => {
-      const roles = await rolesNamed(body, 0, session);
+    await changeMemberRoles(ctx, id, userId, async () => {
+      const roles = await rolesNamed(body, 0);
       return organizationUserRoles.replace(
         id,
         userId,
         roles.map(({ _id }) => _id),
-        session,
       );
     });
     ctx.status = 204;
@@ -210,8 +202,8 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
         );
       }
       for (const userId of userIds) {
-        await changeMemberRoles(ctx, id, userId, async (session) => ({
-          added: await organizationUserRoles.add(id, userId, roleIds, session),
+        await changeMemberRoles(ctx, id, userId, async () => ({
+          added: await organizationUserRoles.add(id, userId, roleIds),
           removed: [],
         }));
       }
@@ -236,8 +228,8 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete(`${memberRoles}/:organizationRoleId`, guard({ params: idParams('id', 'userId', 'organizationRoleId') }), async (ctx) => {
     const { id, userId, organizationRoleId } = ctx.guard.params;
-    await changeMemberRoles(ctx, id, userId, async (session) => {
-      assertThat(await organizationUserRoles.remove(id, userId, organizationRoleId, session), () => notFound("member's organization role", organizationRoleId));
+    await changeMemberRoles(ctx, id, userId, async () => {
+      assertThat(await organizationUserRoles.remove(id, userId, organizationRoleId), () => notFound("member's organization role", organizationRoleId));
       return { added: [], removed: [organizationRoleId] };
     });
     ctx.status = 204;

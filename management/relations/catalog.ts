@@ -152,7 +152,7 @@ export const relations: CatalogedRelation[] = [
     },
     response: memberResponse(userResponse),
     // A member who leaves loses the organization roles it held there.
-    afterRemove: (q, organizationId, userIds, session) => q.organizationUserRoles.removeMembership(organizationId, userIds, session),
+    afterRemove: (q, organizationId, userIds) => q.organizationUserRoles.removeMembership(organizationId, userIds),
     // packages/core/src/routes/organization/user/index.ts, through Logto's SchemaRouter
     contract: generic,
     searchedBy: ['_id', 'name', 'username', 'primaryEmail', 'primaryPhone'],

@@ -1,4 +1,4 @@
-import type { ClientSession, Document } from 'mongodb';
+import type { Document } from 'mongodb';
 
 import type { ApiErrorCode } from '../../lib/errors.js';
 import type { Schema } from '../../lib/http/guard.js';
@@ -82,7 +82,7 @@ export interface Relation<O extends Doc, T extends Doc> {
   /** Throws when these targets may not be added to the owner (removing them stays possible). */
   checkAdded?: (owner: O, targets: T[]) => void;
   /** Further clean-up, inside the same unit of work, for targets just unlinked. */
-  afterRemove?: (queries: Queries, ownerId: string, removed: string[], session: ClientSession | undefined) => Promise<unknown>;
+  afterRemove?: (queries: Queries, ownerId: string, removed: string[]) => Promise<unknown>;
   /** Answers for a page of targets, when they show more than the target itself. */
   present?: (queries: Queries, ownerId: string, targets: T[]) => Promise<unknown[]>;
   /** The answer schema for one target, when `present` shapes it. */

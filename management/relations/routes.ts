@@ -1,4 +1,4 @@
-import type { ClientSession, Filter } from 'mongodb';
+import type { Filter } from 'mongodb';
 
 import { recordedChange } from '../../hooks/catalog.js';
 import { ApiError, asBrokenForeignKey, asNothingDeleted, assertThat, notFound } from '../../lib/errors.js';
@@ -27,20 +27,16 @@ export function routesOf<O extends Doc, T extends Doc>(relation: Relation<O, T>,
   const changedKey = changedKeyOf(bodyKey);
   const recorded = recordedChange(relation.owner.entity, relation.action);
 
-  const change = async (
-    origin: ReturnType<typeof originOf>,
-    ownerId: string,
-    apply: (session: ClientSession | undefined) => Promise<{ added: string[]; removed: string[] }>,
-  ) => {
+  const change = async (origin: ReturnType<typeof originOf>, ownerId: string, apply: () => Promise<{ added: string[]; removed: string[] }>) => {
     // One write at a time to an owner's set (its read, difference and write), in every process.
     await withOwnerLock(`${path}:${ownerId}`, () =>
-      deps.write(origin, async ({ session, intend, record }) => {
+      deps.write(origin, async ({ intend, record }) => {
         // Read only when the intent is stored (without transactions, for a change that announces an event).
-        await intend({ ...recorded, id: ownerId, before: () => links.rightsOf(ownerId, session) });
-        const applied = await apply(session);
-        const added = await keepLive(ownerId, applied.added, session);
+        await intend({ ...recorded, id: ownerId, before: () => links.rightsOf(ownerId) });
+        const applied = await apply();
+        const added = await keepLive(ownerId, applied.added);
         const { removed } = applied;
-        if (removed.length > 0) await relation.afterRemove?.(deps.queries, ownerId, removed, session);
+        if (removed.length > 0) await relation.afterRemove?.(deps.queries, ownerId, removed);
         // Recorded (and announced) even when it changed nothing, as Logto announces every such write.
         record({ ...recorded, id: ownerId, data: { [`added${changedKey}`]: added, [`removed${changedKey}`]: removed } });
       }),
@@ -53,27 +49,27 @@ export function routesOf<O extends Doc, T extends Doc>(relation: Relation<O, T>,
    * read, and removes our link itself (it deletes the document first, then its links), or this
    * read sees it gone and removes the link here. Answers the added ids still linked.
    */
-  const keepLive = async (ownerId: string, added: string[], session: ClientSession | undefined) => {
+  const keepLive = async (ownerId: string, added: string[]) => {
     if (added.length === 0) return added;
-    if (!(await owners.findById(ownerId, session))) {
-      for (const id of added) await links.remove(ownerId, id, session);
+    if (!(await owners.findById(ownerId))) {
+      for (const id of added) await links.remove(ownerId, id);
       throw notFound(relation.owner.label, ownerId);
     }
-    return keepLiveTargets(links, ownerId, added, targets.findByIds, session);
+    return keepLiveTargets(links, ownerId, added, targets.findByIds);
   };
 
   const unknownId = (error: unknown) => (contract.unknown === 'foreignKey' ? asBrokenForeignKey(error) : Promise.reject(error));
 
-  const ownerOrThrow = async (ownerId: string, session?: ClientSession) => {
-    const owner = await owners.findByIdOrThrow(ownerId, session);
+  const ownerOrThrow = async (ownerId: string) => {
+    const owner = await owners.findByIdOrThrow(ownerId);
     relation.checkOwner?.(owner);
     return owner;
   };
 
   /** The owner and the named targets, checked in the unit of work that then links or unlinks them. */
-  const checked = async (ownerId: string, targetIds: string[], adding: boolean, session: ClientSession | undefined) => {
-    const owner = await ownerOrThrow(ownerId, session);
-    const found = await targets.assertAllExist(targetIds, session);
+  const checked = async (ownerId: string, targetIds: string[], adding: boolean) => {
+    const owner = await ownerOrThrow(ownerId);
+    const found = await targets.assertAllExist(targetIds);
     relation.check?.(owner, found);
     if (adding) relation.checkAdded?.(owner, found);
     return found;
@@ -127,10 +123,10 @@ export function routesOf<O extends Doc, T extends Doc>(relation: Relation<O, T>,
     const named = idsIn(ctx.guard.body);
     let linked: T[] = [];
     let added: string[] = [];
-    await change(originOf(ctx), ownerId, async (session) => {
-      linked = await checked(ownerId, named, true, session).catch(unknownId);
+    await change(originOf(ctx), ownerId, async () => {
+      linked = await checked(ownerId, named, true).catch(unknownId);
       if (contract.existing) {
-        const held = new Set(await links.rightsOf(ownerId, session));
+        const held = new Set(await links.rightsOf(ownerId));
         const already = named.find((id) => held.has(id));
         if (already !== undefined) {
           throw new ApiError(contract.existing.code, `the ${relation.owner.label} already has the ${relation.target.label} \`${already}\``, {
@@ -138,7 +134,7 @@ export function routesOf<O extends Doc, T extends Doc>(relation: Relation<O, T>,
           });
         }
       }
-      added = await links.add(ownerId, named, session);
+      added = await links.add(ownerId, named);
       return { added, removed: [] };
     });
     ctx.status = postAnswer.status;
@@ -157,9 +153,9 @@ export function routesOf<O extends Doc, T extends Doc>(relation: Relation<O, T>,
       async (ctx) => {
         const ownerId = ctx.guard.params[ownerParam];
         const named = idsIn(ctx.guard.body);
-        await change(originOf(ctx), ownerId, async (session) => {
-          await checked(ownerId, named, true, session).catch(unknownId);
-          return links.replace(ownerId, named, session);
+        await change(originOf(ctx), ownerId, async () => {
+          await checked(ownerId, named, true).catch(unknownId);
+          return links.replace(ownerId, named);
         });
         if (answersIds) ctx.body = { [bodyKey]: named };
         else ctx.status = 204;
@@ -169,9 +165,9 @@ export function routesOf<O extends Doc, T extends Doc>(relation: Relation<O, T>,
 
   router.delete(`${path}/:${targetParam}`, guard({ params: idParams(ownerParam, targetParam) }), async (ctx) => {
     const { [ownerParam]: ownerId, [targetParam]: targetId } = ctx.guard.params;
-    await change(originOf(ctx), ownerId, async (session) => {
-      await checked(ownerId, [targetId], false, session);
-      assertThat(await links.remove(ownerId, targetId, session), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId));
+    await change(originOf(ctx), ownerId, async () => {
+      await checked(ownerId, [targetId], false);
+      assertThat(await links.remove(ownerId, targetId), () => notFound(`${relation.owner.label}'s ${relation.target.label}`, targetId));
       return { added: [], removed: [targetId] };
     }).catch((error: unknown) => (contract.unknown === 'foreignKey' ? asNothingDeleted(error) : Promise.reject(error)));
     ctx.status = 204;

@@ -7,7 +7,6 @@ describe('the change vocabulary', () => {
   it('refuses, when the code is type-checked (`npm test` runs the checker), a recorded change that is not in it', () => {
     const recorded: unknown[] = [];
     const write: Write<ChangeKey> = {
-      session: undefined,
       intend: async () => undefined,
       record: (change) => {
         recorded.push(change);

@@ -62,9 +62,9 @@ describe('changes left unrecorded by a process that stopped mid-write (no transa
 
   it('records a create that was written, with its event, once, though two resolvers run at once', async () => {
     const created = role('written then died');
-    await dieAfter(async ({ intend, session }) => {
+    await dieAfter(async ({ intend }) => {
       await intend({ entity: 'Role', action: 'created', id: created._id });
-      await queries().roles.insert(created, session);
+      await queries().roles.insert(created);
     });
     expect(await recordsFor(created._id)).toHaveLength(0);
 
@@ -83,9 +83,9 @@ describe('changes left unrecorded by a process that stopped mid-write (no transa
     const dying = { record: async () => Promise.reject(new Died()), committed: () => undefined };
     const mustIntend = ({ entity, action }: { entity: string; action: string }) => Object.hasOwn(changeEvents, `${entity}.${action}`);
     await expect(
-      createWriter<ChangeKey>(database, dying, { mustIntend })(origin, async ({ intend, record, session }) => {
+      createWriter<ChangeKey>(database, dying, { mustIntend })(origin, async ({ intend, record }) => {
         await intend({ entity: 'Role', action: 'created', id: recorded._id });
-        await queries().roles.insert(recorded, session);
+        await queries().roles.insert(recorded);
         record({ entity: 'Role', action: 'created', id: recorded._id, data: withId(recorded) });
       }),
     ).rejects.toBeInstanceOf(Died);
@@ -113,20 +113,20 @@ describe('changes left unrecorded by a process that stopped mid-write (no transa
 
   it('records a delete that was written with the entity as last recorded, and a relation by what it added and removed', async () => {
     const doomed = role('deleted then died');
-    await writer()(origin, async ({ intend, record, session }) => {
+    await writer()(origin, async ({ intend, record }) => {
       await intend({ entity: 'Role', action: 'created', id: doomed._id });
-      await queries().roles.insert(doomed, session);
+      await queries().roles.insert(doomed);
       record({ entity: 'Role', action: 'created', id: doomed._id, data: withId(doomed) });
     });
     const linked = role('linked then died');
     await queries().roles.insert(linked);
     await queries().links.rolesScopes.add(linked._id, ['s-kept', 's-dropped']);
 
-    await dieAfter(async ({ intend, session }) => {
+    await dieAfter(async ({ intend }) => {
       await intend({ entity: 'Role', action: 'deleted', id: doomed._id });
       await intend({ entity: 'Role', action: 'scopes.updated', id: linked._id, before: ['s-kept', 's-dropped'] });
-      await queries().roles.delete(doomed._id, session);
-      await queries().links.rolesScopes.replace(linked._id, ['s-kept', 's-new'], session);
+      await queries().roles.delete(doomed._id);
+      await queries().links.rolesScopes.replace(linked._id, ['s-kept', 's-new']);
     });
     const sweep = resolver();
     await sweep.resolveNow();

@@ -4,6 +4,7 @@ import { createQueries } from '../../lib/store/queries/index.js';
 import { createWriter } from '../../lib/store/unit-of-work.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { inUnit } from '../../lib/store/session.js';
 
 describe('the write path (unit of work)', () => {
   let database: Database;
@@ -20,8 +21,8 @@ describe('the write path (unit of work)', () => {
   const origin = { method: 'POST', path: '/test', route: '/test', params: {}, clientId: 'tester' };
 
   it('commits a change and its record together', async () => {
-    await write()(origin, async ({ session, record }) => {
-      await database.db.collection('organizations').insertOne({ _id: 'committed' as never, name: 'c', createdAt: 1 }, { session });
+    await write()(origin, async ({ record }) => {
+      await database.db.collection('organizations').insertOne({ _id: 'committed' as never, name: 'c', createdAt: 1 }, inUnit());
       record({ entity: 'Organization', action: 'created', id: 'committed', data: { name: 'c' } });
     });
     expect(await database.db.collection('organizations').countDocuments({ _id: 'committed' as never })).toBe(1);
@@ -37,12 +38,10 @@ describe('the write path (unit of work)', () => {
   it('rolls back a change and its record together when the unit fails midway', async () => {
     expect(database.transactions).toBe(true);
     await expect(
-      write()(origin, async ({ session, record }) => {
-        await database.db.collection('organizations').insertOne({ _id: 'rolled-back' as never, name: 'r', createdAt: 1 }, { session });
+      write()(origin, async ({ record }) => {
+        await database.db.collection('organizations').insertOne({ _id: 'rolled-back' as never, name: 'r', createdAt: 1 }, inUnit());
         record({ entity: 'Organization', action: 'created', id: 'rolled-back', data: {} });
-        await database.db
-          .collection('organization_users')
-          .insertOne({ _id: 'rolled-back:u' as never, organizationId: 'rolled-back', userId: 'u' }, { session });
+        await database.db.collection('organization_users').insertOne({ _id: 'rolled-back:u' as never, organizationId: 'rolled-back', userId: 'u' }, inUnit());
         throw new Error('the database failed midway');
       }),
     ).rejects.toThrow('the database failed midway');

@@ -1,9 +1,10 @@
-import type { ClientSession, Db, Filter } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 
 import { notFound } from '../../errors.js';
 import { createLinks } from '../links.js';
 import type { ApplicationDocument, ApplicationSecretDocument, ApplicationType, Page } from '../models.js';
 import { insertOwn } from '../insert-each.js';
+import { inUnit } from '../session.js';
 
 export interface ApplicationFilter {
   types?: ApplicationType[];
@@ -27,13 +28,13 @@ export function createApplicationQueries(db: Db) {
   });
 
   return {
-    async insert(application: ApplicationDocument, secret?: ApplicationSecretDocument, session?: ClientSession) {
-      await insertOwn(applications, [application], session);
-      if (secret) await insertOwn(secrets, [secret], session);
+    async insert(application: ApplicationDocument, secret?: ApplicationSecretDocument) {
+      await insertOwn(applications, [application]);
+      if (secret) await insertOwn(secrets, [secret]);
       return application;
     },
 
-    findById: (id: string, session?: ClientSession) => applications.findOne({ _id: id }, { session }),
+    findById: (id: string) => applications.findOne({ _id: id }, inUnit()),
 
     async findByIdOrThrow(id: string) {
       const application = await applications.findOne({ _id: id });
@@ -49,10 +50,10 @@ export function createApplicationQueries(db: Db) {
     count: (filter: ApplicationFilter, { maxTimeMS }: { maxTimeMS?: number } = {}) =>
       applications.countDocuments(toFilter(filter), maxTimeMS ? { maxTimeMS } : {}),
 
-    async update(id: string, set: Partial<Omit<ApplicationDocument, '_id'>>, session?: ClientSession) {
-      const { matchedCount } = await applications.updateOne({ _id: id }, { $set: set }, { session });
+    async update(id: string, set: Partial<Omit<ApplicationDocument, '_id'>>) {
+      const { matchedCount } = await applications.updateOne({ _id: id }, { $set: set }, inUnit());
       if (matchedCount === 0) throw notFound('application', id);
-      return (await applications.findOne({ _id: id }, { session }))!;
+      return (await applications.findOne({ _id: id }, inUnit()))!;
     },
 
     /**
@@ -60,34 +61,34 @@ export function createApplicationQueries(db: Db) {
      * so that a read-merge-write cannot overwrite a concurrent one. Answers the application after
      * the change, or undefined when it changed meanwhile; 404 when it is gone.
      */
-    async updateIfUnchanged(id: string, read: Filter<ApplicationDocument>, set: Partial<Omit<ApplicationDocument, '_id'>>, session?: ClientSession) {
-      const { matchedCount } = await applications.updateOne({ ...read, _id: id }, { $set: set }, { session });
+    async updateIfUnchanged(id: string, read: Filter<ApplicationDocument>, set: Partial<Omit<ApplicationDocument, '_id'>>) {
+      const { matchedCount } = await applications.updateOne({ ...read, _id: id }, { $set: set }, inUnit());
       if (matchedCount === 0) {
-        if (!(await applications.findOne({ _id: id }, { session }))) throw notFound('application', id);
+        if (!(await applications.findOne({ _id: id }, inUnit()))) throw notFound('application', id);
         return undefined;
       }
-      return (await applications.findOne({ _id: id }, { session }))!;
+      return (await applications.findOne({ _id: id }, inUnit()))!;
     },
 
     /** Removes the application with its secrets and role assignments. */
-    async delete(id: string, session?: ClientSession) {
-      const { deletedCount } = await applications.deleteOne({ _id: id }, { session });
+    async delete(id: string) {
+      const { deletedCount } = await applications.deleteOne({ _id: id }, inUnit());
       if (deletedCount === 0) throw notFound('application', id);
-      await secrets.deleteMany({ applicationId: id }, { session });
-      await applicationsRoles.removeAllOfLeft(id, session);
+      await secrets.deleteMany({ applicationId: id }, inUnit());
+      await applicationsRoles.removeAllOfLeft(id);
     },
 
     secrets: {
       listFor: (applicationId: string) => secrets.find({ applicationId }).sort({ createdAt: 1, _id: 1 }).toArray(),
-      insert: (secret: ApplicationSecretDocument, session?: ClientSession) => insertOwn(secrets, [secret], session),
-      async delete(applicationId: string, name: string, session?: ClientSession) {
-        const { deletedCount } = await secrets.deleteOne({ applicationId, name }, { session });
+      insert: (secret: ApplicationSecretDocument) => insertOwn(secrets, [secret]),
+      async delete(applicationId: string, name: string) {
+        const { deletedCount } = await secrets.deleteOne({ applicationId, name }, inUnit());
         return deletedCount === 1;
       },
       /** Renames a secret; answers it renamed, or null when there is none of that name. A taken name is the unique index's refusal. */
-      async rename(applicationId: string, name: string, newName: string, session?: ClientSession) {
-        const { matchedCount } = await secrets.updateOne({ applicationId, name }, { $set: { name: newName } }, { session });
-        return matchedCount === 0 ? null : secrets.findOne({ applicationId, name: newName }, { session });
+      async rename(applicationId: string, name: string, newName: string) {
+        const { matchedCount } = await secrets.updateOne({ applicationId, name }, { $set: { name: newName } }, inUnit());
+        return matchedCount === 0 ? null : secrets.findOne({ applicationId, name: newName }, inUnit());
       },
     },
   };

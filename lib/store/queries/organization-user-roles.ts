@@ -1,6 +1,7 @@
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
 
 import type { OrganizationUserRoleDocument } from '../models.js';
+import { inUnit } from '../session.js';
 
 /** Which organization roles a member holds in one organization: a three-way relation. */
 export function createOrganizationUserRoleQueries(db: Db) {
@@ -8,8 +9,8 @@ export function createOrganizationUserRoleQueries(db: Db) {
   const idOf = (organizationId: string, userId: string, roleId: string) => `${organizationId}:${userId}:${roleId}`;
 
   const queries = {
-    async rolesOf(organizationId: string, userId: string, session?: ClientSession) {
-      return (await collection.find({ organizationId, userId }, { session }).toArray()).map(({ organizationRoleId }) => organizationRoleId);
+    async rolesOf(organizationId: string, userId: string) {
+      return (await collection.find({ organizationId, userId }, inUnit()).toArray()).map(({ organizationRoleId }) => organizationRoleId);
     },
 
     /** The organization roles a user holds, by organization, in one query. */
@@ -21,8 +22,8 @@ export function createOrganizationUserRoleQueries(db: Db) {
       return held;
     },
 
-    async add(organizationId: string, userId: string, roleIds: string[], session?: ClientSession) {
-      const existing = new Set(await queries.rolesOf(organizationId, userId, session));
+    async add(organizationId: string, userId: string, roleIds: string[]) {
+      const existing = new Set(await queries.rolesOf(organizationId, userId));
       const added = [...new Set(roleIds)].filter((id) => !existing.has(id));
       if (added.length > 0) {
         await collection.bulkWrite(
@@ -33,29 +34,28 @@ export function createOrganizationUserRoleQueries(db: Db) {
               upsert: true,
             },
           })),
-          { session },
+          inUnit(),
         );
       }
       return added;
     },
 
-    async replace(organizationId: string, userId: string, roleIds: string[], session?: ClientSession) {
+    async replace(organizationId: string, userId: string, roleIds: string[]) {
       const wanted = new Set(roleIds);
-      const removed = (await queries.rolesOf(organizationId, userId, session)).filter((id) => !wanted.has(id));
-      if (removed.length > 0) await collection.deleteMany({ organizationId, userId, organizationRoleId: { $in: removed } }, { session });
-      return { added: await queries.add(organizationId, userId, [...wanted], session), removed };
+      const removed = (await queries.rolesOf(organizationId, userId)).filter((id) => !wanted.has(id));
+      if (removed.length > 0) await collection.deleteMany({ organizationId, userId, organizationRoleId: { $in: removed } }, inUnit());
+      return { added: await queries.add(organizationId, userId, [...wanted]), removed };
     },
 
-    async remove(organizationId: string, userId: string, roleId: string, session?: ClientSession) {
-      const { deletedCount } = await collection.deleteOne({ _id: idOf(organizationId, userId, roleId) }, { session });
+    async remove(organizationId: string, userId: string, roleId: string) {
+      const { deletedCount } = await collection.deleteOne({ _id: idOf(organizationId, userId, roleId) }, inUnit());
       return deletedCount === 1;
     },
 
-    removeMembership: (organizationId: string, userIds: string[], session?: ClientSession) =>
-      collection.deleteMany({ organizationId, userId: { $in: userIds } }, { session }),
-    removeAllOfOrganization: (organizationId: string, session?: ClientSession) => collection.deleteMany({ organizationId }, { session }),
-    removeAllOfUser: (userId: string, session?: ClientSession) => collection.deleteMany({ userId }, { session }),
-    removeAllOfRole: (organizationRoleId: string, session?: ClientSession) => collection.deleteMany({ organizationRoleId }, { session }),
+    removeMembership: (organizationId: string, userIds: string[]) => collection.deleteMany({ organizationId, userId: { $in: userIds } }, inUnit()),
+    removeAllOfOrganization: (organizationId: string) => collection.deleteMany({ organizationId }, inUnit()),
+    removeAllOfUser: (userId: string) => collection.deleteMany({ userId }, inUnit()),
+    removeAllOfRole: (organizationRoleId: string) => collection.deleteMany({ organizationRoleId }, inUnit()),
   };
   return queries;
 }

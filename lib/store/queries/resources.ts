@@ -1,9 +1,10 @@
-import type { ClientSession, Db } from 'mongodb';
+import type { Db } from 'mongodb';
 
 import { notFound } from '../../errors.js';
 import { createLinks } from '../links.js';
 import type { Page, ResourceDocument, ScopeDocument } from '../models.js';
 import { insertOwn } from '../insert-each.js';
+import { inUnit } from '../session.js';
 
 export function createResourceQueries(db: Db) {
   const resources = db.collection<ResourceDocument>('resources');
@@ -18,8 +19,8 @@ export function createResourceQueries(db: Db) {
   }
 
   return {
-    insert: async (resource: ResourceDocument, session?: ClientSession) => {
-      await insertOwn(resources, [resource], session);
+    insert: async (resource: ResourceDocument) => {
+      await insertOwn(resources, [resource]);
       return resource;
     },
     findById: (id: string) => resources.findOne({ _id: id }),
@@ -29,7 +30,7 @@ export function createResourceQueries(db: Db) {
     /** The default API resource (Logto's `isDefault`): a token asked for without `resource` is for it. */
     findDefault: () => resources.findOne({ isDefault: true }),
     /** The resources marked default other than `id` (there is at most one, but a crash mid-change could leave two). */
-    findOtherDefaults: (id: string, session?: ClientSession) => resources.find({ isDefault: true, _id: { $ne: id } }, { session }).toArray(),
+    findOtherDefaults: (id: string) => resources.find({ isDefault: true, _id: { $ne: id } }, inUnit()).toArray(),
     findAll: () => resources.find({}).sort({ createdAt: -1, _id: -1 }).toArray(),
     /** Newest first: a page, or every one. */
     find: (page?: Page) => {
@@ -38,27 +39,27 @@ export function createResourceQueries(db: Db) {
     },
     count: () => resources.countDocuments({}),
 
-    async update(id: string, set: Partial<Omit<ResourceDocument, '_id'>>, session?: ClientSession) {
-      const { matchedCount } = await resources.updateOne({ _id: id }, { $set: set }, { session });
+    async update(id: string, set: Partial<Omit<ResourceDocument, '_id'>>) {
+      const { matchedCount } = await resources.updateOne({ _id: id }, { $set: set }, inUnit());
       if (matchedCount === 0) throw notFound('resource', id);
-      return (await resources.findOne({ _id: id }, { session }))!;
+      return (await resources.findOne({ _id: id }, inUnit()))!;
     },
 
     /** Removes the resource, its scopes, and every role's (and organization role's) grant of those scopes; returns the resource as it was. */
-    async delete(id: string, session?: ClientSession) {
-      const before = await resources.findOne({ _id: id }, { session });
+    async delete(id: string) {
+      const before = await resources.findOne({ _id: id }, inUnit());
       if (!before) throw notFound('resource', id);
-      const scopeIds = (await scopes.find({ resourceId: id }, { session }).toArray()).map(({ _id }) => _id);
-      await resources.deleteOne({ _id: id }, { session });
-      await scopes.deleteMany({ resourceId: id }, { session });
-      await rolesScopes.removeAllOfRights(scopeIds, session);
-      await organizationRoleResourceScopes.removeAllOfRights(scopeIds, session);
+      const scopeIds = (await scopes.find({ resourceId: id }, inUnit()).toArray()).map(({ _id }) => _id);
+      await resources.deleteOne({ _id: id }, inUnit());
+      await scopes.deleteMany({ resourceId: id }, inUnit());
+      await rolesScopes.removeAllOfRights(scopeIds);
+      await organizationRoleResourceScopes.removeAllOfRights(scopeIds);
       return before;
     },
 
     scopes: {
-      insert: async (scope: ScopeDocument, session?: ClientSession) => {
-        await insertOwn(scopes, [scope], session);
+      insert: async (scope: ScopeDocument) => {
+        await insertOwn(scopes, [scope]);
         return scope;
       },
       findForResource: (resourceId: string, page?: Page) => {
@@ -74,19 +75,19 @@ export function createResourceQueries(db: Db) {
         return scope;
       },
 
-      async update(resourceId: string, scopeId: string, set: Partial<Pick<ScopeDocument, 'name' | 'description'>>, session?: ClientSession) {
-        const { matchedCount } = await scopes.updateOne({ _id: scopeId, resourceId }, { $set: set }, { session });
+      async update(resourceId: string, scopeId: string, set: Partial<Pick<ScopeDocument, 'name' | 'description'>>) {
+        const { matchedCount } = await scopes.updateOne({ _id: scopeId, resourceId }, { $set: set }, inUnit());
         if (matchedCount === 0) throw notFound('scope', scopeId);
-        return (await scopes.findOne({ _id: scopeId }, { session }))!;
+        return (await scopes.findOne({ _id: scopeId }, inUnit()))!;
       },
 
       /** Removes the scope and every role's (and organization role's) grant of it; returns the scope as it was. */
-      async delete(resourceId: string, scopeId: string, session?: ClientSession) {
-        const before = await scopes.findOne({ _id: scopeId, resourceId }, { session });
+      async delete(resourceId: string, scopeId: string) {
+        const before = await scopes.findOne({ _id: scopeId, resourceId }, inUnit());
         if (!before) throw notFound('scope', scopeId);
-        await scopes.deleteOne({ _id: scopeId }, { session });
-        await rolesScopes.removeAllOfRight(scopeId, session);
-        await organizationRoleResourceScopes.removeAllOfRight(scopeId, session);
+        await scopes.deleteOne({ _id: scopeId }, inUnit());
+        await rolesScopes.removeAllOfRight(scopeId);
+        await organizationRoleResourceScopes.removeAllOfRight(scopeId);
         return before;
       },
     },
