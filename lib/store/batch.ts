@@ -1,3 +1,5 @@
+import { currentSession, outsideUnit } from './session.js';
+
 /**
  * Group commit for hot, independent database operations (the token exchange's read and its
  * spending write). Calls that arrive while earlier ones are still on their way to the database
@@ -9,6 +11,10 @@
  *
  * `run` answers, for each key in order, its result or the Error for that key alone; a rejection
  * of `run` itself fails every call of the batch.
+ *
+ * Session-aware: a batch's command carries many callers' keys, so it runs outside any unit of work
+ * (its `run` never sees the session of whichever caller happened to schedule it). A call made inside
+ * a unit goes alone, with that unit's session, so that it joins the unit's transaction.
  */
 export interface BatchOptions {
   /** Commands of this kind on their way at once; further calls queue for the next one. */
@@ -40,7 +46,7 @@ export function createBatch<K, R>(run: (keys: K[]) => Promise<Array<R | Error>>,
     const batch = queue.slice(0, maxBatch);
     queue = queue.slice(batch.length);
     inFlight += 1;
-    run(batch.map(({ key }) => key))
+    outsideUnit(() => run(batch.map(({ key }) => key)))
       .then(
         (results) =>
           batch.forEach((waiting, index) => {
@@ -57,9 +63,17 @@ export function createBatch<K, R>(run: (keys: K[]) => Promise<Array<R | Error>>,
     schedule();
   }
 
+  async function alone(key: K): Promise<R> {
+    const [result] = await run([key]);
+    if (result instanceof Error) throw result;
+    return result as R;
+  }
+
   return (key: K) =>
-    new Promise<R>((resolve, reject) => {
-      queue.push({ key, resolve, reject });
-      schedule();
-    });
+    currentSession()
+      ? alone(key)
+      : new Promise<R>((resolve, reject) => {
+          queue.push({ key, resolve, reject });
+          schedule();
+        });
 }

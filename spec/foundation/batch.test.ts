@@ -1,4 +1,7 @@
+import type { ClientSession } from 'mongodb';
+
 import { createBatch } from '../../lib/store/batch.js';
+import { currentSession, withSession } from '../../lib/store/session.js';
 
 /** A run that the test finishes by hand, recording the keys of each command. */
 function controlledRun() {
@@ -75,5 +78,27 @@ describe('group commit (lib/batch.ts)', () => {
     finish[1]!(['C']);
     expect(await answers).toEqual(['A', 'B', 'C']);
     expect(commands).toEqual([['a', 'b'], ['c']]);
+  });
+
+  describe('and the unit of work', () => {
+    /** A stand-in for a unit's session: the batch only carries it, never calls it. */
+    const session = { id: 'unit' } as unknown as ClientSession;
+
+    it("sends a call made inside a unit alone, with the unit's session, so that it joins the unit's transaction", async () => {
+      const commands: Array<{ keys: string[]; session: ClientSession | undefined }> = [];
+      const call = createBatch(async (keys: string[]) => {
+        commands.push({ keys, session: currentSession() });
+        return keys.map((key) => (key === 'bad' ? new Error('refused') : key.toUpperCase()));
+      });
+      const outside = call('b');
+      const inside = withSession(session, () => call('a'));
+      expect(await Promise.all([inside, outside])).toEqual(['A', 'B']);
+      await expect(withSession(session, () => call('bad'))).rejects.toThrow('refused');
+      expect(commands).toEqual([
+        { keys: ['a'], session },
+        { keys: ['b'], session: undefined },
+        { keys: ['bad'], session },
+      ]);
+    });
   });
 });
