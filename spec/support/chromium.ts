@@ -86,6 +86,10 @@ const layoutProblems = `(() => {
  */
 export async function pageProblems(page: Page): Promise<string[]> {
   const problems: string[] = [];
+  // Measured as the user sees it: the stylesheet, images and fonts in (a page whose field was found
+  // early, on a loaded machine, is not yet laid out: axe then measures unstyled buttons as too small).
+  await page.waitForLoadState('load');
+  await page.evaluate('document.fonts.ready.then(() => true)');
   for (const width of [1280, 390]) {
     await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
     for (const colorScheme of ['light', 'dark'] as const) {
