@@ -43,11 +43,12 @@ export interface IdentityOptions {
   trustProxy?: ProxyTrust;
   /** How often other processes' changes to cached data are looked for, in milliseconds. */
   cacheRefreshMs?: number;
-  /** Webhook delivery; each setting defaults as its `HOOKS_*` counterpart does (see README). */
+  /** Webhook delivery; each setting defaults as its `HOOKS_*` counterpart does (docs/configuration.md). */
   hooks?: Partial<HookSettings>;
   /**
-   * The time the webhook worker reads (due deliveries, leases, retry delays, disabling): the
-   * system clock by default. A test may give one it moves forward instead of waiting.
+   * The time the webhook worker reads (due deliveries, leases, retry delays, disabling) and an
+   * application secret's expiry is judged by: the system clock by default. A test may give one it
+   * moves forward instead of waiting.
    */
   clock?: Clock;
   /**

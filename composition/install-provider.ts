@@ -26,7 +26,7 @@ import type { Parts } from './parts.js';
  */
 export function installProvider(provider: Provider, options: ResolvedOptions, parts: Parts, { configuration, keysManaged }: Configured) {
   const { keyRing, watch, db } = parts;
-  installHashedSecretComparison(provider);
+  installHashedSecretComparison(provider, options.clock);
   answerUnavailability(provider);
   provider.use(refuseFraming);
   provider.use(watch.providerMiddleware);

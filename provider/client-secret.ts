@@ -3,6 +3,7 @@ import type Provider from 'oidc-provider';
 
 import { replaceClientSecretComparison } from './internals.js';
 
+import type { Clock } from '../lib/clock.js';
 import { sha256 } from '../lib/ids.js';
 import type { ApplicationSecretDocument } from '../lib/store/models.js';
 
@@ -19,9 +20,8 @@ export function hashedSecretsMetadata(secrets: ApplicationSecretDocument[]): str
   return marker + secrets.map(({ hash, expiresAt }) => `${hash}:${expiresAt ?? ''}`).join(',');
 }
 
-function matchesOneOf(stored: string, actual: string): boolean {
+function matchesOneOf(stored: string, actual: string, now: number): boolean {
   const presented = Buffer.from(sha256(actual));
-  const now = Date.now();
   let matched = false;
   // Walk every entry, so that the time taken does not tell which one matched.
   for (const entry of stored.slice(marker.length).split(',')) {
@@ -33,11 +33,14 @@ function matchesOneOf(stored: string, actual: string): boolean {
   return matched;
 }
 
-/** Teaches oidc-provider to compare a presented secret with our hashes; a host's own clients keep its comparison. */
-export function installHashedSecretComparison(provider: Provider): void {
+/**
+ * Teaches oidc-provider to compare a presented secret with our hashes; a host's own clients keep its
+ * comparison. A secret past its `expiresAt` by `clock` matches nothing.
+ */
+export function installHashedSecretComparison(provider: Provider, clock: Clock): void {
   replaceClientSecretComparison(provider, (client, actual, own) =>
     typeof client.clientSecret === 'string' && client.clientSecret.startsWith(marker)
-      ? Promise.resolve(matchesOneOf(client.clientSecret, actual))
+      ? Promise.resolve(matchesOneOf(client.clientSecret, actual, clock.now().getTime()))
       : own(actual),
   );
 }

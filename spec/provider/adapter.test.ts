@@ -3,15 +3,17 @@ import type { AdapterPayload } from 'oidc-provider';
 import { composeAdapters, createAdapterFactory } from '../../provider/adapter.js';
 import { openDatabase, type Database } from '../../lib/store/database.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';
+import { createTestClock } from '../support/clock.js';
 
 describe('the oidc-provider adapter on MongoDB', () => {
   let database: Database;
   const clients = new Map<string, AdapterPayload>([['known', { client_id: 'known' }]]);
   let adapterFor: ReturnType<typeof createAdapterFactory>;
+  const clock = createTestClock();
 
   beforeAll(async () => {
     database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('adapter') });
-    adapterFor = createAdapterFactory(database.db, async (id) => clients.get(id));
+    adapterFor = createAdapterFactory(database.db, async (id) => clients.get(id), clock);
   });
   afterAll(async () => {
     await database.close();
@@ -43,7 +45,7 @@ describe('the oidc-provider adapter on MongoDB', () => {
     const codes = adapterFor('AuthorizationCode');
     await codes.upsert('c1', { grantId: 'g' }, 1);
     expect(await codes.find('c1')).toEqual({ grantId: 'g' });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    clock.advance(1100);
     expect(await codes.find('c1')).toBeUndefined();
     expect(await database.db.collection('oidc_AuthorizationCode').countDocuments({ _id: 'c1' as never })).toBe(1);
   });

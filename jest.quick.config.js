@@ -1,0 +1,22 @@
+import base from './jest.config.js';
+
+/**
+ * `npm run test:quick`: every suite but those that drive Chromium (`*browser*`, the pages' matrix)
+ * and those that start servers as child processes (several processes on one database, stopping and
+ * killing them, the database lost or stalled under them, the package installed as users install it).
+ * `npm test` runs them all; CI runs `npm test`.
+ */
+export default {
+  ...base,
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    'browser\\.test\\.ts$',
+    'pages-matrix\\.test\\.ts$',
+    '/spec/operations/(processes|shutdown|database-lost|database-outage|logs)\\.test\\.ts$',
+    '/spec/package/',
+    '/spec/store/lost-answers\\.test\\.ts$',
+    '/spec/hooks/(processes|crash-mid-write|feed)\\.test\\.ts$',
+    '/spec/conformance/key-rotation\\.test\\.ts$',
+    '/spec/impersonation/single-use\\.test\\.ts$',
+  ],
+};
