@@ -158,25 +158,26 @@ async function registerApplication(identityUrl: string, managementId: string, ma
   });
   if (!tokenResponse.ok) throw new Error(`the Management API credentials were refused (${tokenResponse.status})`);
   const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
-  const call = async (method: string, path: string, body?: unknown) => {
+  /** A Management API call; `T` is the part of its JSON answer the set-up reads. */
+  const call = async <T>(method: string, path: string, body?: unknown): Promise<T> => {
     const response = await fetch(`${identityUrl}/api${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
     if (!response.ok) throw new Error(`${method} /api${path} answered ${response.status}: ${await response.text()}`);
-    return response.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- the Management API's JSON
+    return response.json() as Promise<T>;
   };
   const name = 'Example web app';
-  const existing = ((await call('GET', '/applications?types=Traditional&page_size=100')) as Array<{ id: string; name: string }>).find(
+  const existing = (await call<Array<{ id: string; name: string }>>('GET', '/applications?types=Traditional&page_size=100')).find(
     (application) => application.name === name,
   );
   const application = existing
-    ? await call('PATCH', `/applications/${existing.id}`, { oidcClientMetadata: relyingPartyUris(url) })
-    : await call('POST', '/applications', { name, type: 'Traditional', oidcClientMetadata: relyingPartyUris(url) });
+    ? await call<{ id: string }>('PATCH', `/applications/${existing.id}`, { oidcClientMetadata: relyingPartyUris(url) })
+    : await call<{ id: string }>('POST', '/applications', { name, type: 'Traditional', oidcClientMetadata: relyingPartyUris(url) });
   // Secrets are shown once: each start makes a new one for itself.
-  const secret = await call('POST', `/applications/${application.id}/secrets`, { name: `example-${Date.now()}` });
-  return { clientId: application.id as string, clientSecret: secret.value as string };
+  const secret = await call<{ value: string }>('POST', `/applications/${application.id}/secrets`, { name: `example-${Date.now()}` });
+  return { clientId: application.id, clientSecret: secret.value };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -14,7 +14,7 @@ export const baseUrl = 'http://id.bench.test';
 export const actorPassword = 'correct horse battery staple';
 export const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
-/** The custom-claims function of the README, stored as the operator would. */
+/** The custom-claims function of docs/impersonation.md, stored as the operator would. */
 export const customClaimsScript = `const getCustomJwtClaims = async ({ token, context, environmentVariables }) => {
   if (context.grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange') {
     return { impersonation_context: context.grant.subjectTokenContext, tier: environmentVariables.TIER };
@@ -79,14 +79,17 @@ export const combine = (loads: Load[]): Load => ({
   rps: loads.reduce((sum, l) => sum + l.rps, 0) / loads.length,
 });
 
-export async function api(server: ServerChild, token: string, method: string, path: string, body?: unknown) {
+/** What the benchmarks' set-up reads of a Management API answer: text fields (the id of what it made, a secret); none for a 204. */
+export type ApiAnswer = Record<string, string>;
+
+export async function api(server: ServerChild, token: string, method: string, path: string, body?: unknown): Promise<ApiAnswer> {
   const response = await fetch(`${server.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
     ...(body !== undefined && { body: JSON.stringify(body) }),
   });
   if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${await response.text()}`);
-  return response.status === 204 ? undefined : (response.json() as Promise<any>); // eslint-disable-line @typescript-eslint/no-explicit-any -- set-up reads arbitrary JSON
+  return response.status === 204 ? {} : (response.json() as Promise<ApiAnswer>);
 }
 
 export async function tokenRequest(server: ServerChild, authorization: string, params: Record<string, string>) {
