@@ -25,7 +25,7 @@ export interface Identity {
   configure(host?: Configuration): Configuration;
   /** Installs into a provider built from `configure`'s result; returns the Management API to mount. */
   install(provider: Provider): ManagementApi;
-  /** Ensures a machine-to-machine application can call the Management API (see README, Bootstrap). */
+  /** Ensures a machine-to-machine application can call the Management API (docs/operations.md, The first start). */
   bootstrap(credentials?: BootstrapCredentials): Promise<BootstrapResult>;
   /**
    * Announces an interaction event (PostRegister, PostSignIn, PostResetPassword) to the hooks

@@ -1,4 +1,4 @@
-/** `npm start`: the standalone server, configured from the environment (see README, Settings). */
+/** `npm start`: the standalone server, configured from the environment (docs/configuration.md). */
 import { ConfigError, loadSettings } from './settings.js';
 import { createLogger } from './lib/logger.js';
 

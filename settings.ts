@@ -1,7 +1,7 @@
 /**
  * The standalone server's settings, read from the environment: the core variables and each
  * feature's own (`hooks/settings.ts`, `experience/settings.ts`), joined here. Every one is
- * documented in the README.
+ * documented in docs/configuration.md, which is generated from their schemas (`npm run docs`).
  */
 import { allowListProblem } from './lib/outbound-addresses.js';
 import type { DatabaseTimeouts } from './lib/store/availability.js';

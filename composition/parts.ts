@@ -39,7 +39,7 @@ export async function createParts(options: ResolvedOptions) {
   const { db } = database;
   if (!database.transactions) {
     logger.warn(
-      `Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic. A change that announces a webhook event is stored as intended before it is written, so that one a crash leaves without its event is found and announced within a minute; other change records are written after their change (see the README, Delivery).`,
+      `Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic. A change that announces a webhook event is stored as intended before it is written, so that one a crash leaves without its event is found and announced within a minute; other change records are written after their change (docs/management-api.md, Writes and their records).`,
     );
   }
   // Each part declares the collections it owns; the entities' are ensured when the database is opened.

@@ -61,7 +61,7 @@ export interface ExperienceOptions {
   email?: EmailConnector;
   /** Where phone codes go; without one they are written to the log (development only). */
   sms?: SmsConnector;
-  /** Attempt limits, each defaulting as the README says. */
+  /** Attempt limits, each defaulting as docs/sign-in.md says. */
   limits?: Partial<Limits>;
   /** Password hashes one process runs at once (default 8); more are refused with 429. */
   maxConcurrentHashes?: number;

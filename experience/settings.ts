@@ -27,21 +27,89 @@ const brandingRules = {
 
 /** The `BRAND_*` and mail variables. */
 export const experienceEnvironment = {
-  BRAND_NAME: { ...brandingRules.productName, default: defaultBranding.productName },
-  BRAND_LOGO_URL: brandingRules.logoUrl,
-  BRAND_COLOR: { ...brandingRules.primaryColor, default: defaultBranding.primaryColor },
-  SMTP_URL: { type: 'string', pattern: '^smtps?://' },
-  EMAIL_FROM: { type: 'string', minLength: 3, maxLength: 320, pattern: '@' },
-  SMS_CONNECTOR: { enum: ['log', 'http', 'twilio'], default: 'log' },
-  SMS_HTTP_URL: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$' },
-  // One header, `Name: value`; a token name and visible ASCII, so that nothing can split it.
-  SMS_HTTP_AUTH_HEADER: { type: 'string', maxLength: 4096, pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\\t\\x20-\\x7e]+$" },
-  SMS_HTTP_BODY_TEMPLATE: { type: 'string', minLength: 2, maxLength: 4096 },
-  SMS_TWILIO_ACCOUNT_SID: { type: 'string', pattern: '^AC[0-9a-fA-F]{32}$' },
-  SMS_TWILIO_AUTH_TOKEN: { type: 'string', minLength: 16, maxLength: 256 },
-  SMS_TWILIO_FROM: { type: 'string', pattern: '^\\+[0-9]{6,15}$' },
-  SMS_TWILIO_MESSAGING_SERVICE_SID: { type: 'string', pattern: '^MG[0-9a-fA-F]{32}$' },
-  SMS_TWILIO_API_URL: { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$', default: 'https://api.twilio.com' },
+  BRAND_NAME: {
+    ...brandingRules.productName,
+    default: defaultBranding.productName,
+    description: 'Product name on the sign-in pages and in the verification emails.',
+  },
+  BRAND_LOGO_URL: {
+    ...brandingRules.logoUrl,
+    description: "An `http(s)` URL of a logo shown above the pages' titles (its origin is added to the pages' `img-src`).",
+  },
+  BRAND_COLOR: {
+    ...brandingRules.primaryColor,
+    default: defaultBranding.primaryColor,
+    description:
+      "Primary colour of the pages' buttons and links, `#rrggbb` (any colour: the buttons' text is white or black and links are darkened or lightened until they read at 4.5:1). An application may have its own (Sign-in experience, An application's own look).",
+  },
+  SMTP_URL: {
+    type: 'string',
+    pattern: '^smtps?://',
+    description:
+      'Where verification codes are mailed, as nodemailer reads it: `smtp://host:587` (STARTTLS when offered), `smtps://user:pass@host:465`. Unset: the development connector writes each code to the server log instead, and startup says so. Needs `EMAIL_FROM`.',
+  },
+  EMAIL_FROM: {
+    type: 'string',
+    minLength: 3,
+    maxLength: 320,
+    pattern: '@',
+    description: 'The sender of verification emails, e.g. `Acme <no-reply@acme.com>`.',
+  },
+  SMS_CONNECTOR: {
+    enum: ['log', 'http', 'twilio'],
+    default: 'log',
+    description:
+      'Where phone codes will be sent: `log` (the development connector: each message is written to the server log, and startup warns so), `http` (a generic gateway) or `twilio`. Phone verification codes (the Experience API\'s `{type: "phone"}`) are sent through it. An embedding host may pass its own `experience.sms` (`SmsConnector`: `send({to, text})`, `to` in E.164 digits).',
+  },
+  SMS_HTTP_URL: {
+    type: 'string',
+    maxLength: 2048,
+    pattern: '^https?://[^\\s]+$',
+    description: '`http`: where each message is POSTed as JSON; any 2xx is accepted, anything else (or no answer within 10 s) is a failed send.',
+  },
+  SMS_HTTP_AUTH_HEADER: {
+    type: 'string',
+    maxLength: 4096,
+    pattern: "^[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\\t\\x20-\\x7e]+$",
+    description: '`http`: one header sent with each message, as `Name: value` (`Authorization: Bearer ...`, `X-Api-Key: ...`).',
+  },
+  SMS_HTTP_BODY_TEMPLATE: {
+    type: 'string',
+    minLength: 2,
+    maxLength: 4096,
+    description:
+      'Unset: `{"to":"{{to}}","text":"{{text}}"}`. `http`: the JSON body; `{{to}}` (the number in E.164, with its `+`) and `{{text}}` are replaced inside its strings after the template is parsed, so a message\'s text cannot change the body\'s structure. Must be JSON.',
+  },
+  SMS_TWILIO_ACCOUNT_SID: {
+    type: 'string',
+    pattern: '^AC[0-9a-fA-F]{32}$',
+    description:
+      "`twilio`: the account (`AC...`) and its auth token; messages go to Twilio's Messages API (`POST /2010-04-01/Accounts/{AccountSid}/Messages.json`, HTTP Basic), over `fetch`, no SDK.",
+  },
+  SMS_TWILIO_AUTH_TOKEN: {
+    type: 'string',
+    minLength: 16,
+    maxLength: 256,
+    description:
+      "`twilio`: the account (`AC...`) and its auth token; messages go to Twilio's Messages API (`POST /2010-04-01/Accounts/{AccountSid}/Messages.json`, HTTP Basic), over `fetch`, no SDK.",
+  },
+  SMS_TWILIO_FROM: {
+    type: 'string',
+    pattern: '^\\+[0-9]{6,15}$',
+    description: '`twilio`: exactly one: the sending number (E.164, `+15005550006`) or a Messaging Service (`MG...`).',
+  },
+  SMS_TWILIO_MESSAGING_SERVICE_SID: {
+    type: 'string',
+    pattern: '^MG[0-9a-fA-F]{32}$',
+    description: '`twilio`: exactly one: the sending number (E.164, `+15005550006`) or a Messaging Service (`MG...`).',
+  },
+  SMS_TWILIO_API_URL: {
+    type: 'string',
+    maxLength: 2048,
+    pattern: '^https?://[^\\s]+$',
+    default: 'https://api.twilio.com',
+    description: "`twilio`: the API's origin (a test points it at a local server that speaks the Messages API).",
+  },
 } satisfies EnvironmentSpec;
 
 /** Variables that only make sense together. */

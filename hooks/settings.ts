@@ -53,17 +53,60 @@ const retryDelay = { type: 'integer', minimum: 0, maximum: 999999 } as const;
 
 /** The `HOOKS_*` variables. */
 export const hookEnvironment = {
-  // Host names, IP addresses or CIDR ranges, comma-separated.
-  HOOKS_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
-  HOOKS_DELIVERY: { type: 'boolean', default: defaultHookSettings.deliver },
-  HOOKS_TIMEOUT_MS: { ...bounds.timeoutMs, default: defaultHookSettings.timeoutMs },
-  HOOKS_RETRY_SCHEDULE: { type: 'string', pattern: '^\\d{1,6}(,\\d{1,6}){0,19}$', default: defaultRetrySchedule.join(',') },
-  HOOKS_DISABLE_AFTER: { ...bounds.disableAfter, default: defaultHookSettings.disableAfter },
-  HOOKS_KEY_OVERLAP: { ...bounds.keyOverlap, default: defaultHookSettings.keyOverlap },
-  HOOKS_POLL_MS: { ...bounds.pollMs, default: defaultHookSettings.pollMs },
-  HOOKS_CONCURRENCY: { ...bounds.concurrency, default: defaultHookSettings.concurrency },
-  HOOKS_CONCURRENCY_PER_HOOK: { ...bounds.concurrencyPerHook, default: defaultHookSettings.concurrencyPerHook },
-  HOOKS_RETENTION_DAYS: { ...bounds.retentionDays, default: defaultHookSettings.retentionDays },
+  HOOKS_ALLOWED_HOSTS: {
+    type: 'string',
+    pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$',
+    description:
+      'Comma-separated host names, IP addresses or CIDR ranges that webhooks may be delivered to although they are loopback, private, link-local or otherwise reserved, e.g. `127.0.0.1,localhost` or `10.0.0.0/8,hooks.internal`. A listed name is allowed whatever it resolves to; a listed address or range allows those addresses for any name.',
+  },
+  HOOKS_DELIVERY: {
+    type: 'boolean',
+    default: defaultHookSettings.deliver,
+    description: 'Whether this process runs a delivery worker. Any number of processes may; `false` makes a process that only records events.',
+  },
+  HOOKS_TIMEOUT_MS: {
+    ...bounds.timeoutMs,
+    default: defaultHookSettings.timeoutMs,
+    description: 'Limit of one delivery attempt (connect, send, answer), 100 to 60000.',
+  },
+  HOOKS_RETRY_SCHEDULE: {
+    type: 'string',
+    pattern: '^\\d{1,6}(,\\d{1,6}){0,19}$',
+    default: defaultRetrySchedule.join(','),
+    description:
+      'Seconds to wait before each attempt (at once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), each spread by ±20%; its length is the number of attempts (at most 20).',
+  },
+  HOOKS_DISABLE_AFTER: {
+    ...bounds.disableAfter,
+    default: defaultHookSettings.disableAfter,
+    description: 'A hook whose attempts have all failed for this many seconds is disabled, with the reason in `disabledReason`.',
+  },
+  HOOKS_KEY_OVERLAP: {
+    ...bounds.keyOverlap,
+    default: defaultHookSettings.keyOverlap,
+    description: 'After a signing-key rotation, how many seconds the old key keeps signing beside the new one.',
+  },
+  HOOKS_POLL_MS: {
+    ...bounds.pollMs,
+    default: defaultHookSettings.pollMs,
+    description:
+      "How often a worker looks for new events (to make their deliveries) and for due deliveries. A process's own writes wake its worker at once; this bounds the delay for other processes' writes and for retries.",
+  },
+  HOOKS_CONCURRENCY: {
+    ...bounds.concurrency,
+    default: defaultHookSettings.concurrency,
+    description: 'Deliveries in flight at once per process, all hooks together.',
+  },
+  HOOKS_CONCURRENCY_PER_HOOK: {
+    ...bounds.concurrencyPerHook,
+    default: defaultHookSettings.concurrencyPerHook,
+    description: 'Deliveries in flight at once per process for one hook, so that a slow or hanging endpoint holds at most this many of the slots (1 to 256).',
+  },
+  HOOKS_RETENTION_DAYS: {
+    ...bounds.retentionDays,
+    default: defaultHookSettings.retentionDays,
+    description: 'How long events, deliveries and attempts are kept (TTL indexes), and so how far back a replay can reach.',
+  },
 } satisfies EnvironmentSpec;
 
 function checkAllowList(allowedHosts: string[], name: string) {

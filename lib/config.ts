@@ -63,42 +63,160 @@ export const changeRetentionRule = { type: 'integer', minimum: 1, maximum: 3650 
 
 /** The core variables: the server, its database, tokens and proxies. */
 export const coreEnvironment = {
-  PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001 },
-  BASE_URL: { type: 'string', pattern: '^https?://[^/?#]+(/[^?#]*)?$' },
-  MONGODB_URI: { type: 'string', pattern: '^mongodb(\\+srv)?://' },
-  // How long to look for a database server before answering 503 (also the bound on opening a connection).
-  MONGODB_SERVER_SELECTION_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 120000, default: defaultDatabaseTimeouts.serverSelectionTimeoutMs },
-  // How long an operation sent to the database may go without an answer before it fails with 503.
-  MONGODB_SOCKET_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600000, default: defaultDatabaseTimeouts.socketTimeoutMs },
-  ACCESS_TOKEN_ALG: { enum: accessTokenAlgs, default: 'ES256' },
-  BOOTSTRAP_CLIENT_ID: { type: 'string', pattern: '^[A-Za-z0-9._~-]{1,128}$' },
-  BOOTSTRAP_CLIENT_SECRET: { type: 'string', minLength: 16, maxLength: 256 },
-  API_BODY_LIMIT: { type: 'integer', minimum: 1024, maximum: 16777216, default: defaultBodyLimit },
-  CACHE_REFRESH_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },
-  // How long a stopping server lets the requests it holds finish before it closes their connections.
-  SHUTDOWN_GRACE_MS: { type: 'integer', minimum: 0, maximum: 600000, default: 10000 },
-  // false, true (one proxy), a number of proxies, or the proxies' addresses and CIDR ranges.
-  TRUST_PROXY: { type: 'string', maxLength: 2048, default: 'false' },
-  SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600 },
-  // Structured logs: the least level written, and JSON (one object a line) or pretty text for people.
-  LOG_LEVEL: { enum: logLevels, default: 'info' },
-  LOG_FORMAT: { enum: logFormats, default: 'json' },
-  // Prometheus metrics at /metrics, for a scraper holding this bearer token; off when unset.
-  METRICS_TOKEN: { type: 'string', minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$' },
-  // The impersonation audit's ledger: the least time between two signed checkpoints, how often it looks for records, how long a record settles first.
-  IMPERSONATION_CHECKPOINT_SECONDS: { type: 'integer', minimum: 0, maximum: 86400, default: 300 },
-  IMPERSONATION_LEDGER_POLL_MS: { type: 'integer', minimum: 50, maximum: 600000, default: 1000 },
-  IMPERSONATION_LEDGER_SETTLE_MS: { type: 'integer', minimum: 0, maximum: 60000, default: 2000 },
-  MANAGEMENT_API_TOKEN_TTL: { type: 'integer', minimum: 30, maximum: 86400, default: 600 },
-  CUSTOM_CLAIMS_ON_ERROR: { enum: ['omit', 'refuse'], default: 'omit' },
-  CUSTOM_CLAIMS_TIMEOUT_MS: { type: 'integer', minimum: 50, maximum: 10000, default: 1000 },
-  CHANGES_RETENTION_DAYS: { ...changeRetentionRule, default: defaultChangeRetentionDays },
-  // 32 random bytes, base64url (43 characters): seals MFA secrets at rest.
-  MFA_ENCRYPTION_KEY: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
-  // Public email domains no enterprise SSO connector may claim, comma-separated (replaces the built-in list).
-  SSO_PUBLIC_EMAIL_DOMAINS: { type: 'string', maxLength: 65536, pattern: '^\\s*[^\\s,]+(\\s*,\\s*[^\\s,]+)*\\s*$' },
-  // Host names, IP addresses or CIDR ranges, comma-separated.
-  OUTBOUND_ALLOWED_HOSTS: { type: 'string', pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$' },
+  PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 3001, description: 'Port to listen on; `0` picks a free one.' },
+  BASE_URL: {
+    type: 'string',
+    pattern: '^https?://[^/?#]+(/[^?#]*)?$',
+    description:
+      "Unset: `http://localhost:${PORT}`. Public URL of the server. The issuer is `${BASE_URL}/oidc`; the Management API's resource indicator is `${BASE_URL}/api`. Every process of one deployment must share it.",
+  },
+  MONGODB_URI: {
+    type: 'string',
+    pattern: '^mongodb(\\+srv)?://',
+    description:
+      "Unset: embedded in-memory engine. MongoDB connection string. The database is the one in the URI's path, else `oidc-identity`. Multi-document writes (a change with its record and webhook event, deletes with their references) are transactions only on a replica set or sharded cluster; on a standalone `mongod`, and on the embedded engine (whose transaction commits overwrite concurrent writes), they run one after another, and the server says so at startup.",
+  },
+  MONGODB_SERVER_SELECTION_TIMEOUT_MS: {
+    type: 'integer',
+    minimum: 100,
+    maximum: 120000,
+    default: defaultDatabaseTimeouts.serverSelectionTimeoutMs,
+    description:
+      "How long the driver looks for a database server (and waits to open a connection) before the request answers 503 `database.unavailable`. The driver's own default is 30 s. 100 to 120000.",
+  },
+  MONGODB_SOCKET_TIMEOUT_MS: {
+    type: 'integer',
+    minimum: 100,
+    maximum: 600000,
+    default: defaultDatabaseTimeouts.socketTimeoutMs,
+    description:
+      "How long an operation sent to the database may go without an answer before its connection is closed and the request answers 503 (a stalled or partitioned server). The driver's own default is to wait forever. Keep it above your slowest legitimate operation. 100 to 600000.",
+  },
+  ACCESS_TOKEN_ALG: {
+    enum: accessTokenAlgs,
+    default: 'ES256',
+    description:
+      "Signing algorithm of access tokens for API resources: `ES256`, `EdDSA` (both several times faster to sign than RSA) or `RS256` for clients that need it. ID tokens follow the client's `id_token_signed_response_alg` (RS256 by default).",
+  },
+  BOOTSTRAP_CLIENT_ID: {
+    type: 'string',
+    pattern: '^[A-Za-z0-9._~-]{1,128}$',
+    description:
+      'Set both to have startup ensure a machine-to-machine application with exactly these credentials and the Management API role. The secret takes 16 to 256 characters.',
+  },
+  BOOTSTRAP_CLIENT_SECRET: {
+    type: 'string',
+    minLength: 16,
+    maxLength: 256,
+    description:
+      'Set both to have startup ensure a machine-to-machine application with exactly these credentials and the Management API role. The secret takes 16 to 256 characters.',
+  },
+  API_BODY_LIMIT: {
+    type: 'integer',
+    minimum: 1024,
+    maximum: 16777216,
+    default: defaultBodyLimit,
+    description: 'Largest Management API request body, in bytes; larger ones get 413.',
+  },
+  CACHE_REFRESH_MS: {
+    type: 'integer',
+    minimum: 50,
+    maximum: 600000,
+    default: 1000,
+    description:
+      "Applications, API resources, roles with their permissions, and applications' roles are cached per process. A change clears the cache of the process that made it at once; other processes notice it within this interval.",
+  },
+  SHUTDOWN_GRACE_MS: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 600000,
+    default: 10000,
+    description:
+      'On SIGTERM or SIGINT the server stops accepting connections and answers every request it has taken (with `Connection: close`), for up to this long; only then are the connections left closed (and logged as cut off), the webhook worker finishes or releases its deliveries, and the process exits 0. A client whose request was taken so gets its answer and knows whether its write committed. 0 to 600000.',
+  },
+  TRUST_PROXY: {
+    type: 'string',
+    maxLength: 2048,
+    default: 'false',
+    description:
+      "Which proxies in front of the server may say who the client is: `false` (none: the peer is the client), a number of proxies (`1`, `2`, ...; `true` is `1`), or the proxies' addresses and CIDR ranges (`10.0.0.0/8,2001:db8::1`). The client address is the one the nearest trusted proxy saw: `X-Forwarded-For` is read from the right, past the trusted proxies, never its client-written left end. Lockout, code limits, hash budgets, audit records and webhook `ip`/`userIp` use it. Anything but `false` also trusts `X-Forwarded-Proto` and `-Host`.",
+  },
+  SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600, description: 'Lifetime of a subject token, in seconds (10 to 3600).' },
+  LOG_LEVEL: { enum: logLevels, default: 'info', description: 'The least level written: `trace`, `debug`, `info`, `warn`, `error`, `fatal`, `silent`.' },
+  LOG_FORMAT: { enum: logFormats, default: 'json', description: '`json`: one JSON object a line; `pretty`: readable text (pino-pretty), for development.' },
+  METRICS_TOKEN: {
+    type: 'string',
+    minLength: 16,
+    maxLength: 256,
+    pattern: '^[\\x21-\\x7e]+$',
+    description:
+      'With it (16 to 256 visible characters), Prometheus metrics at `GET /metrics` for a scraper that sends it as a bearer token (401 otherwise); without it there is no `/metrics` (404) and nothing is counted.',
+  },
+  IMPERSONATION_CHECKPOINT_SECONDS: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 86400,
+    default: 300,
+    description: 'The least time between two signed checkpoints of the impersonation audit (0 to 86,400; 0: every ledger run that chains something).',
+  },
+  IMPERSONATION_LEDGER_POLL_MS: {
+    type: 'integer',
+    minimum: 50,
+    maximum: 600000,
+    default: 1000,
+    description: 'How often the ledger looks for audit records to chain (50 to 600,000).',
+  },
+  IMPERSONATION_LEDGER_SETTLE_MS: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 60000,
+    default: 2000,
+    description: 'How long an audit record waits before it is chained (0 to 60,000).',
+  },
+  MANAGEMENT_API_TOKEN_TTL: {
+    type: 'integer',
+    minimum: 30,
+    maximum: 86400,
+    default: 600,
+    description: 'Lifetime of a Management API access token, in seconds (30 to 86400).',
+  },
+  CUSTOM_CLAIMS_ON_ERROR: {
+    enum: ['omit', 'refuse'],
+    default: 'omit',
+    description:
+      'When the custom-claims script throws, times out, or returns too much, and its customizer does not say (`blockIssuanceOnError`): `omit` issues the token without custom claims (and logs why); `refuse` answers `invalid_request` ("its custom JWT claims failed").',
+  },
+  CUSTOM_CLAIMS_TIMEOUT_MS: {
+    type: 'integer',
+    minimum: 50,
+    maximum: 10000,
+    default: 1000,
+    description: 'Wall-clock limit of one custom-claims run, awaited work included.',
+  },
+  CHANGES_RETENTION_DAYS: {
+    ...changeRetentionRule,
+    default: defaultChangeRetentionDays,
+    description: 'How long the change log (`GET /api/changes`) keeps a record, 1 to 3650 days; a TTL index removes older ones.',
+  },
+  MFA_ENCRYPTION_KEY: {
+    type: 'string',
+    pattern: '^[A-Za-z0-9_-]{43}$',
+    description:
+      "32 random bytes, base64url (43 characters; `node -e \"console.log(crypto.randomBytes(32).toString('base64url'))\"`): the key that seals MFA secrets (TOTP keys) at rest with AES-256-GCM. Unset: a key made on first start and kept in the `system` collection, beside the signing keys; set one from a secret store so that a copy of the database alone opens no secret. It also seals connectors' client secrets, and subject tokens are sealed under a key derived from it (HKDF, for that purpose only). Changing it makes the TOTP factors, client secrets and live subject tokens sealed under the old one unusable. Embedding: `createIdentity({ mfaEncryptionKey })` (a 32-byte `Buffer`).",
+  },
+  SSO_PUBLIC_EMAIL_DOMAINS: {
+    type: 'string',
+    maxLength: 65536,
+    pattern: '^\\s*[^\\s,]+(\\s*,\\s*[^\\s,]+)*\\s*$',
+    description:
+      "Unset: the built-in list (`sso/domains.ts`: gmail.com, outlook.com, yahoo.com, ...). Comma-separated public email domains that no enterprise SSO connector may claim (422 `single_sign_on.forbidden_domains`); replaces the built-in list. Names are compared in IDNA's ASCII form, lower-cased.",
+  },
+  OUTBOUND_ALLOWED_HOSTS: {
+    type: 'string',
+    pattern: '^\\s*[A-Za-z0-9.:/_-]+(\\s*,\\s*[A-Za-z0-9.:/_-]+)*\\s*$',
+    description:
+      "Private, loopback or reserved hosts, addresses and CIDR ranges the provider may still call (back-channel logout, an application's `jwksUri`), comma-separated as `HOOKS_ALLOWED_HOSTS`. Public addresses always may; any other is refused before connecting, whatever a name resolves to.",
+  },
 } satisfies EnvironmentSpec;
 
 export const coreEnvironmentDependencies = {

@@ -2,7 +2,7 @@ import type { MessageKey, Translator } from '../../i18n/index.js';
 import { html, Html } from './markup.js';
 import { stylesheetHref, type BrandColors } from './stylesheet.js';
 
-/** The operator's look: product name, logo and primary colour (see README, Sign-in experience). */
+/** The operator's look: product name, logo and primary colour (docs/sign-in.md). */
 export interface Branding {
   productName: string;
   logoUrl?: string;

@@ -104,7 +104,7 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
   async function audit(page: Page, state: string, language: string, shoot: (name: string) => Promise<Buffer>) {
     expect(await page.getAttribute('html', 'lang')).toBe(language);
     findings.push({ state: `${language} ${state}`, problems: await pageProblems(page) });
-    // The README's pictures: a few states, the sign-in page as a phone shows it.
+    // The documentation's pictures (docs/sign-in.md): a few states, the sign-in page as a phone shows it.
     const picture = pictures[`${language} ${state}`];
     if (picture) {
       await page.setViewportSize(picture.width === 390 ? { width: 390, height: 844 } : { width: 1280, height: 900 });

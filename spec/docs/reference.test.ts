@@ -1,0 +1,43 @@
+import { readFile } from 'node:fs/promises';
+
+import { renderConfiguration } from '../../tools/reference/configuration.js';
+import { renderEvents } from '../../tools/reference/events.js';
+import { renderManagementApi } from '../../tools/reference/management-api.js';
+import { coreEnvironment } from '../../lib/config.js';
+import { hookEnvironment } from '../../hooks/settings.js';
+import { experienceEnvironment } from '../../experience/settings.js';
+import { eventSchemas } from '../../hooks/event-schemas/index.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const page = (name: string) => readFile(new URL(`../../docs/${name}`, import.meta.url), 'utf8');
+
+/** The generated pages of docs/ are what `npm run docs` makes of their sources now: a change to a source without them fails here. */
+describe('the generated reference pages', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer('reference-docs');
+  });
+  afterAll(() => server.close());
+
+  it('docs/configuration.md lists every setting, each with its meaning', async () => {
+    expect(await page('configuration.md')).toBe(renderConfiguration());
+    const undescribed = Object.entries({ ...coreEnvironment, ...hookEnvironment, ...experienceEnvironment })
+      .filter(([, rule]) => !(rule as { description?: string }).description)
+      .map(([name]) => name);
+    expect(undescribed).toEqual([]);
+  });
+
+  it('docs/webhook-events.md lists every event a hook can subscribe to', async () => {
+    const text = await page('webhook-events.md');
+    expect(text).toBe(renderEvents());
+    for (const event of eventSchemas().keys()) expect(text).toContain(`## \`${event}\``);
+  });
+
+  it('docs/management-api-reference.md lists every route the server serves', async () => {
+    const document = (await server.api('GET', '/api/openapi.json')).body;
+    const text = await page('management-api-reference.md');
+    expect(text).toBe(renderManagementApi(document));
+    for (const [path, operations] of Object.entries(document.paths as Record<string, object>))
+      for (const method of Object.keys(operations)) expect(text).toContain(`\`${method.toUpperCase()} ${path}\``);
+  });
+});
