@@ -6,6 +6,8 @@ async function main() {
   let settings;
   try {
     settings = loadSettings();
+    // `npm start -- --in-memory`: the embedded engine's data in memory only, as `DATA_DIR=` does.
+    if (process.argv.includes('--in-memory')) settings = { ...settings, dataDir: undefined };
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(error.message);

@@ -3,6 +3,8 @@
  * feature's own (`hooks/settings.ts`, `experience/settings.ts`), joined here. Every one is
  * documented in docs/configuration.md, which is generated from their schemas (`npm run docs`).
  */
+import { resolve } from 'node:path';
+
 import { allowListProblem } from './lib/outbound-addresses.js';
 import type { DatabaseTimeouts } from './lib/store/availability.js';
 import { ConfigError, coreEnvironment, coreEnvironmentDependencies, readEnvironment, type AccessTokenAlg } from './lib/config.js';
@@ -19,6 +21,10 @@ export interface Settings {
   /** Public URL of the server; by default `http://localhost:<the port it listens on>`. */
   baseUrl: string | undefined;
   mongodbUri: string | undefined;
+  /** Without `mongodbUri`: where the embedded engine's data is kept (absolute), or in memory only. */
+  dataDir: string | undefined;
+  /** How often, after a write, the embedded engine's data is written to `dataDir`. */
+  dataSnapshotMs: number;
   /** Bounds on waiting for the database (`MONGODB_*_TIMEOUT_MS`). */
   databaseTimeouts: DatabaseTimeouts;
   accessTokenAlg: AccessTokenAlg;
@@ -88,6 +94,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     port: e.PORT as number,
     baseUrl: (e.BASE_URL as string | undefined)?.replace(/\/+$/, ''),
     mongodbUri: e.MONGODB_URI as string | undefined,
+    // Set and empty (`DATA_DIR=`): in memory only; unset: the default directory.
+    dataDir: env.DATA_DIR === '' ? undefined : resolve(e.DATA_DIR as string),
+    dataSnapshotMs: e.DATA_SNAPSHOT_MS as number,
     databaseTimeouts: {
       serverSelectionTimeoutMs: e.MONGODB_SERVER_SELECTION_TIMEOUT_MS as number,
       socketTimeoutMs: e.MONGODB_SOCKET_TIMEOUT_MS as number,

@@ -14,7 +14,7 @@ import { openDatabase, type Database } from './lib/store/database.js';
 import { accessLog } from './lib/http/access-log.js';
 import { requestIds } from './lib/request-context.js';
 import { createMetrics, metricsEndpoint } from './lib/metrics.js';
-import { startEmbeddedMongo, type EmbeddedMongo } from './lib/store/embedded-mongo.js';
+import { embeddedStoreNotice, startEmbeddedStore, type EmbeddedStore } from './lib/store/embedded-store.js';
 import { createIdentity, type Identity } from './identity.js';
 import { consoleLogger, type Logger } from './lib/logger.js';
 import type { Clock } from './lib/clock.js';
@@ -79,12 +79,12 @@ export async function startStandaloneServer(
   settings: Settings,
   { logger = consoleLogger, dbName, mongoClientOptions, clock }: StandaloneOptions = {},
 ): Promise<StandaloneServer> {
-  let embedded: EmbeddedMongo | undefined;
+  let embedded: EmbeddedStore | undefined;
   let uri = settings.mongodbUri;
   if (!uri) {
-    embedded = await startEmbeddedMongo();
+    embedded = await startEmbeddedStore({ dataDir: settings.dataDir, snapshotMs: settings.dataSnapshotMs, logger });
     uri = embedded.uri;
-    logger.warn('MONGODB_URI is not set: using the embedded in-memory MongoDB engine. All data is lost when the server stops.');
+    logger.warn(embeddedStoreNotice(settings.dataDir, settings.dataSnapshotMs));
   }
 
   // Listen first, so that port 0 (any free port) is known before the issuer is.
@@ -115,8 +115,11 @@ export async function startStandaloneServer(
     const metrics = settings.metricsToken ? createMetrics() : undefined;
     database = await openDatabase(uri, {
       ...(dbName !== undefined && { dbName }),
-      clientOptions: { ...driverTimeouts(settings.databaseTimeouts), ...(metrics && { monitorCommands: true }), ...mongoClientOptions },
+      // A data directory's snapshots follow the write commands (command monitoring), as metrics time them.
+      clientOptions: { ...driverTimeouts(settings.databaseTimeouts), ...((metrics || embedded?.dataDir) && { monitorCommands: true }), ...mongoClientOptions },
     });
+    // What the data directory kept, back before anything is set up (indexes are created as declared, not restored).
+    await embedded?.open(database);
     const identity = await createIdentity({
       database,
       issuer,
@@ -180,6 +183,7 @@ export async function startStandaloneServer(
         const cutOff = await drain.drain(server, settings.shutdownGraceMs);
         if (cutOff > 0) logger.warn(`${cutOff} requests were still unanswered after ${settings.shutdownGraceMs} ms; their connections were closed`);
         await identity.close();
+        await embedded?.finish();
         await openDb.close();
         await embedded?.stop();
       },

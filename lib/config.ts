@@ -92,6 +92,22 @@ export const coreEnvironment = {
     description:
       "How long an operation sent to the database may go without an answer before its connection is closed and the request answers 503 (a stalled or partitioned server). The driver's own default is to wait forever. Keep it above your slowest legitimate operation. 100 to 600000.",
   },
+  DATA_DIR: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 4096,
+    default: '.oidc-identity',
+    description:
+      "Without `MONGODB_URI`: the directory (relative to the working directory) where the embedded engine's data is kept across restarts; printed at start. Set it empty (`DATA_DIR=`), or start with `--in-memory`, to keep everything in memory only. One server per directory. Add it to your `.gitignore`. Ignored with `MONGODB_URI`.",
+  },
+  DATA_SNAPSHOT_MS: {
+    type: 'integer',
+    minimum: 200,
+    maximum: 600000,
+    default: 2000,
+    description:
+      'Without `MONGODB_URI`, with a `DATA_DIR`: how often, after a write, the data is written to the directory. A crash (SIGKILL, power loss) loses at most the writes of this interval plus the time one snapshot takes; a clean stop (SIGTERM, SIGINT) loses nothing.',
+  },
   ACCESS_TOKEN_ALG: {
     enum: accessTokenAlgs,
     default: 'ES256',

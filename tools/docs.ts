@@ -17,7 +17,7 @@ import { renderManagementApi, type OpenApiDocument } from './reference/managemen
 const docs = new URL(import.meta.url.includes('/dist/') ? '../../docs/' : '../docs/', import.meta.url);
 
 async function managementApiDocument(): Promise<OpenApiDocument> {
-  const server = await startStandaloneServer(loadSettings({ PORT: '0' }), { logger: silentLogger });
+  const server = await startStandaloneServer(loadSettings({ PORT: '0', DATA_DIR: '' }), { logger: silentLogger });
   try {
     return (await (await fetch(`http://localhost:${server.port}/api/openapi.json`)).json()) as OpenApiDocument;
   } finally {

@@ -66,7 +66,8 @@ async function main() {
     port = await startBaseline(loadSettings(process.env).accessTokenAlg);
   } else {
     const server = await startStandaloneServer(
-      { ...loadSettings({ ...process.env, PORT: '0' }) },
+      // The benchmarks measure the engine, not its snapshots: in memory only unless DATA_DIR says otherwise.
+      { ...loadSettings({ DATA_DIR: '', ...process.env, PORT: '0' }) },
       {
         // Command monitoring costs CPU of its own (the driver copies every command and reply), so
         // only the child that counts round trips has it.

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
@@ -14,6 +15,8 @@ describe('settings', () => {
       port: 3001,
       baseUrl: undefined,
       mongodbUri: undefined,
+      dataDir: resolve('.oidc-identity'),
+      dataSnapshotMs: 2000,
       databaseTimeouts: { serverSelectionTimeoutMs: 5000, socketTimeoutMs: 10000 },
       accessTokenAlg: 'ES256',
       bootstrapClientId: undefined,

@@ -16,7 +16,8 @@ export interface ServerProcess {
  * A variable given as `undefined` is left out (`MONGODB_URI: undefined`: the embedded engine).
  */
 export async function spawnServer(dbName: string, env: Record<string, string | undefined> = {}): Promise<ServerProcess> {
-  const merged = { ...process.env, MONGODB_URI: uriForDb(dbName), PORT: '0', CACHE_REFRESH_MS: '100', ...env };
+  // In memory unless the test gives a data directory: parallel servers must not share the default one.
+  const merged = { ...process.env, MONGODB_URI: uriForDb(dbName), DATA_DIR: '', PORT: '0', CACHE_REFRESH_MS: '100', ...env };
   const child: ChildProcess = spawn(process.execPath, ['dist/server.js'], {
     env: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
