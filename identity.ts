@@ -1,3 +1,4 @@
+import type { CollectionIndexes } from './lib/store/database.js';
 import type { ClientSession } from 'mongodb';
 import type { Configuration } from 'oidc-provider';
 import type Provider from 'oidc-provider';
@@ -35,6 +36,8 @@ export interface Identity {
   reportInteractionEvent(report: InteractionReport, session?: ClientSession): Promise<void>;
   /** Webhooks: the outbox, the delivery worker and the hooks API's queries. */
   readonly hooks: Hooks;
+  /** Every collection the service uses, with the indexes it ensures (for operators: sharding, backups). */
+  readonly collections: CollectionIndexes;
   close(): Promise<void>;
 }
 
@@ -58,6 +61,7 @@ export async function createIdentity(given: IdentityOptions): Promise<Identity> 
     queries,
     managementApiIndicator: options.managementApiIndicator,
     hooks,
+    collections: parts.collections,
     reportInteractionEvent: (report, session) => hooks.reportInteraction(report, session),
 
     configure(host: Configuration = {}) {

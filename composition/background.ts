@@ -4,6 +4,7 @@ import { signInReports } from '../hooks/provider-events.js';
 import { createLedger } from '../impersonation/ledger.js';
 import { intentStates } from '../management/intent-states.js';
 import { startIntentResolver } from '../lib/store/intents.js';
+import { startSweeper, sweepTargets } from '../lib/store/sweeper.js';
 import { createRecordWriter } from '../lib/store/unit-of-work.js';
 import type { Installed } from './install-provider.js';
 import type { ResolvedOptions } from './options.js';
@@ -17,7 +18,9 @@ export interface BackgroundService {
 /**
  * What runs beside the requests: the finder of writes a stopped process left unrecorded (without
  * transactions), sign-in events from the provider, the webhook worker, and the impersonation
- * audit's ledger (its chain, events and signed checkpoints, one process at a time).
+ * audit's ledger (its chain, events and signed checkpoints, one process at a time), and the sweeper
+ * that deletes what the TTL indexes expired (one process at a time; on every engine, since the
+ * embedded one never runs TTL indexes).
  */
 export function startBackground(provider: Provider, options: ResolvedOptions, parts: Parts, { signingKey }: Installed): BackgroundService {
   const { database, logger } = options;
@@ -33,10 +36,12 @@ export function startBackground(provider: Provider, options: ResolvedOptions, pa
     logger,
   });
   ledger.start();
+  const sweeper = startSweeper(database.db, sweepTargets(parts.collections), { logger, clock: options.clock });
   return {
     async stop() {
       await resolver?.stop();
       await ledger.stop();
+      await sweeper.stop();
     },
   };
 }

@@ -11,7 +11,7 @@ import { watchDatabase } from '../lib/metrics.js';
 import { secretBox } from '../lib/mfa/secret-box.js';
 import { createOutboundPolicy } from '../lib/outbound-addresses.js';
 import type { Change } from '../lib/store/changes.js';
-import { ensureIndexes } from '../lib/store/database.js';
+import { ensureIndexes, storeCollections } from '../lib/store/database.js';
 import { watchDatabaseIdentity } from '../lib/store/database-identity.js';
 import { intentCollections } from '../lib/store/intents.js';
 import { createQueries } from '../lib/store/queries/index.js';
@@ -43,7 +43,7 @@ export async function createParts(options: ResolvedOptions) {
     );
   }
   // Each part declares the collections it owns; the entities' are ensured when the database is opened.
-  await ensureIndexes(db, {
+  const featureCollections = {
     ...providerCollections,
     ...hookCollections,
     ...intentCollections,
@@ -51,7 +51,8 @@ export async function createParts(options: ResolvedOptions) {
     ...impersonationCollections,
     ...upstreamCollections,
     ...(options.experience && experienceCollections),
-  });
+  };
+  await ensureIndexes(db, featureCollections);
   const watch = await watchDatabaseIdentity(database.client, db, { logger, ...(options.onDatabaseLost && { onLost: options.onDatabaseLost }) });
   const queries = createQueries(db);
   const impersonation = createImpersonationQueries(db);
@@ -80,6 +81,8 @@ export async function createParts(options: ResolvedOptions) {
 
   return {
     db,
+    /** Every collection the service declares, with its indexes (the sweeper reads their TTLs). */
+    collections: { ...storeCollections, ...featureCollections },
     watch,
     queries,
     impersonation,
