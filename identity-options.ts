@@ -69,6 +69,8 @@ export interface IdentityOptions {
   ssoPublicEmailDomains?: string[];
   /** How long the change log (`GET /api/changes`) keeps a record, in days (1 to 3650, default 90). As `CHANGES_RETENTION_DAYS`. */
   changesRetentionDays?: number;
+  /** How often what the TTL indexes expired is deleted, in milliseconds (default 60000). As `SWEEP_INTERVAL_MS`. */
+  sweepIntervalMs?: number;
   /**
    * The 32-byte key that seals MFA secrets (TOTP keys) at rest. Unset: a key made on first start
    * and kept in the database's `system` collection; set one (from a secret store) so that a copy

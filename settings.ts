@@ -27,6 +27,8 @@ export interface Settings {
   dataSnapshotMs: number;
   /** Bounds on waiting for the database (`MONGODB_*_TIMEOUT_MS`). */
   databaseTimeouts: DatabaseTimeouts;
+  /** The driver's write and read concerns (`MONGODB_WRITE_CONCERN`, `MONGODB_READ_CONCERN`). */
+  databaseConcerns: { w: 'majority' | 1; readConcernLevel: 'majority' | 'local' };
   accessTokenAlg: AccessTokenAlg;
   bootstrapClientId: string | undefined;
   bootstrapClientSecret: string | undefined;
@@ -50,6 +52,8 @@ export interface Settings {
   outboundAllowedHosts: string[];
   /** How long the change log keeps a record, in days. */
   changesRetentionDays: number;
+  /** How often what TTL indexes expired is deleted (`SWEEP_INTERVAL_MS`). */
+  sweepIntervalMs: number;
   /** The public email domains no SSO connector may claim; unset: the built-in list. */
   ssoPublicEmailDomains: string[] | undefined;
   /** The key that seals MFA secrets; unset: one made once and kept in the database. */
@@ -101,6 +105,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       serverSelectionTimeoutMs: e.MONGODB_SERVER_SELECTION_TIMEOUT_MS as number,
       socketTimeoutMs: e.MONGODB_SOCKET_TIMEOUT_MS as number,
     },
+    databaseConcerns: {
+      w: e.MONGODB_WRITE_CONCERN === '1' ? 1 : 'majority',
+      readConcernLevel: e.MONGODB_READ_CONCERN as 'majority' | 'local',
+    },
     accessTokenAlg: e.ACCESS_TOKEN_ALG as AccessTokenAlg,
     bootstrapClientId: e.BOOTSTRAP_CLIENT_ID as string | undefined,
     bootstrapClientSecret: e.BOOTSTRAP_CLIENT_SECRET as string | undefined,
@@ -121,6 +129,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     customClaimsTimeoutMs: e.CUSTOM_CLAIMS_TIMEOUT_MS as number,
     outboundAllowedHosts,
     changesRetentionDays: e.CHANGES_RETENTION_DAYS as number,
+    sweepIntervalMs: e.SWEEP_INTERVAL_MS as number,
     ssoPublicEmailDomains: typeof e.SSO_PUBLIC_EMAIL_DOMAINS === 'string' ? ssoDomainsOf(e.SSO_PUBLIC_EMAIL_DOMAINS) : undefined,
     mfaEncryptionKey: typeof e.MFA_ENCRYPTION_KEY === 'string' ? Buffer.from(e.MFA_ENCRYPTION_KEY, 'base64url') : undefined,
     hooks,

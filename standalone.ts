@@ -116,7 +116,12 @@ export async function startStandaloneServer(
     database = await openDatabase(uri, {
       ...(dbName !== undefined && { dbName }),
       // A data directory's snapshots follow the write commands (command monitoring), as metrics time them.
-      clientOptions: { ...driverTimeouts(settings.databaseTimeouts), ...((metrics || embedded?.dataDir) && { monitorCommands: true }), ...mongoClientOptions },
+      clientOptions: {
+        ...driverTimeouts(settings.databaseTimeouts),
+        ...settings.databaseConcerns,
+        ...((metrics || embedded?.dataDir) && { monitorCommands: true }),
+        ...mongoClientOptions,
+      },
     });
     // What the data directory kept, back before anything is set up (indexes are created as declared, not restored).
     await embedded?.open(database);
@@ -136,6 +141,7 @@ export async function startStandaloneServer(
       customClaimsTimeoutMs: settings.customClaimsTimeoutMs,
       outboundAllowedHosts: settings.outboundAllowedHosts,
       changesRetentionDays: settings.changesRetentionDays,
+      sweepIntervalMs: settings.sweepIntervalMs,
       ...(settings.ssoPublicEmailDomains && { ssoPublicEmailDomains: settings.ssoPublicEmailDomains }),
       ...(settings.mfaEncryptionKey && { mfaEncryptionKey: settings.mfaEncryptionKey }),
       hooks: settings.hooks,

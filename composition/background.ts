@@ -36,7 +36,7 @@ export function startBackground(provider: Provider, options: ResolvedOptions, pa
     logger,
   });
   ledger.start();
-  const sweeper = startSweeper(database.db, sweepTargets(parts.collections), { logger, clock: options.clock });
+  const sweeper = startSweeper(database.db, sweepTargets(parts.collections), { logger, clock: options.clock, everyMs: options.sweepIntervalMs });
   return {
     async stop() {
       await resolver?.stop();

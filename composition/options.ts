@@ -27,6 +27,7 @@ export function resolveOptions(options: IdentityOptions) {
     // The pages' and messages' languages: the built-in catalogs with the host's over them.
     catalogs: experience && createCatalogs(experience.catalogs),
     changesRetentionDays,
+    sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
     accessTokenAlg: options.accessTokenAlg ?? 'ES256',
     managementApiIndicator: `${options.baseUrl.replace(/\/+$/, '')}${managementPrefix}`,
     origin: new URL(options.baseUrl).origin,

@@ -108,6 +108,18 @@ export const coreEnvironment = {
     description:
       'Without `MONGODB_URI`, with a `DATA_DIR`: how often, after a write, the data is written to the directory. A crash (SIGKILL, power loss) loses at most the writes of this interval plus the time one snapshot takes; a clean stop (SIGTERM, SIGINT) loses nothing.',
   },
+  MONGODB_WRITE_CONCERN: {
+    enum: ['majority', '1'],
+    default: 'majority',
+    description:
+      'How many members of a replica set must have a write before it counts (`w`): `majority` (a change, its record and its webhook event survive a failover) or `1` (the primary only: faster, and a failover may roll back what was answered). The embedded engine ignores it.',
+  },
+  MONGODB_READ_CONCERN: {
+    enum: ['majority', 'local'],
+    default: 'majority',
+    description:
+      'What reads see on a replica set: `majority` (only what a failover cannot roll back: the delivery worker never sends an event that may vanish) or `local` (the primary’s latest). The embedded engine ignores it.',
+  },
   ACCESS_TOKEN_ALG: {
     enum: accessTokenAlgs,
     default: 'ES256',
@@ -213,6 +225,14 @@ export const coreEnvironment = {
     ...changeRetentionRule,
     default: defaultChangeRetentionDays,
     description: 'How long the change log (`GET /api/changes`) keeps a record, 1 to 3650 days; a TTL index removes older ones.',
+  },
+  SWEEP_INTERVAL_MS: {
+    type: 'integer',
+    minimum: 1000,
+    maximum: 86400000,
+    default: 60000,
+    description:
+      'How often one process deletes what the TTL indexes have expired (sessions, grants and tokens that ended, codes, counters, webhook history and changes past their retention), 500 documents a command and 20 commands a collection a run. On MongoDB its TTL monitor does the same within a minute; the embedded engine has none, and this is what keeps its history from costing forever.',
   },
   MFA_ENCRYPTION_KEY: {
     type: 'string',

@@ -52,11 +52,14 @@ export async function startEmbeddedStore({ dataDir, snapshotMs, logger }: Embedd
   };
 }
 
-/** What the server says when it starts on the embedded engine: where its data lives, and where its limit is. */
+/** Live sign-ins (sessions, grants and tokens within their lifetime) up to which the embedded engine stays within 2x of its cost without them (BENCHMARKS.md, Growth). */
+const liveSignInLimit = '1,000';
+
+/** What the server says when it starts on the embedded engine: where its data lives, and where its limit is (BENCHMARKS.md, Growth). */
 export function embeddedStoreNotice(dataDir: string | undefined, snapshotMs: number): string {
   const where =
     dataDir === undefined
       ? 'its data in memory only (DATA_DIR= or --in-memory): all of it is lost when the server stops'
       : `its data kept in ${dataDir} (written ${snapshotMs} ms after a write: a crash loses at most that; a clean stop nothing)`;
-  return `MONGODB_URI is not set: using the embedded MongoDB-compatible engine, ${where}. It is for trying the service and for development: every insert costs time in proportion to its collection's size (docs/operations.md, "The embedded engine's limit"); beyond that, use a MongoDB replica set.`;
+  return `MONGODB_URI is not set: using the embedded MongoDB-compatible engine, ${where}. It is for trying the service and for development: each insert costs time in proportion to its collection's size, and it stays within 2x of its cost at 100 users up to about 3,000 users and ${liveSignInLimit} live sign-ins (a session lasts 14 days; ended ones are swept). Beyond that, use a MongoDB replica set (docs/operations.md, "The embedded engine's limit").`;
 }

@@ -8,6 +8,7 @@ import { silentLogger } from '../../lib/logger.js';
 import { openDatabase } from '../../lib/store/database.js';
 import { ConfigError, loadSettings } from '../../settings.js';
 import { testMongoUri, uniqueDbName } from '../support/env.js';
+import { startTestServer } from '../support/server.js';
 
 describe('settings', () => {
   it('has defaults for everything', () => {
@@ -18,6 +19,7 @@ describe('settings', () => {
       dataDir: resolve('.oidc-identity'),
       dataSnapshotMs: 2000,
       databaseTimeouts: { serverSelectionTimeoutMs: 5000, socketTimeoutMs: 10000 },
+      databaseConcerns: { w: 'majority', readConcernLevel: 'majority' },
       accessTokenAlg: 'ES256',
       bootstrapClientId: undefined,
       bootstrapClientSecret: undefined,
@@ -34,6 +36,7 @@ describe('settings', () => {
       customClaimsTimeoutMs: 1000,
       outboundAllowedHosts: [],
       changesRetentionDays: 90,
+      sweepIntervalMs: 60000,
       ssoPublicEmailDomains: undefined,
       hooks: {
         allowedHosts: [],
@@ -51,6 +54,20 @@ describe('settings', () => {
     });
     // An embedding host gets the same defaults.
     expect(loadSettings({}).hooks).toEqual(defaultHookSettings);
+  });
+
+  it('gives the driver majority write and read concerns by default, and the ones MONGODB_WRITE_CONCERN and MONGODB_READ_CONCERN say', async () => {
+    expect(loadSettings({ MONGODB_WRITE_CONCERN: '1', MONGODB_READ_CONCERN: 'local' }).databaseConcerns).toEqual({ w: 1, readConcernLevel: 'local' });
+    expect(() => loadSettings({ MONGODB_WRITE_CONCERN: '2' })).toThrow(
+      new ConfigError('Invalid setting: MONGODB_WRITE_CONCERN must be equal to one of the allowed values (one of majority, 1)'),
+    );
+    const server = await startTestServer('concerns');
+    try {
+      expect(server.database.client.writeConcern?.w).toBe('majority');
+      expect(server.database.client.readConcern?.level).toBe('majority');
+    } finally {
+      await server.close();
+    }
   });
 
   it('reads the webhook settings', () => {
