@@ -74,13 +74,20 @@ async function prepare(label: string) {
     if (!response.ok) throw new Error(`token: ${response.status} ${JSON.stringify(answer)}`);
     return answer;
   };
-  const bearer = (await tokenRequest({ grant_type: 'client_credentials', resource: `${server.url}/api`, scope: 'all' }, basic)).access_token!;
-  const api = async (method: string, path: string, body?: unknown) => {
+  // A Management API token lives MANAGEMENT_API_TOKEN_TTL (10 min): a long run gets a new one when it has expired.
+  const managementToken = async () =>
+    (await tokenRequest({ grant_type: 'client_credentials', resource: `${server.url}/api`, scope: 'all' }, basic)).access_token!;
+  let bearer = await managementToken();
+  const api = async (method: string, path: string, body?: unknown, renewed = false): Promise<Record<string, string>> => {
     const response = await fetch(`${server.url}/api${path}`, {
       method,
       headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
       ...(body !== undefined && { body: JSON.stringify(body) }),
     });
+    if (response.status === 401 && !renewed) {
+      bearer = await managementToken();
+      return api(method, path, body, true);
+    }
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
     return response.json() as Promise<Record<string, string>>;
   };
