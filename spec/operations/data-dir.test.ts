@@ -72,7 +72,10 @@ describe('the embedded engine kept in a data directory (DATA_DIR)', () => {
   it('gives back every application, user, role, key, hook, session and undelivered event after SIGTERM, and the first start’s client still works', async () => {
     server = await start();
     expect(server.output()).toContain(`its data kept in ${dir}`);
-    const printed = /client id\s+(\S+)\n\s+client secret\s+(\S+)/.exec(server.output());
+    // Printed on the terminal right after the line that says the server listens.
+    const credentialsIn = (output: string) => /client id\s+(\S+)\n\s+client secret\s+(\S+)\n/.exec(output);
+    await waitFor(async () => credentialsIn(server!.output()) !== null, 'the first start’s credentials');
+    const printed = credentialsIn(server.output());
     expect(printed).not.toBeNull();
     credentials = { id: printed![1]!, secret: printed![2]! };
     const bearer = await token(server);

@@ -1,6 +1,7 @@
 import { createTestClock } from '../support/clock.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { silentLogger } from '../../lib/logger.js';
+import { uniqueDbName } from '../support/env.js';
 import { startSweeper, sweepOnce, sweepTargets } from '../../lib/store/sweeper.js';
 
 const past = (ms: number, from = Date.now()) => new Date(from - ms);
@@ -80,11 +81,13 @@ describe('the sweeper (lib/store/sweeper.ts)', () => {
   });
 
   it('sweeps in one process at a time: two sweeping at once delete each dead document once, without error', async () => {
-    const documents = db().collection<{ _id: string; expiresAt: Date }>('sweep_race');
+    // A database of their own: the server's own sweeper takes the same lease in the suite's database.
+    const own = server.database.client.db(uniqueDbName('sweep-race'));
+    const documents = own.collection<{ _id: string; expiresAt: Date }>('sweep_race');
     await documents.insertMany(Array.from({ length: 50 }, (_, i) => ({ _id: `dead-${i}`, expiresAt: past(1000) })));
     const target = [{ collection: 'sweep_race', field: 'expiresAt', afterSeconds: 0 }];
     const options = { logger: silentLogger, clock: createTestClock(), everyMs: 3_600_000, batchSize: 10, maxBatches: 10 };
-    const [one, two] = [startSweeper(db(), target, options), startSweeper(db(), target, options)];
+    const [one, two] = [startSweeper(own, target, options), startSweeper(own, target, options)];
     await Promise.all([one.sweepNow(), two.sweepNow()]);
     await Promise.all([one.stop(), two.stop()]);
     expect(await documents.countDocuments()).toBe(0);
