@@ -12,6 +12,7 @@ import { silentLogger } from '../lib/logger.js';
 import { startStandaloneServer } from '../standalone.js';
 import { TestBrowser } from '../spec/support/browser.js';
 import { authorizationCode } from './support/sign-in.js';
+import { basic, managementClient } from './support/management-client.js';
 
 const runs = Number(process.env.BENCH_COMMAND_RUNS ?? 5);
 const admin = { BOOTSTRAP_CLIENT_ID: 'commands-admin', BOOTSTRAP_CLIENT_SECRET: 'commands-admin-secret-0123456789' };
@@ -33,32 +34,7 @@ server.database.client.on('commandStarted', (event: CommandStartedEvent) => {
   seen.push(`${event.commandName} ${typeof target === 'string' ? target : ''}`.trim());
 });
 
-const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
-async function tokenRequest(body: Record<string, string>, authorization?: string) {
-  const response = await fetch(`${server.url}/oidc/token`, {
-    method: 'POST',
-    headers: { ...(authorization && { authorization }), 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams(body),
-  });
-  const answer = (await response.json()) as Record<string, string>;
-  if (!response.ok) throw new Error(`token: ${response.status} ${JSON.stringify(answer)}`);
-  return answer;
-}
-const bearer = (
-  await tokenRequest(
-    { grant_type: 'client_credentials', resource: `${server.url}/api`, scope: 'all' },
-    basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET),
-  )
-).access_token!;
-async function api(method: string, path: string, body?: unknown) {
-  const response = await fetch(`${server.url}/api${path}`, {
-    method,
-    headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-    ...(body !== undefined && { body: JSON.stringify(body) }),
-  });
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-  return response.json() as Promise<Record<string, string>>;
-}
+const { tokenRequest, api } = await managementClient(server.url, { id: admin.BOOTSTRAP_CLIENT_ID, secret: admin.BOOTSTRAP_CLIENT_SECRET });
 
 const web = await api('POST', '/applications', {
   name: 'Web',

@@ -24,6 +24,7 @@ import { sweepOnce, sweepTargets } from '../lib/store/sweeper.js';
 import { startStandaloneServer, type StandaloneServer } from '../standalone.js';
 import { TestBrowser } from '../spec/support/browser.js';
 import { authorizationCode } from './support/sign-in.js';
+import { managementClient } from './support/management-client.js';
 
 const userSizes = (process.env.BENCH_GROWTH_USERS ?? '100,1000,5000,20000').split(',').map(Number);
 const historySizes = (process.env.BENCH_GROWTH_HISTORY ?? '10000,100000').split(',').map(Number);
@@ -63,34 +64,7 @@ async function prepare(label: string) {
     },
     { logger: silentLogger, dbName: `growth_${label}_${Date.now()}` },
   );
-  const basic = `Basic ${Buffer.from(`${admin.BOOTSTRAP_CLIENT_ID}:${admin.BOOTSTRAP_CLIENT_SECRET}`).toString('base64')}`;
-  const tokenRequest = async (body: Record<string, string>, authorization?: string) => {
-    const response = await fetch(`${server.url}/oidc/token`, {
-      method: 'POST',
-      headers: { ...(authorization && { authorization }), 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams(body),
-    });
-    const answer = (await response.json()) as Record<string, string>;
-    if (!response.ok) throw new Error(`token: ${response.status} ${JSON.stringify(answer)}`);
-    return answer;
-  };
-  // A Management API token lives MANAGEMENT_API_TOKEN_TTL (10 min): a long run gets a new one when it has expired.
-  const managementToken = async () =>
-    (await tokenRequest({ grant_type: 'client_credentials', resource: `${server.url}/api`, scope: 'all' }, basic)).access_token!;
-  let bearer = await managementToken();
-  const api = async (method: string, path: string, body?: unknown, renewed = false): Promise<Record<string, string>> => {
-    const response = await fetch(`${server.url}/api${path}`, {
-      method,
-      headers: { authorization: `Bearer ${bearer}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
-      ...(body !== undefined && { body: JSON.stringify(body) }),
-    });
-    if (response.status === 401 && !renewed) {
-      bearer = await managementToken();
-      return api(method, path, body, true);
-    }
-    if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
-    return response.json() as Promise<Record<string, string>>;
-  };
+  const { tokenRequest, api } = await managementClient(server.url, { id: admin.BOOTSTRAP_CLIENT_ID, secret: admin.BOOTSTRAP_CLIENT_SECRET });
   const app = await api('POST', '/applications', {
     name: 'Web',
     type: 'Traditional',

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { access, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 import { BSON, type Db, type Document, type MongoClient } from 'mongodb';
@@ -75,7 +75,8 @@ async function readSnapshot(path: string): Promise<{ byCollection: Map<string, D
 
 /** Writes `text` to `path` durably: a new file, flushed, then renamed over the old one, and the directory flushed. */
 async function replaceDurably(dir: string, name: string, text: string): Promise<void> {
-  const file = await open(join(dir, incoming), 'w');
+  // The store holds signing keys, the sealing key and password hashes: readable by this user only.
+  const file = await open(join(dir, incoming), 'w', 0o600);
   try {
     await file.writeFile(text);
     await file.sync();
@@ -115,7 +116,9 @@ function alive(pid: number): boolean {
  */
 export async function claimDataDir(dir: string): Promise<{ release(): Promise<void> }> {
   try {
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    // A directory that existed keeps no wider access than a new one gets.
+    await chmod(dir, 0o700);
     await access(dir, constants.W_OK);
   } catch (error) {
     throw new DataDirError(`DATA_DIR ${dir} cannot be used: ${(error as Error).message}`);

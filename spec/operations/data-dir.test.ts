@@ -7,13 +7,24 @@ import { TestBrowser } from '../support/browser.js';
 import { codeFlow } from '../support/flows.js';
 import { callApi, clientCredentials, spawnServer, type ServerProcess } from '../support/process.js';
 
-/** A port free now, so that both lives of the server have the same issuer. */
+/**
+ * A port free now, so that both lives of the server have the same issuer. Taken below the kernel's
+ * ephemeral range (32768 and up), where no other suite's server (port 0) can be given it between the
+ * two lives.
+ */
 async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 10_000);
+    const server = createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (free) {
+      await new Promise((resolve) => server.close(resolve));
+      return port;
+    }
+  }
 }
 
 /** Polls `check` until it holds (every 50 ms, up to 30 s). */
@@ -105,6 +116,9 @@ describe('the embedded engine kept in a data directory (DATA_DIR)', () => {
     await waitFor(async () => (await api('GET', `/api/hooks/${made.hookId}/deliveries`)).body.length === 1, 'the delivery');
 
     expect(await server.stop('SIGTERM')).toBe(0);
+    // Keys, the sealing key and password hashes are in there: nobody but the server's user may read them.
+    expect((await stat(dir)).mode & 0o777).toBe(0o700);
+    expect((await stat(join(dir, 'store.snapshot'))).mode & 0o777).toBe(0o600);
     server = await start();
     expect(server.output()).toContain('restored the data directory');
     expect(server.output()).not.toContain('Created a machine-to-machine application');
