@@ -188,10 +188,14 @@ export async function startStandaloneServer(
         // finishes or releases its deliveries, and the database closes.
         const cutOff = await drain.drain(server, settings.shutdownGraceMs);
         if (cutOff > 0) logger.warn(`${cutOff} requests were still unanswered after ${settings.shutdownGraceMs} ms; their connections were closed`);
-        await identity.close();
-        await embedded?.finish();
-        await openDb.close();
-        await embedded?.stop();
+        try {
+          await identity.close();
+          await embedded?.finish();
+        } finally {
+          // The engine stops and the data directory's lock is released whatever the last snapshot did.
+          await openDb.close();
+          await embedded?.stop();
+        }
       },
     };
   } catch (error) {

@@ -30,6 +30,9 @@ function binaryPath(): string {
 export async function startEmbeddedMongo({ timeoutMs = 30_000, port = 0 } = {}): Promise<EmbeddedMongo> {
   const child = spawn(binaryPath(), ['--host=127.0.0.1', `--port=${port}`, '--topology-profile=singleNodeReplicaSet', '--replica-set-name=rs0'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: a terminal's Ctrl-C (or a supervisor's signal to the group) reaches the
+    // server, which stops it after its last snapshot, not the engine before the server is done with it.
+    detached: true,
   });
 
   const uri = await new Promise<string>((resolve, reject) => {
