@@ -5,6 +5,7 @@ import type Provider from 'oidc-provider';
 
 import { accountApi } from '../account/index.js';
 import { createExperience, pagesPrefix } from '../experience/index.js';
+import { loadOfferedConnectors, type OfferedConnectors } from '../experience/offered-connectors.js';
 import { changeEvents, type ChangeKey } from '../hooks/catalog.js';
 import type { ErrorLogger } from '../lib/http/api-errors.js';
 import { createSearchGate } from '../lib/http/search.js';
@@ -49,6 +50,8 @@ export function createApis(
   });
   // The loader always answers (the defaults until the first PATCH).
   const signInSettings = async () => (await caches.signInSettings.get('default'))!;
+  // What the sign-in page offers (one entry), read again after a connector's change.
+  const offered = caches.registry.create<OfferedConnectors>('connectors', () => loadOfferedConnectors(parts.connectors, parts.ssoConnectors));
   // One cap on concurrent password hashes for every hash an end user can cause, here and in the Account API.
   const hashing = createHashGate(experienceOptions?.maxConcurrentHashes);
   const limits = experienceOptions?.limits && { limits: experienceOptions.limits };
@@ -80,6 +83,8 @@ export function createApis(
       connectors: parts.connectors,
       upstream: parts.upstream,
       ssoConnectors: parts.ssoConnectors,
+      offeredConnectors: async () => (await offered.get('offered'))!,
+      findApplication: (id) => caches.applications.get(id),
       ...limits,
       hashing,
       databaseReady: () => watch.admit(),

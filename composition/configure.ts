@@ -39,7 +39,7 @@ export function configureWith(host: Configuration, options: ResolvedOptions, par
       catalogs && {
         experience: {
           interactionUrl: (uid: string) => interactionUrl(uid),
-          loadExistingGrant: (hostLoader) => createGrantLoader(parts.queries, hostLoader),
+          loadExistingGrant: (hostLoader) => createGrantLoader((id) => parts.caches.applications.get(id), hostLoader),
           languages: catalogs.languages(),
           logoutSource: (ctx, form) => {
             ctx.type = 'html';

@@ -56,7 +56,9 @@ export async function createParts(options: ResolvedOptions) {
   const watch = await watchDatabaseIdentity(database.client, db, { logger, ...(options.onDatabaseLost && { onLost: options.onDatabaseLost }) });
   const queries = createQueries(db);
   const impersonation = createImpersonationQueries(db);
-  const hooks = createHooks(db, queries, options.hookSettings, logger, options.clock, metrics);
+  const caches = await createProviderCaches(db, queries, { refreshMs: options.cacheRefreshMs, managementApiIndicator: options.managementApiIndicator });
+  // The events name applications as the provider's cache keeps them, as every sign-in reads them.
+  const hooks = createHooks(db, queries, options.hookSettings, logger, options.clock, metrics, (id) => caches.applications.get(id));
   if (metrics) watchDatabase(metrics, database.client);
 
   await ensureManagementApi(db, options.managementApiIndicator);
@@ -65,7 +67,6 @@ export async function createParts(options: ResolvedOptions) {
   const sealingKey = options.mfaEncryptionKey ?? secrets.mfaKey;
   const box = secretBox(sealingKey);
   const outboundFetch = createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts));
-  const caches = await createProviderCaches(db, queries, { refreshMs: options.cacheRefreshMs, managementApiIndicator: options.managementApiIndicator });
   const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs });
   const customClaimsFor = createCustomClaims({
     queries,

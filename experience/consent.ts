@@ -1,7 +1,7 @@
 import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
-import type { Queries } from '../lib/store/queries/index.js';
+import type { ApplicationDocument } from '../lib/store/models.js';
 
 type Grant = InstanceType<Provider['Grant']>;
 
@@ -24,10 +24,13 @@ export function grantMissing(grant: Grant, missing: MissingConsent): void {
  * third-party) is consented automatically, by a grant of what it asks for; everyone else gets
  * the grant they consented to, and the consent page for anything more.
  */
-export function createGrantLoader(queries: Queries, host?: Configuration['loadExistingGrant']): NonNullable<Configuration['loadExistingGrant']> {
+export function createGrantLoader(
+  findApplication: (id: string) => Promise<ApplicationDocument | undefined>,
+  host?: Configuration['loadExistingGrant'],
+): NonNullable<Configuration['loadExistingGrant']> {
   return async (ctx: KoaContextWithOIDC) => {
     const { oidc } = ctx;
-    const application = await queries.applications.findById(oidc.client!.clientId);
+    const application = await findApplication(oidc.client!.clientId);
     if (!application || application.isThirdParty) {
       if (host) return host(ctx);
       const grantId = (oidc.result as { consent?: { grantId?: string } } | undefined)?.consent?.grantId ?? oidc.session!.grantIdFor(oidc.client!.clientId);

@@ -15,6 +15,7 @@ import type { SmsConnector } from '../sign-in/sms.js';
 import type { ConnectorStore } from '../social/connectors.js';
 import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { ExperienceMfa } from './mfa/index.js';
+import type { OfferedConnectors } from './offered-connectors.js';
 import type { ExperienceSocial } from './social.js';
 import type { ExperienceSso } from './sso.js';
 import type { ExperienceStore } from './state.js';
@@ -62,6 +63,8 @@ export interface ExperienceServiceDeps {
   sso: ExperienceSso;
   connectors: ConnectorStore;
   ssoConnectors: SsoConnectorStore;
+  /** What the sign-in page offers (`loadOfferedConnectors`), from the per-process cache. */
+  offeredConnectors(): Promise<OfferedConnectors>;
 }
 
 /** What the interaction result carries besides the login, for the events to name the flow. */

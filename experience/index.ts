@@ -11,6 +11,7 @@ import type Provider from 'oidc-provider';
 import { useClientAddress } from '../lib/http/client-address.js';
 import type { Logger } from '../lib/logger.js';
 import { mountApp } from '../lib/http/mount.js';
+import type { ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
 import type { ChangeKey } from '../hooks/catalog.js';
@@ -37,6 +38,7 @@ import type { ExceptionReport, InteractionReport } from '../hooks/outbox.js';
 import { experiencePages } from './pages/index.js';
 import { createExperienceService, type ExperienceService } from './service.js';
 import { createExperienceStore } from './state.js';
+import type { OfferedConnectors } from './offered-connectors.js';
 import { colorsOfQuery, passkeyScriptPath, stylesheet, stylesheetPath, webAuthnLibraryPath, type Branding } from './views/pages.js';
 import type { Catalog, Catalogs } from '../i18n/index.js';
 import { passkeyScript } from './passkey-script.js';
@@ -108,6 +110,10 @@ export interface ExperienceDeps {
   upstream: Upstream;
   /** The enterprise SSO connectors. */
   ssoConnectors: SsoConnectorStore;
+  /** What the sign-in page offers (`loadOfferedConnectors`), kept by the caller as long as no connector changes. */
+  offeredConnectors(): Promise<OfferedConnectors>;
+  /** An application, as the caller keeps it (the provider's cache, cleared by the application's changes). */
+  findApplication(id: string): Promise<ApplicationDocument | undefined>;
 }
 
 export interface Experience {
@@ -159,6 +165,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     sso: createExperienceSso({ db, store, ssoConnectors: deps.ssoConnectors, upstream: deps.upstream, saml, origin: deps.origin }),
     connectors: deps.connectors,
     ssoConnectors: deps.ssoConnectors,
+    offeredConnectors: deps.offeredConnectors,
     hashing: deps.hashing,
     revokeAccount: deps.revokeAccount,
   });
@@ -190,8 +197,8 @@ export function createExperience(deps: ExperienceDeps): Experience {
       );
     },
     isFirstParty: async (clientId) => {
-      const application = await queries.applications.findById(clientId);
-      return application !== null && !application.isThirdParty;
+      const application = await deps.findApplication(clientId);
+      return application !== undefined && !application.isThirdParty;
     },
   });
   const pagesApp = new Koa();

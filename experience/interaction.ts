@@ -112,8 +112,9 @@ export function createInteraction(deps: Pick<ExperienceServiceDeps, 'provider' |
     /** Starts (or restarts) the interaction as `event`; answers the experience as it now is. */
     async start(experience: ExperienceDocument, event: InteractionKind): Promise<ExperienceDocument> {
       assertThat(experience.submittedAt === null, alreadySubmitted);
-      await store.start(experience._id, event);
-      return store.get(experience._id);
+      const started = await store.start(experience, event);
+      assertThat(started, alreadySubmitted);
+      return started!;
     },
 
     /** Changes the kind of interaction, keeping what was verified (a social sign-in that finds no account goes on as a registration). */

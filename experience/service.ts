@@ -51,6 +51,9 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     ...profileSteps(deps, interaction, accounts, identification, hashFor),
     submit: submitStep(deps, interaction, accounts),
 
+    /** The social connectors and single sign-on the sign-in page offers, from the per-process cache. */
+    offeredConnectors: () => deps.offeredConnectors(),
+
     /** How people may sign up and sign in now (the pages draw their forms from it). */
     settings: () => deps.signInSettings(),
 
@@ -79,7 +82,6 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
 
     /** Social sign-in (Logto's `/verification/social/:connectorId/...`), in a sign-in or a registration. */
     social: {
-      list: () => social.list(),
       authorizationUri: async (given: ExperienceDocument, connectorId: string, body: { state: string; redirectUri: string }) =>
         social.authorizationUri(await mfaStep(given), connectorId, body),
       verify: async (given: ExperienceDocument, connectorId: string, verificationId: string, connectorData: Record<string, unknown>) =>
@@ -89,8 +91,6 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     /** Enterprise SSO (Logto's `/verification/sso/:connectorId/...` and domain discovery), in a sign-in or a registration. */
     sso: {
       discover: (email: string) => sso.discover(email),
-      /** Whether any enterprise SSO connector is set up (the sign-in page offers single sign-on). */
-      offered: async () => (await deps.ssoConnectors.collection.countDocuments({}, { limit: 1 })) > 0,
       authorizationUri: async (given: ExperienceDocument, connectorId: string, body: { state: string; redirectUri: string }) =>
         sso.authorizationUri(await mfaStep(given), connectorId, body),
       verify: async (given: ExperienceDocument, connectorId: string, verificationId: string, connectorData: Record<string, unknown>) =>

@@ -25,12 +25,6 @@ export function createExperienceSocial(deps: ExperienceSocialDeps) {
   const { store, connectors, upstream } = deps;
 
   return {
-    /** The connectors a page offers, in the order they were made. */
-    async list(): Promise<Array<{ id: string; name: string }>> {
-      const all = await connectors.collection.find({}).sort({ createdAt: 1, _id: 1 }).toArray();
-      return all.map((connector) => ({ id: connector._id, name: connector.metadata.name ?? connector.metadata.target }));
-    },
-
     async authorizationUri(experience: ExperienceDocument, connectorId: string, { state, redirectUri }: { state: string; redirectUri: string }) {
       const connector = await connectors.get(connectorId);
       // The provider sends the code where we say; only our own pages may receive it.

@@ -157,7 +157,8 @@ export function createExperienceStore(db: Db) {
         ...(typeof uiLocales === 'string' && uiLocales.length <= 200 && { uiLocales }),
       };
       try {
-        await experiences.updateOne({ _id: uid }, { $setOnInsert: fresh }, { upsert: true });
+        // Made here: it is what was written. Otherwise another first request made it meanwhile, and its is read.
+        if ((await experiences.updateOne({ _id: uid }, { $setOnInsert: fresh }, { upsert: true })).upsertedCount === 1) return fresh;
       } catch (error) {
         // Two first requests raced to create it; the other made it.
         if (!isDuplicateKeyError(error)) throw error;
@@ -171,12 +172,17 @@ export function createExperienceStore(db: Db) {
       return found;
     },
 
-    /** Starts (or restarts) the interaction as `event`: what was verified for another event is forgotten. */
-    async start(uid: string, event: InteractionKind): Promise<void> {
-      await experiences.updateOne(
-        { _id: uid, submittedAt: null },
-        { $set: { event, verifications: {}, userId: null, profile: {} }, $unset: { mfa: '', amr: '' } },
-      );
+    /**
+     * Starts (or restarts) the interaction as `event`: what was verified for another event is
+     * forgotten. Answers the interaction as this write left it, or undefined when it was submitted.
+     */
+    async start(read: ExperienceDocument, event: InteractionKind): Promise<ExperienceDocument | undefined> {
+      const reset = { event, verifications: {}, userId: null, profile: {} };
+      const { matchedCount } = await experiences.updateOne({ _id: read._id, submittedAt: null }, { $set: reset, $unset: { mfa: '', amr: '' } });
+      if (matchedCount === 0) return undefined;
+      // Every field a step reads is what this write set, or what only a first open or a registration's passkey sets.
+      const { mfa: _mfa, amr: _amr, ...kept } = read;
+      return { ...kept, ...reset, submittedAt: null };
     },
 
     /** Changes the interaction's kind, keeping its verifications (Logto's `PUT /interaction-event`): who was identified, and the profile, start over. */

@@ -7,7 +7,7 @@ import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { createOutboundPolicy, type OutboundPolicy } from '../lib/outbound-addresses.js';
-import { createOutbox, type ExceptionReport, type InteractionReport, type Outbox } from './outbox.js';
+import { createOutbox, type ExceptionReport, type InteractionReport, type Outbox, type OutboxOptions } from './outbox.js';
 import { createHookQueries, type HookQueries } from './queries.js';
 import { createSender, type Sender } from './send.js';
 import { createDeliveryWorker } from './worker/index.js';
@@ -44,7 +44,15 @@ export interface Hooks {
 const second = 1000;
 const day = 24 * 60 * 60 * second;
 
-export function createHooks(db: Db, queries: Queries, settings: HookSettings, logger: Logger, clock: Clock = systemClock, metrics?: Metrics): Hooks {
+export function createHooks(
+  db: Db,
+  queries: Queries,
+  settings: HookSettings,
+  logger: Logger,
+  clock: Clock = systemClock,
+  metrics?: Metrics,
+  findApplication?: OutboxOptions['findApplication'],
+): Hooks {
   const retentionMs = settings.retentionDays * day;
   const policy = createOutboundPolicy(settings.allowedHosts);
   const send = createSender({ policy, timeoutMs: settings.timeoutMs });
@@ -74,7 +82,12 @@ export function createHooks(db: Db, queries: Queries, settings: HookSettings, lo
     concurrencyPerHook: settings.concurrencyPerHook,
     disableAfterMs: settings.disableAfter * second,
   });
-  outbox = createOutbox(db, queries, { retentionMs, onQueued: () => worker.wake(), ...(settings.deliver && { fanOutBy: owner }) });
+  outbox = createOutbox(db, queries, {
+    retentionMs,
+    onQueued: () => worker.wake(),
+    ...(settings.deliver && { fanOutBy: owner }),
+    ...(findApplication && { findApplication }),
+  });
   let started = false;
   const hookQueries = createHookQueries(db);
   if (metrics) {

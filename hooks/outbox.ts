@@ -58,7 +58,11 @@ export interface OutboxOptions {
   onQueued?: () => void;
   /** The worker (this process's) that will fan out what this outbox records; others take over if it does not. */
   fanOutBy?: string;
+  /** The application an event names, as the caller keeps it (the provider's cache); by default read from the database. */
+  findApplication?: FindApplication;
 }
+
+type FindApplication = (id: string) => Promise<ApplicationDocument | null | undefined>;
 
 /** An event to record: its body, and the entity it is about when it is about one. */
 interface RecordedEvent {
@@ -85,7 +89,7 @@ const managementApiRoot = '/api';
 const relative = (path: string) => (path === managementApiRoot ? '/' : path.startsWith(`${managementApiRoot}/`) ? path.slice(managementApiRoot.length) : path);
 
 /** The data event a change announces, if any: Logto's data-hook body without `hookId`. */
-async function dataEventOf(change: ChangeRecord, queries: Queries) {
+async function dataEventOf(change: ChangeRecord, queries: Queries, findApplication: FindApplication) {
   const rule = changeEvents[`${change.entity}.${change.action}` as ChangeKey];
   if (!rule) return undefined;
   const { origin } = change;
@@ -99,7 +103,7 @@ async function dataEventOf(change: ChangeRecord, queries: Queries) {
     payload: {
       ...(rule.ownerKey && { [rule.ownerKey]: change.id }),
       ...(await carried(rule.carries, change, queries)),
-      ...(origin.interaction ? await interactionOrigin(origin, queries) : requestOrigin(origin)),
+      ...(origin.interaction ? await interactionOrigin(origin, findApplication) : requestOrigin(origin)),
     },
   };
 }
@@ -139,9 +143,9 @@ const requestOrigin = (origin: ChangeRecord['origin']) => ({
 });
 
 /** A sign-in interaction, as Logto's data hooks name one: its event, session and application. */
-async function interactionOrigin({ interaction, ip, userAgent }: ChangeRecord['origin'], queries: Queries) {
+async function interactionOrigin({ interaction, ip, userAgent }: ChangeRecord['origin'], findApplication: FindApplication) {
   const { event, sessionId, applicationId } = interaction!;
-  const application = applicationId ? await queries.applications.findById(applicationId) : null;
+  const application = applicationId ? await findApplication(applicationId) : null;
   return {
     interactionEvent: event,
     ...(sessionId !== undefined && { sessionId }),
@@ -162,7 +166,11 @@ const applicationToEvent = ({ _id, type, name, description }: ApplicationDocumen
  * once in this process and within a poll in the others. Events are kept even when no hook wants
  * them, so that a hook added later can replay them.
  */
-export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, fanOutBy }: OutboxOptions): Outbox {
+export function createOutbox(
+  db: Db,
+  queries: Queries,
+  { retentionMs, onQueued, fanOutBy, findApplication = queries.applications.findById }: OutboxOptions,
+): Outbox {
   const events = db.collection<HookEventDocument>(hookCollections.events);
 
   /** The stored form of events recorded together. */
@@ -200,7 +208,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
       // One after the other: a session does not take concurrent operations.
       const found = [];
       for (const change of changes) {
-        const event = await dataEventOf(change, queries);
+        const event = await dataEventOf(change, queries, findApplication);
         if (event) found.push(event);
       }
       return enqueue(found, changes[0]?.createdAt ?? new Date());
@@ -252,7 +260,7 @@ export function createOutbox(db: Db, queries: Queries, { retentionMs, onQueued, 
     if (!Object.hasOwn(interactionEvents, event)) throw new TypeError(`unknown interaction event \`${event}\``);
     // One after the other: a session does not take concurrent operations.
     const user = await queries.users.findById(userId);
-    const application = applicationId ? await queries.applications.findById(applicationId) : null;
+    const application = applicationId ? await findApplication(applicationId) : null;
     const payload = {
       interactionEvent: interactionEvents[event],
       ...(sessionId !== undefined && { sessionId }),

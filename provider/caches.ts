@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { AdapterPayload } from 'oidc-provider';
 
 import { CacheRegistry } from '../lib/store/cache.js';
+import type { ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { customizerCollection, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
 import { signInSettingsStore } from '../sign-in/settings.js';
@@ -27,6 +28,8 @@ export async function createProviderCaches(
     if (!application) return undefined;
     return toClientMetadata(application, await queries.applications.secrets.listFor(id)) as AdapterPayload;
   });
+  // The same applications as the documents they are (first party or not), cleared with the clients.
+  const applications = registry.create<ApplicationDocument>('applications', async (id) => (await queries.applications.findById(id)) ?? undefined);
   const resources = registry.create('resources', loadResource(queries));
   // The default API resource's indicator, one entry: cleared with every change of a resource.
   const defaultResource = registry.create('defaultResource', async () => (await queries.resources.findDefault())?.indicator, { keepMisses: true });
@@ -51,5 +54,5 @@ export async function createProviderCaches(
   const signInSettings = registry.create('signInExperience', () => signInSettingsStore(db).load());
   // The impersonation policy (one entry): read by every token exchange.
   const impersonationPolicy = registry.create('impersonationPolicy', () => impersonationPolicyStore(db).load());
-  return { registry, clients, resources, defaultResource, roles, held, heldManagementScopes, customizer, signInSettings, impersonationPolicy };
+  return { registry, clients, applications, resources, defaultResource, roles, held, heldManagementScopes, customizer, signInSettings, impersonationPolicy };
 }

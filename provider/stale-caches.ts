@@ -11,7 +11,8 @@ export type CacheName =
   | 'applicationRoles'
   | 'configs'
   | 'oidcKeys'
-  | 'impersonationPolicy';
+  | 'impersonationPolicy'
+  | 'connectors';
 
 /**
  * Which caches each change makes stale, keyed as changes are recorded (`Entity.action`). The write
@@ -44,6 +45,13 @@ export const staleCaches: Readonly<Partial<Record<ChangeKey, readonly CacheName[
   'OidcKey.rotated': ['oidcKeys'],
   'OidcKey.deleted': ['oidcKeys'],
   'ImpersonationPolicy.updated': ['impersonationPolicy'],
+  // What the sign-in page offers (the composition's cache of the social and SSO connectors).
+  'Connector.created': ['connectors'],
+  'Connector.updated': ['connectors'],
+  'Connector.deleted': ['connectors'],
+  'SsoConnector.created': ['connectors'],
+  'SsoConnector.updated': ['connectors'],
+  'SsoConnector.deleted': ['connectors'],
 };
 
 /** The caches a unit of work's changes make stale, each once. */

@@ -79,7 +79,7 @@ export function connectorPages(kit: PageKit) {
         if (!(error instanceof ApiError) || error.code !== 'user.identity_not_exist') throw error;
         const related = error.data?.relatedUser;
         if (typeof related === 'string' && !enterprise) {
-          const name = (await service.social.list()).find(({ id }) => id === connectorId)?.name ?? connectorId;
+          const name = (await service.offeredConnectors()).social.find(({ id }) => id === connectorId)?.name ?? connectorId;
           ctx.body = views.linkSocialPage(form, { connectorName: name, email: related, verificationId });
           return;
         }

@@ -154,8 +154,7 @@ export function pagePipeline(router: Router, service: ExperienceService, provide
         applicationName: look?.name ?? clientId,
         settings: await service.settings(),
         mfaFactors: [],
-        social: await service.social.list(),
-        sso: await service.sso.offered(),
+        ...(await service.offeredConnectors()),
         params: ctx.params as Record<string, string>,
         rememberForCallback: () =>
           ctx.cookies.set(socialCookie, details.uid, {

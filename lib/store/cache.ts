@@ -1,5 +1,7 @@
 import type { Db } from 'mongodb';
 
+import { outsideUnit } from './session.js';
+
 interface Generation {
   _id: string;
   generation: number;
@@ -31,7 +33,8 @@ export class KeyedCache<V> {
   async get(key: string): Promise<V | undefined> {
     if (this.#entries.has(key)) return this.#entries.get(key);
     const epoch = this.#epoch;
-    const value = await this.#load(key);
+    // Read outside any unit of work: a cache must not keep what a transaction saw before it committed (or rolled back).
+    const value = await outsideUnit(() => this.#load(key));
     // Misses are kept only where we choose the keys: anyone can ask for random client ids,
     // and they must not fill memory; but "no customizer configured" is asked on every token.
     if ((value !== undefined || this.#keepMisses) && epoch === this.#epoch) {
@@ -49,7 +52,8 @@ export class KeyedCache<V> {
 
 export class CacheRegistry {
   readonly #db: Db;
-  readonly #caches = new Map<string, KeyedCache<unknown>>();
+  /** The caches cleared by each name's changes (one name may cover several views of the same data). */
+  readonly #caches = new Map<string, Array<KeyedCache<unknown>>>();
   readonly #seen = new Map<string, number>();
   readonly #watchers = new Map<string, Array<() => void>>();
   #polled = false;
@@ -63,7 +67,7 @@ export class CacheRegistry {
 
   create<V>(name: string, load: (key: string) => Promise<V | undefined>, options: { keepMisses?: boolean } = {}): KeyedCache<V> {
     const cache = new KeyedCache<V>(name, load, options);
-    this.#caches.set(name, cache as KeyedCache<unknown>);
+    this.#caches.set(name, [...(this.#caches.get(name) ?? []), cache as KeyedCache<unknown>]);
     return cache;
   }
 
@@ -72,7 +76,7 @@ export class CacheRegistry {
    * next poll. Call it after the change committed, or a load in between would cache the old data.
    */
   async changed(name: string): Promise<void> {
-    this.#caches.get(name)?.clear();
+    this.#clear(name);
     await this.#db.collection<Generation>('cache_generations').updateOne({ _id: name }, { $inc: { generation: 1 } }, { upsert: true });
   }
 
@@ -84,11 +88,15 @@ export class CacheRegistry {
       const seen = this.#seen.get(_id);
       // After the first poll, a generation not seen before is a first change made since: it counts.
       if (!first && seen !== generation) {
-        this.#caches.get(_id)?.clear();
+        this.#clear(_id);
         for (const watcher of this.#watchers.get(_id) ?? []) watcher();
       }
       this.#seen.set(_id, generation);
     }
+  }
+
+  #clear(name: string): void {
+    for (const cache of this.#caches.get(name) ?? []) cache.clear();
   }
 
   /** Calls `watcher` when another process records a change to `name` (data kept outside a cache). */
@@ -102,7 +110,7 @@ export class CacheRegistry {
       this.poll()
         .catch(() => {
           // A failed poll clears everything: better a slower request than a stale permission.
-          for (const cache of this.#caches.values()) cache.clear();
+          for (const name of this.#caches.keys()) this.#clear(name);
         })
         .finally(() => {
           if (this.#timer) this.#timer = setTimeout(tick, this.#refreshMs).unref();

@@ -371,4 +371,35 @@ describe('social sign-in (connectors, Experience API)', () => {
       identities: { github: { userId: '583231' } },
     });
   });
+
+  it('offers on the sign-in page each connector as soon as it is made, and none once it is deleted (the page reads them from a cache the changes clear)', async () => {
+    const page = async () => (await startAuthorization(new TestBrowser(server.url, `198.51.100.${(ip += 1)}`), clientId, redirectUri)).html;
+    const before = await page();
+    expect(before).toContain('Continue with Acme IdP');
+    expect(before).not.toContain('Continue with Initech');
+    expect(before).not.toContain('/sso"');
+    const made = await server.create('/api/connectors', {
+      connectorId: 'oidc',
+      config: { issuer: `${idp.issuer}`, clientId: idp.clientId, clientSecret: idp.clientSecret },
+      metadata: { target: 'initech', name: 'Initech' },
+    });
+    const withConnector = await page();
+    expect(withConnector).toContain('Continue with Initech');
+    expect(withConnector).not.toContain('/sso"');
+    const sso = await server.create('/api/sso-connectors', {
+      providerName: 'OIDC',
+      connectorName: 'Initech SSO',
+      config: { issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret },
+      domains: ['initech.test'],
+    });
+    expect(await page()).toContain('/sso"');
+    expect((await server.api('PATCH', `/api/connectors/${made.id}`, { body: { metadata: { target: 'initech', name: 'Initech Corp' } } })).status).toBe(200);
+    expect(await page()).toContain('Continue with Initech Corp');
+    expect((await server.api('DELETE', `/api/connectors/${made.id}`)).status).toBe(204);
+    expect((await server.api('DELETE', `/api/sso-connectors/${sso.id}`)).status).toBe(204);
+    const after = await page();
+    expect(after).not.toContain('Continue with Initech');
+    expect(after).not.toContain('/sso"');
+    expect(after).toContain('Continue with Acme IdP');
+  });
 });
