@@ -72,6 +72,12 @@ export interface IdentityOptions {
   /** How often what the TTL indexes expired is deleted, in milliseconds (default 60000). As `SWEEP_INTERVAL_MS`. */
   sweepIntervalMs?: number;
   /**
+   * Whether the workers also wake on a change stream of the database (default true): webhook
+   * deliveries, the impersonation ledger and the caches learn of another process's writes at once
+   * instead of at their next poll. Without change streams they poll, as they always also do. As `CHANGE_STREAMS`.
+   */
+  changeStreams?: boolean;
+  /**
    * The 32-byte key that seals MFA secrets (TOTP keys) at rest. Unset: a key made on first start
    * and kept in the database's `system` collection; set one (from a secret store) so that a copy
    * of the database alone opens no secret.

@@ -14,7 +14,7 @@ export default {
     'pages-matrix\\.test\\.ts$',
     '/spec/operations/(processes|shutdown|database-lost|database-outage|logs|data-dir)\\.test\\.ts$',
     '/spec/package/',
-    '/spec/store/lost-answers\\.test\\.ts$',
+    '/spec/store/(lost-answers|change-feed)\\.test\\.ts$',
     '/spec/hooks/(processes|crash-mid-write|feed)\\.test\\.ts$',
     '/spec/conformance/key-rotation\\.test\\.ts$',
     '/spec/impersonation/single-use\\.test\\.ts$',

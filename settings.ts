@@ -54,6 +54,8 @@ export interface Settings {
   changesRetentionDays: number;
   /** How often what TTL indexes expired is deleted (`SWEEP_INTERVAL_MS`). */
   sweepIntervalMs: number;
+  /** Whether workers also wake on a change stream (`CHANGE_STREAMS`). */
+  changeStreams: boolean;
   /** The public email domains no SSO connector may claim; unset: the built-in list. */
   ssoPublicEmailDomains: string[] | undefined;
   /** The key that seals MFA secrets; unset: one made once and kept in the database. */
@@ -130,6 +132,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     outboundAllowedHosts,
     changesRetentionDays: e.CHANGES_RETENTION_DAYS as number,
     sweepIntervalMs: e.SWEEP_INTERVAL_MS as number,
+    changeStreams: e.CHANGE_STREAMS as boolean,
     ssoPublicEmailDomains: typeof e.SSO_PUBLIC_EMAIL_DOMAINS === 'string' ? ssoDomainsOf(e.SSO_PUBLIC_EMAIL_DOMAINS) : undefined,
     mfaEncryptionKey: typeof e.MFA_ENCRYPTION_KEY === 'string' ? Buffer.from(e.MFA_ENCRYPTION_KEY, 'base64url') : undefined,
     hooks,

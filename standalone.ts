@@ -142,6 +142,7 @@ export async function startStandaloneServer(
       outboundAllowedHosts: settings.outboundAllowedHosts,
       changesRetentionDays: settings.changesRetentionDays,
       sweepIntervalMs: settings.sweepIntervalMs,
+      changeStreams: settings.changeStreams,
       ...(settings.ssoPublicEmailDomains && { ssoPublicEmailDomains: settings.ssoPublicEmailDomains }),
       ...(settings.mfaEncryptionKey && { mfaEncryptionKey: settings.mfaEncryptionKey }),
       hooks: settings.hooks,

@@ -5,6 +5,8 @@ import { createLedger } from '../impersonation/ledger.js';
 import { intentStates } from '../management/intent-states.js';
 import { startIntentResolver } from '../lib/store/intents.js';
 import { startSweeper, sweepTargets } from '../lib/store/sweeper.js';
+import { startChangeFeed } from '../lib/store/change-feed.js';
+import { hookCollections } from '../hooks/models.js';
 import { createRecordWriter } from '../lib/store/unit-of-work.js';
 import type { Installed } from './install-provider.js';
 import type { ResolvedOptions } from './options.js';
@@ -20,7 +22,10 @@ export interface BackgroundService {
  * transactions), sign-in events from the provider, the webhook worker, and the impersonation
  * audit's ledger (its chain, events and signed checkpoints, one process at a time), and the sweeper
  * that deletes what the TTL indexes expired (one process at a time; on every engine, since the
- * embedded one never runs TTL indexes).
+ * embedded one never runs TTL indexes). Where the database has change streams, the webhook worker,
+ * the ledger and the caches also wake on them (`lib/store/change-feed.ts`). The finder of
+ * unfinished writes does not: it looks for intents old enough to be abandoned, a matter of time,
+ * and runs only where there are no transactions (and so no change streams either).
  */
 export function startBackground(provider: Provider, options: ResolvedOptions, parts: Parts, { signingKey }: Installed): BackgroundService {
   const { database, logger } = options;
@@ -36,9 +41,24 @@ export function startBackground(provider: Provider, options: ResolvedOptions, pa
     logger,
   });
   ledger.start();
+  const feed =
+    options.changeStreams &&
+    startChangeFeed(
+      database.db,
+      {
+        // Another process's events and deliveries: this one's worker looks now, not at its next poll.
+        [hookCollections.events]: { on: ['insert'], wake: () => hooks.wake() },
+        [hookCollections.deliveries]: { on: ['insert'], wake: () => hooks.wake() },
+        impersonations: { on: ['insert'], wake: () => ledger.wake() },
+        // Another process changed what a cache holds: its generation is read now.
+        cache_generations: { on: ['insert', 'update'], wake: () => void parts.caches.registry.poll().catch(() => parts.caches.registry.clearAll()) },
+      },
+      { logger },
+    );
   const sweeper = startSweeper(database.db, sweepTargets(parts.collections), { logger, clock: options.clock, everyMs: options.sweepIntervalMs });
   return {
     async stop() {
+      if (feed) await feed.stop();
       await resolver?.stop();
       await ledger.stop();
       await sweeper.stop();

@@ -28,6 +28,7 @@ export function resolveOptions(options: IdentityOptions) {
     catalogs: experience && createCatalogs(experience.catalogs),
     changesRetentionDays,
     sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
+    changeStreams: options.changeStreams ?? true,
     accessTokenAlg: options.accessTokenAlg ?? 'ES256',
     managementApiIndicator: `${options.baseUrl.replace(/\/+$/, '')}${managementPrefix}`,
     origin: new URL(options.baseUrl).origin,

@@ -217,10 +217,14 @@ export function createLedger(db: Db, options: LedgerOptions) {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopped = false;
+  /** When the next run is due (Infinity while one runs: it schedules the next itself). */
+  let dueAt = Infinity;
   const pollMs = options.pollMs ?? 1000;
   function schedule(delay: number) {
     if (stopped) return;
+    dueAt = Date.now() + delay;
     timer = setTimeout(() => {
+      dueAt = Infinity;
       running = run()
         .then(({ more }) => schedule(more ? 0 : pollMs))
         .catch((error: unknown) => {
@@ -234,6 +238,12 @@ export function createLedger(db: Db, options: LedgerOptions) {
   return {
     run,
     start: () => schedule(pollMs),
+    /** A record was written (a change stream saw it): a run once it has settled, unless one is due sooner. */
+    wake() {
+      if (stopped || dueAt === Infinity || dueAt <= Date.now() + settleMs) return;
+      clearTimeout(timer);
+      schedule(settleMs);
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);

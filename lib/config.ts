@@ -234,6 +234,12 @@ export const coreEnvironment = {
     description:
       'How often one process deletes what the TTL indexes have expired (sessions, grants and tokens that ended, codes, counters, webhook history and changes past their retention), 500 documents a command and 20 commands a collection a run. On MongoDB its TTL monitor does the same within a minute; the embedded engine has none, and this is what keeps its history from costing forever.',
   },
+  CHANGE_STREAMS: {
+    type: 'boolean',
+    default: true,
+    description:
+      'Whether workers wake on a change stream when another process writes what they wait for (new webhook events and deliveries, impersonation audit records, cache changes). Where the database has none (a standalone server, the embedded engine) this is said once at start and the workers poll, as they always also do. `false` opens no stream.',
+  },
   MFA_ENCRYPTION_KEY: {
     type: 'string',
     pattern: '^[A-Za-z0-9_-]{43}$',

@@ -95,6 +95,11 @@ export class CacheRegistry {
     }
   }
 
+  /** Forgets everything (a failed poll: better a slower request than a stale permission). */
+  clearAll(): void {
+    for (const name of this.#caches.keys()) this.#clear(name);
+  }
+
   #clear(name: string): void {
     for (const cache of this.#caches.get(name) ?? []) cache.clear();
   }
@@ -108,10 +113,7 @@ export class CacheRegistry {
     await this.poll();
     const tick = () => {
       this.poll()
-        .catch(() => {
-          // A failed poll clears everything: better a slower request than a stale permission.
-          for (const name of this.#caches.keys()) this.#clear(name);
-        })
+        .catch(() => this.clearAll())
         .finally(() => {
           if (this.#timer) this.#timer = setTimeout(tick, this.#refreshMs).unref();
         });

@@ -37,6 +37,7 @@ describe('settings', () => {
       outboundAllowedHosts: [],
       changesRetentionDays: 90,
       sweepIntervalMs: 60000,
+      changeStreams: true,
       ssoPublicEmailDomains: undefined,
       hooks: {
         allowedHosts: [],
