@@ -21,7 +21,7 @@ const resource = 'https://orders.commands.test';
 const password = 'correct horse battery staple';
 
 // Nothing polls while a request is counted: no delivery worker, and the caches' and the ledger's looks a minute apart.
-const quiet = { HOOKS_DELIVERY: 'false', CACHE_REFRESH_MS: '600000', IMPERSONATION_LEDGER_POLL_MS: '600000' };
+const quiet = { HOOKS_DELIVERY: 'false', CACHE_REFRESH_MS: '600000', IMPERSONATION_LEDGER_POLL_MS: '600000', CHANGE_STREAMS: 'false' };
 const server = await startStandaloneServer(
   { ...loadSettings({ PORT: '0', DATA_DIR: '', TRUST_PROXY: '1', ...quiet, ...admin }), mongodbUri: process.env.MONGODB_URI },
   { logger: silentLogger, dbName: `commands_${Date.now()}`, mongoClientOptions: { monitorCommands: true } },

@@ -1,6 +1,7 @@
 import type Provider from 'oidc-provider';
 
 import { signInReports } from '../hooks/provider-events.js';
+import { userOfAccount } from '../provider/accounts.js';
 import { createLedger } from '../impersonation/ledger.js';
 import { intentStates } from '../management/intent-states.js';
 import { startIntentResolver } from '../lib/store/intents.js';
@@ -31,7 +32,10 @@ export function startBackground(provider: Provider, options: ResolvedOptions, pa
   const { database, logger } = options;
   const { hooks } = parts;
   const resolver = database.transactions ? undefined : startResolver(options, parts);
-  if (options.signInEventsFromProvider) signInReports(provider, (report) => hooks.reportInteraction(report), logger);
+  // The event names the user as the provider's account lookup read it in the same request.
+  if (options.signInEventsFromProvider) {
+    signInReports(provider, (report, ctx) => hooks.reportInteraction(report, undefined, userOfAccount(ctx.oidc.account)), logger);
+  }
   hooks.start();
   const ledger = createLedger(database.db, {
     issuer: provider.issuer,

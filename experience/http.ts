@@ -1,4 +1,5 @@
 import type { ParameterizedContext } from 'koa';
+import type Provider from 'oidc-provider';
 
 import type { Caller } from './service.js';
 import type { ExperienceDocument } from './state.js';
@@ -14,6 +15,8 @@ export const experienceCookie = '_experience';
 /** What the API's middleware leaves on the context: this browser's interaction. */
 export interface ExperienceState {
   experience: ExperienceDocument;
+  /** The provider's interaction, as this request read it. */
+  interaction: InstanceType<Provider['Interaction']>;
   clientId: string | undefined;
 }
 

@@ -29,9 +29,13 @@ export function createInteraction(deps: Pick<ExperienceServiceDeps, 'provider' |
     return event!;
   }
 
-  /** Hands oidc-provider the interaction's result, as `interactionResult` does; answers where the browser goes next. */
-  async function finish(uid: string, result: Record<string, unknown>): Promise<string> {
-    const interaction = await provider.Interaction.find(uid);
+  /**
+   * Hands oidc-provider the interaction's result, as `interactionResult` does; answers where the
+   * browser goes next. `loaded`: the interaction as this request read it (nothing else in a request
+   * writes it), so that it is not read again.
+   */
+  async function finish(uid: string, result: Record<string, unknown>, loaded?: Interaction): Promise<string> {
+    const interaction = loaded?.uid === uid ? loaded : await provider.Interaction.find(uid);
     assertThat(interaction, expired);
     interaction.result = { ...interaction.lastSubmission, ...result };
     await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
@@ -95,14 +99,19 @@ export function createInteraction(deps: Pick<ExperienceServiceDeps, 'provider' |
      * The interaction's experience document, from its uid (401 when oidc-provider no longer knows
      * it) or from the interaction itself when the caller has loaded it already.
      */
-    async open(
-      interactionOrUid: string | Interaction,
-    ): Promise<{ experience: ExperienceDocument; clientId: string | undefined; redirectUri: string | undefined; uiLocales: unknown }> {
+    async open(interactionOrUid: string | Interaction): Promise<{
+      experience: ExperienceDocument;
+      interaction: Interaction;
+      clientId: string | undefined;
+      redirectUri: string | undefined;
+      uiLocales: unknown;
+    }> {
       const interaction = typeof interactionOrUid === 'string' ? await provider.Interaction.find(interactionOrUid) : interactionOrUid;
       assertThat(interaction, expired);
       const experience = await store.open(interaction.uid, new Date(interaction.exp * 1000), interaction.params.ui_locales);
       return {
         experience,
+        interaction: interaction!,
         clientId: interaction.params.client_id as string | undefined,
         redirectUri: interaction.params.redirect_uri as string | undefined,
         uiLocales: interaction.params.ui_locales,

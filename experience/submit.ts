@@ -1,3 +1,5 @@
+import type Provider from 'oidc-provider';
+
 import type { InteractionKind } from '../hooks/catalog.js';
 import { generateId } from '../lib/ids.js';
 import type { MfaVerification } from '../lib/mfa/model.js';
@@ -13,6 +15,7 @@ import type { ExperienceDocument } from './state.js';
 import { assertIdentitiesFree, withIdentity, withSsoIdentity } from '../lib/store/identities.js';
 import { assertProfileComplete, heldBy, newAccountProfile } from '../sign-in/profile.js';
 
+type Interaction = InstanceType<Provider['Interaction']>;
 type Submitter = (experience: ExperienceDocument, origin: Origin) => Promise<string>;
 
 /** The user's factors with `added`: a new set of backup codes replaces the old one. */
@@ -165,7 +168,8 @@ export function submitStep(
     await deps.reportInteraction(report).catch((error: unknown) => deps.logger.error('The PostResetPassword event could not be recorded', error));
   }
 
-  return async function submit(given: ExperienceDocument, clientId: string | undefined, caller: Caller): Promise<string | undefined> {
+  /** `loaded`: the provider's interaction as this request read it, if it did. */
+  return async function submit(given: ExperienceDocument, clientId: string | undefined, caller: Caller, loaded?: Interaction): Promise<string | undefined> {
     const experience = await store.get(given._id);
     const event = interaction.requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
     if (!(await store.claimSubmit(experience))) {
@@ -194,7 +198,7 @@ export function submitStep(
       const upstream = experience.profile.socialIdentity ?? experience.profile.ssoIdentity;
       const first = experience.amr ?? (event === 'Register' ? (upstream ? [] : experience.profile.passwordHash ? ['pwd'] : ['otp']) : ['pwd']);
       const amr = [...new Set([...first, ...deps.mfa.amrOf(experience, accountId)])];
-      return await interaction.finish(experience._id, { login: { accountId, ...(amr.length > 0 && { amr }) }, ...result });
+      return await interaction.finish(experience._id, { login: { accountId, ...(amr.length > 0 && { amr }) }, ...result }, loaded);
     } catch (error) {
       await store.releaseSubmit(experience._id);
       throw error;

@@ -6,6 +6,7 @@ import { systemClock, type Clock } from '../lib/clock.js';
 import { generateId } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { Queries } from '../lib/store/queries/index.js';
+import type { UserDocument } from '../lib/store/models.js';
 import { createOutboundPolicy, type OutboundPolicy } from '../lib/outbound-addresses.js';
 import { createOutbox, type ExceptionReport, type InteractionReport, type Outbox, type OutboxOptions } from './outbox.js';
 import { createHookQueries, type HookQueries } from './queries.js';
@@ -35,7 +36,7 @@ export interface Hooks {
   start(): void;
   /** Readiness of this process's delivery worker: `off` when this process does not deliver (`HOOKS_DELIVERY=false`). */
   health(): { worker: 'ok' | 'off' | 'down'; reason?: string };
-  reportInteraction(report: InteractionReport, session?: ClientSession): Promise<void>;
+  reportInteraction(report: InteractionReport, session?: ClientSession, user?: UserDocument): Promise<void>;
   /** Announces an exception event (Identifier.Lockout, Message.RateLimited). */
   reportException(report: ExceptionReport): Promise<void>;
   close(): Promise<void>;
@@ -117,7 +118,7 @@ export function createHooks(
       const { ok, reason } = worker.health(Math.max(10 * settings.pollMs, 30_000));
       return ok ? { worker: 'ok' } : { worker: 'down', ...(reason && { reason }) };
     },
-    reportInteraction: (report, session) => outbox.reportInteraction(report, session),
+    reportInteraction: (report, session, user) => outbox.reportInteraction(report, session, user),
     reportException: (report) => outbox.reportException(report),
     async close() {
       await worker.stop();

@@ -2,7 +2,7 @@ import type { ClientSession, Db } from 'mongodb';
 
 import { generateId } from '../lib/ids.js';
 import { currentRequestId } from '../lib/request-context.js';
-import { userInfoOf, userToApi, withId, type ApplicationDocument } from '../lib/store/models.js';
+import { userInfoOf, userToApi, withId, type ApplicationDocument, type UserDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/changes.js';
 import { changeEvents, interactionEvents, type ChangeKey, type ExceptionEvent, type InteractionEvent, type OperationalEvent } from './catalog.js';
@@ -28,7 +28,8 @@ export interface Outbox extends ChangeSink {
    * host passes the session of its own unit that made the change (a sign-up's user), so that both
    * commit together.
    */
-  reportInteraction(report: InteractionReport, session?: ClientSession): Promise<void>;
+  /** `user`: the user as the caller has just read it, if it has (not read again). */
+  reportInteraction(report: InteractionReport, session?: ClientSession, user?: UserDocument): Promise<void>;
   reportException(report: ExceptionReport): Promise<void>;
   /** Records an operational event about a hook (`Hook.Disabled`, ...): `data` says what, never a key or a header. */
   reportOperational(event: OperationalEvent, hookId: string, data: Record<string, unknown>): Promise<void>;
@@ -252,14 +253,14 @@ export function createOutbox(
       onQueued?.();
     },
 
-    reportInteraction: (report, session) => (session ? withSession(session, () => reportInteraction(report)) : reportInteraction(report)),
+    reportInteraction: (report, session, user) => (session ? withSession(session, () => reportInteraction(report, user)) : reportInteraction(report, user)),
   };
 
-  async function reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }: InteractionReport) {
+  async function reportInteraction({ event, userId, applicationId, sessionId, ip, userAgent }: InteractionReport, known?: UserDocument) {
     // Own keys only: `toString` is `in` every object.
     if (!Object.hasOwn(interactionEvents, event)) throw new TypeError(`unknown interaction event \`${event}\``);
     // One after the other: a session does not take concurrent operations.
-    const user = await queries.users.findById(userId);
+    const user = known?._id === userId ? known : await queries.users.findById(userId);
     const application = applicationId ? await findApplication(applicationId) : null;
     const payload = {
       interactionEvent: interactionEvents[event],

@@ -18,7 +18,7 @@ interface Login {
  * (an error) is not a sign-in, and neither is a login carried over from an earlier submission of
  * the same authorization request (a consent step merges the login it followed into its result).
  */
-export function signInReports(provider: Provider, report: (report: InteractionReport) => Promise<void>, logger: Logger) {
+export function signInReports(provider: Provider, report: (report: InteractionReport, ctx: KoaContextWithOIDC) => Promise<void>, logger: Logger) {
   // What `interaction.ended` found, for the request that ended the interaction.
   const ended = new WeakMap<object, InteractionReport>();
 
@@ -47,6 +47,6 @@ export function signInReports(provider: Provider, report: (report: InteractionRe
   provider.use(async (ctx, next) => {
     await next();
     const found = ended.get(ctx);
-    if (found) await report(found).catch((error: unknown) => logger.error(`The ${found.event} event could not be recorded`, error));
+    if (found) await report(found, ctx as KoaContextWithOIDC).catch((error: unknown) => logger.error(`The ${found.event} event could not be recorded`, error));
   });
 }

@@ -80,6 +80,13 @@ export function userClaims(user: UserDocument): AccountClaims {
   };
 }
 
+/** Where an account found by `findAccount` keeps the user it was made from, for the request that found it. */
+const foundUser = Symbol('user');
+
+/** The user an account of ours was made from, as the request that found it read it (undefined for a host's account). */
+export const userOfAccount = (account: unknown): UserDocument | undefined =>
+  typeof account === 'object' && account !== null ? (account as { [foundUser]?: UserDocument })[foundUser] : undefined;
+
 /**
  * oidc-provider's `findAccount`: our users, except suspended ones, whom the provider then
  * treats as gone (no sign-in, no token). Ids we do not know go to the host's own function.
@@ -89,6 +96,6 @@ export function createFindAccount(queries: Queries, host?: FindAccount): FindAcc
     const user = await queries.users.findById(sub);
     if (!user) return host ? host(ctx, sub, token) : undefined;
     if (user.isSuspended) return undefined;
-    return { accountId: user._id, claims: () => userClaims(user) };
+    return { accountId: user._id, claims: () => userClaims(user), [foundUser]: user };
   };
 }

@@ -160,7 +160,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit, c
   // A sign-in or a registration answers where the browser goes; a password reset signs nobody in
   // (as Logto's) and answers 204: the interaction starts over, for a sign-in with the new password.
   router.post('/submit', guard({ response: object({ redirectTo: { type: 'string' } }), public: true }), async (ctx) => {
-    const redirectTo = await service.submit(ctx.state.experience, ctx.state.clientId, callerOf(ctx));
+    const redirectTo = await service.submit(ctx.state.experience, ctx.state.clientId, callerOf(ctx), ctx.state.interaction);
     if (redirectTo === undefined) ctx.status = 204;
     else ctx.body = { redirectTo };
   });

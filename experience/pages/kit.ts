@@ -9,7 +9,7 @@ import type { ExperienceDocument } from '../state.js';
 import type * as views from '../views/pages.js';
 import { checkEmail, clientOf, digitsOf, field, sentCodeOf, withError } from './forms.js';
 import { pagePipeline } from './pipeline.js';
-import type { PageRequest, PageResult, PagesOptions } from './request.js';
+import type { Details, PageRequest, PageResult, PagesOptions } from './request.js';
 
 /** Where a submit the settings hold back sends the browser: the page that asks for what is missing. */
 const nextStep: Partial<Record<string, string>> = {
@@ -29,14 +29,14 @@ export function createPageKit(service: ExperienceService, provider: Provider, op
    * `user.missing_profile`), the browser goes to the page that asks for it instead.
    */
   async function submitOrComplete(request: PageRequest): Promise<PageResult> {
-    return { redirect: await submitWith(request.experience, clientOf(request), request.caller, request.page.base) };
+    return { redirect: await submitWith(request.experience, clientOf(request), request.caller, request.page.base, request.details) };
   }
 
   /** The submit's redirect, or the page of this interaction (`base`) that asks for what it still needs. */
-  async function submitWith(experience: ExperienceDocument, clientId: string | undefined, caller: Caller, base: string): Promise<string> {
+  async function submitWith(experience: ExperienceDocument, clientId: string | undefined, caller: Caller, base: string, loaded?: Details): Promise<string> {
     try {
       // A sign-in or a registration always answers where to go (only a reset answers nothing, and it has its own page).
-      return (await service.submit(experience, clientId, caller)) ?? base;
+      return (await service.submit(experience, clientId, caller, loaded)) ?? base;
     } catch (error) {
       const next = error instanceof ApiError ? nextStep[error.code] : undefined;
       if (next !== undefined) return `${base}${next}`;
