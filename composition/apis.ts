@@ -100,6 +100,7 @@ export function createApis(
       revokeAccount: parts.revoke,
       subjectTokenTtl: options.subjectTokenTtl,
       subjectTokenSeal: parts.subjectTokenSeal,
+      impersonationPolicy: async () => (await caches.impersonationPolicy.get('policy'))!,
       managementApiIndicator: options.managementApiIndicator,
       // A placeholder secret: validation needs one for confidential clients, never sees a real one.
       validateApplication: (application) => provider.Client.validate(toClientMetadata(application, [])),

@@ -2,6 +2,7 @@ import type { AnyBulkWriteOperation, Db } from 'mongodb';
 
 import { ApiError } from '../lib/errors.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
+import { adaptiveBatch } from '../lib/store/adaptive-batch.js';
 import { hookCollections, type HookEventDocument } from './models.js';
 
 /** Events numbered in one run. */
@@ -35,14 +36,21 @@ export const sequenceCollections = { state: 'hook_sequence', versions: 'hook_ent
  * so a reader never sees a number before every smaller one exists. An event that commits late
  * (its transaction was slow) is numbered when it is seen: its sequence is higher than every event
  * already visible, never lower.
+ *
+ * A worker asks every poll; with nothing to number one read answers, without the lock. A full run
+ * (which also takes up what a run that died left above the watermark) still comes at least every
+ * `fullRunMs` while nothing is due, so the feed's watermark passes such a prefix within that time.
  */
-export function createSequencer(db: Db, { leaseMs = 30_000 } = {}) {
+export function createSequencer(db: Db, { leaseMs = 30_000, fullRunMs = 30_000 } = {}) {
   const events = db.collection<HookEventDocument>(hookCollections.events);
   const state = db.collection<SequenceState>(sequenceCollections.state);
   const versions = db.collection<EntityVersion>(sequenceCollections.versions);
   const withLock = createOwnerLocks(db, { leaseMs, waitMs: 0 });
+  const batch = adaptiveBatch(sequenceBatch);
 
   const watermark = async () => (await state.findOne({ _id: 'state' }))?.watermark ?? 0;
+  /** When a full run last found nothing to number. */
+  let lastIdleRun = 0;
 
   /** Each entity's last version given. */
   async function lastVersions(keys: string[]): Promise<Map<string, number>> {
@@ -66,7 +74,7 @@ export function createSequencer(db: Db, { leaseMs = 30_000 } = {}) {
       .find({ sequenceDue: { $type: 'date' } })
       // Oldest first; the events of one write (one `sequenceDue`) in the order it recorded them.
       .sort({ sequenceDue: 1, unitIndex: 1, _id: 1 })
-      .limit(sequenceBatch)
+      .limit(batch.size)
       .toArray();
     if (due.length > 0) {
       const last = await lastVersions([...new Set(due.flatMap(({ entityKey }) => (entityKey ? [entityKey] : [])))]);
@@ -98,7 +106,7 @@ export function createSequencer(db: Db, { leaseMs = 30_000 } = {}) {
     }
     // Under the lock, one writer: the watermark only moves forward (and `$max` is not in every engine).
     if (next - 1 > current) await state.updateOne({ _id: 'state' }, { $set: { watermark: next - 1 } }, { upsert: true });
-    return { numbered: due.length, more: due.length === sequenceBatch };
+    return { numbered: due.length, more: due.length === batch.size };
   }
 
   return {
@@ -107,11 +115,19 @@ export function createSequencer(db: Db, { leaseMs = 30_000 } = {}) {
 
     /** Numbers the oldest unnumbered events, unless another process is at it; answers how many, and whether more wait. */
     async run(): Promise<{ numbered: number; more: boolean; busy?: boolean }> {
+      const now = Date.now();
+      if (now - lastIdleRun < fullRunMs && !(await events.findOne({ sequenceDue: { $type: 'date' } }, { projection: { _id: 1 } }))) {
+        return { numbered: 0, more: false };
+      }
       try {
-        return await withLock('hook-sequencer', numberBatch);
+        const result = await withLock('hook-sequencer', numberBatch);
+        batch.succeeded();
+        if (result.numbered === 0) lastIdleRun = now;
+        return result;
       } catch (error) {
         // Another process holds the lock: it numbers these too, perhaps not the ones it has not seen yet.
         if (error instanceof ApiError && error.code === 'request.conflict') return { numbered: 0, more: false, busy: true };
+        batch.failed();
         throw error;
       }
     },

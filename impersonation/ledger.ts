@@ -6,6 +6,7 @@ import type { AnyBulkWriteOperation, Db } from 'mongodb';
 import { ApiError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
+import { adaptiveBatch } from '../lib/store/adaptive-batch.js';
 import type { ImpersonationEvent } from './audit.js';
 import type { ImpersonationAnnouncement } from '../hooks/catalog.js';
 import { checkpointType, genesisHash, recordHash, type CheckpointClaims } from './chain.js';
@@ -117,6 +118,7 @@ export function createLedger(db: Db, options: LedgerOptions) {
   const ledger = db.collection<LedgerHead>('impersonation_ledger');
   const checkpoints = db.collection<CheckpointDocument>('impersonation_checkpoints');
   const withLock = createOwnerLocks(db, { leaseMs: 30_000, waitMs: 0 });
+  const batch = adaptiveBatch(chainBatch);
   const settleMs = options.settleMs ?? 2000;
   const checkpointMs = options.checkpointMs ?? 300_000;
 
@@ -137,10 +139,18 @@ export function createLedger(db: Db, options: LedgerOptions) {
     return current;
   }
 
+  /** When the checkpoint this process found owed (records chained since the last one) may be signed. */
+  let checkpointOwedAt: number | undefined;
+
   async function checkpoint(at: { sequence: number; hash: string }, force: boolean) {
+    checkpointOwedAt = undefined;
     if (at.sequence === 0) return;
     const [last] = await checkpoints.find({}).sort({ sequence: -1 }).limit(1).toArray();
-    if (last && (last.sequence >= at.sequence || (!force && Date.now() - last.createdAt.getTime() < checkpointMs))) return;
+    if (last && last.sequence >= at.sequence) return;
+    if (last && !force && Date.now() - last.createdAt.getTime() < checkpointMs) {
+      checkpointOwedAt = last.createdAt.getTime() + checkpointMs;
+      return;
+    }
     const jwk = options.signingKey();
     const claims: CheckpointClaims = { iss: options.issuer, sequence: at.sequence, hash: at.hash, iat: Math.floor(Date.now() / 1000) };
     const jws = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
@@ -167,7 +177,7 @@ export function createLedger(db: Db, options: LedgerOptions) {
     const due = await records
       .find({ chainDue: { $lte: new Date(Date.now() - settleMs) } })
       .sort({ chainDue: 1, createdAt: 1, _id: 1 })
-      .limit(chainBatch)
+      .limit(batch.size)
       .toArray();
     if (due.length > 0) {
       const announced = due.flatMap((record) => {
@@ -201,15 +211,31 @@ export function createLedger(db: Db, options: LedgerOptions) {
       await ledger.updateOne({ _id: 'head' }, { $set: { sequence: current.sequence, hash: current.hash } }, { upsert: true });
     }
     await checkpoint(current, force);
-    return { chained: due.length, more: due.length === chainBatch };
+    return { chained: due.length, more: due.length === batch.size };
   }
 
-  /** Chains what has settled, unless another process is at it. `force` checkpoints the head now. */
+  /** When this process last ran in full with nothing due (a checkpoint may still be owed then). */
+  let lastIdleRun = 0;
+
+  /**
+   * Chains what has settled, unless another process is at it. `force` checkpoints the head now.
+   * With nothing due and no checkpoint owed, one read answers and no lock is taken; a full run
+   * still comes once a `checkpointMs`, for a checkpoint another process may have left owed.
+   */
   async function run(force = false): Promise<{ chained: number; more: boolean; busy?: boolean }> {
+    const now = Date.now();
+    if (!force && lastIdleRun > 0 && now - lastIdleRun < checkpointMs && (checkpointOwedAt === undefined || now < checkpointOwedAt)) {
+      const due = await records.findOne({ chainDue: { $lte: new Date(now - settleMs) } }, { projection: { _id: 1 } });
+      if (!due) return { chained: 0, more: false };
+    }
     try {
-      return await withLock('impersonation-ledger', () => chainBatchNow(force));
+      const result = await withLock('impersonation-ledger', () => chainBatchNow(force));
+      batch.succeeded();
+      if (result.chained === 0) lastIdleRun = Date.now();
+      return result;
     } catch (error) {
       if (error instanceof ApiError && error.code === 'request.conflict') return { chained: 0, more: false, busy: true };
+      batch.failed();
       throw error;
     }
   }

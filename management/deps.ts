@@ -3,6 +3,7 @@ import type { Upstream } from '../social/upstream.js';
 import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type { SubjectTokenSeal } from '../impersonation/subject-token.js';
+import type { ImpersonationPolicy } from '../impersonation/policy.js';
 import type { ImpersonationQueries } from '../impersonation/queries.js';
 import type Router from '@koa/router';
 
@@ -57,6 +58,8 @@ export interface ManagementDeps {
   subjectTokenTtl: number;
   /** Seals subject tokens with what the exchange needs (`impersonation/subject-token.ts`). */
   subjectTokenSeal: SubjectTokenSeal;
+  /** The impersonation policy as the exchange reads it (the per-process cache its changes clear). */
+  impersonationPolicy(): Promise<ImpersonationPolicy>;
   /** Impersonation's storage: subject tokens and the audit (`impersonation/queries.ts`). */
   impersonation: ImpersonationQueries;
   /** Webhooks: the hooks API's queries, test sends and the worker's wake-up. */

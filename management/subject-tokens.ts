@@ -1,7 +1,7 @@
 import { impersonationScope, managementScope } from './bootstrap.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
-import { impersonationPolicyStore, isProtected } from '../impersonation/policy.js';
+import { isProtected } from '../impersonation/policy.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject, idSchema } from './schemas/common.js';
@@ -36,7 +36,6 @@ const body = {
  */
 export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;
-  const policies = impersonationPolicyStore(deps.database.db);
 
   router.post(
     '/subject-tokens',
@@ -56,7 +55,8 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
         Buffer.byteLength(JSON.stringify(context)) <= maxContextBytes,
         new ApiError('guard.invalid_input', `body.context must not be larger than ${maxContextBytes} bytes`, { field: 'body.context' }),
       );
-      const policy = await policies.load();
+      // As the exchange reads it: a change reaches every process within CACHE_REFRESH_MS (at once here).
+      const policy = await deps.impersonationPolicy();
       assertThat(
         reason !== undefined || !policy.requireReason,
         () => new ApiError('impersonation.reason_required', 'the impersonation policy requires a `reason`', { field: 'body.reason' }),

@@ -16,7 +16,7 @@ import Provider from 'oidc-provider';
 
 import type { AccessTokenAlg } from '../../lib/config.js';
 import { loadSettings } from '../../settings.js';
-import { silentLogger } from '../../lib/logger.js';
+import { consoleLogger, silentLogger } from '../../lib/logger.js';
 import { mountApp } from '../../lib/http/mount.js';
 import { startStandaloneServer } from '../../standalone.js';
 import { baselineClient, benchResource, type ChildStats } from './fixtures.js';
@@ -71,7 +71,7 @@ async function main() {
       {
         // Command monitoring costs CPU of its own (the driver copies every command and reply), so
         // only the child that counts round trips has it.
-        logger: silentLogger,
+        logger: process.env.BENCH_SERVER_LOG ? consoleLogger : silentLogger,
         dbName: process.env.BENCH_DB,
         mongoClientOptions: { monitorCommands: process.env.BENCH_COUNT_COMMANDS === '1' },
       },
