@@ -86,13 +86,17 @@ async function measured(server: ServerChild, db: Db, work: () => Promise<unknown
   return { cpuMicros: after.cpuMicros - before.cpuMicros, commands: after.commands - before.commands };
 }
 
-/** The deployment a bench server is part of, set up through the Management API as an operator would. */
-async function setUp(identity: ServerChild) {
-  const adminToken = await tokenRequest(identity, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
+/** A Management API token (they live 10 minutes: each round asks for its own). */
+const managementToken = (identity: ServerChild) =>
+  tokenRequest(identity, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
     grant_type: 'client_credentials',
     resource: `${baseUrl}/api`,
     scope: 'all',
   });
+
+/** The deployment a bench server is part of, set up through the Management API as an operator would. */
+async function setUp(identity: ServerChild) {
+  const adminToken = await managementToken(identity);
   const resource = await api(identity, adminToken, 'POST', '/api/resources', { name: 'Bench API', indicator: benchResource });
   const scope = await api(identity, adminToken, 'POST', `/api/resources/${resource.id}/scopes`, { name: 'read:data' });
   const role = await api(identity, adminToken, 'POST', '/api/roles', { name: 'reader', scopeIds: [scope.id] });
@@ -104,7 +108,7 @@ async function setUp(identity: ServerChild) {
     customClientMetadata: { allowTokenExchange: true },
     oidcClientMetadata: { redirectUris: ['http://localhost/callback'], postLogoutRedirectUris: [] },
   });
-  return { adminToken, userId: target.id, appAuth: basic(app.id, app.secret) };
+  return { userId: target.id, appAuth: basic(app.id, app.secret) };
 }
 
 async function main() {
@@ -121,11 +125,11 @@ async function main() {
   try {
     const baseline = await startServerChild('baseline', env);
     let identity = await startServerChild('identity', env);
-    const { adminToken, userId, appAuth } = await setUp(identity);
+    const { userId, appAuth } = await setUp(identity);
     const baselineAuth = basic(baselineClient.id, baselineClient.secret);
     say('set up; warming both servers');
     await load(baseline, 300, baselineAuth, ccBody);
-    const warm = await issue(identity, adminToken, userId, 300, 16);
+    const warm = await issue(identity, await managementToken(identity), userId, 300, 16);
     await load(identity, 300, appAuth, (i) => exchangeBody(warm[i]!));
     await settled(database.db);
 
@@ -136,6 +140,7 @@ async function main() {
       const perToken = { baseline: [] as number[], issuance: [] as number[], exchange: [] as number[] };
       for (let round = 1; round <= rounds; round += 1) {
         const stock = await load(baseline, roundSize, baselineAuth, ccBody, connections);
+        const adminToken = await managementToken(identity);
         let tokens: string[] = [];
         // BENCH_PROFILE=dir: a CPU profile of each phase, the settling included.
         const issued = await identity.profiled(`issuance-${connections}-${round}`, () =>
@@ -167,6 +172,7 @@ async function main() {
     await identity.stop();
     identity = await startServerChild('identity', { ...env, BENCH_COUNT_COMMANDS: '1' });
     let tokens: string[] = [];
+    const adminToken = await managementToken(identity);
     const issued = await measured(identity, database.db, async () => {
       tokens = await issue(identity, adminToken, userId, roundSize, 16);
     });
