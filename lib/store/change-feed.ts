@@ -42,14 +42,12 @@ export function startChangeFeed(db: Db, wakers: Wakers, { logger, retryMs = 60_0
 
   function open() {
     if (stopped || collections.length === 0) return;
-    const opened = db.watch(
-      [
-        { $match: { $or: Object.entries(wakers).map(([coll, { on }]) => ({ 'ns.coll': coll, operationType: { $in: [...on] } })) } },
-        // The resume token (`_id`) is kept, or the stream could not resume after a failover.
-        { $project: { _id: 1, ns: 1, operationType: 1 } },
-      ],
-      { maxAwaitTimeMS: 10_000 },
-    );
+    // The server's own wait for each getMore (1 s) stays well under the socket timeout, which a longer one would trip.
+    const opened = db.watch([
+      { $match: { $or: Object.entries(wakers).map(([coll, { on }]) => ({ 'ns.coll': coll, operationType: { $in: [...on] } })) } },
+      // The resume token (`_id`) is kept, or the stream could not resume after a failover.
+      { $project: { _id: 1, ns: 1, operationType: 1 } },
+    ]);
     stream = opened;
     opened.on('init', () => {
       if (stopped) return;
