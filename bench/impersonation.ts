@@ -20,10 +20,9 @@ import type { Db } from 'mongodb';
 
 import { openDatabase } from '../lib/store/database.js';
 import { startEmbeddedMongo } from '../lib/store/embedded-mongo.js';
-import { accessTokenType, tokenExchangeGrantType } from '../provider/token-types.js';
 import { baselineClient, benchResource } from './support/fixtures.js';
 import { pinLoadGenerator, pinning, startServerChild, type ServerChild } from './support/processes.js';
-import { admin, api, basic, baseUrl, load, tokenRequest } from './support/token-load.js';
+import { admin, api, basic, baseUrl, exchangeBody, load, tokenRequest } from './support/token-load.js';
 
 const loads = (process.env.BENCH_LOADS ?? '4,16,50').split(',').map(Number);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -67,14 +66,6 @@ async function issue(server: ServerChild, token: string, userId: string, amount:
   return tokens;
 }
 
-const exchangeBody = (token: string) =>
-  new URLSearchParams({
-    grant_type: tokenExchangeGrantType,
-    subject_token: token,
-    subject_token_type: accessTokenType,
-    resource: benchResource,
-    scope: 'read:data',
-  }).toString();
 const ccBody = () => new URLSearchParams({ grant_type: 'client_credentials', resource: benchResource, scope: 'read:data' }).toString();
 
 /** Our server's CPU and commands from `before` until what `work` caused has settled. */
