@@ -11,7 +11,7 @@ import { loadSettings } from '../settings.js';
 import { silentLogger } from '../lib/logger.js';
 import { startStandaloneServer } from '../standalone.js';
 import { TestBrowser } from '../spec/support/browser.js';
-import { authorizationCode } from './support/sign-in.js';
+import { authorizationCode, refreshTokenOf } from './support/sign-in.js';
 import { basic, managementClient } from './support/management-client.js';
 
 const runs = Number(process.env.BENCH_COMMAND_RUNS ?? 5);
@@ -52,20 +52,13 @@ const read = await api('POST', `/resources/${orders.id}/scopes`, { name: 'read:o
 const role = await api('POST', '/roles', { name: 'reader', scopeIds: [read.id] });
 const user = await api('POST', '/users', { username: 'bench_user', password });
 await api('POST', `/users/${user.id}/roles`, { roleIds: [role.id] });
-const signedIn = new TestBrowser(server.url, '198.51.100.1');
-const consented = await authorizationCode(signedIn, {
+let refreshToken = await refreshTokenOf(new TestBrowser(server.url, '198.51.100.1'), tokenRequest, {
   clientId: web.id!,
+  clientSecret: web.secret!,
   redirectUri,
   username: 'bench_user',
   password,
-  params: { scope: 'openid offline_access', prompt: 'consent' },
 });
-let refreshToken = (
-  await tokenRequest(
-    { grant_type: 'authorization_code', code: consented.code, code_verifier: consented.verifier, redirect_uri: redirectUri },
-    basic(web.id!, web.secret!),
-  )
-).refresh_token!;
 let people = 0;
 let created = 0;
 

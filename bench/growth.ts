@@ -23,8 +23,8 @@ import { generateId } from '../lib/ids.js';
 import { sweepOnce, sweepTargets } from '../lib/store/sweeper.js';
 import { startStandaloneServer, type StandaloneServer } from '../standalone.js';
 import { TestBrowser } from '../spec/support/browser.js';
-import { authorizationCode } from './support/sign-in.js';
-import { managementClient } from './support/management-client.js';
+import { refreshTokenOf } from './support/sign-in.js';
+import { basic, managementClient } from './support/management-client.js';
 
 const userSizes = (process.env.BENCH_GROWTH_USERS ?? '100,1000,5000,20000').split(',').map(Number);
 const historySizes = (process.env.BENCH_GROWTH_HISTORY ?? '10000,100000').split(',').map(Number);
@@ -70,19 +70,15 @@ async function prepare(label: string) {
     type: 'Traditional',
     oidcClientMetadata: { redirectUris: [redirectUri], postLogoutRedirectUris: [] },
   });
-  const client = `Basic ${Buffer.from(`${app.id}:${app.secret}`).toString('base64')}`;
+  const client = basic(app.id!, app.secret!);
   await api('POST', '/users', { username: 'bench_user', password });
-  const browser = new TestBrowser(server.url, '198.51.100.1');
-  const consented = await authorizationCode(browser, {
+  let refreshToken = await refreshTokenOf(new TestBrowser(server.url, '198.51.100.1'), tokenRequest, {
     clientId: app.id!,
+    clientSecret: app.secret!,
     redirectUri,
     username: 'bench_user',
     password,
-    params: { scope: 'openid offline_access', prompt: 'consent' },
   });
-  let refreshToken = (
-    await tokenRequest({ grant_type: 'authorization_code', code: consented.code, code_verifier: consented.verifier, redirect_uri: redirectUri }, client)
-  ).refresh_token!;
   let created = 0;
   let signIns = 0;
 

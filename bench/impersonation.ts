@@ -5,8 +5,8 @@
  * beside it. At each load (4, 16 and 50 concurrent requests), rounds take turns: the stock server
  * issues `client_credentials` tokens; ours issues subject tokens through `POST /api/subject-tokens`
  * (their own line); then exchanges them at the token endpoint. Our server's CPU is counted until the
- * background work each round caused has settled: every audit record chained by the ledger (and its
- * event recorded), every intent settled. Nothing is deleted between rounds, so a figure that rises
+ * background work each round caused has settled: every audit record chained by the ledger, its
+ * event recorded, numbered and fanned out by the delivery worker, every intent settled. Nothing is deleted between rounds, so a figure that rises
  * with the data shows in its rounds. Last, a server with command monitoring counts the database
  * commands of an issuance and of an exchange, the background's included.
  *
@@ -28,16 +28,22 @@ const loads = (process.env.BENCH_LOADS ?? '4,16,50').split(',').map(Number);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const roundSize = Number(process.env.BENCH_ROUND_SIZE ?? 300);
 
-/** Waits until the background work of what was just done has settled: the ledger chained every record, no intent is open. */
+/**
+ * Waits until the background work of what was just done has settled: the ledger chained every
+ * record (and so recorded its event), the delivery worker numbered and fanned out every event, no
+ * intent is open.
+ */
 async function settled(db: Db) {
   const deadline = Date.now() + 300_000;
   for (;;) {
-    const [unchained, intents] = await Promise.all([
+    const [unchained, unsent, intents] = await Promise.all([
       db.collection('impersonations').countDocuments({ chainDue: { $exists: true } }),
+      db.collection('hook_events').countDocuments({ $or: [{ sequenceDue: { $exists: true } }, { fanOutDue: { $exists: true } }] }),
       db.collection('change_intents').countDocuments({}),
     ]);
-    if (unchained === 0 && intents === 0) return;
-    if (Date.now() > deadline) throw new Error(`not settled after 300 s: ${unchained} audit records unchained, ${intents} intents open`);
+    if (unchained === 0 && unsent === 0 && intents === 0) return;
+    if (Date.now() > deadline)
+      throw new Error(`not settled after 300 s: ${unchained} audit records unchained, ${unsent} events not fanned out, ${intents} intents open`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -58,7 +58,11 @@ export async function createParts(options: ResolvedOptions) {
   const impersonation = createImpersonationQueries(db);
   const caches = await createProviderCaches(db, queries, { refreshMs: options.cacheRefreshMs, managementApiIndicator: options.managementApiIndicator });
   // The events name applications as the provider's cache keeps them, as every sign-in reads them.
-  const hooks = createHooks(db, queries, options.hookSettings, logger, options.clock, metrics, (id) => caches.applications.get(id));
+  const hooks = createHooks(db, queries, options.hookSettings, logger, {
+    ...(options.clock && { clock: options.clock }),
+    ...(metrics && { metrics }),
+    findApplication: (id) => caches.applications.get(id),
+  });
   if (metrics) watchDatabase(metrics, database.client);
 
   await ensureManagementApi(db, options.managementApiIndicator);

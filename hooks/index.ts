@@ -50,9 +50,7 @@ export function createHooks(
   queries: Queries,
   settings: HookSettings,
   logger: Logger,
-  clock: Clock = systemClock,
-  metrics?: Metrics,
-  findApplication?: OutboxOptions['findApplication'],
+  { clock = systemClock, metrics, findApplication }: { clock?: Clock; metrics?: Metrics; findApplication?: OutboxOptions['findApplication'] } = {},
 ): Hooks {
   const retentionMs = settings.retentionDays * day;
   const policy = createOutboundPolicy(settings.allowedHosts);

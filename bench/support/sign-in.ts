@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 import { TestBrowser, csrfOf } from '../../spec/support/browser.js';
+import { basic } from './management-client.js';
 
 /**
  * One authorization request (code with PKCE) in `browser`, as a person would make it: the sign-in
@@ -45,4 +46,34 @@ export async function authorizationCode(
   const code = at.searchParams.get('code');
   if (!code) throw new Error(`no code: ${at.href}`);
   return { code, verifier };
+}
+
+/**
+ * A person's sign-in to a confidential web application with `offline_access`, consented: answers
+ * the refresh token the code is exchanged for (the refresh benchmarks start from it).
+ */
+export async function refreshTokenOf(
+  browser: TestBrowser,
+  tokenRequest: (body: Record<string, string>, authorization?: string) => Promise<{ refresh_token?: string }>,
+  {
+    clientId,
+    clientSecret,
+    redirectUri,
+    username,
+    password,
+  }: { clientId: string; clientSecret: string; redirectUri: string; username: string; password: string },
+): Promise<string> {
+  const { code, verifier } = await authorizationCode(browser, {
+    clientId,
+    redirectUri,
+    username,
+    password,
+    params: { scope: 'openid offline_access', prompt: 'consent' },
+  });
+  const { refresh_token: refreshToken } = await tokenRequest(
+    { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: redirectUri },
+    basic(clientId, clientSecret),
+  );
+  if (!refreshToken) throw new Error('no refresh token');
+  return refreshToken;
 }

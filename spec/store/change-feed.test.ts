@@ -73,7 +73,9 @@ describe('change streams, and working without them', () => {
       receiver.keys.push(hook.body.signingKey);
       expect((await callApi(writer, token, 'POST', '/api/users', { username: 'no_streams' })).status).toBe(200);
       await receiver.waitFor((got) => got.length >= 1, 30_000);
-      expect(receiver.received.map(({ body }) => body.event)).toEqual(['User.Created']);
+      // At least once: a delivery the receiver answered may come again under load, under the same webhook-id.
+      const delivered = new Map(receiver.received.map(({ id, body }) => [id, body.event as string]));
+      expect([...delivered.values()]).toEqual(['User.Created']);
       for (const server of [writer, deliverer]) expect(server.output()).toContain('Change streams are unavailable here');
     } finally {
       await Promise.all(servers.map((server) => server.stop()));
