@@ -1,12 +1,14 @@
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
 
-import { ApiError } from '../lib/errors.js';
+import { ApiError, isDuplicateKeyError } from '../lib/errors.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import { adaptiveBatch } from '../lib/store/adaptive-batch.js';
 import { hookCollections, type HookEventDocument } from './models.js';
 
 /** Events numbered in one run. */
 export const sequenceBatch = 500;
+/** How long a gap just above the watermark may last before it counts as damage: a run still writing (the owner lock's lease) fills it by then. */
+const gapGraceMs = 30_000;
 
 /** The highest sequence below which every event is numbered: the feed shows events up to it. */
 interface SequenceState {
@@ -37,11 +39,17 @@ export const sequenceCollections = { state: 'hook_sequence', versions: 'hook_ent
  * (its transaction was slow) is numbered when it is seen: its sequence is higher than every event
  * already visible, never lower.
  *
+ * Two runs may still overlap (a lease that ran out; a write the driver gave up on that the
+ * database still applies): sequences are unique (an index), a version counter only moves forward
+ * (a run that finds one moved stops before numbering), and a write whose event was numbered since
+ * it was read stops the ordered write instead of being skipped, so the loser of an overlap stops at
+ * its first clash and never leaves a gap behind numbers it gave.
+ *
  * A worker asks every poll; with nothing to number one read answers, without the lock. A full run
  * (which also takes up what a run that died left above the watermark) still comes at least every
  * `fullRunMs` while nothing is due, so the feed's watermark passes such a prefix within that time.
  */
-export function createSequencer(db: Db, { leaseMs = 30_000, fullRunMs = 30_000 } = {}) {
+export function createSequencer(db: Db, { leaseMs = gapGraceMs, fullRunMs = 30_000 } = {}) {
   const events = db.collection<HookEventDocument>(hookCollections.events);
   const state = db.collection<SequenceState>(sequenceCollections.state);
   const versions = db.collection<EntityVersion>(sequenceCollections.versions);
@@ -51,6 +59,8 @@ export function createSequencer(db: Db, { leaseMs = 30_000, fullRunMs = 30_000 }
   const watermark = async () => (await state.findOne({ _id: 'state' }))?.watermark ?? 0;
   /** When a full run last found nothing to number. */
   let lastIdleRun = 0;
+  /** When this process first found the gap above the watermark it still finds. */
+  let gapSince: number | undefined;
 
   /** Each entity's last version given. */
   async function lastVersions(keys: string[]): Promise<Map<string, number>> {
@@ -67,9 +77,17 @@ export function createSequencer(db: Db, { leaseMs = 30_000, fullRunMs = 30_000 }
       .toArray();
     let next = current + 1;
     for (const event of stranded) {
-      if (event.sequence !== next) throw new Error(`webhook event sequence ${next} is missing after ${current}; numbering stops until it is repaired`);
-      next += 1;
+      if (event.sequence === next) {
+        next += 1;
+        continue;
+      }
+      // A run still writing (its numbers land in order): wait for it; one that outlasts a lease is damage.
+      if (Date.now() - (gapSince ??= Date.now()) > gapGraceMs) {
+        throw new Error(`webhook event sequence ${next} is missing after ${current}; numbering stops until it is repaired`);
+      }
+      return { numbered: 0, more: false };
     }
+    gapSince = undefined;
     const due = await events
       .find({ sequenceDue: { $type: 'date' } })
       // Oldest first; the events of one write (one `sequenceDue`) in the order it recorded them.
@@ -91,18 +109,34 @@ export function createSequencer(db: Db, { leaseMs = 30_000, fullRunMs = 30_000 }
               $set: { sequence, 'payload.sequence': sequence, ...(version !== undefined && { version, 'payload.version': version }) },
               $unset: { sequenceDue: '', unitIndex: '' },
             },
+            // An event numbered meanwhile by another run must stop this ordered write, not be
+            // skipped (the numbers after it would leave a gap): as an upsert it fails on its own `_id`.
+            upsert: true,
           },
         });
       }
       // The counters first: a run that dies between the two writes leaves a version unused (the
       // events get later ones next time), never one given twice.
-      if (last.size > 0) {
-        await versions.bulkWrite(
-          [...last].map(([key, version]) => ({ updateOne: { filter: { _id: key }, update: { $set: { version } }, upsert: true } })),
-          { ordered: false },
-        );
+      // Forward only: a counter another run moved past what this one read fails (its `_id`), and
+      // this run stops before it gives a version twice.
+      try {
+        if (last.size > 0) {
+          await versions.bulkWrite(
+            [...last].map(([key, version]) => ({
+              updateOne: { filter: { _id: key, version: { $lt: version } }, update: { $set: { version } }, upsert: true },
+            })),
+            { ordered: false },
+          );
+        }
+        const written = await events.bulkWrite(writes, { ordered: true });
+        // An event swept while it waited (past its retention) would come back as a stub: none may.
+        const stubs = Object.values(written.upsertedIds);
+        if (stubs.length > 0) await events.deleteMany({ _id: { $in: stubs } });
+      } catch (error) {
+        // Overtaken: what was written stands, and the next run goes on from it.
+        if (isDuplicateKeyError(error)) return { numbered: 0, more: false };
+        throw error;
       }
-      await events.bulkWrite(writes, { ordered: true });
     }
     // Under the lock, one writer: the watermark only moves forward (and `$max` is not in every engine).
     if (next - 1 > current) await state.updateOne({ _id: 'state' }, { $set: { watermark: next - 1 } }, { upsert: true });

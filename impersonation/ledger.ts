@@ -1,18 +1,18 @@
-import { createHash } from 'node:crypto';
-
 import { CompactSign, importJWK, type JWK } from 'jose';
 import type { AnyBulkWriteOperation, Db } from 'mongodb';
 
-import { ApiError } from '../lib/errors.js';
+import { ApiError, isDuplicateKeyError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { createOwnerLocks } from '../lib/store/owner-lock.js';
 import { adaptiveBatch } from '../lib/store/adaptive-batch.js';
 import type { ImpersonationEvent } from './audit.js';
-import type { ImpersonationAnnouncement } from '../hooks/catalog.js';
+import { announcementsOf, type Announcement } from './announcements.js';
 import { checkpointType, genesisHash, recordHash, type CheckpointClaims } from './chain.js';
 
 /** Records chained in one run. */
 const chainBatch = 500;
+/** How long a gap just above the head may last before it counts as damage: a run still writing (the owner lock's lease) fills it by then. */
+const gapGraceMs = 30_000;
 
 interface LedgerHead {
   _id: 'head';
@@ -35,69 +35,12 @@ export function auditView({ _id, chainDue: _chainDue, ...record }: Impersonation
   return { id: _id, ...record };
 }
 
-/** What the ledger announces for a record, if anything: the webhook event, and what it says (never a token, a hash of one, or the context). */
-export function announcementOf(record: ImpersonationEvent): { event: ImpersonationAnnouncement; data: Record<string, unknown> } | undefined {
-  const common = {
-    ...(record.impersonationId !== undefined && { impersonationId: record.impersonationId }),
-    ...(record.targetUserId !== undefined && { targetUserId: record.targetUserId }),
-  };
-  const terms = {
-    ...(record.reason !== undefined && { reason: record.reason }),
-    ...(record.ticketId !== undefined && { ticketId: record.ticketId }),
-  };
-  switch (record.kind) {
-    case 'subject_token.issued':
-      return {
-        event: 'Impersonation.Requested',
-        data: {
-          ...common,
-          ...terms,
-          ...(record.boundActorId !== undefined && { actorId: record.boundActorId }),
-          issuerClientId: record.issuerClientId,
-          ...(record.expiresAt !== undefined && { expiresAt: new Date(record.expiresAt).toISOString() }),
-        },
-      };
-    case 'exchange.succeeded':
-      return {
-        event: 'Impersonation.Started',
-        data: {
-          ...common,
-          ...terms,
-          ...(record.actorUserId !== undefined && { actorId: record.actorUserId }),
-          clientId: record.clientId,
-          resource: record.resource,
-          scope: record.scope ?? '',
-        },
-      };
-    case 'exchange.failed':
-      return {
-        event: 'Impersonation.Refused',
-        data: {
-          ...common,
-          ...(record.actorUserId !== undefined && { actorId: record.actorUserId }),
-          ...(record.clientId !== undefined && { clientId: record.clientId }),
-          ...(record.resource !== undefined && { resource: record.resource }),
-          reason: record.failureReason ?? 'unknown',
-        },
-      };
-    case 'impersonation.revoked':
-      return {
-        event: 'Impersonation.Revoked',
-        data: { ...common, ...(record.actorUserId !== undefined && { actorId: record.actorUserId }), revokedBy: record.clientId },
-      };
-    default:
-      return undefined;
-  }
-}
-
 export interface LedgerOptions {
   issuer: string;
   /** The provider's current signing key (private JWK with `alg` and `kid`). */
   signingKey(): JWK;
   /** Records the events of chained records, with the ids given (a second write of one id is a no-op). */
-  announce(
-    items: Array<{ id: string; event: ImpersonationAnnouncement; impersonationId?: string; clientId?: string; data: Record<string, unknown> }>,
-  ): Promise<void>;
+  announce(items: Announcement[]): Promise<void>;
   /** How long a record waits before it is chained: a claimed exchange that fails after it is corrected in place meanwhile. */
   settleMs?: number;
   /** The least time between two checkpoints (a run that chained something checkpoints when the last is older). */
@@ -112,33 +55,50 @@ export interface LedgerOptions {
  * announces each as its webhook event, and now and then signs a checkpoint of the head with the
  * provider's signing key. A run that dies midway leaves a contiguous chained prefix, which the
  * next run takes up; events go before the chain (their ids are the records', so a repeat is a no-op).
+ *
+ * Two runs may still overlap: one whose lease ran out, or one whose write the driver gave up on
+ * (a socket timeout) while the database still applies it. Neither can fork or break the chain:
+ * sequences are unique (an index), and a write whose record was chained or changed since it was
+ * read stops its run's ordered write instead of being skipped, so each run's writes are a
+ * contiguous continuation of what it read, and the loser of any overlap stops at its first clash.
  */
 export function createLedger(db: Db, options: LedgerOptions) {
   const records = db.collection<ImpersonationEvent>('impersonations');
   const ledger = db.collection<LedgerHead>('impersonation_ledger');
   const checkpoints = db.collection<CheckpointDocument>('impersonation_checkpoints');
-  const withLock = createOwnerLocks(db, { leaseMs: 30_000, waitMs: 0 });
+  const withLock = createOwnerLocks(db, { leaseMs: gapGraceMs, waitMs: 0 });
   const batch = adaptiveBatch(chainBatch);
   const settleMs = options.settleMs ?? 2000;
   const checkpointMs = options.checkpointMs ?? 300_000;
 
-  async function head(): Promise<{ sequence: number; hash: string }> {
+  /** When this process first found the gap above the head it still finds. */
+  let gapSince: number | undefined;
+
+  /**
+   * The head, moved past what runs chained above it (their bulk write is ordered, so they leave a
+   * contiguous run), and whether that run is whole. A gap in it is a run still writing (another
+   * process's, or one whose answer this process gave up waiting for): nothing is chained until it
+   * closes, and only one that outlasts a lease counts as damage. A record that does not follow
+   * the one before it never heals: chaining stops at once, for a person to look at.
+   */
+  async function head(): Promise<{ sequence: number; hash: string; whole: boolean }> {
     const stored = await ledger.findOne({ _id: 'head' });
     let current = { sequence: stored?.sequence ?? 0, hash: stored?.hash ?? genesisHash };
-    // What a run that stopped midway chained: a contiguous run just above the head.
     const stranded = await records
       .find({ sequence: { $gt: current.sequence } })
       .sort({ sequence: 1 })
       .toArray();
     for (const record of stranded) {
-      if (record.sequence !== current.sequence + 1 || record.prevHash !== current.hash) {
+      const broken = record.sequence === current.sequence + 1 && record.prevHash !== current.hash;
+      if (broken || (record.sequence !== current.sequence + 1 && Date.now() - (gapSince ??= Date.now()) > gapGraceMs)) {
         throw new Error(`impersonation audit sequence ${current.sequence + 1} is missing or broken; chaining stops until it is repaired`);
       }
+      if (record.sequence !== current.sequence + 1) return { ...current, whole: false };
       current = { sequence: record.sequence, hash: record.hash! };
     }
-    return current;
+    gapSince = undefined;
+    return { ...current, whole: true };
   }
-
   /** When the checkpoint this process found owed (records chained since the last one) may be signed. */
   let checkpointOwedAt: number | undefined;
 
@@ -174,41 +134,52 @@ export function createLedger(db: Db, options: LedgerOptions) {
   async function chainBatchNow(force: boolean): Promise<{ chained: number; more: boolean }> {
     await adoptLegacy();
     let current = await head();
+    if (!current.whole) return { chained: 0, more: false };
     const due = await records
       .find({ chainDue: { $lte: new Date(Date.now() - settleMs) } })
       .sort({ chainDue: 1, createdAt: 1, _id: 1 })
       .limit(batch.size)
       .toArray();
     if (due.length > 0) {
-      const announced = due.flatMap((record) => {
-        // A record from before there were events (adopted, due at the epoch) is chained, not announced days late.
-        const announcement = record.chainDue?.getTime() === 0 ? undefined : announcementOf(record);
-        const clientId = record.kind === 'subject_token.issued' ? record.issuerClientId : record.clientId;
-        return announcement
-          ? [
-              {
-                // Derived from the record (a repeat is a no-op), one way: an exchange record's id is made from its subject token's hash.
-                id: `imp-${createHash('sha256').update(record._id).digest('base64url').slice(0, 24)}`,
-                ...announcement,
-                ...(record.impersonationId !== undefined && { impersonationId: record.impersonationId }),
-                ...(clientId && { clientId }),
-              },
-            ]
-          : [];
-      });
-      await options.announce(announced);
+      await options.announce(announcementsOf(due));
       const writes: Array<AnyBulkWriteOperation<ImpersonationEvent>> = due.map((record) => {
         const sequence = current.sequence + 1;
-        const hash = recordHash({ ...auditView(record), sequence, prevHash: current.hash });
-        const update = {
-          filter: { _id: record._id, chainDue: { $type: 'date' as const } },
-          update: { $set: { sequence, prevHash: current.hash, hash }, $unset: { chainDue: '' as const } },
+        const prevHash = current.hash;
+        const hash = recordHash({ ...auditView(record), sequence, prevHash });
+        current = { sequence, hash, whole: true };
+        return {
+          updateOne: {
+            // The record as it was read and hashed (an exchange that fails after its claim is
+            // corrected in place until it is chained), and not chained meanwhile by another run.
+            filter: { _id: record._id, chainDue: { $type: 'date' }, kind: record.kind, failureReason: record.failureReason ?? { $exists: false } },
+            update: { $set: { sequence, prevHash, hash }, $unset: { chainDue: '' } },
+            // A write whose record no longer matches must stop the batch, not be skipped: the next
+            // ones were hashed after it. As an upsert it fails on the record's own `_id` (E11000),
+            // and the ordered write stops there, leaving a contiguous run the next run takes up.
+            upsert: true,
+          },
         };
-        current = { sequence, hash };
-        return { updateOne: update };
       });
-      await records.bulkWrite(writes, { ordered: true });
-      await ledger.updateOne({ _id: 'head' }, { $set: { sequence: current.sequence, hash: current.hash } }, { upsert: true });
+      try {
+        const written = await records.bulkWrite(writes, { ordered: true });
+        const stubs = Object.values(written.upsertedIds);
+        if (stubs.length > 0) {
+          // Only a record deleted between the read and the write comes back as a stub: remove it
+          // again and say so; the verifier reports its sequence missing, which is what happened.
+          await records.deleteMany({ _id: { $in: stubs } });
+          throw new Error(`impersonation audit records ${stubs.join(', ')} were deleted while they were being chained`);
+        }
+      } catch (error) {
+        // Overtaken (another run chained one of these, or gave one of these sequences away), or a
+        // record changed after it was read: what was written stands, and the next run goes on from it.
+        if (isDuplicateKeyError(error)) return { chained: 0, more: false };
+        throw error;
+      }
+      // Forward only: a run that was overtaken, or whose answer came late, never moves it back.
+      await ledger.updateOne(
+        { _id: 'head', $or: [{ sequence: { $exists: false } }, { sequence: { $lt: current.sequence } }] },
+        { $set: { sequence: current.sequence, hash: current.hash } },
+      );
     }
     await checkpoint(current, force);
     return { chained: due.length, more: due.length === batch.size };
