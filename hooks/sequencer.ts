@@ -72,7 +72,7 @@ export function createSequencer(db: Db, { leaseMs = gapGraceMs, fullRunMs = 30_0
     const current = await watermark();
     // What a run that stopped midway numbered: a contiguous run just above the watermark.
     const stranded = await events
-      .find({ sequence: { $gt: current } })
+      .find({ sequence: { $gt: current } }, { projection: { sequence: 1 } })
       .sort({ sequence: 1 })
       .toArray();
     let next = current + 1;
@@ -88,8 +88,9 @@ export function createSequencer(db: Db, { leaseMs = gapGraceMs, fullRunMs = 30_0
       return { numbered: 0, more: false };
     }
     gapSince = undefined;
+    // Only what numbering needs: an event's payload is read once more, by the fan-out that sends it.
     const due = await events
-      .find({ sequenceDue: { $type: 'date' } })
+      .find({ sequenceDue: { $type: 'date' } }, { projection: { _id: 1, entityKey: 1 } })
       // Oldest first; the events of one write (one `sequenceDue`) in the order it recorded them.
       .sort({ sequenceDue: 1, unitIndex: 1, _id: 1 })
       .limit(batch.size)

@@ -85,7 +85,7 @@ export function createLedger(db: Db, options: LedgerOptions) {
     const stored = await ledger.findOne({ _id: 'head' });
     let current = { sequence: stored?.sequence ?? 0, hash: stored?.hash ?? genesisHash };
     const stranded = await records
-      .find({ sequence: { $gt: current.sequence } })
+      .find({ sequence: { $gt: current.sequence } }, { projection: { sequence: 1, prevHash: 1, hash: 1 } })
       .sort({ sequence: 1 })
       .toArray();
     for (const record of stranded) {
