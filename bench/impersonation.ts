@@ -185,10 +185,10 @@ async function main() {
     const issued = await measured(identity, database.db, async () => {
       ({ tokens } = await issue(identity, adminToken, userId, roundSize, 16));
     });
-    const exchanged = await measured(identity, database.db, () => load(identity, roundSize, appAuth, (i) => exchangeBody(tokens[i]!), 16));
+    const exchanged = await measured(identity, database.db, () => load(identity, tokens.length, appAuth, (i) => exchangeBody(tokens[i]!), 16));
     lines.push(
       '',
-      `Database commands, the background's included (16 connections, ${roundSize} of each): a subject token's issuance ${(issued.commands / roundSize).toFixed(1)}, an exchange ${(exchanged.commands / roundSize).toFixed(1)}.`,
+      `Database commands, the background's included (16 connections, ${roundSize} of each): a subject token's issuance ${(issued.commands / roundSize).toFixed(1)}, an exchange ${(exchanged.commands / tokens.length).toFixed(1)}.`,
     );
     await identity.stop();
     await baseline.stop();

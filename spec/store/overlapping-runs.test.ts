@@ -90,6 +90,24 @@ describe('overlapping runs of the ledger and the sequencer', () => {
     return wrapped;
   }
 
+  /**
+   * Runs each worker again and again (a failed run, as a process would, is tried again) until
+   * `done` says the work is over; a run that can never finish fails here, saying so, not at the
+   * test's timeout.
+   */
+  async function runUntil(workers: Array<{ run(): Promise<unknown> }>, done: () => Promise<boolean>) {
+    const deadline = Date.now() + 480_000;
+    await Promise.all(
+      workers.map(async (worker) => {
+        while (!(await done())) {
+          if (Date.now() > deadline) throw new Error('the workers did not finish within 480 s');
+          await worker.run().catch(() => undefined);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+      }),
+    );
+  }
+
   it('a timed-out batch applied after the next run, over a record corrected meanwhile, stops at its first clash: the chain verifies', async () => {
     const { db } = await open(uniqueDbName('overlap-late'));
     await ensureIndexes(db, impersonationCollections);
@@ -133,21 +151,14 @@ describe('overlapping runs of the ledger and the sequencer', () => {
       ledgerOn(abandoningWrites((await open(dbName)).db, 'impersonations', applying)),
     ];
     let bursting = true;
-    const chaining = ledgers.map(async (ledger) => {
-      for (;;) {
-        const settled = !bursting && (await db.collection('impersonations').countDocuments({ chainDue: { $exists: true } })) === 0;
-        if (settled) return;
-        await ledger.run().catch(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    });
+    const chaining = runUntil(ledgers, async () => !bursting && (await db.collection('impersonations').countDocuments({ chainDue: { $exists: true } })) === 0);
     const records = db.collection<ImpersonationEvent>('impersonations');
     // Claims come as group commits (one insert of many); some settle out of the order they arrive in.
     for (let sent = 0; sent < 2000; sent += 100) {
       await records.insertMany(Array.from({ length: 100 }, (_, index) => exchangeRecord(`t${sent + index}`, (index * 37) % 1500)));
     }
     bursting = false;
-    await Promise.all(chaining);
+    await chaining;
     await Promise.all(applying);
     const verification = await verified(db);
     expect(verification).toMatchObject({ ok: true, problems: [], checked: 2000, unchained: 0 });
@@ -164,13 +175,7 @@ describe('overlapping runs of the ledger and the sequencer', () => {
     ];
     const events = db.collection<{ _id: string; entityKey: string; sequence?: number; version?: number; createdAt: Date }>('hook_events');
     let recording = true;
-    const numbering = sequencers.map(async (sequencer) => {
-      for (;;) {
-        if (!recording && (await events.countDocuments({ sequenceDue: { $exists: true } })) === 0) return;
-        await sequencer.run().catch(() => undefined);
-        await new Promise((resolve) => setTimeout(resolve, 5));
-      }
-    });
+    const numbering = runUntil(sequencers, async () => !recording && (await events.countDocuments({ sequenceDue: { $exists: true } })) === 0);
     for (let sent = 0; sent < 1000; sent += 100) {
       const at = new Date();
       await events.insertMany(
@@ -187,7 +192,7 @@ describe('overlapping runs of the ledger and the sequencer', () => {
       );
     }
     recording = false;
-    await Promise.all(numbering);
+    await numbering;
     await Promise.all(applying);
     // A run whose answer was lost leaves its numbers above the watermark; the next full run takes them up.
     await sequencers[0].run();
