@@ -1,5 +1,6 @@
 import type Provider from 'oidc-provider';
 
+import { lifecycleReports } from '../hooks/lifecycle-events.js';
 import { signInReports } from '../hooks/provider-events.js';
 import { userOfAccount } from '../provider/accounts.js';
 import { createLedger } from '../impersonation/ledger.js';
@@ -36,6 +37,8 @@ export function startBackground(provider: Provider, options: ResolvedOptions, pa
   if (options.signInEventsFromProvider) {
     signInReports(provider, (report, ctx) => hooks.reportInteraction(report, undefined, userOfAccount(ctx.oidc.account)), logger);
   }
+  // Sign-outs, grants made and revoked, replays caught, back-channel logouts that failed.
+  lifecycleReports(provider, (items) => hooks.outbox.reportLifecycle(items), logger);
   hooks.start();
   const ledger = createLedger(database.db, {
     issuer: provider.issuer,

@@ -18,6 +18,8 @@ import { createQueries } from '../lib/store/queries/index.js';
 import { ensureManagementApi } from '../management/bootstrap.js';
 import { createProviderCaches } from '../provider/caches.js';
 import { providerCollections, revokeAccount } from '../provider/collections.js';
+import type { AccountRevocationCause } from '../hooks/catalog.js';
+import { revocationReports } from '../hooks/lifecycle-events.js';
 import { createCustomClaims } from '../provider/custom-claims.js';
 import { createProviderFetch } from '../provider/fetch.js';
 import { loadProviderSecrets } from '../provider/keys.js';
@@ -107,7 +109,11 @@ export async function createParts(options: ResolvedOptions) {
     dryRuns: new Sandbox({ timeoutMs: options.customClaimsTimeoutMs }),
     customClaimsFor,
     messengers: options.experience && messengersOf(options),
-    revoke: (userId: string) => revokeAccount(db, userId),
+    /** Ends a user's sessions, grants and tokens, announcing each session and grant ended (in the caller's unit of work). */
+    revoke: async (userId: string, cause: AccountRevocationCause) => {
+      const ended = await revokeAccount(db, userId);
+      await hooks.outbox.reportLifecycle(revocationReports(userId, ended, cause));
+    },
     /** Voids the subject tokens that committed changes made untrue (`impersonation/voiding.ts`). */
     voidSubjectTokensAfter: async (changes: Change[]) => {
       await Promise.all(voidingOf(changes).map(({ selection, reason }) => impersonation.voidSubjectTokens(selection, reason)));

@@ -1,7 +1,7 @@
 import type Provider from 'oidc-provider';
 
 import type { Catalogs } from '../i18n/index.js';
-import type { ChangeKey, InteractionKind } from '../hooks/catalog.js';
+import type { AccountRevocationCause, ChangeKey, InteractionKind } from '../hooks/catalog.js';
 import type { ExceptionReport, InteractionReport } from '../hooks/outbox.js';
 import type { Logger } from '../lib/logger.js';
 import type { Queries } from '../lib/store/queries/index.js';
@@ -54,7 +54,7 @@ export interface ExperienceServiceDeps {
   catalogs?: Catalogs | undefined;
   logger: Logger;
   /** Ends every session, grant and token the provider keeps for a user. */
-  revokeAccount(userId: string): Promise<void>;
+  revokeAccount(userId: string, cause: AccountRevocationCause): Promise<void>;
   /** MFA: the factors' verifications, binding, and the submit's gate. */
   mfa: ExperienceMfa;
   /** Social sign-in through the connectors. */

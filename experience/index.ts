@@ -14,7 +14,7 @@ import { mountApp } from '../lib/http/mount.js';
 import type { ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
-import type { ChangeKey } from '../hooks/catalog.js';
+import type { AccountRevocationCause, ChangeKey } from '../hooks/catalog.js';
 import { apiErrors } from '../lib/http/api-errors.js';
 import { experienceApi } from './api/index.js';
 import { experiencePrefix, pagesPrefix } from './http.js';
@@ -74,7 +74,7 @@ export interface ExperienceDeps {
   provider: Provider;
   queries: Queries;
   /** Ends every session, grant and token the provider keeps for a user (a password reset). */
-  revokeAccount(userId: string): Promise<void>;
+  revokeAccount(userId: string, cause: AccountRevocationCause): Promise<void>;
   write: Writer<ChangeKey>;
   logger: Logger;
   email: EmailConnector;

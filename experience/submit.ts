@@ -113,7 +113,7 @@ export function createSubmitters(
         await assertIdentitiesFree(queries.users.collection, user._id, user.identityKeys ?? []);
         await queries.users.insert(user);
         record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
-        await assignDefaultRoles(queries, { record }, user._id);
+        await assignDefaultRoles(queries, { intend, record }, user._id);
       });
       return user._id;
     },
@@ -130,7 +130,7 @@ export function createSubmitters(
         const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash, updatedAt: now });
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(before, updated) });
         // Whoever held the old password may hold a session: every session, grant and token ends.
-        await deps.revokeAccount(userId);
+        await deps.revokeAccount(userId, 'password_reset');
       });
       return userId;
     },

@@ -115,6 +115,8 @@ interface DataEventRule {
    * Logto's user fields (`user`).
    */
   carries?: 'scopes' | 'organizationScopes' | 'delta' | 'user';
+  /** For `delta`: what the ids added and removed are of (`addedUserIds`, `removedUserIds`); users by default. */
+  deltaOf?: 'UserIds' | 'RoleIds';
 }
 
 /**
@@ -128,6 +130,8 @@ export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = {
   'User.deleted': { event: 'User.Deleted', carries: 'user' },
   'User.updated': { event: 'User.Data.Updated', carries: 'user' },
   'User.suspension.updated': { event: 'User.SuspensionStatus.Updated', carries: 'user' },
+  // Beyond Logto (its users ask for it, logto#6750): a user's roles given or taken through `/api/users/:id/roles` or at sign-up.
+  'User.roles.updated': { event: 'User.Roles.Updated', ownerKey: 'userId', carries: 'delta', deltaOf: 'RoleIds' },
   'Role.created': { event: 'Role.Created' },
   'Role.deleted': { event: 'Role.Deleted' },
   'Role.updated': { event: 'Role.Data.Updated' },
@@ -176,4 +180,42 @@ export type OperationalEvent = (typeof operationalEvents)[number];
 export const impersonationEvents = ['Impersonation.Requested', 'Impersonation.Started', 'Impersonation.Refused', 'Impersonation.Revoked'] as const;
 export type ImpersonationAnnouncement = (typeof impersonationEvents)[number];
 
-export const hookEvents = [...Object.keys(interactionEvents), ...dataEvents, ...exceptionEvents, ...operationalEvents, ...impersonationEvents];
+/**
+ * Ours: the provider's lifecycle, from oidc-provider's own events (`hooks/lifecycle-events.ts`)
+ * and from the service's revocations of a user's sessions and grants. Never a token or a code;
+ * a session's, grant's or token's id is fine. Each is about a session or a grant (its entity).
+ */
+export const lifecycleEvents = [
+  'PostSignOut',
+  'Session.Revoked',
+  'Grant.Created',
+  'Grant.Revoked',
+  'RefreshToken.ReuseDetected',
+  'AuthorizationCode.ReplayDetected',
+  'BackchannelLogout.Failed',
+] as const;
+export type LifecycleEvent = (typeof lifecycleEvents)[number];
+
+/** Why the service ended every session and grant of a user (`Session.Revoked`, `Grant.Revoked`). */
+export const accountRevocationCauses = ['suspension', 'deletion', 'password_reset'] as const;
+export type AccountRevocationCause = (typeof accountRevocationCauses)[number];
+
+/** Why a grant ended: one of the provider's own reasons, or the service ending a user's grants. */
+export const grantRevocationCauses = [
+  'revocation_endpoint',
+  'end_session',
+  'refresh_token_reuse',
+  'code_replay',
+  'provider',
+  ...accountRevocationCauses,
+] as const;
+export type GrantRevocationCause = (typeof grantRevocationCauses)[number];
+
+export const hookEvents = [
+  ...Object.keys(interactionEvents),
+  ...dataEvents,
+  ...exceptionEvents,
+  ...operationalEvents,
+  ...impersonationEvents,
+  ...lifecycleEvents,
+];

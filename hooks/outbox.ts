@@ -5,7 +5,15 @@ import { currentRequestId } from '../lib/request-context.js';
 import { userInfoOf, userToApi, withId, type ApplicationDocument, type UserDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { ChangeRecord, ChangeSink } from '../lib/store/changes.js';
-import { changeEvents, interactionEvents, type ChangeKey, type ExceptionEvent, type InteractionEvent, type OperationalEvent } from './catalog.js';
+import {
+  changeEvents,
+  interactionEvents,
+  type ChangeKey,
+  type ExceptionEvent,
+  type InteractionEvent,
+  type LifecycleEvent,
+  type OperationalEvent,
+} from './catalog.js';
 import { hookCollections, type EventSource, type HookEventDocument } from './models.js';
 import { insertEach, insertOwn } from '../lib/store/insert-each.js';
 import { outsideUnit, withSession } from '../lib/store/session.js';
@@ -38,6 +46,20 @@ export interface Outbox extends ChangeSink {
    * records: writing one again (a ledger run that died after this) is a no-op.
    */
   reportImpersonations(items: Array<{ id: string; event: string; impersonationId?: string; clientId?: string; data: Record<string, unknown> }>): Promise<void>;
+  /**
+   * Records lifecycle events (`lifecycleEvents`): inside the current unit of work when there is
+   * one (a user's sessions ended with their suspension commit with it), else on their own.
+   */
+  reportLifecycle(items: LifecycleReport[]): Promise<void>;
+}
+
+/** A lifecycle event: what it is about (a session, a grant), where it came from, and its fields. */
+export interface LifecycleReport {
+  event: LifecycleEvent;
+  entity: { type: 'Session' | 'Grant'; id: string };
+  source: EventSource;
+  applicationId?: string | undefined;
+  fields: Record<string, unknown>;
 }
 
 /** An exception event (`exceptionEvents`) and the interaction it happened in. */
@@ -251,6 +273,11 @@ export function createOutbox(
       const failed = outcomes.find((outcome): outcome is Error => outcome instanceof Error);
       if (failed) throw failed;
       onQueued?.();
+    },
+
+    async reportLifecycle(items) {
+      const found = items.map(({ event, entity, source, applicationId, fields }) => ({ event, entity, source, clientId: applicationId, payload: fields }));
+      if (await enqueue(found, new Date())) onQueued?.();
     },
 
     reportInteraction: (report, session, user) => (session ? withSession(session, () => reportInteraction(report, user)) : reportInteraction(report, user)),

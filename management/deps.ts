@@ -7,7 +7,7 @@ import type { ImpersonationPolicy } from '../impersonation/policy.js';
 import type { ImpersonationQueries } from '../impersonation/queries.js';
 import type Router from '@koa/router';
 
-import type { ChangeKey } from '../hooks/catalog.js';
+import type { AccountRevocationCause, ChangeKey } from '../hooks/catalog.js';
 import type { Hooks } from '../hooks/index.js';
 import type { Database } from '../lib/store/database.js';
 import type { ApplicationDocument } from '../lib/store/models.js';
@@ -67,7 +67,7 @@ export interface ManagementDeps {
   /** The provider's signing and cookie keys, when they are ours to rotate (not a host's own). */
   keyRing: KeyRotation | undefined;
   /** Ends every session, grant and token the provider keeps for a user (suspension, deletion). */
-  revokeAccount(userId: string): Promise<void>;
+  revokeAccount(userId: string, cause: AccountRevocationCause): Promise<void>;
   /** Indicator of the Management API itself. */
   managementApiIndicator: string;
   /** Seals the MFA secrets an operator adds. */

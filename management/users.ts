@@ -107,7 +107,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       await intend({ entity: 'User', action: 'created', id: user._id });
       await users.insert(user);
       record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
-      await assignDefaultRoles(queries, { record }, user._id);
+      await assignDefaultRoles(queries, { intend, record }, user._id);
     });
     ctx.body = userToApi(user);
   });
@@ -212,7 +212,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     ctx.body = userToApi(
       await updateUser(originOf(ctx), userId, 'suspension.updated', async (_current) => {
         // A suspended user keeps its data but loses every live session, grant and token.
-        if (isSuspended) await deps.revokeAccount(userId);
+        if (isSuspended) await deps.revokeAccount(userId, 'suspension');
         return { isSuspended };
       }),
     );
@@ -226,7 +226,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       await queries.links.usersRoles.removeAllOfLeft(userId);
       await queries.links.organizationUsers.removeAllOfRight(userId);
       await queries.organizationUserRoles.removeAllOfUser(userId);
-      await deps.revokeAccount(userId);
+      await deps.revokeAccount(userId, 'deletion');
       record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
     });
     ctx.status = 204;

@@ -1,6 +1,7 @@
 import type { Db, IndexDescription } from 'mongodb';
 
 import { expiring, type CollectionIndexes } from '../lib/store/database.js';
+import type { EndedOfAccount } from '../hooks/lifecycle-events.js';
 import { inUnit } from '../lib/store/session.js';
 
 /** oidc-provider models we persist, each in a collection of its own. */
@@ -48,8 +49,16 @@ export const providerCollections: CollectionIndexes = Object.fromEntries(
   providerModels.map((model) => [providerCollection(model), providerModelIndexes(model)]),
 );
 
-/** Ends everything the provider keeps for an account: sessions, grants and tokens. */
-export async function revokeAccount(db: Db, accountId: string): Promise<void> {
+/** Ends everything the provider keeps for an account: sessions, grants and tokens. Answers the sessions and grants it ended. */
+export async function revokeAccount(db: Db, accountId: string): Promise<EndedOfAccount> {
+  const stored = (model: string) => db.collection<{ _id: string; payload: string }>(providerCollection(model)).find({ accountId }, inUnit()).toArray();
   // One after the other: in a unit of work, a session takes one operation at a time.
+  const sessions = await stored('Session');
+  const grants = await stored('Grant');
   for (const model of providerModels) await db.collection(providerCollection(model)).deleteMany({ accountId }, inUnit());
+  const payloadOf = (document: { payload: string }) => JSON.parse(document.payload) as { authorizations?: Record<string, unknown>; clientId?: string };
+  return {
+    sessions: sessions.map((session) => ({ id: session._id, applicationIds: Object.keys(payloadOf(session).authorizations ?? {}) })),
+    grants: grants.map((grant) => ({ id: grant._id, applicationId: payloadOf(grant).clientId })),
+  };
 }

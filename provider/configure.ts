@@ -104,6 +104,8 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
       clientCredentials: { ...features.clientCredentials, enabled: true },
       // RFC 7662: opaque tokens as oidc-provider answers them, our JWT access tokens by `introspection.ts`.
       introspection: { ...features.introspection, enabled: (features.introspection?.enabled ?? true) as false },
+      // RFC 7009 token revocation at `/oidc/token/revocation`, as Logto has it: a refresh token revoked ends its grant.
+      revocation: { ...features.revocation, enabled: features.revocation?.enabled ?? true },
       // OpenID Connect Back-Channel Logout 1.0, for applications with a `backchannelLogoutUri`.
       backchannelLogout: { ...features.backchannelLogout, enabled: features.backchannelLogout?.enabled ?? true },
       resourceIndicators: {

@@ -40,8 +40,9 @@ export function dataEventSchema(event: string): Schema {
       required.push('data');
       break;
     case 'delta':
-      carried.addedUserIds = stringList;
-      carried.removedUserIds = stringList;
+      // Each only when not empty, as Logto's membership events.
+      carried[`added${rule.deltaOf ?? 'UserIds'}`] = stringList;
+      carried[`removed${rule.deltaOf ?? 'UserIds'}`] = stringList;
       break;
     default:
       carried.data = entityData[entity] ?? { type: 'object', required: ['id'] };

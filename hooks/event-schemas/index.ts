@@ -1,7 +1,8 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 
-import { changeEvents, exceptionEvents, impersonationEvents, interactionEvents, operationalEvents } from '../catalog.js';
+import { changeEvents, exceptionEvents, impersonationEvents, interactionEvents, lifecycleEvents, operationalEvents } from '../catalog.js';
 import { dataEventSchema, exceptionSchema, interactionSchema } from './data.js';
+import { lifecycleSchema } from './lifecycle.js';
 import type { Schema } from './parts.js';
 import { impersonationSchema, operationalSchema } from './system.js';
 
@@ -25,6 +26,7 @@ export function eventSchemas(): Map<string, Schema> {
     ...exceptionEvents.map((event) => [event, exceptionSchema(event)] as const),
     ...operationalEvents.map((event) => [event, operationalSchema(event)] as const),
     ...impersonationEvents.map((event) => [event, impersonationSchema(event)] as const),
+    ...lifecycleEvents.map((event) => [event, lifecycleSchema(event)] as const),
   ]);
   return built;
 }

@@ -7,9 +7,11 @@ import { inUnit } from './session.js';
  * created through the Management API or by signing up, in the unit of work that creates it.
  * Answers the ids given.
  */
-export async function assignDefaultRoles(queries: Queries, { record }: Pick<Write, 'record'>, userId: string): Promise<string[]> {
+export async function assignDefaultRoles(queries: Queries, { intend, record }: Pick<Write, 'intend' | 'record'>, userId: string): Promise<string[]> {
   const defaults = await queries.roles.collection.find({ isDefault: true, type: 'User' }, inUnit()).toArray();
   if (defaults.length === 0) return [];
+  // Announced (User.Roles.Updated): a new user held no role before.
+  await intend({ entity: 'User', action: 'roles.updated', id: userId, before: [] });
   const added = await queries.links.usersRoles.add(
     userId,
     defaults.map(({ _id }) => _id),

@@ -195,13 +195,13 @@ describe('the events each Management API route announces', () => {
     expect(names((await eventsOf('DELETE', `/api/organizations/${orgId}`, undefined, 204)).received)).toEqual(['Organization.Deleted']);
   });
 
-  it('announces nothing for writes outside the catalog (applications, resources, role assignments)', async () => {
+  it('announces nothing for writes outside the catalog (applications, resources, a role given through the role)', async () => {
     const { body: user } = await server.api('POST', '/api/users', { body: { username: 'quiet' } });
     const { body: role } = await server.api('POST', '/api/roles', { body: { name: 'quiet role' } });
     const received = await eventsDuring(server, receiver, async () => {
       await server.create('/api/applications', { name: 'quiet app', type: 'MachineToMachine' });
       await server.create('/api/resources', { name: 'Quiet', indicator: 'https://quiet.example' });
-      await server.create(`/api/users/${user.id}/roles`, { roleIds: [role.id] });
+      await server.create(`/api/roles/${role.id}/users`, { userIds: [user.id] });
     });
     expect(names(received)).toEqual([]);
   });
