@@ -26,7 +26,7 @@ export function authenticate({ provider, queries }: Pick<AccountApiDeps, 'provid
     assertThat(!application!.isThirdParty, () => new ApiError('auth.forbidden', 'a third-party application cannot use the Account API'));
     const user = await queries.users.findById(token!.accountId!);
     assertThat(user && !user.isSuspended, () => invalidToken('the account does not exist or is suspended'));
-    ctx.state.auth = { clientId: token!.clientId!, scopes: new Set((token!.scope ?? '').split(' ').filter(Boolean)) };
+    ctx.state.auth = { clientId: token!.clientId!, scopes: new Set((token!.scope ?? '').split(' ').filter(Boolean)), sessionUid: token!.sessionUid };
     ctx.state.user = user!;
     await next();
   };

@@ -10,9 +10,11 @@ import type { RelyingParty } from '../lib/mfa/webauthn.js';
 import type { UserDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
-import type { ChangeKey } from '../hooks/catalog.js';
+import type { ChangeKey, SessionRevocationCause } from '../hooks/catalog.js';
+import type { EndedOfAccount } from '../hooks/lifecycle-events.js';
 import type { ExceptionReport } from '../hooks/outbox.js';
 import type { Catalogs } from '../i18n/index.js';
+import type { SessionStore } from '../provider/sessions.js';
 import type { RouteContext } from '../management/origin.js';
 import type { Codes, CodeTarget } from '../sign-in/codes.js';
 import type { Counters, Limits } from '../sign-in/counters.js';
@@ -56,11 +58,16 @@ export interface AccountApiDeps {
   log: ErrorLogger;
   proxy: boolean;
   clientAddress: (req: IncomingMessage) => string;
+  /** Users' sessions and grants as the provider keeps them. */
+  sessions: SessionStore;
+  /** Announces the sessions and grants a route ended, in its unit of work. */
+  announceEnded(userId: string, ended: EndedOfAccount, cause: SessionRevocationCause): Promise<void>;
 }
 
 /** Who is calling: the user of the access token, through which first-party application, with which scopes. */
 export interface AccountState {
-  auth: { clientId: string; scopes: Set<string> };
+  /** `sessionUid`: the provider session the token was issued in, if any (`isCurrent` in the session list). */
+  auth: { clientId: string; scopes: Set<string>; sessionUid?: string | undefined };
   user: UserDocument;
 }
 

@@ -11,6 +11,7 @@ import { accountIdentityRoutes } from './identities.js';
 import { createAccountKit } from './kit.js';
 import { accountMfaRoutes } from './mfa.js';
 import { profileRoutes } from './profile.js';
+import { accountSessionRoutes } from './sessions.js';
 import { stepUpRoutes } from './step-up.js';
 
 export { accountPrefix, verificationsPrefix, verificationHeader, type AccountApiDeps } from './context.js';
@@ -32,6 +33,7 @@ export function accountApi(deps: AccountApiDeps): Middleware {
   identifierRoutes(router, kit, deps);
   accountMfaRoutes(router, kit, deps);
   accountIdentityRoutes(router, kit, { ...deps, origin: deps.rp.origin });
+  accountSessionRoutes(router, kit, deps);
 
   const app = jsonApiApp(deps);
   app.use(router.routes());

@@ -98,6 +98,8 @@ export function createApis(
       write,
       dryRunCustomClaims: createDryRun(parts.dryRuns),
       revokeAccount: parts.revoke,
+      sessions: parts.sessions,
+      announceEnded: parts.announceEnded,
       subjectTokenTtl: options.subjectTokenTtl,
       subjectTokenSeal: parts.subjectTokenSeal,
       impersonationPolicy: async () => (await caches.impersonationPolicy.get('policy'))!,
@@ -144,6 +146,8 @@ export function createApis(
     rp: relyingPartyOf(options.origin, options.productName),
     connectors: parts.connectors,
     upstream: parts.upstream,
+    sessions: parts.sessions,
+    announceEnded: parts.announceEnded,
   });
   // These routes come first: `/api/experience` and `/api/my-account` are not the Management API's, which would ask for its token.
   const faces = [...(experience ? [experience.middleware] : []), account, managementApi.middleware];

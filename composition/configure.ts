@@ -49,6 +49,8 @@ export function configureWith(host: Configuration, options: ResolvedOptions, par
         },
       }),
   });
+  // A host's adapter keeps the provider's models: the session routes cannot see them.
+  if (host.adapter) parts.sessions.storedElsewhere();
   // Whether the provider's keys are ours (and so rotated through the Management API), not a host's own.
   const keysManaged = !host.jwks && !host.cookies?.keys;
   return { configuration, getResourceServerInfo, keysManaged };

@@ -11,6 +11,7 @@ import { installHashedSecretComparison } from '../provider/client-secret.js';
 import { formPostEndpoints } from '../provider/form-post-endpoints.js';
 import { refuseFraming } from '../provider/framing.js';
 import { replaceSigningKeys } from '../provider/internals.js';
+import { recordSessionContexts } from '../provider/session-contexts.js';
 import { jwtIntrospection } from '../provider/introspection.js';
 import { publicJwks } from '../provider/keys.js';
 import { answerUnavailability } from '../provider/unavailable.js';
@@ -43,6 +44,8 @@ export function installProvider(provider: Provider, options: ResolvedOptions, pa
   const clientAddress = createClientAddress(options.trustProxy);
   provider.use(useClientAddress(clientAddress));
   provider.use(tokenResponseConformance);
+  // Where each session began, for the session routes.
+  recordSessionContexts(provider, db, options.logger);
   const routes = { authorization: '/auth', end_session: '/session/end', ...configuration.routes };
   provider.use(formPostEndpoints([routes.authorization, routes.end_session]));
 

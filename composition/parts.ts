@@ -18,8 +18,9 @@ import { createQueries } from '../lib/store/queries/index.js';
 import { ensureManagementApi } from '../management/bootstrap.js';
 import { createProviderCaches } from '../provider/caches.js';
 import { providerCollections, revokeAccount } from '../provider/collections.js';
-import type { AccountRevocationCause } from '../hooks/catalog.js';
-import { revocationReports } from '../hooks/lifecycle-events.js';
+import type { AccountRevocationCause, SessionRevocationCause } from '../hooks/catalog.js';
+import { revocationReports, type EndedOfAccount } from '../hooks/lifecycle-events.js';
+import { createSessionStore } from '../provider/sessions.js';
 import { createCustomClaims } from '../provider/custom-claims.js';
 import { createProviderFetch } from '../provider/fetch.js';
 import { loadProviderSecrets } from '../provider/keys.js';
@@ -86,6 +87,10 @@ export async function createParts(options: ResolvedOptions) {
     ...(metrics && { metrics }),
   });
 
+  /** Announces the sessions and grants the service ended, in the caller's unit of work. */
+  const announceEnded = (userId: string, ended: EndedOfAccount, cause: SessionRevocationCause) =>
+    hooks.outbox.reportLifecycle(revocationReports(userId, ended, cause));
+
   return {
     db,
     /** Every collection the service declares, with its indexes (the sweeper reads their TTLs). */
@@ -110,10 +115,15 @@ export async function createParts(options: ResolvedOptions) {
     customClaimsFor,
     messengers: options.experience && messengersOf(options),
     /** Ends a user's sessions, grants and tokens, announcing each session and grant ended (in the caller's unit of work). */
-    revoke: async (userId: string, cause: AccountRevocationCause) => {
-      const ended = await revokeAccount(db, userId);
-      await hooks.outbox.reportLifecycle(revocationReports(userId, ended, cause));
-    },
+    revoke: async (userId: string, cause: AccountRevocationCause) => announceEnded(userId, await revokeAccount(db, userId), cause),
+    announceEnded,
+    /** Users' sessions and grants, shown and ended by the Management and Account APIs. */
+    sessions: createSessionStore(db, {
+      isFirstParty: async (clientId) => {
+        const application = await caches.applications.get(clientId);
+        return application !== undefined && !application.isThirdParty;
+      },
+    }),
     /** Voids the subject tokens that committed changes made untrue (`impersonation/voiding.ts`). */
     voidSubjectTokensAfter: async (changes: Change[]) => {
       await Promise.all(voidingOf(changes).map(({ selection, reason }) => impersonation.voidSubjectTokens(selection, reason)));

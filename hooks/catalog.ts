@@ -200,6 +200,10 @@ export type LifecycleEvent = (typeof lifecycleEvents)[number];
 export const accountRevocationCauses = ['suspension', 'deletion', 'password_reset'] as const;
 export type AccountRevocationCause = (typeof accountRevocationCauses)[number];
 
+/** Why the service ended a session (`Session.Revoked`): with the user's account, or ended on its own by an administrator or the user. */
+export const sessionRevocationCauses = [...accountRevocationCauses, 'administrator', 'user'] as const;
+export type SessionRevocationCause = (typeof sessionRevocationCauses)[number];
+
 /** Why a grant ended: one of the provider's own reasons, or the service ending a user's grants. */
 export const grantRevocationCauses = [
   'revocation_endpoint',
@@ -207,7 +211,7 @@ export const grantRevocationCauses = [
   'refresh_token_reuse',
   'code_replay',
   'provider',
-  ...accountRevocationCauses,
+  ...sessionRevocationCauses,
 ] as const;
 export type GrantRevocationCause = (typeof grantRevocationCauses)[number];
 

@@ -3,7 +3,7 @@ import type Provider from 'oidc-provider';
 
 import type { Logger } from '../lib/logger.js';
 import { currentRequest } from '../lib/request-context.js';
-import type { AccountRevocationCause, GrantRevocationCause } from './catalog.js';
+import type { GrantRevocationCause, SessionRevocationCause } from './catalog.js';
 import { shownUrl } from './models.js';
 import type { LifecycleReport } from './outbox.js';
 
@@ -164,9 +164,9 @@ export interface EndedOfAccount {
   grants: Array<{ id: string; applicationId?: string | undefined }>;
 }
 
-/** The events of a user's sessions and grants ended by the service (a suspension, a deletion, a password reset). */
-export function revocationReports(userId: string, ended: EndedOfAccount, cause: AccountRevocationCause): LifecycleReport[] {
-  const source = cause === 'password_reset' ? 'experience' : 'management';
+/** The events of a user's sessions and grants ended by the service (a suspension, a deletion, a password reset, an administrator, the user). */
+export function revocationReports(userId: string, ended: EndedOfAccount, cause: SessionRevocationCause): LifecycleReport[] {
+  const source = cause === 'password_reset' ? 'experience' : cause === 'user' ? 'account' : 'management';
   return [
     ...ended.sessions.map(({ id, applicationIds }): LifecycleReport => ({
       event: 'Session.Revoked',

@@ -130,6 +130,10 @@ export const apiErrorStatus = {
   'verification_code.invalid': 422,
   'verification_code.too_many_requests': 429,
   'password.rejected': 422,
+  'oidc.session_not_found': 404,
+  'oidc.invalid_session_account_id': 404,
+  'oidc.invalid_grant': 404,
+  'oidc.sessions_stored_elsewhere': 501,
   'database.unavailable': 503,
   internal_error: 500,
 } as const;

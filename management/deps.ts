@@ -7,7 +7,9 @@ import type { ImpersonationPolicy } from '../impersonation/policy.js';
 import type { ImpersonationQueries } from '../impersonation/queries.js';
 import type Router from '@koa/router';
 
-import type { AccountRevocationCause, ChangeKey } from '../hooks/catalog.js';
+import type { AccountRevocationCause, ChangeKey, SessionRevocationCause } from '../hooks/catalog.js';
+import type { EndedOfAccount } from '../hooks/lifecycle-events.js';
+import type { SessionStore } from '../provider/sessions.js';
 import type { Hooks } from '../hooks/index.js';
 import type { Database } from '../lib/store/database.js';
 import type { ApplicationDocument } from '../lib/store/models.js';
@@ -68,6 +70,10 @@ export interface ManagementDeps {
   keyRing: KeyRotation | undefined;
   /** Ends every session, grant and token the provider keeps for a user (suspension, deletion). */
   revokeAccount(userId: string, cause: AccountRevocationCause): Promise<void>;
+  /** Users' sessions and grants as the provider keeps them (`provider/sessions.ts`). */
+  sessions: SessionStore;
+  /** Announces the sessions and grants a route ended, in its unit of work. */
+  announceEnded(userId: string, ended: EndedOfAccount, cause: SessionRevocationCause): Promise<void>;
   /** Indicator of the Management API itself. */
   managementApiIndicator: string;
   /** Seals the MFA secrets an operator adds. */

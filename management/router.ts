@@ -33,6 +33,7 @@ import { signInExperienceRoutes } from './sign-in-experience.js';
 import { subjectTokenRoutes } from './subject-tokens.js';
 import { userRoutes } from './users.js';
 import { userIdentityRoutes } from './user-identities.js';
+import { sessionRoutes } from './sessions.js';
 import { mfaVerificationRoutes } from './mfa-verifications.js';
 import { connectorRoutes } from './connectors.js';
 import { ssoConnectorRoutes } from './sso-connectors.js';
@@ -55,6 +56,7 @@ const routeTables = [
   resourceRoutes,
   userRoutes,
   userIdentityRoutes,
+  sessionRoutes,
   mfaVerificationRoutes,
   roleRoutes,
   organizationRoutes,

@@ -29,6 +29,8 @@ export const standardClaims = {
   address: ['address'],
   // Logto's `identities` scope: the user's linked social identities; the Account API's MFA routes ask for it too.
   identities: ['identities'],
+  // Logto's scope for the Account API's session routes: no claims.
+  'urn:logto:scope:sessions': [],
 } satisfies Configuration['claims'];
 
 /** Our profile fields are Logto's camel case; OIDC claims are snake case. */

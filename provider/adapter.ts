@@ -19,6 +19,8 @@ interface StoredModel {
   userCode?: string;
   accountId?: string;
   consumed?: number;
+  /** A session's last save: the last time the browser holding it was at the provider. */
+  savedAt?: Date;
 }
 
 export type ClientFinder = (id: string) => Promise<AdapterPayload | undefined>;
@@ -29,11 +31,13 @@ const live = (now: Date) => ({ $or: [{ expiresAt: { $exists: false } }, { expire
 class MongoModelAdapter implements Adapter {
   readonly #collection: Collection<StoredModel>;
   readonly #grantable: boolean;
+  readonly #session: boolean;
   readonly #clock: Clock;
 
   constructor(db: Db, model: string, clock: Clock) {
     this.#collection = db.collection<StoredModel>(providerCollection(model));
     this.#grantable = grantableModels.has(model);
+    this.#session = model === 'Session';
     this.#clock = clock;
   }
 
@@ -44,6 +48,7 @@ class MongoModelAdapter implements Adapter {
     if (payload.uid) document.uid = payload.uid;
     if (payload.userCode) document.userCode = payload.userCode;
     if (typeof payload.accountId === 'string') document.accountId = payload.accountId;
+    if (this.#session) document.savedAt = this.#clock.now();
     await this.#collection.replaceOne({ _id: id }, document, { upsert: true });
   }
 

@@ -34,6 +34,9 @@ export const grantableModels = new Set<string>([
 
 export const providerCollection = (model: string) => `oidc_${model}`;
 
+/** Where and how each session began (`session-contexts.ts`), by the session's `uid`: shown by the session routes. */
+export const sessionContexts = 'oidc_session_contexts';
+
 function providerModelIndexes(model: string): IndexDescription[] {
   // By account, so that deleting or suspending a user can revoke its sessions, grants and tokens.
   const indexes = [expiring, { key: { accountId: 1 }, name: 'accountId', partialFilterExpression: { accountId: { $type: 'string' } } }];
@@ -45,9 +48,10 @@ function providerModelIndexes(model: string): IndexDescription[] {
 }
 
 /** The provider's collections and their indexes. */
-export const providerCollections: CollectionIndexes = Object.fromEntries(
-  providerModels.map((model) => [providerCollection(model), providerModelIndexes(model)]),
-);
+export const providerCollections: CollectionIndexes = {
+  ...Object.fromEntries(providerModels.map((model) => [providerCollection(model), providerModelIndexes(model)])),
+  [sessionContexts]: [expiring, { key: { accountId: 1 }, name: 'accountId' }],
+};
 
 /** Ends everything the provider keeps for an account: sessions, grants and tokens. Answers the sessions and grants it ended. */
 export async function revokeAccount(db: Db, accountId: string): Promise<EndedOfAccount> {
@@ -56,6 +60,7 @@ export async function revokeAccount(db: Db, accountId: string): Promise<EndedOfA
   const sessions = await stored('Session');
   const grants = await stored('Grant');
   for (const model of providerModels) await db.collection(providerCollection(model)).deleteMany({ accountId }, inUnit());
+  await db.collection(sessionContexts).deleteMany({ accountId }, inUnit());
   const payloadOf = (document: { payload: string }) => JSON.parse(document.payload) as { authorizations?: Record<string, unknown>; clientId?: string };
   return {
     sessions: sessions.map((session) => ({ id: session._id, applicationIds: Object.keys(payloadOf(session).authorizations ?? {}) })),

@@ -1,4 +1,4 @@
-import { accountRevocationCauses, grantRevocationCauses, type LifecycleEvent } from '../catalog.js';
+import { grantRevocationCauses, sessionRevocationCauses, type LifecycleEvent } from '../catalog.js';
 import { closed, string, stringList, type Schema } from './parts.js';
 
 /** The provider's lifecycle: sign-outs, sessions and grants ended, replays caught. Fields at the top, as Logto's `PostSignIn`. */
@@ -33,10 +33,11 @@ const lifecycleFields: Record<LifecycleEvent, { properties: Record<string, unkno
       sessionId,
       userId,
       applicationIds: { ...stringList, description: 'The applications the session had signed in to.' },
-      cause: { enum: accountRevocationCauses },
+      cause: { enum: sessionRevocationCauses },
     },
     required: ['sessionId', 'userId', 'applicationIds', 'cause'],
-    description: 'A session ended by anything other than the user’s own sign-out: the user suspended, deleted, or their password reset.',
+    description:
+      'A session ended by anything other than the user’s own sign-out: the user suspended, deleted, or their password reset; ended by an administrator (`DELETE /api/users/:userId/sessions[/:sessionId]`) or by the user (`DELETE /api/my-account/sessions/:sessionId`).',
   },
   'Grant.Created': {
     properties: {
@@ -57,7 +58,7 @@ const lifecycleFields: Record<LifecycleEvent, { properties: Record<string, unkno
     properties: { grantId, userId, applicationId, cause: { enum: grantRevocationCauses } },
     required: ['grantId', 'cause'],
     description:
-      'A grant ended, and every token under it: at the revocation endpoint, at sign-out, on a refresh token’s reuse or a code’s replay, or with the user’s suspension, deletion or password reset.',
+      'A grant ended, and every token under it: at the revocation endpoint, at sign-out, on a refresh token’s reuse or a code’s replay, with the user’s suspension, deletion or password reset, or ended by an administrator or the user (with a session, or on its own).',
   },
   'RefreshToken.ReuseDetected': {
     properties: { grantId, userId, applicationId, ip, userAgent },
