@@ -74,6 +74,7 @@ export function createApis(
       signInSettings,
       reportException: (report) => hooks.reportException(report),
       reportInteraction: (report) => hooks.reportInteraction(report),
+      reportSignInFailure: (fields) => hooks.optIn.record('SignIn.Failed', () => ({ source: 'experience', fields: { ...fields } })),
       revokeAccount: parts.revoke,
       branding,
       catalogs,

@@ -1,6 +1,7 @@
 import type Provider from 'oidc-provider';
 
 import { lifecycleReports } from '../hooks/lifecycle-events.js';
+import { tokenReports } from '../hooks/token-events.js';
 import { signInReports } from '../hooks/provider-events.js';
 import { userOfAccount } from '../provider/accounts.js';
 import { createLedger } from '../impersonation/ledger.js';
@@ -39,6 +40,8 @@ export function startBackground(provider: Provider, options: ResolvedOptions, pa
   }
   // Sign-outs, grants made and revoked, replays caught, back-channel logouts that failed.
   lifecycleReports(provider, (items) => hooks.outbox.reportLifecycle(items), logger);
+  // The opt-in token and authorization events, while some hook names them.
+  tokenReports(provider, hooks.optIn);
   hooks.start();
   const ledger = createLedger(database.db, {
     issuer: provider.issuer,

@@ -65,6 +65,7 @@ export async function createParts(options: ResolvedOptions) {
     ...(options.clock && { clock: options.clock }),
     ...(metrics && { metrics }),
     findApplication: (id) => caches.applications.get(id),
+    registry: caches.registry,
   });
   if (metrics) watchDatabase(metrics, database.client);
 

@@ -23,6 +23,15 @@ import type { ExperienceStore } from './state.js';
 /** What the sign-in experience's flows are built with, and who asks them (`Caller`). */
 
 /** Who is asking, for limits, audit and the events: the request's address, agent and route. */
+/** What `SignIn.Failed` says of a refused sign-in. */
+export interface SignInFailure {
+  identifierType: string;
+  reason: string;
+  interactionEvent: string;
+  ip: string;
+  userAgent?: string;
+}
+
 export interface Caller {
   ip: string;
   userAgent?: string;
@@ -49,6 +58,8 @@ export interface ExperienceServiceDeps {
   reportException(report: ExceptionReport): Promise<void>;
   /** Announces an interaction event no sign-in ends with (a password reset). */
   reportInteraction(report: InteractionReport): Promise<void>;
+  /** The opt-in `SignIn.Failed`: a refused password sign-in (recorded only while a hook names it; never awaited). */
+  reportSignInFailure?(fields: SignInFailure): void;
   productName: string;
   /** The languages a code's message may be written in. */
   catalogs?: Catalogs | undefined;

@@ -18,6 +18,7 @@ import type { AccountRevocationCause, ChangeKey } from '../hooks/catalog.js';
 import { apiErrors } from '../lib/http/api-errors.js';
 import { experienceApi } from './api/index.js';
 import { experiencePrefix, pagesPrefix } from './http.js';
+import type { SignInFailure } from './deps.js';
 import { createCodes } from '../sign-in/codes.js';
 import { createExperienceMfa } from './mfa/index.js';
 import { createExperienceSocial } from './social.js';
@@ -85,6 +86,8 @@ export interface ExperienceDeps {
   reportException(report: ExceptionReport): Promise<void>;
   /** Announces an interaction event no sign-in ends with (PostResetPassword). */
   reportInteraction(report: InteractionReport): Promise<void>;
+  /** The opt-in `SignIn.Failed` (never awaited). */
+  reportSignInFailure?(fields: SignInFailure): void;
   branding: Branding;
   /** The languages of the pages and of the codes they send. */
   catalogs: Catalogs;
@@ -155,6 +158,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     signInSettings: deps.signInSettings,
     reportException: deps.reportException,
     reportInteraction: deps.reportInteraction,
+    ...(deps.reportSignInFailure && { reportSignInFailure: deps.reportSignInFailure }),
     productName: branding.productName,
     catalogs: deps.catalogs,
     store,

@@ -215,6 +215,14 @@ export const grantRevocationCauses = [
 ] as const;
 export type GrantRevocationCause = (typeof grantRevocationCauses)[number];
 
+/**
+ * Ours, opt-in and high volume: recorded only while an enabled hook names them
+ * (`hooks/opt-in.ts`), with a retention of their own. Tokens issued, refused and revoked,
+ * authorizations and sign-ins refused.
+ */
+export const optInEvents = ['Token.Issued', 'Token.Failed', 'Token.Revoked', 'Authorization.Failed', 'SignIn.Failed'] as const;
+export type OptInEvent = (typeof optInEvents)[number];
+
 export const hookEvents = [
   ...Object.keys(interactionEvents),
   ...dataEvents,
@@ -222,4 +230,5 @@ export const hookEvents = [
   ...operationalEvents,
   ...impersonationEvents,
   ...lifecycleEvents,
+  ...optInEvents,
 ];

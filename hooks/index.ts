@@ -13,6 +13,8 @@ import { createHookQueries, type HookQueries } from './queries.js';
 import { createSender, type Sender } from './send.js';
 import { createDeliveryWorker } from './worker/index.js';
 import { createSequencer, type Sequencer } from './sequencer.js';
+import { createOptInEvents, loadOptInSubscriptions, type OptInEvents } from './opt-in.js';
+import type { CacheRegistry } from '../lib/store/cache.js';
 
 export type { InteractionReport } from './outbox.js';
 export { hookEvents, interactionEvents } from './catalog.js';
@@ -20,6 +22,8 @@ export { hookEvents, interactionEvents } from './catalog.js';
 /** Everything webhooks need, built once over one database: the outbox, the worker, the hooks API's queries. */
 export interface Hooks {
   outbox: Outbox;
+  /** The opt-in events: recorded while some enabled hook names them, off the requests' path. */
+  optIn: OptInEvents;
   queries: HookQueries;
   /** Sends one request under the outbound policy (test deliveries). */
   send: Sender;
@@ -43,6 +47,7 @@ export interface Hooks {
 }
 
 const second = 1000;
+const hour = 60 * 60 * second;
 const day = 24 * 60 * 60 * second;
 
 export function createHooks(
@@ -50,7 +55,12 @@ export function createHooks(
   queries: Queries,
   settings: HookSettings,
   logger: Logger,
-  { clock = systemClock, metrics, findApplication }: { clock?: Clock; metrics?: Metrics; findApplication?: OutboxOptions['findApplication'] } = {},
+  {
+    clock = systemClock,
+    metrics,
+    findApplication,
+    registry,
+  }: { clock?: Clock; metrics?: Metrics; findApplication?: OutboxOptions['findApplication']; registry: CacheRegistry },
 ): Hooks {
   const retentionMs = settings.retentionDays * day;
   const policy = createOutboundPolicy(settings.allowedHosts);
@@ -83,10 +93,14 @@ export function createHooks(
   });
   outbox = createOutbox(db, queries, {
     retentionMs,
+    optInRetentionMs: settings.optInRetentionHours * hour,
     onQueued: () => worker.wake(),
     ...(settings.deliver && { fanOutBy: owner }),
     ...(findApplication && { findApplication }),
   });
+  // Which opt-in events some enabled hook names: cleared by every hook change (`provider/stale-caches.ts`), here and in other processes.
+  const subscriptions = registry.create<ReadonlySet<string>>('hookSubscriptions', loadOptInSubscriptions(db));
+  const optIn = createOptInEvents(outbox, subscriptions, logger);
   let started = false;
   const hookQueries = createHookQueries(db);
   if (metrics) {
@@ -97,6 +111,7 @@ export function createHooks(
 
   return {
     outbox,
+    optIn,
     sequencer,
     queries: hookQueries,
     send,
@@ -119,6 +134,8 @@ export function createHooks(
     reportInteraction: (report, session, user) => outbox.reportInteraction(report, session, user),
     reportException: (report) => outbox.reportException(report),
     async close() {
+      optIn.stop();
+      await optIn.settle();
       await worker.stop();
       send.close();
     },

@@ -88,7 +88,7 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
   });
 
   provider.on('end_session.success', (ctx: KoaContextWithOIDC) => {
-    const session = ctx.oidc.session as unknown as SessionLike | undefined;
+    const session = ctx.oidc.session as SessionLike | undefined;
     if (!session?.jti || !session.accountId) return;
     const client = ctx.oidc.client?.clientId;
     // `logout=yes`: the whole session (every application it signed in to); otherwise only the application that asked.
@@ -143,7 +143,7 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
   provider.on(
     'backchannel.error',
     (ctx: KoaContextWithOIDC, error: Error, client: { clientId: string; backchannelLogoutUri?: string }, accountId: string, sid: string) => {
-      const session = ctx.oidc.session as unknown as SessionLike | undefined;
+      const session = ctx.oidc.session as SessionLike | undefined;
       // The provider's message may name the URI, whose user information or query may carry credentials.
       const uri = client.backchannelLogoutUri;
       const message = uri ? error.message.replaceAll(uri, shownUrl(uri)) : error.message;

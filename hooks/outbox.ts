@@ -13,6 +13,7 @@ import {
   type InteractionEvent,
   type LifecycleEvent,
   type OperationalEvent,
+  type OptInEvent,
 } from './catalog.js';
 import { hookCollections, type EventSource, type HookEventDocument } from './models.js';
 import { insertEach, insertOwn } from '../lib/store/insert-each.js';
@@ -51,6 +52,10 @@ export interface Outbox extends ChangeSink {
    * one (a user's sessions ended with their suspension commit with it), else on their own.
    */
   reportLifecycle(items: LifecycleReport[]): Promise<void>;
+  /** Records opt-in events (`optInEvents`) in one insert, kept `optInRetentionMs`; answers each one's failure, if any. */
+  reportOptIn(
+    items: Array<Omit<LifecycleReport, 'event' | 'entity'> & { event: OptInEvent; entity?: LifecycleReport['entity'] }>,
+  ): Promise<Array<void | Error>>;
 }
 
 /** A lifecycle event: what it is about (a session, a grant), where it came from, and its fields. */
@@ -77,6 +82,8 @@ export interface ExceptionReport {
 
 export interface OutboxOptions {
   retentionMs: number;
+  /** How long the opt-in events are kept (by default as the others). */
+  optInRetentionMs?: number;
   /** Called after a commit that recorded events, so that this process's worker fans them out at once. */
   onQueued?: () => void;
   /** The worker (this process's) that will fan out what this outbox records; others take over if it does not. */
@@ -192,13 +199,13 @@ const applicationToEvent = ({ _id, type, name, description }: ApplicationDocumen
 export function createOutbox(
   db: Db,
   queries: Queries,
-  { retentionMs, onQueued, fanOutBy, findApplication = queries.applications.findById }: OutboxOptions,
+  { retentionMs, optInRetentionMs = retentionMs, onQueued, fanOutBy, findApplication = queries.applications.findById }: OutboxOptions,
 ): Outbox {
   const events = db.collection<HookEventDocument>(hookCollections.events);
 
   /** The stored form of events recorded together. */
-  function documentsOf(found: RecordedEvent[], createdAt: Date): HookEventDocument[] {
-    const expiresAt = new Date(createdAt.getTime() + retentionMs);
+  function documentsOf(found: RecordedEvent[], createdAt: Date, keptMs = retentionMs): HookEventDocument[] {
+    const expiresAt = new Date(createdAt.getTime() + keptMs);
     return found.map(({ id = generateId(), event, entity, source, clientId, requestId = currentRequestId(), payload }, unitIndex) => {
       // `id`, `event` and `createdAt` lead the body, as receivers read them first; the sequencer adds `sequence` and `version`.
       return {
@@ -278,6 +285,19 @@ export function createOutbox(
     async reportLifecycle(items) {
       const found = items.map(({ event, entity, source, applicationId, fields }) => ({ event, entity, source, clientId: applicationId, payload: fields }));
       if (await enqueue(found, new Date())) onQueued?.();
+    },
+
+    async reportOptIn(items) {
+      const found = items.map(({ event, entity, source, applicationId, fields }) => ({
+        event,
+        ...(entity && { entity }),
+        source,
+        clientId: applicationId,
+        payload: fields,
+      }));
+      const outcomes = await insertEach(events, documentsOf(found, new Date(), optInRetentionMs));
+      onQueued?.();
+      return outcomes.map((outcome) => (outcome instanceof Error ? outcome : undefined));
     },
 
     reportInteraction: (report, session, user) => (session ? withSession(session, () => reportInteraction(report, user)) : reportInteraction(report, user)),

@@ -20,6 +20,8 @@ export interface HookSettings {
   /** Attempts in flight at once for one hook, so that a slow or hanging endpoint holds only these. */
   concurrencyPerHook: number;
   retentionDays: number;
+  /** How long the opt-in events (`Token.Issued`, ...) and their deliveries are kept, in hours. */
+  optInRetentionHours: number;
 }
 
 /** At once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: eight attempts over about 28 hours. */
@@ -37,6 +39,7 @@ export const defaultHookSettings: HookSettings = {
   concurrency: 16,
   concurrencyPerHook: 4,
   retentionDays: 30,
+  optInRetentionHours: 24,
 };
 
 /** Each number's bounds, once: for the environment and for an embedding host's options alike. */
@@ -48,6 +51,7 @@ const bounds = {
   concurrency: { type: 'integer', minimum: 1, maximum: 256 },
   concurrencyPerHook: { type: 'integer', minimum: 1, maximum: 256 },
   retentionDays: { type: 'integer', minimum: 1, maximum: 3650 },
+  optInRetentionHours: { type: 'integer', minimum: 1, maximum: 87600 },
 } as const;
 const retryDelay = { type: 'integer', minimum: 0, maximum: 999999 } as const;
 
@@ -107,6 +111,12 @@ export const hookEnvironment = {
     default: defaultHookSettings.retentionDays,
     description: 'How long events, deliveries and attempts are kept (TTL indexes), and so how far back a replay can reach.',
   },
+  HOOKS_OPT_IN_RETENTION_HOURS: {
+    ...bounds.optInRetentionHours,
+    default: defaultHookSettings.optInRetentionHours,
+    description:
+      'How long the opt-in, high-volume events (`Token.Issued`, `Token.Failed`, `Token.Revoked`, `Authorization.Failed`, `SignIn.Failed`) and their deliveries are kept, in hours (1 to 87,600).',
+  },
 } satisfies EnvironmentSpec;
 
 function checkAllowList(allowedHosts: string[], name: string) {
@@ -129,6 +139,7 @@ export function hookSettingsFrom(e: Record<keyof typeof hookEnvironment, unknown
     concurrency: e.HOOKS_CONCURRENCY as number,
     concurrencyPerHook: e.HOOKS_CONCURRENCY_PER_HOOK as number,
     retentionDays: e.HOOKS_RETENTION_DAYS as number,
+    optInRetentionHours: e.HOOKS_OPT_IN_RETENTION_HOURS as number,
   };
 }
 

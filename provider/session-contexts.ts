@@ -28,7 +28,7 @@ export function recordSessionContexts(provider: Provider, db: Db, logger: Logger
 
   provider.on('interaction.ended', (ctx: KoaContextWithOIDC) => {
     const login = (ctx.oidc.result as { login?: { accountId?: string } } | undefined)?.login;
-    const session = ctx.oidc.session as unknown as SignedIn | undefined;
+    const session = ctx.oidc.session as SignedIn | undefined;
     if (!login?.accountId || !session?.uid || session.accountId !== login.accountId) return;
     const userAgent = ctx.get('user-agent');
     found.set(ctx, {

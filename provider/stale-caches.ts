@@ -12,7 +12,8 @@ export type CacheName =
   | 'configs'
   | 'oidcKeys'
   | 'impersonationPolicy'
-  | 'connectors';
+  | 'connectors'
+  | 'hookSubscriptions';
 
 /**
  * Which caches each change makes stale, keyed as changes are recorded (`Entity.action`). The write
@@ -52,6 +53,10 @@ export const staleCaches: Readonly<Partial<Record<ChangeKey, readonly CacheName[
   'SsoConnector.created': ['connectors'],
   'SsoConnector.updated': ['connectors'],
   'SsoConnector.deleted': ['connectors'],
+  // Which opt-in events some enabled hook names (`hooks/opt-in.ts`).
+  'Hook.created': ['hookSubscriptions'],
+  'Hook.updated': ['hookSubscriptions'],
+  'Hook.deleted': ['hookSubscriptions'],
 };
 
 /** The caches a unit of work's changes make stale, each once. */

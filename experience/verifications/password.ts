@@ -22,11 +22,14 @@ const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_a
 // Verifying against this when there is no account takes as long as a real check.
 const unknownUserHash = hashPassword('no account has this password');
 
+/** The refusals of a password sign-in that `SignIn.Failed` announces. */
+const signInFailures = new Set(['session.invalid_credentials', 'session.too_many_attempts', 'user.suspended']);
+
 const identifierKey = ({ type, value }: Identifier) => `${type}:${type === 'email' ? emailKey(value) : value}`;
 
 /** Logto's `verification/password` (a sign-in) and `verification/new-password-identity` (a registration). */
 export function passwordSteps(
-  deps: Pick<ExperienceServiceDeps, 'queries' | 'store' | 'counters' | 'signInSettings'>,
+  deps: Pick<ExperienceServiceDeps, 'queries' | 'store' | 'counters' | 'signInSettings' | 'reportSignInFailure'>,
   interaction: Pick<InteractionSteps, 'requireEvent' | 'announce'>,
   accounts: AccountLookup,
   hashFor: HashFor,
@@ -56,40 +59,21 @@ export function passwordSteps(
      * account's lockout from this address (an unknown identifier counts for itself).
      */
     async verifyPassword(experience: ExperienceDocument, given: Identifier, password: string, caller: Caller): Promise<string> {
-      // A phone number as stored; one that cannot exist names no account, and is answered as any unknown identifier.
-      const identifier = given.type === 'phone' ? { type: given.type, value: normalizePhone(given.value) ?? given.value } : given;
-      requireEvent(experience, 'SignIn');
-      requireSignInMethod(await deps.signInSettings(), identifier.type, 'password');
-      const address = addressKey(caller.ip);
-      const spray = await counters.hit('passwordSpray', address);
-      if (spray.over) throw tooManyAttempts(spray.retryAfter);
-      const user = await accounts.findUser(identifier);
-      const lockKey = `${user ? `account:${user._id}` : identifierKey(identifier)}|${address}`;
-      const attempt = await counters.hit('failedPassword', lockKey);
-      if (attempt.over) throw tooManyAttempts(attempt.retryAfter);
-
-      let matches: boolean;
       try {
-        matches = await hashFor(caller, async () => verifyPassword(password, user?.passwordHash ?? (await unknownUserHash)));
+        return await checkPassword(experience, given, password, caller);
       } catch (error) {
-        // Refused before any password was checked (the server busy, or the address's hash budget
-        // spent): not a guess, so it does not count toward the account's lockout or the spraying budget.
-        await Promise.all([counters.refund('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
+        // Opt-in `SignIn.Failed`: the identifier's type and the answer, never the password or the identifier.
+        if (error instanceof ApiError && signInFailures.has(error.code)) {
+          deps.reportSignInFailure?.({
+            identifierType: given.type,
+            reason: error.code,
+            interactionEvent: experience.event ?? 'SignIn',
+            ip: caller.ip,
+            ...(caller.userAgent && { userAgent: caller.userAgent }),
+          });
+        }
         throw error;
       }
-      if (!user || !matches) {
-        if (!attempt.last) throw invalidCredentials();
-        // This failure locks the identifier: announced (Logto's Identifier.Lockout, the value as typed).
-        await interaction.announce(experience, caller, 'Identifier.Lockout', { type: given.type, value: given.value });
-        throw tooManyAttempts(attempt.retryAfter);
-      }
-      // The right password: the attempts of this window were not an attack on it.
-      await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
-      assertThat(!user.isSuspended, suspended);
-      await rehashImported(user, password, caller);
-      const verificationId = generateId();
-      await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
-      return verificationId;
     },
 
     /** Register: a username and its password, checked against the policy; answers a verification id. */
@@ -103,4 +87,41 @@ export function passwordSteps(
       return verificationId;
     },
   };
+
+  async function checkPassword(experience: ExperienceDocument, given: Identifier, password: string, caller: Caller): Promise<string> {
+    // A phone number as stored; one that cannot exist names no account, and is answered as any unknown identifier.
+    const identifier = given.type === 'phone' ? { type: given.type, value: normalizePhone(given.value) ?? given.value } : given;
+    requireEvent(experience, 'SignIn');
+    requireSignInMethod(await deps.signInSettings(), identifier.type, 'password');
+    const address = addressKey(caller.ip);
+    const spray = await counters.hit('passwordSpray', address);
+    if (spray.over) throw tooManyAttempts(spray.retryAfter);
+    const user = await accounts.findUser(identifier);
+    const lockKey = `${user ? `account:${user._id}` : identifierKey(identifier)}|${address}`;
+    const attempt = await counters.hit('failedPassword', lockKey);
+    if (attempt.over) throw tooManyAttempts(attempt.retryAfter);
+
+    let matches: boolean;
+    try {
+      matches = await hashFor(caller, async () => verifyPassword(password, user?.passwordHash ?? (await unknownUserHash)));
+    } catch (error) {
+      // Refused before any password was checked (the server busy, or the address's hash budget
+      // spent): not a guess, so it does not count toward the account's lockout or the spraying budget.
+      await Promise.all([counters.refund('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
+      throw error;
+    }
+    if (!user || !matches) {
+      if (!attempt.last) throw invalidCredentials();
+      // This failure locks the identifier: announced (Logto's Identifier.Lockout, the value as typed).
+      await interaction.announce(experience, caller, 'Identifier.Lockout', { type: given.type, value: given.value });
+      throw tooManyAttempts(attempt.retryAfter);
+    }
+    // The right password: the attempts of this window were not an attack on it.
+    await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
+    assertThat(!user.isSuspended, suspended);
+    await rehashImported(user, password, caller);
+    const verificationId = generateId();
+    await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
+    return verificationId;
+  }
 }

@@ -1,8 +1,9 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 
-import { changeEvents, exceptionEvents, impersonationEvents, interactionEvents, lifecycleEvents, operationalEvents } from '../catalog.js';
+import { changeEvents, exceptionEvents, impersonationEvents, interactionEvents, lifecycleEvents, operationalEvents, optInEvents } from '../catalog.js';
 import { dataEventSchema, exceptionSchema, interactionSchema } from './data.js';
 import { lifecycleSchema } from './lifecycle.js';
+import { optInSchema } from './opt-in.js';
 import type { Schema } from './parts.js';
 import { impersonationSchema, operationalSchema } from './system.js';
 
@@ -27,6 +28,7 @@ export function eventSchemas(): Map<string, Schema> {
     ...operationalEvents.map((event) => [event, operationalSchema(event)] as const),
     ...impersonationEvents.map((event) => [event, impersonationSchema(event)] as const),
     ...lifecycleEvents.map((event) => [event, lifecycleSchema(event)] as const),
+    ...optInEvents.map((event) => [event, optInSchema(event)] as const),
   ]);
   return built;
 }
