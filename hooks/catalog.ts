@@ -114,7 +114,7 @@ interface DataEventRule {
    * ids added and removed as top-level fields, each omitted when empty (`delta`); a user, exactly
    * Logto's user fields (`user`).
    */
-  carries?: 'scopes' | 'organizationScopes' | 'delta' | 'user';
+  carries?: 'scopes' | 'organizationScopes' | 'delta' | 'user' | 'memberRoles';
   /** For `delta`: what the ids added and removed are of (`addedUserIds`, `removedUserIds`); users by default. */
   deltaOf?: 'UserIds' | 'RoleIds';
 }
@@ -143,6 +143,8 @@ export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = {
   'Organization.deleted': { event: 'Organization.Deleted' },
   'Organization.updated': { event: 'Organization.Data.Updated' },
   'Organization.membership.updated': { event: 'Organization.Membership.Updated', ownerKey: 'organizationId', carries: 'delta' },
+  // Beyond Logto: a member's organization roles given or taken (`userId`, `addedRoleIds`, `removedRoleIds`).
+  'Organization.membership.roles.updated': { event: 'Organization.Membership.Roles.Updated', ownerKey: 'organizationId', carries: 'memberRoles' },
   'OrganizationRole.created': { event: 'OrganizationRole.Created' },
   'OrganizationRole.deleted': { event: 'OrganizationRole.Deleted' },
   'OrganizationRole.updated': { event: 'OrganizationRole.Data.Updated' },

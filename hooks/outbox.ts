@@ -139,7 +139,7 @@ async function dataEventOf(change: ChangeRecord, queries: Queries, findApplicati
 }
 
 /** What an event carries: the entity (`data`), or for a relation what its rule says. */
-async function carried(carries: 'scopes' | 'organizationScopes' | 'delta' | 'user' | undefined, change: ChangeRecord, queries: Queries) {
+async function carried(carries: 'scopes' | 'organizationScopes' | 'delta' | 'user' | 'memberRoles' | undefined, change: ChangeRecord, queries: Queries) {
   switch (carries) {
     case 'user':
       // Beyond Logto: an update names what it changed (`changes`), so that a receiver need not diff.
@@ -151,6 +151,11 @@ async function carried(carries: 'scopes' | 'organizationScopes' | 'delta' | 'use
     case 'organizationScopes': {
       const ids = await queries.links.organizationRoleScopes.rightsOf(change.id);
       return { data: (await queries.organizationScopes.findByIds(ids)).map(withId) };
+    }
+    case 'memberRoles': {
+      // The member, and the organization roles given and taken, each only when not empty.
+      const { userId, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed } = change.data as Record<string, string & string[]>;
+      return { userId, ...(added.length > 0 && { addedRoleIds: added }), ...(removed.length > 0 && { removedRoleIds: removed }) };
     }
     case 'delta':
       // Logto's membership delta: `addedUserIds` and `removedUserIds`, each only when not empty.

@@ -55,6 +55,15 @@ export function intentStates(db: Db, queries: Queries): IntentState {
   }
 
   return async (intent) => {
+    // A member's organization roles: the relation is owned by the organization and the member.
+    if (`${intent.entity}.${intent.action}` === 'Organization.membership.roles.updated' && intent.key && intent.before) {
+      const now = await queries.organizationUserRoles.rolesOf(intent.id, intent.key);
+      const before = new Set(intent.before);
+      const added = now.filter((id) => !before.has(id));
+      const removed = intent.before.filter((id) => !now.includes(id));
+      if (added.length + removed.length === 0) return undefined;
+      return { data: { userId: intent.key, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed } };
+    }
     const shape = shapes[intent.entity];
     const relation = linkSets.get(`${intent.entity}.${intent.action}`);
     if (relation && intent.before) {

@@ -39,6 +39,12 @@ export function dataEventSchema(event: string): Schema {
       carried.data = { type: 'array', items: openEntity(organizationScopeResponse), description: "The organization role's permissions as they now are." };
       required.push('data');
       break;
+    case 'memberRoles':
+      carried.userId = string;
+      carried.addedRoleIds = stringList;
+      carried.removedRoleIds = stringList;
+      required.push('userId');
+      break;
     case 'delta':
       // Each only when not empty, as Logto's membership events.
       carried[`added${rule.deltaOf ?? 'UserIds'}`] = stringList;

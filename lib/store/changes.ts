@@ -69,7 +69,7 @@ export type ChangeNameOf<K extends string> = K extends `${infer E}.${infer A}` ?
  * A change to come: its entity, action and id, as `ChangeOf` names them, and for a relation the
  * owner's linked ids before the write (or how to read them, read only if the intent is stored).
  */
-export type IntentOf<K extends string> = Omit<ChangeOf<K>, 'data'> & { before?: string[] | (() => Promise<string[]>) };
+export type IntentOf<K extends string> = Omit<ChangeOf<K>, 'data'> & { before?: string[] | (() => Promise<string[]>); key?: string };
 
 /**
  * Where change records go besides `changes`, inside the same transaction: the webhooks outbox.

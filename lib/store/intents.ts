@@ -16,6 +16,8 @@ export interface Intent {
   action: string;
   id: string;
   before?: string[];
+  /** For a relation owned by a pair (an organization's member): the owner's second part (the user). */
+  key?: string;
 }
 
 export interface IntentDocument extends Intent {

@@ -96,8 +96,16 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
   ) {
     // One change at a time to a member's roles, in every process (see relations.ts).
     await withOwnerLock(`organization-member-roles:${organizationId}:${userId}`, () =>
-      deps.write(originOf(ctx), async ({ record }) => {
+      deps.write(originOf(ctx), async ({ intend, record }) => {
         await member(organizationId, userId);
+        // Announced (Organization.Membership.Roles.Updated): without transactions, what a crash leaves is told from the roles before.
+        await intend({
+          entity: 'Organization',
+          action: 'membership.roles.updated',
+          id: organizationId,
+          key: userId,
+          before: () => organizationUserRoles.rolesOf(organizationId, userId),
+        });
         const applied = await apply();
         const added = await liveMemberRoles(organizationId, userId, applied.added);
         const { removed } = applied;

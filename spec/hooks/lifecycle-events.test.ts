@@ -245,6 +245,22 @@ describe('lifecycle events', () => {
     expect(named(received, 'User.Roles.Updated')).toEqual([expect.objectContaining({ userId, removedRoleIds: [role.id] })]);
   });
 
+  it('Organization.Membership.Roles.Updated names the organization, the member and the organization roles given and taken', async () => {
+    await subscribe(server, receiver, ['Organization.Membership.Roles.Updated'], 'organization roles');
+    const organization = await server.create('/api/organizations', { name: 'Lifecycle Org' });
+    const orgRole = await server.create('/api/organization-roles', { name: 'lifecycle-editor' });
+    await server.create(`/api/organizations/${organization.id}/users`, { userIds: [userId] });
+    let received = await eventsDuring(server, receiver, () =>
+      server.create(`/api/organizations/${organization.id}/users/${userId}/roles`, { organizationRoleIds: [orgRole.id] }),
+    );
+    expect(named(received, 'Organization.Membership.Roles.Updated')).toEqual([
+      expect.objectContaining({ organizationId: organization.id, userId, addedRoleIds: [orgRole.id], entity: { type: 'Organization', id: organization.id } }),
+    ]);
+    received = await eventsDuring(server, receiver, () => server.api('DELETE', `/api/organizations/${organization.id}/users/${userId}/roles/${orgRole.id}`));
+    expect(named(received, 'Organization.Membership.Roles.Updated')).toEqual([expect.objectContaining({ userId, removedRoleIds: [orgRole.id] })]);
+    expect(named(received, 'Organization.Membership.Roles.Updated')[0]).not.toHaveProperty('addedRoleIds');
+  });
+
   it('a default role given at creation is announced as User.Roles.Updated with the new user', async () => {
     const role = await server.create('/api/roles', { name: 'lifecycle-default', isDefault: true });
     try {

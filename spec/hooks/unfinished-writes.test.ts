@@ -99,6 +99,29 @@ describe('changes left unrecorded by a process that stopped mid-write (no transa
     expect(await recordsFor(recorded._id)).toHaveLength(1);
   });
 
+  it("records a member's organization roles changed before the process stopped, by what was given and taken", async () => {
+    const organizationId = generateId();
+    const userId = generateId();
+    await queries().organizationUserRoles.add(organizationId, userId, ['r-kept', 'r-taken']);
+    await dieAfter(async ({ intend }) => {
+      await intend({ entity: 'Organization', action: 'membership.roles.updated', id: organizationId, key: userId, before: ['r-kept', 'r-taken'] });
+      await queries().organizationUserRoles.replace(organizationId, userId, ['r-kept', 'r-given']);
+    });
+    const sweep = resolver();
+    await sweep.resolveNow();
+    await sweep.stop();
+    const events = await database.db.collection('hook_events').find({ 'payload.organizationId': organizationId }).toArray();
+    expect(events.map(({ payload }) => payload)).toEqual([
+      expect.objectContaining({
+        event: 'Organization.Membership.Roles.Updated',
+        organizationId,
+        userId,
+        addedRoleIds: ['r-given'],
+        removedRoleIds: ['r-taken'],
+      }),
+    ]);
+  });
+
   it('records nothing for a create that never reached the database', async () => {
     const never = role('died before writing');
     await dieAfter(async ({ intend }) => {
