@@ -125,7 +125,7 @@ interface DataEventRule {
  * route or flow (a sign-up creates a user, a password reset updates one), announces it; a
  * change without a row here (applications, resources, role assignments) announces nothing.
  */
-export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = {
+const changeEventTable = {
   'User.created': { event: 'User.Created', carries: 'user' },
   'User.deleted': { event: 'User.Deleted', carries: 'user' },
   'User.updated': { event: 'User.Data.Updated', carries: 'user' },
@@ -154,9 +154,14 @@ export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = {
   'OrganizationScope.created': { event: 'OrganizationScope.Created' },
   'OrganizationScope.deleted': { event: 'OrganizationScope.Deleted' },
   'OrganizationScope.updated': { event: 'OrganizationScope.Data.Updated' },
-};
+} as const satisfies Partial<Record<ChangeKey, DataEventRule>>;
 
-export const dataEvents = [...new Set(Object.values(changeEvents).map(({ event }) => event))];
+export const changeEvents: Partial<Record<ChangeKey, DataEventRule>> = changeEventTable;
+
+/** The data events' names, as a type. */
+export type DataEventName = (typeof changeEventTable)[keyof typeof changeEventTable]['event'];
+
+export const dataEvents = [...new Set(Object.values(changeEventTable).map(({ event }) => event))] as DataEventName[];
 
 /** Every event, in the order the API documents them. */
 /**
@@ -225,8 +230,11 @@ export type GrantRevocationCause = (typeof grantRevocationCauses)[number];
 export const optInEvents = ['Token.Issued', 'Token.Failed', 'Token.Revoked', 'Authorization.Failed', 'SignIn.Failed'] as const;
 export type OptInEvent = (typeof optInEvents)[number];
 
-export const hookEvents = [
-  ...Object.keys(interactionEvents),
+/** Every event's name, as a type: the receiver kit's `WebhookEvent` names them (`receiver/index.ts`). */
+export type HookEventName = InteractionEvent | DataEventName | ExceptionEvent | OperationalEvent | ImpersonationAnnouncement | LifecycleEvent | OptInEvent;
+
+export const hookEvents: HookEventName[] = [
+  ...(Object.keys(interactionEvents) as InteractionEvent[]),
   ...dataEvents,
   ...exceptionEvents,
   ...operationalEvents,

@@ -50,7 +50,7 @@ export function samplePayload(event: string, now = new Date()): { id: string; pa
         applicationId: 'sample-application',
         application: { id: 'sample-application', type: 'Traditional', name: 'Sample application', description: null },
       }
-    : dataEvents.includes(event)
+    : (dataEvents as string[]).includes(event)
       ? { method: 'POST', path: '/hooks/sample/test', status: 200, params: {} }
       : {};
   return { id, payload: { ...filled, ...context, id, event, createdAt: now.toISOString(), sample: true } };

@@ -3,6 +3,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 
 import type { ClientSession, Db, MongoClient } from 'mongodb';
 
+import type { HookEventName } from '../hooks/catalog.js';
+
 /**
  * The receiver kit (`oidc-identity/receiver`): what every receiver of these webhooks would write
  * otherwise, once. It verifies the signature (Standard Webhooks' HMAC `v1`, or Ed25519 `v1a`),
@@ -12,10 +14,12 @@ import type { ClientSession, Db, MongoClient } from 'mongodb';
  * 2xx only after that commits, so that a failure is retried by the sender, never lost.
  */
 
-/** One verified event, as the body carries it. */
+export type { HookEventName } from '../hooks/catalog.js';
+
+/** One verified event, as the body carries it: `event` one of the catalog's names (docs/webhook-events.md), or a newer one. */
 export interface WebhookEvent {
   id: string;
-  event: string;
+  event: HookEventName | (string & Record<never, never>);
   createdAt: string;
   sequence?: number;
   version?: number;

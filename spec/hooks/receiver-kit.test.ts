@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import { createWebhookReceiver, mongoReceiverStore, type ReceiverResult, type WebhookEvent } from '../../receiver/index.js';
+import { hookEvents } from '../../hooks/catalog.js';
+import { createWebhookReceiver, mongoReceiverStore, type HookEventName, type ReceiverResult, type WebhookEvent } from '../../receiver/index.js';
 import { createTestClock } from '../support/clock.js';
 import { deliveriesSettled, hookTestEnv } from '../support/hooks.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -44,6 +45,21 @@ describe('the receiver kit', () => {
   afterAll(async () => {
     await server.close();
     await new Promise<void>((resolve) => listener.close(() => resolve()));
+  });
+
+  it('types every event of the catalog by name (a name the kit does not know fails to compile here)', () => {
+    const lifecycle: HookEventName[] = [
+      'PostSignOut',
+      'Session.Revoked',
+      'Grant.Created',
+      'Grant.Revoked',
+      'RefreshToken.ReuseDetected',
+      'Token.Issued',
+      'User.Roles.Updated',
+    ];
+    expect(hookEvents).toEqual(expect.arrayContaining(lifecycle));
+    const handled: WebhookEvent = { id: 'e', event: 'Organization.Membership.Roles.Updated', createdAt: new Date().toISOString() };
+    expect(hookEvents).toContain(handled.event);
   });
 
   it('processes each event once: a redelivery is a duplicate, an older version after a newer one is stale, a forged one is refused', async () => {
