@@ -50,6 +50,7 @@ describe('settings', () => {
         concurrency: 16,
         concurrencyPerHook: 4,
         retentionDays: 30,
+        optInRetentionHours: 24,
       },
       experience: { productName: 'oidc-identity', logoUrl: undefined, primaryColor: '#3451b2', smtpUrl: undefined, emailFrom: undefined, sms: { kind: 'log' } },
     });
