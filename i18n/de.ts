@@ -123,6 +123,9 @@ export const de: Messages = {
   'scope.phone': 'Ihre Telefonnummer',
   'scope.address': 'Ihre Postanschrift',
   'scope.identities': 'Ihre verknüpften Konten (soziale und Firmenanmeldung)',
+  'scope.urn:logto:scope:organizations': 'Die Organisationen, denen Sie angehören',
+  'scope.urn:logto:scope:organization_roles': 'Ihre Rollen in Ihren Organisationen',
+  'scope.urn:logto:scope:sessions': 'Ihre Sitzungen sehen und beenden',
   'scope.offline_access': 'Zugriff behalten, während Sie nicht da sind',
 
   'message.expired.title': 'Diese Anmeldung ist abgelaufen',

@@ -136,6 +136,9 @@ export const en = {
   'scope.phone': 'Your phone number',
   'scope.address': 'Your postal address',
   'scope.identities': 'The accounts you linked (social and company sign-in)',
+  'scope.urn:logto:scope:organizations': 'The organizations you belong to',
+  'scope.urn:logto:scope:organization_roles': 'Your roles in your organizations',
+  'scope.urn:logto:scope:sessions': 'See and end your sessions',
   'scope.offline_access': 'Keep access while you are away',
 
   // Pages that only say something.

@@ -123,6 +123,9 @@ export const ja: Messages = {
   'scope.phone': '電話番号',
   'scope.address': '住所',
   'scope.identities': '連携したアカウント（ソーシャルと会社のサインイン）',
+  'scope.urn:logto:scope:organizations': '所属している組織',
+  'scope.urn:logto:scope:organization_roles': '組織でのあなたのロール',
+  'scope.urn:logto:scope:sessions': 'セッションの表示と終了',
   'scope.offline_access': '不在の間もアクセスを保つ',
 
   'message.expired.title': 'このサインインは期限切れです',

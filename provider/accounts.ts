@@ -2,6 +2,7 @@ import type { AccountClaims, Configuration, FindAccount } from 'oidc-provider';
 
 import type { UserDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
+import { organizationClaims, organizationClaimsByScope } from './organization-claims.js';
 
 /** Which claims each scope releases (OpenID Connect Core §5.4). */
 export const standardClaims = {
@@ -31,6 +32,8 @@ export const standardClaims = {
   identities: ['identities'],
   // Logto's scope for the Account API's session routes: no claims.
   'urn:logto:scope:sessions': [],
+  // Logto's organization scopes (`organization-claims.ts`).
+  ...organizationClaimsByScope,
 } satisfies Configuration['claims'];
 
 /** Our profile fields are Logto's camel case; OIDC claims are snake case. */
@@ -98,6 +101,11 @@ export function createFindAccount(queries: Queries, host?: FindAccount): FindAcc
     const user = await queries.users.findById(sub);
     if (!user) return host ? host(ctx, sub, token) : undefined;
     if (user.isSuspended) return undefined;
-    return { accountId: user._id, claims: () => userClaims(user), [foundUser]: user };
+    return {
+      accountId: user._id,
+      // The organization claims only when their scopes were granted, read now (`organization-claims.ts`).
+      claims: async (_use: string, scope: string) => ({ ...userClaims(user), ...(await organizationClaims(queries, user._id, scope)) }),
+      [foundUser]: user,
+    };
   };
 }
