@@ -68,6 +68,16 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
   /** The requests this middleware is around, and what each found so far. */
   const pending = new WeakMap<object, LifecycleReport[]>();
   const failed = (error: unknown) => logger.error('Lifecycle events could not be recorded', error);
+  /** A listener's fault is logged, never thrown into the provider's request (a sign-out must not fail for its event). */
+  const on = provider.on.bind(provider) as (event: string, listener: (...args: never[]) => void) => unknown;
+  const listen = (event: string, handler: (...args: never[]) => void) =>
+    on(event, (...args: never[]) => {
+      try {
+        handler(...args);
+      } catch (error) {
+        logger.error(`The provider's ${event} could not be reported`, error);
+      }
+    });
 
   function note(item: LifecycleReport) {
     const found = pending.get(currentRequest() ?? {});
@@ -87,7 +97,7 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
     }
   });
 
-  provider.on('end_session.success', (ctx: KoaContextWithOIDC) => {
+  listen('end_session.success', (ctx: KoaContextWithOIDC) => {
     const session = ctx.oidc.session as SessionLike | undefined;
     if (!session?.jti || !session.accountId) return;
     const client = ctx.oidc.client?.clientId;
@@ -102,7 +112,7 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
     });
   });
 
-  provider.on('grant.saved', (grant: GrantLike) => {
+  listen('grant.saved', (grant: GrantLike) => {
     // A grant read from the store has its issue time; a new one gets it only in what is stored.
     if (grant.iat !== undefined || !grant.jti || !grant.accountId || !grant.clientId) return;
     note({
@@ -120,7 +130,7 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
     });
   });
 
-  provider.on('grant.revoked', (ctx: KoaContextWithOIDC, grantId: string) => {
+  listen('grant.revoked', (ctx: KoaContextWithOIDC, grantId: string) => {
     const cause = causeOf(ctx);
     const entities = ctx.oidc.entities as Entities;
     const session = (ctx.oidc.session ?? entities.Session) as SessionLike | undefined;
@@ -140,13 +150,14 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
     }
   });
 
-  provider.on(
+  listen(
     'backchannel.error',
     (ctx: KoaContextWithOIDC, error: Error, client: { clientId: string; backchannelLogoutUri?: string }, accountId: string, sid: string) => {
       const session = ctx.oidc.session as SessionLike | undefined;
       // The provider's message may name the URI, whose user information or query may carry credentials.
       const uri = client.backchannelLogoutUri;
-      const message = uri ? error.message.replaceAll(uri, shownUrl(uri)) : error.message;
+      const said = String(error?.message ?? error);
+      const message = uri ? said.replaceAll(uri, shownUrl(uri)) : said;
       note({
         event: 'BackchannelLogout.Failed',
         entity: { type: 'Session', id: session?.jti ?? sid },
