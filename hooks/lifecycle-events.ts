@@ -11,7 +11,8 @@ type Report = (items: LifecycleReport[]) => Promise<void>;
 
 /** What oidc-provider's models carry that the events read (its typings leave most of it out). */
 interface SessionLike {
-  jti?: string;
+  /** The session's id everywhere we show one (`jti` is the value of its cookie, never shown). */
+  uid?: string;
   accountId?: string;
   authorizations?: Record<string, { grantId?: string }>;
 }
@@ -99,16 +100,16 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
 
   listen('end_session.success', (ctx: KoaContextWithOIDC) => {
     const session = ctx.oidc.session as SessionLike | undefined;
-    if (!session?.jti || !session.accountId) return;
+    if (!session?.uid || !session.accountId) return;
     const client = ctx.oidc.client?.clientId;
     // `logout=yes`: the whole session (every application it signed in to); otherwise only the application that asked.
     const applicationIds = ctx.oidc.params?.logout ? Object.keys(session.authorizations ?? {}) : client ? [client] : [];
     note({
       event: 'PostSignOut',
-      entity: { type: 'Session', id: session.jti },
+      entity: { type: 'Session', id: session.uid },
       source: 'system',
       applicationId: client,
-      fields: { sessionId: session.jti, userId: session.accountId, applicationIds, initiatedBy: client ? 'rp' : 'user', ...requester(ctx) },
+      fields: { sessionId: session.uid, userId: session.accountId, applicationIds, initiatedBy: client ? 'rp' : 'user', ...requester(ctx) },
     });
   });
 
@@ -160,10 +161,10 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
       const message = uri ? said.replaceAll(uri, shownUrl(uri)) : said;
       note({
         event: 'BackchannelLogout.Failed',
-        entity: { type: 'Session', id: session?.jti ?? sid },
+        entity: { type: 'Session', id: session?.uid ?? sid },
         source: 'system',
         applicationId: client.clientId,
-        fields: { ...(session?.jti && { sessionId: session.jti }), userId: accountId, applicationId: client.clientId, sid, error: message },
+        fields: { ...(session?.uid && { sessionId: session.uid }), userId: accountId, applicationId: client.clientId, sid, error: message },
       });
     },
   );

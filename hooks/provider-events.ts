@@ -35,7 +35,8 @@ export function signInReports(provider: Provider, report: (report: InteractionRe
       event: flow && Object.hasOwn(announcedEvent, flow) ? announcedEvent[flow] : 'PostSignIn',
       userId: login.accountId,
       ...(oidc.client && { applicationId: oidc.client.clientId }),
-      ...(oidc.session?.jti && { sessionId: oidc.session.jti }),
+      // The session's `uid`, as the session routes name it; never its `jti`, the value of its cookie.
+      ...(oidc.session?.uid && { sessionId: oidc.session.uid }),
       ip: ctx.ip,
       ...(userAgent && { userAgent }),
     });

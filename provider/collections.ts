@@ -61,9 +61,11 @@ export async function revokeAccount(db: Db, accountId: string): Promise<EndedOfA
   const grants = await stored('Grant');
   for (const model of providerModels) await db.collection(providerCollection(model)).deleteMany({ accountId }, inUnit());
   await db.collection(sessionContexts).deleteMany({ accountId }, inUnit());
-  const payloadOf = (document: { payload: string }) => JSON.parse(document.payload) as { authorizations?: Record<string, unknown>; clientId?: string };
+  const payloadOf = (document: { payload: string }) =>
+    JSON.parse(document.payload) as { uid?: string; authorizations?: Record<string, unknown>; clientId?: string };
   return {
-    sessions: sessions.map((session) => ({ id: session._id, applicationIds: Object.keys(payloadOf(session).authorizations ?? {}) })),
+    // Named by `uid`, as the session routes name them: the stored id (`jti`) is the value of the session's cookie.
+    sessions: sessions.map((session) => ({ id: payloadOf(session).uid ?? session._id, applicationIds: Object.keys(payloadOf(session).authorizations ?? {}) })),
     grants: grants.map((grant) => ({ id: grant._id, applicationId: payloadOf(grant).clientId })),
   };
 }

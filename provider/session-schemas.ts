@@ -7,7 +7,6 @@ export const sessionViewSchema = {
       type: 'object',
       properties: {
         uid: { type: 'string', description: 'The session’s id in the session routes.' },
-        jti: { type: 'string' },
         accountId: { type: 'string' },
         loginTs: { type: 'number' },
         iat: { type: 'number' },
@@ -19,7 +18,8 @@ export const sessionViewSchema = {
         transient: { type: 'boolean' },
       },
       required: ['uid'],
-      // Closed: a sign-out in progress keeps its form's secret in the session (`state`), never shown.
+      // Closed: a sign-out in progress keeps its form's secret in the session (`state`), and the
+      // session's `jti` is the value of its cookie: neither is shown.
     },
     lastSubmission: {
       type: ['object', 'null'],

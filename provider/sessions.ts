@@ -175,7 +175,7 @@ export function createSessionStore(db: Db, options: SessionStoreOptions) {
         // Only what this deletion removed: a concurrent end of the same session announces it once.
         const { deletedCount } = await sessions.deleteOne({ _id: stored._id }, inUnit());
         if (deletedCount === 0) continue;
-        ended.sessions.push({ id: stored._id, applicationIds: Object.keys(authorizations) });
+        ended.sessions.push({ id: payload.uid, applicationIds: Object.keys(authorizations) });
         ended.grants.push(...(await grantsOf(authorizations, target)));
       }
       const grantIds = [...new Set(ended.grants.map(({ id }) => id))];

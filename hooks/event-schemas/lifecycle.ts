@@ -3,7 +3,7 @@ import { closed, string, stringList, type Schema } from './parts.js';
 
 /** The provider's lifecycle: sign-outs, sessions and grants ended, replays caught. Fields at the top, as Logto's `PostSignIn`. */
 
-const sessionId = { ...string, description: 'The provider’s session id (the `sessionId` of `PostSignIn`).' };
+const sessionId = { ...string, description: 'The session’s `uid`: the session routes’ `:sessionId`, and the `sessionId` of `PostSignIn`.' };
 const grantId = { ...string, description: 'The grant’s id: every token issued under it carries it.' };
 const userId = { ...string, description: 'The user the session or grant was for.' };
 const applicationId = { ...string, description: 'The application (OAuth client).' };

@@ -194,7 +194,11 @@ describe('lifecycle events', () => {
     });
     const client = { clientId: unreachable.id as string, clientSecret: unreachable.secret as string };
     const { browser, tokens } = await signIn(client);
+    // The session cookie's value is the session's `jti`: a credential no event may carry.
+    const cookieValue = browser.cookies.get('_session');
+    expect(cookieValue).toEqual(expect.any(String));
     const received = await eventsDuring(server, receiver, () => signOut(browser, tokens.id_token!));
+    expect(received.some(({ raw }) => raw.includes(cookieValue!))).toBe(false);
     const [signOutEvent, ...more] = named(received, 'PostSignOut');
     expect(more).toEqual([]);
     expect(signOutEvent).toMatchObject({ userId, applicationIds: [client.clientId], initiatedBy: 'rp', entity: { type: 'Session' } });

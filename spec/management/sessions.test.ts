@@ -130,9 +130,17 @@ describe('sessions and grants', () => {
         expect((await server.api('DELETE', `/api/users/${userId}/sessions/${target.payload.uid}`)).status).toBe(204);
       });
       const revoked = named(received, 'Session.Revoked');
+      // Named as the session routes name it (its `uid`), never by its cookie's value.
       expect(revoked).toEqual([
-        expect.objectContaining({ userId, applicationIds: [web.clientId], cause: 'administrator', entity: { type: 'Session', id: expect.any(String) } }),
+        expect.objectContaining({
+          sessionId: target.payload.uid,
+          userId,
+          applicationIds: [web.clientId],
+          cause: 'administrator',
+          entity: { type: 'Session', id: target.payload.uid },
+        }),
       ]);
+      expect(received.some(({ raw }) => raw.includes(first.browser.cookies.get('_session')!))).toBe(false);
       expect(named(received, 'Grant.Revoked')).toEqual([
         expect.objectContaining({ userId, applicationId: web.clientId, grantId: target.payload.authorizations[web.clientId].grantId, cause: 'administrator' }),
       ]);
