@@ -50,8 +50,8 @@ function causeOf(ctx: KoaContextWithOIDC): GrantRevocationCause {
   }
 }
 
-/** Who made the request: its address and user agent, when known. */
-const requester = (ctx: KoaContextWithOIDC) => ({ ip: ctx.ip, ...(ctx.get('user-agent') && { userAgent: ctx.get('user-agent') }) });
+/** Who made the request: its address and user agent, when known (the token events' too). */
+export const requester = (ctx: KoaContextWithOIDC) => ({ ip: ctx.ip, ...(ctx.get('user-agent') && { userAgent: ctx.get('user-agent') }) });
 
 /**
  * The provider's lifecycle as webhook events, from oidc-provider's own events: a sign-out at the

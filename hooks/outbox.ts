@@ -105,6 +105,21 @@ interface RecordedEvent {
   payload: Record<string, unknown>;
 }
 
+/** A lifecycle or opt-in report as the event it records: about its entity, if any, from its application. */
+const recordedOf = ({
+  event,
+  entity,
+  source,
+  applicationId,
+  fields,
+}: Omit<LifecycleReport, 'event' | 'entity'> & { event: string; entity?: LifecycleReport['entity'] }): RecordedEvent => ({
+  event,
+  ...(entity && { entity }),
+  source,
+  clientId: applicationId,
+  payload: fields,
+});
+
 /** Account API paths: a change made there is the user's own, through their application. */
 const accountPaths = /^\/api\/(my-account|verifications)(\/|$)/;
 
@@ -288,19 +303,11 @@ export function createOutbox(
     },
 
     async reportLifecycle(items) {
-      const found = items.map(({ event, entity, source, applicationId, fields }) => ({ event, entity, source, clientId: applicationId, payload: fields }));
-      if (await enqueue(found, new Date())) onQueued?.();
+      if (await enqueue(items.map(recordedOf), new Date())) onQueued?.();
     },
 
     async reportOptIn(items) {
-      const found = items.map(({ event, entity, source, applicationId, fields }) => ({
-        event,
-        ...(entity && { entity }),
-        source,
-        clientId: applicationId,
-        payload: fields,
-      }));
-      const outcomes = await insertEach(events, documentsOf(found, new Date(), optInRetentionMs));
+      const outcomes = await insertEach(events, documentsOf(items.map(recordedOf), new Date(), optInRetentionMs));
       onQueued?.();
       return outcomes.map((outcome) => (outcome instanceof Error ? outcome : undefined));
     },

@@ -1,6 +1,7 @@
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
+import { requester } from './lifecycle-events.js';
 import type { OptInEvents, OptInReport } from './opt-in.js';
 
 /** What oidc-provider's tokens carry that the events read (its typings leave some out). */
@@ -22,7 +23,6 @@ interface Entities {
 const expectedSilentAnswers = new Set(['login_required', 'consent_required', 'interaction_required', 'account_selection_required']);
 const issuable = ['access_token', 'id_token', 'refresh_token'] as const;
 
-const requester = (ctx: KoaContextWithOIDC) => ({ ip: ctx.ip, ...(ctx.get('user-agent') && { userAgent: ctx.get('user-agent') }) });
 const clientOf = (ctx: KoaContextWithOIDC) => ctx.oidc?.client?.clientId;
 const about = (ctx: KoaContextWithOIDC, grantId: string | undefined, fields: Record<string, unknown>): Omit<OptInReport, 'event'> => ({
   ...(grantId && { entity: { type: 'Grant', id: grantId } }),

@@ -118,12 +118,15 @@ export function createSessionStore(db: Db, options: SessionStoreOptions) {
     return found.map((stored) => viewOf(stored, byUid.get(parse<SessionPayload>(stored).uid)));
   }
 
-  /** Deletes grants and every token under them, in the unit of work. */
-  async function deleteGrants(ids: string[]) {
-    if (ids.length === 0) return;
-    // One after the other: in a unit of work, a session takes one operation at a time.
-    for (const model of grantableModels) await db.collection(providerCollection(model)).deleteMany({ grantId: { $in: ids } }, inUnit());
-    await grants.deleteMany({ _id: { $in: ids } }, inUnit());
+  /** Deletes grants and every token under them, in the unit of work; answers the ids this call deleted (not one another request deleted first). */
+  async function deleteGrants(ids: string[]): Promise<string[]> {
+    // Each grant by itself, so that of two requests ending one grant only the one whose delete took
+    // it announces it. One after the other: in a unit of work, a session takes one operation at a time.
+    const deleted: string[] = [];
+    for (const id of new Set(ids)) if ((await grants.deleteOne({ _id: id }, inUnit())).deletedCount === 1) deleted.push(id);
+    if (deleted.length === 0) return deleted;
+    for (const model of grantableModels) await db.collection(providerCollection(model)).deleteMany({ grantId: { $in: deleted } }, inUnit());
+    return deleted;
   }
 
   /** The grants of `authorizations` that `target` names. */
@@ -178,10 +181,8 @@ export function createSessionStore(db: Db, options: SessionStoreOptions) {
         ended.sessions.push({ id: payload.uid, applicationIds: Object.keys(authorizations) });
         ended.grants.push(...(await grantsOf(authorizations, target)));
       }
-      const grantIds = [...new Set(ended.grants.map(({ id }) => id))];
-      const existing = new Set((await grants.find({ _id: { $in: grantIds } }, inUnit()).toArray()).map(({ _id }) => _id));
-      ended.grants = ended.grants.filter(({ id }) => existing.has(id));
-      await deleteGrants(ended.grants.map(({ id }) => id));
+      const deleted = new Set(await deleteGrants(ended.grants.map(({ id }) => id)));
+      ended.grants = ended.grants.filter(({ id }) => deleted.has(id));
       await contexts.deleteMany({ _id: { $in: found.map((stored) => parse<SessionPayload>(stored).uid) } }, inUnit());
       return ended;
     },
@@ -206,9 +207,7 @@ export function createSessionStore(db: Db, options: SessionStoreOptions) {
       const stored = await grants.findOne({ _id: grantId, accountId: userId }, inUnit());
       const payload = stored && parse<GrantView['payload']>(stored);
       if (!payload || payload.accountId !== userId) return { sessions: [], grants: [] };
-      const { deletedCount } = await grants.deleteOne({ _id: grantId }, inUnit());
-      if (deletedCount === 0) return { sessions: [], grants: [] };
-      await deleteGrants([grantId]);
+      if ((await deleteGrants([grantId])).length === 0) return { sessions: [], grants: [] };
       for (const held of await storedSessions(userId)) {
         const session = parse<SessionPayload>(held);
         const entries = Object.entries(session.authorizations ?? {});

@@ -15,13 +15,14 @@ const redirectUri = 'http://127.0.0.1:9/callback';
 const signedOut = 'http://127.0.0.1:9/signed-out';
 const password = 'correct horse battery staple';
 
-/** A loopback port nothing listens on: a back-channel logout there fails. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
+/** A loopback endpoint that drops every connection: a back-channel logout there fails, whatever else runs on the machine. */
+async function droppingEndpoint(): Promise<{ url: string; close(): Promise<unknown> }> {
+  const dropping = createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(dropping.address() as AddressInfo).port}/logout`,
+    close: () => new Promise((resolve) => dropping.close(resolve)),
+  };
 }
 
 /**
@@ -75,13 +76,7 @@ describe('lifecycle events', () => {
       // OpenID Connect Core §11: offline_access is granted only with prompt=consent.
       ...(offline && { prompt: 'consent' }),
     });
-    const config = await server.discover(client.clientId, client.clientSecret);
-    const tokens = await oauth.authorizationCodeGrant(config, flow.callback, {
-      pkceCodeVerifier: flow.verifier,
-      expectedState: 'state-1',
-      expectedNonce: 'nonce-1',
-    });
-    return { flow, browser, tokens };
+    return { flow, browser, tokens: await redeem(server, client, flow) };
   }
 
   /** Ends the browser's session at the end-session endpoint through its confirmation page; `idTokenHint` makes it RP-initiated. */
@@ -183,13 +178,14 @@ describe('lifecycle events', () => {
   });
 
   it('RP-initiated logout: PostSignOut (initiatedBy rp), the grant revoked (end_session), and a back-channel logout that failed', async () => {
+    const dropping = await droppingEndpoint();
     const unreachable = await server.create('/api/applications', {
       name: 'Gone away',
       type: 'Traditional',
       oidcClientMetadata: {
         redirectUris: [redirectUri],
         postLogoutRedirectUris: [signedOut],
-        backchannelLogoutUri: `http://127.0.0.1:${await closedPort()}/logout`,
+        backchannelLogoutUri: dropping.url,
       },
     });
     const client = { clientId: unreachable.id as string, clientSecret: unreachable.secret as string };
@@ -198,6 +194,7 @@ describe('lifecycle events', () => {
     const cookieValue = browser.cookies.get('_session');
     expect(cookieValue).toEqual(expect.any(String));
     const received = await eventsDuring(server, receiver, () => signOut(browser, tokens.id_token!));
+    await dropping.close();
     expect(received.some(({ raw }) => raw.includes(cookieValue!))).toBe(false);
     const [signOutEvent, ...more] = named(received, 'PostSignOut');
     expect(more).toEqual([]);

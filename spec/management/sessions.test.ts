@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import * as oauth from 'openid-client';
 
 import { TestBrowser } from '../support/browser.js';
-import { codeFlow } from '../support/flows.js';
+import { codeFlow, redeem } from '../support/flows.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver, type Received } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -48,13 +48,7 @@ describe('sessions and grants', () => {
     const browser = new TestBrowser(server.url, nextIp(), userAgent);
     const offline = scope.includes('offline_access');
     const flow = await codeFlow(browser, { clientId: web.clientId, redirectUri, scope, identifier: username, password, ...(offline && { prompt: 'consent' }) });
-    const config = await server.discover(web.clientId, web.clientSecret);
-    const tokens = await oauth.authorizationCodeGrant(config, flow.callback, {
-      pkceCodeVerifier: flow.verifier,
-      expectedState: 'state-1',
-      expectedNonce: 'nonce-1',
-    });
-    return { browser, tokens, config };
+    return { browser, tokens: await redeem(server, web, flow), config: await server.discover(web.clientId, web.clientSecret) };
   }
 
   /** Whether the browser still has a session: a `prompt=none` authorization answers a code, or `login_required`. */

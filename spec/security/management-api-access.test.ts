@@ -134,6 +134,10 @@ describe('authorization: who may call the Management API', () => {
         ['POST', '/api/roles'],
         ['GET', '/api/applications'],
         ['GET', '/api/impersonations'],
+        // Sessions and grants (issue 38): seeing or ending them is the Management API's `all`.
+        ['GET', `/api/users/${userId}/sessions`],
+        ['DELETE', `/api/users/${userId}/sessions`],
+        ['GET', `/api/users/${userId}/grants`],
       ] as const) {
         expect((await server.api(method, path, { token: backendToken, ...(method === 'POST' && { body: { name: 'x' } }) })).status).toBe(403);
       }

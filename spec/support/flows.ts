@@ -43,8 +43,8 @@ export async function codeFlow(
   return { callback: url, verifier: auth.verifier };
 }
 
-/** Redeems the code of a `codeFlow` with openid-client, as a relying party would. */
-export async function redeem(server: TestServer, client: { clientId: string; clientSecret: string }, flow: CodeFlowResult, resource?: string) {
+/** Redeems the code of a `codeFlow` with openid-client, as a relying party would (a public client without a secret). */
+export async function redeem(server: TestServer, client: { clientId: string; clientSecret?: string | undefined }, flow: CodeFlowResult, resource?: string) {
   const config = await server.discover(client.clientId, client.clientSecret);
   return oauth.authorizationCodeGrant(
     config,
