@@ -30,6 +30,8 @@ interface Header {
   format: typeof format;
   version: 1;
   writtenAt: string;
+  /** When its reading began: it holds every write answered before then (a write during the reading may be in it or not). */
+  takenAt?: string;
   documents: number;
   sha256: string;
 }
@@ -199,7 +201,14 @@ export function startSnapshots(
     const started = Date.now();
     try {
       const { body, documents } = await dump(db, collections);
-      const header: Header = { format, version: 1, writtenAt: new Date().toISOString(), documents, sha256: digest(body) };
+      const header: Header = {
+        format,
+        version: 1,
+        writtenAt: new Date().toISOString(),
+        takenAt: new Date(started).toISOString(),
+        documents,
+        sha256: digest(body),
+      };
       await replaceDurably(dir, current, `${JSON.stringify(header)}\n${body}`);
       logger.debug?.('snapshot written', { dataDir: dir, documents, durationMs: Date.now() - started });
     } catch (error) {

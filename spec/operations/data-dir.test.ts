@@ -37,9 +37,10 @@ async function waitFor(check: () => Promise<boolean>, what: string): Promise<voi
 }
 
 /** When the data directory's newest snapshot was written (its header), or undefined before the first. */
-async function snapshotWrittenAt(dir: string): Promise<number | undefined> {
+/** When the current snapshot's reading began: it holds every write answered before then. */
+async function snapshotTakenAt(dir: string): Promise<number | undefined> {
   const text = await readFile(join(dir, 'store.snapshot'), 'utf8').catch(() => undefined);
-  return text === undefined ? undefined : Date.parse((JSON.parse(text.slice(0, text.indexOf('\n'))) as { writtenAt: string }).writtenAt);
+  return text === undefined ? undefined : Date.parse((JSON.parse(text.slice(0, text.indexOf('\n'))) as { takenAt: string }).takenAt);
 }
 
 /**
@@ -145,10 +146,11 @@ describe('the embedded engine kept in a data directory (DATA_DIR)', () => {
 
   it('loses at most the snapshot interval to SIGKILL, and takes over the lock the killed process left', async () => {
     const bearer = await token(server!);
-    const createdAt = Date.now();
     const grace = await callApi(server!, bearer, 'POST', '/api/users', { username: 'grace' });
     expect(grace.status).toBe(200);
-    await waitFor(async () => ((await snapshotWrittenAt(dir)) ?? 0) > createdAt, 'a snapshot after the write');
+    // A snapshot whose reading began after the write was answered (one that ended after it may have begun before).
+    const answeredAt = Date.now();
+    await waitFor(async () => ((await snapshotTakenAt(dir)) ?? 0) > answeredAt, 'a snapshot after the write');
     expect(await server!.stop('SIGKILL')).toBeNull();
     server = await start();
     const again = await token(server);
