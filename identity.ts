@@ -6,7 +6,7 @@ import type Provider from 'oidc-provider';
 import { createApis } from './composition/apis.js';
 import { startBackground, type BackgroundService } from './composition/background.js';
 import { configureWith, type Configured } from './composition/configure.js';
-import { registerTokenExchange } from './composition/exchange.js';
+import { registerOrganizationTokens, registerTokenExchange } from './composition/exchange.js';
 import { installProvider } from './composition/install-provider.js';
 import { resolveOptions } from './composition/options.js';
 import { createParts } from './composition/parts.js';
@@ -73,6 +73,7 @@ export async function createIdentity(given: IdentityOptions): Promise<Identity> 
       if (!configured) throw new TypeError('call configure() and build the provider from its result before install()');
       const installed = installProvider(provider, options, parts, configured);
       registerTokenExchange(provider, parts, configured, installed, minted);
+      registerOrganizationTokens(provider, parts, options);
       background = startBackground(provider, options, parts, installed);
       return createApis(provider, options, parts, configured, installed);
     },

@@ -4,6 +4,7 @@ import { createGrantLoader } from '../experience/consent.js';
 import { interactionUrl } from '../experience/index.js';
 import { signOutPage } from '../experience/views/pages.js';
 import { configureProvider } from '../provider/configure.js';
+import { organizationTokenClaims } from '../grants/organization-tokens.js';
 import type { MintedToken } from '../provider/token-types.js';
 import type { ResolvedOptions } from './options.js';
 import type { Parts } from './parts.js';
@@ -23,16 +24,19 @@ export function configureWith(host: Configuration, options: ResolvedOptions, par
   const { configuration, getResourceServerInfo } = configureProvider(host, {
     db: parts.db,
     queries: parts.queries,
+    organizationAccess: parts.organizationAccess,
     clients: caches.clients,
     keyRing: parts.keyRing,
     resources: caches.resources,
     defaultResource: () => caches.defaultResource.get('default'),
     held: caches.held,
+    organizations: caches.organizations,
     accessTokenAlg: options.accessTokenAlg,
     managementApiTokenTtl: options.managementApiTokenTtl,
     outboundAllowedHosts: options.outboundAllowedHosts,
     extraTokenClaims: async (ctx, token) => ({
       ...(await customClaimsFor(ctx, token as Parameters<typeof customClaimsFor>[1], minted.get(token)?.facts)),
+      ...organizationTokenClaims(ctx, token),
       ...minted.get(token)?.claims,
     }),
     ...(branding &&

@@ -2,9 +2,11 @@ import type Provider from 'oidc-provider';
 
 import { createActorIdentifier } from '../grants/token-exchange/actor.js';
 import * as tokenExchange from '../grants/token-exchange/index.js';
+import { registerOrganizationGrants } from '../grants/organization-tokens.js';
 import type { MintedToken } from '../provider/token-types.js';
 import type { Configured } from './configure.js';
 import type { Installed } from './install-provider.js';
+import type { ResolvedOptions } from './options.js';
 import type { Parts } from './parts.js';
 
 /**
@@ -34,4 +36,9 @@ export function registerTokenExchange(
     }),
     tokenExchange.parameters,
   );
+}
+
+/** Organization tokens on the provider's own `refresh_token` and `client_credentials` grants (`grants/organization-tokens.ts`). */
+export function registerOrganizationTokens(provider: Provider, parts: Parts, options: ResolvedOptions) {
+  registerOrganizationGrants(provider, parts.organizationAccess, options.accessTokenAlg);
 }

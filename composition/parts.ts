@@ -15,12 +15,14 @@ import { ensureIndexes, storeCollections } from '../lib/store/database.js';
 import { watchDatabaseIdentity } from '../lib/store/database-identity.js';
 import { intentCollections } from '../lib/store/intents.js';
 import { createQueries } from '../lib/store/queries/index.js';
+import { outsideUnit } from '../lib/store/session.js';
 import { ensureManagementApi } from '../management/bootstrap.js';
 import { createProviderCaches } from '../provider/caches.js';
 import { providerCollections, revokeAccount } from '../provider/collections.js';
 import type { AccountRevocationCause, SessionRevocationCause } from '../hooks/catalog.js';
 import { revocationReports, type EndedOfAccount } from '../hooks/lifecycle-events.js';
 import { createSessionStore } from '../provider/sessions.js';
+import { createOrganizationAccess } from '../provider/organization-access.js';
 import { createCustomClaims } from '../provider/custom-claims.js';
 import { createProviderFetch } from '../provider/fetch.js';
 import { loadProviderSecrets } from '../provider/keys.js';
@@ -88,6 +90,14 @@ export async function createParts(options: ResolvedOptions) {
     ...(metrics && { metrics }),
   });
 
+  // Who may get a token for an organization (`provider/organization-access.ts`).
+  const organizationAccess = createOrganizationAccess({
+    organizations: caches.organizations,
+    isThirdParty: async (id) => (await caches.applications.get(id))?.isThirdParty === true,
+    consented: (applicationId, userId, organizationId) => outsideUnit(() => queries.consentOrganizations.has(applicationId, userId, organizationId)),
+    hasSecondFactor: async (userId) => ((await outsideUnit(() => queries.users.findById(userId)))?.mfaVerifications?.length ?? 0) > 0,
+  });
+
   /** Announces the sessions and grants the service ended, in the caller's unit of work. */
   const announceEnded = (userId: string, ended: EndedOfAccount, cause: SessionRevocationCause) =>
     hooks.outbox.reportLifecycle(revocationReports(userId, ended, cause));
@@ -110,6 +120,7 @@ export async function createParts(options: ResolvedOptions) {
     connectors: createConnectorStore(db, box),
     ssoConnectors: createSsoConnectorStore(db, box),
     caches,
+    organizationAccess,
     sandbox,
     // Dry runs get a sandbox of their own: nothing a script under test does can delay a token.
     dryRuns: new Sandbox({ timeoutMs: options.customClaimsTimeoutMs }),

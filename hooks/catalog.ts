@@ -64,6 +64,8 @@ export const recordedChanges = [
   'Organization.deleted',
   'Organization.membership.updated',
   'Organization.membership.roles.updated',
+  'Organization.applications.updated',
+  'Organization.applications.roles.updated',
   'OrganizationRole.created',
   'OrganizationRole.updated',
   'OrganizationRole.deleted',

@@ -16,6 +16,7 @@ export const organizationResponse = {
     name: { type: 'string' },
     description: { type: ['string', 'null'] },
     customData: { type: 'object', additionalProperties: true },
+    isMfaRequired: { type: 'boolean' },
     createdAt: timestamp,
     // With `showFeatured=true` only.
     usersCount: { type: 'integer' },
@@ -24,7 +25,7 @@ export const organizationResponse = {
       items: { type: 'object', properties: { id: { type: 'string' }, avatar: { type: ['string', 'null'] }, name: { type: ['string', 'null'] } } },
     },
   },
-  required: ['id', 'name', 'description', 'customData', 'createdAt'],
+  required: ['id', 'name', 'description', 'customData', 'isMfaRequired', 'createdAt'],
 } as const;
 
 export const organizationScopeResponse = {

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 
 import type { IntentDocument, IntentState } from '../lib/store/intents.js';
-import { userToApi, withId } from '../lib/store/models.js';
+import { organizationToApi, userToApi, withId } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { changesCollection } from '../lib/store/changes.js';
 import { presentOrganizationRoles } from './organizations/entities.js';
@@ -19,7 +19,7 @@ function entityShapes(queries: Queries): Record<string, (id: string) => Promise<
     User: shown(queries.users.findById, userToApi),
     Role: shown(queries.roles.findById, withId),
     Scope: shown(queries.scopes.findById, withId),
-    Organization: shown(queries.organizations.findById, withId),
+    Organization: shown(queries.organizations.findById, organizationToApi),
     OrganizationScope: shown(queries.organizationScopes.findById, withId),
     OrganizationRole: shown(queries.organizationRoles.findById, async (role) => (await presentOrganizationRoles(queries, [role]))[0]),
   };

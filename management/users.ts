@@ -3,7 +3,7 @@ import type { Filter } from 'mongodb';
 import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
-import { byName, newUser, userChanges, userToApi, withId, type UserDocument } from '../lib/store/models.js';
+import { byName, newUser, userChanges, userToApi, organizationToApi, type UserDocument } from '../lib/store/models.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import { parseSearch, searchFilter } from '../lib/http/search.js';
 import { requirePhone } from '../lib/phone.js';
@@ -154,7 +154,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       ]);
       const roles = new Map((await queries.organizationRoles.findByIds([...new Set([...held.values()].flat())])).map((role) => [role._id, role.name]));
       ctx.body = organizations.map((organization) => ({
-        ...withId(organization),
+        ...organizationToApi(organization),
         organizationRoles: (held.get(organization._id) ?? []).flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : [])).sort(byName),
       }));
     },

@@ -10,6 +10,7 @@ import { impersonationPolicyStore } from '../impersonation/policy.js';
 import { toClientMetadata } from './clients.js';
 import { createHeldPermissions, loadApplicationRoleIds, loadResource, loadUserRoleIds, permissionNames } from './resource-servers.js';
 import { createRoleLookup, loadRoleFacts } from './role-facts.js';
+import { createOrganizationCaches } from './organization-facts.js';
 
 /**
  * What the provider reads on every token, kept per process: applications as clients, API
@@ -54,5 +55,20 @@ export async function createProviderCaches(
   const signInSettings = registry.create('signInExperience', () => signInSettingsStore(db).load());
   // The impersonation policy (one entry): read by every token exchange.
   const impersonationPolicy = registry.create('impersonationPolicy', () => impersonationPolicyStore(db).load());
-  return { registry, clients, applications, resources, defaultResource, roles, held, heldManagementScopes, customizer, signInSettings, impersonationPolicy };
+  // Memberships, organization roles and organizations, for organization tokens.
+  const organizations = createOrganizationCaches(registry, queries);
+  return {
+    registry,
+    clients,
+    applications,
+    resources,
+    defaultResource,
+    roles,
+    held,
+    heldManagementScopes,
+    customizer,
+    signInSettings,
+    impersonationPolicy,
+    organizations,
+  };
 }

@@ -10,6 +10,7 @@ import { clientPolicies, extraClientMetadata } from './client-policies.js';
 import { createProviderFetch } from './fetch.js';
 import type { KeyRing } from './oidc-keys.js';
 import { createGetResourceServerInfo, type ResourceServerDeps } from './resource-servers.js';
+import { checkingOrganizationAccess, wantsOrganizationToken, type OrganizationAccess } from './organization-access.js';
 
 const defaultAccessTokenTtl = 3600;
 
@@ -19,6 +20,7 @@ type LogoutSource = NonNullable<NonNullable<NonNullable<Configuration['features'
 export interface ProviderDeps extends Omit<ResourceServerDeps, 'fallback'> {
   db: Db;
   queries: Queries;
+  organizationAccess: OrganizationAccess;
   /** Our applications as oidc-provider clients (from the applications cache). */
   clients: { get: ClientFinder };
   keyRing: KeyRing;
@@ -50,6 +52,7 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
     createGetResourceServerInfo({
       resources: deps.resources,
       held: deps.held,
+      organizations: deps.organizations,
       accessTokenAlg: deps.accessTokenAlg,
       managementApiTokenTtl: deps.managementApiTokenTtl,
       ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),
@@ -63,7 +66,8 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
     // Discovery says only what works: `client_secret_jwt` needs the secret itself, which we
     // do not keep (only its hash).
     clientAuthMethods: host.clientAuthMethods ?? ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
-    findAccount: failingAsUnavailable(createFindAccount(deps.queries, host.findAccount)),
+    // An organization token's access is checked where the refresh grant finds the account (`organization-access.ts`).
+    findAccount: failingAsUnavailable(checkingOrganizationAccess(createFindAccount(deps.queries, host.findAccount), () => deps.organizationAccess)),
     // The host's claims, then ours, which nothing overrides.
     extraTokenClaims: failingAsUnavailable(async (ctx: KoaContextWithOIDC, token) => ({
       ...(await host.extraTokenClaims?.(ctx, token)),
@@ -133,11 +137,13 @@ type DefaultResource = NonNullable<NonNullable<Configuration['features']>['resou
 
 /**
  * As Logto's: a request that names no API resource gets the default one, when one is marked (the
- * host's own choice comes first). A `client_credentials` request with neither is `invalid_target`
+ * host's own choice comes first), except one for an organization token. A `client_credentials` request with neither is `invalid_target`
  * (RFC 8707 §2), not an unbound opaque token.
  */
 function requiringResourceForClientCredentials(host: DefaultResource, marked: () => Promise<string | undefined>): NonNullable<DefaultResource> {
   return async (ctx, client, oneOf) => {
+    // An organization token's audience is the organization (`grants/organization-tokens.ts`): no resource is chosen for it.
+    if (wantsOrganizationToken(ctx)) return undefined;
     const chosen = host ? await host(ctx, client, oneOf) : (oneOf ?? (await marked()));
     if (chosen === undefined && ctx.oidc.route === 'token' && ctx.oidc.params?.grant_type === 'client_credentials') {
       throw new errors.InvalidTarget('resource indicator is missing: name the API resource this token is for');

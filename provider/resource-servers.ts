@@ -5,6 +5,8 @@ import type { AccessTokenAlg } from '../lib/config.js';
 import type { ResourceDocument, ScopeDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { scopeIdsOf, type RoleLookup } from './role-facts.js';
+import { organizationsResource, organizationTokenTtl, requestedOrganization } from './organization-access.js';
+import { resourceScopeIdsOf, type OrganizationCaches } from './organization-facts.js';
 
 export interface CachedResource {
   resource: ResourceDocument;
@@ -56,6 +58,7 @@ export const permissionNames = (scopes: ScopeDocument[], held: Set<string>) => s
 export interface ResourceServerDeps {
   resources: KeyedCache<CachedResource>;
   held: HeldPermissions;
+  organizations: OrganizationCaches;
   accessTokenAlg: AccessTokenAlg;
   /** Lifetime of a Management API token, in seconds. */
   managementApiTokenTtl: number;
@@ -74,14 +77,30 @@ function accountOf(ctx: KoaContextWithOIDC): string | undefined {
 }
 
 /**
- * The permission ids this request's subject holds: for `client_credentials`, the application's;
- * for every other grant, the user's (an application's own roles count for nothing there). No
- * known subject holds nothing.
+ * The permission ids this request's subject holds. For `client_credentials`, the application's;
+ * for every other grant, the user's (an application's own roles count for nothing there). With
+ * `organization_id` at the token endpoint, only what the subject's organization roles give in that
+ * organization. At authorization (the consent), the user's organization roles in any organization
+ * count too, so that the grant holds what organization-bound tokens may carry later; a token asked
+ * for without `organization_id` carries only the user's own. No known subject holds nothing.
  */
-async function heldBy(held: HeldPermissions, ctx: KoaContextWithOIDC, clientId: string): Promise<Set<string>> {
-  if (ctx.oidc.params?.grant_type === 'client_credentials') return held.ofApplication(clientId);
+async function heldBy({ held, organizations }: ResourceServerDeps, ctx: KoaContextWithOIDC, clientId: string): Promise<Set<string>> {
+  const clientCredentials = ctx.oidc.params?.grant_type === 'client_credentials';
   const accountId = accountOf(ctx);
-  return accountId ? held.ofUser(accountId) : new Set();
+  const atToken = ctx.oidc.route === 'token';
+  const organizationId = atToken ? requestedOrganization(ctx) : undefined;
+  if (organizationId !== undefined) {
+    const roles = clientCredentials
+      ? await organizations.applicationRoles(organizationId, clientId)
+      : accountId
+        ? await organizations.userRoles(organizationId, accountId)
+        : undefined;
+    return resourceScopeIdsOf(roles ?? []);
+  }
+  if (clientCredentials) return held.ofApplication(clientId);
+  if (!accountId) return new Set();
+  const own = await held.ofUser(accountId);
+  return atToken ? own : new Set([...own, ...(await organizations.userResourceScopeIds(accountId))]);
 }
 
 /**
@@ -93,8 +112,20 @@ async function heldBy(held: HeldPermissions, ctx: KoaContextWithOIDC, clientId: 
  * applications: any other grant asking for it is refused as `invalid_target`.
  */
 export function createGetResourceServerInfo(deps: ResourceServerDeps): GetResourceServerInfo {
-  const { resources, held, accessTokenAlg, fallback } = deps;
+  const { resources, accessTokenAlg, fallback } = deps;
   return async (ctx, indicator, client) => {
+    if (indicator === organizationsResource) {
+      // Logto's reserved resource: every organization permission may be consented to; a token gets
+      // them only for one organization (`organization_id`, `grants/organization-tokens.ts`), so at
+      // the token endpoint it offers none.
+      return {
+        scope: ctx.oidc.route === 'token' ? '' : (await deps.organizations.allScopeNames()).join(' '),
+        audience: organizationsResource,
+        accessTokenTTL: organizationTokenTtl,
+        accessTokenFormat: 'jwt',
+        jwt: { sign: { alg: accessTokenAlg } },
+      };
+    }
     const found = await resources.get(indicator);
     if (!found) {
       if (fallback) return fallback(ctx, indicator, client);
@@ -105,7 +136,7 @@ export function createGetResourceServerInfo(deps: ResourceServerDeps): GetResour
       throw new errors.InvalidTarget('the Management API is only for machine-to-machine applications (client_credentials)');
     }
     return {
-      scope: permissionNames(found.scopes, await heldBy(held, ctx, client.clientId)).join(' '),
+      scope: permissionNames(found.scopes, await heldBy(deps, ctx, client.clientId)).join(' '),
       audience: found.resource.indicator,
       accessTokenTTL: managementApi ? deps.managementApiTokenTtl : found.resource.accessTokenTtl,
       accessTokenFormat: 'jwt',

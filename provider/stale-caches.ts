@@ -13,7 +13,12 @@ export type CacheName =
   | 'oidcKeys'
   | 'impersonationPolicy'
   | 'connectors'
-  | 'hookSubscriptions';
+  | 'hookSubscriptions'
+  | 'organizations'
+  | 'organizationRoles'
+  | 'organizationScopes'
+  | 'organizationMemberships'
+  | 'organizationApplications';
 
 /**
  * Which caches each change makes stale, keyed as changes are recorded (`Entity.action`). The write
@@ -23,7 +28,7 @@ export type CacheName =
 export const staleCaches: Readonly<Partial<Record<ChangeKey, readonly CacheName[]>>> = {
   'Application.created': ['applications'],
   'Application.updated': ['applications'],
-  'Application.deleted': ['applications', 'applicationRoles'],
+  'Application.deleted': ['applications', 'applicationRoles', 'organizationApplications'],
   'Application.secrets.updated': ['applications'],
   'Application.roles.updated': ['applicationRoles'],
   'Resource.created': ['resources', 'defaultResource'],
@@ -38,8 +43,22 @@ export const staleCaches: Readonly<Partial<Record<ChangeKey, readonly CacheName[
   'Role.scopes.updated': ['roles'],
   'Role.users.updated': ['userRoles'],
   'Role.applications.updated': ['applicationRoles'],
-  'User.deleted': ['userRoles'],
+  'User.deleted': ['userRoles', 'organizationMemberships'],
   'User.roles.updated': ['userRoles'],
+  // What organization tokens read (`organization-facts.ts`): who is a member with which roles, what each role gives.
+  'Organization.updated': ['organizations'],
+  'Organization.deleted': ['organizations', 'organizationMemberships', 'organizationApplications'],
+  'Organization.membership.updated': ['organizationMemberships'],
+  'Organization.membership.roles.updated': ['organizationMemberships'],
+  'Organization.applications.updated': ['organizationApplications'],
+  'Organization.applications.roles.updated': ['organizationApplications'],
+  'OrganizationRole.updated': ['organizationRoles'],
+  'OrganizationRole.deleted': ['organizationRoles', 'organizationMemberships', 'organizationApplications'],
+  'OrganizationRole.scopes.updated': ['organizationRoles'],
+  'OrganizationRole.resourceScopes.updated': ['organizationRoles'],
+  'OrganizationScope.created': ['organizationScopes'],
+  'OrganizationScope.updated': ['organizationRoles', 'organizationScopes'],
+  'OrganizationScope.deleted': ['organizationRoles', 'organizationScopes'],
   'JwtCustomizer.updated': ['configs'],
   'SignInExperience.updated': ['signInExperience'],
   'JwtCustomizer.deleted': ['configs'],

@@ -47,6 +47,16 @@ export const storeCollections: CollectionIndexes = {
     { key: { organizationRoleId: 1 }, name: 'organizationRoleId' },
     { key: { userId: 1 }, name: 'userId' },
   ],
+  application_user_consent_organizations: [
+    { key: { applicationId: 1, userId: 1 }, name: 'applicationId_userId' },
+    { key: { userId: 1 }, name: 'userId' },
+    { key: { organizationId: 1 }, name: 'organizationId' },
+  ],
+  organization_application_roles: [
+    { key: { organizationId: 1, applicationId: 1, organizationRoleId: 1 }, name: 'membership_role', unique: true },
+    { key: { organizationRoleId: 1 }, name: 'organizationRoleId' },
+    { key: { applicationId: 1 }, name: 'applicationId' },
+  ],
   // The change log: read newest first, whole or by entity; kept for CHANGES_RETENTION_DAYS.
   changes: [{ key: { createdAt: 1, _id: 1 }, name: 'createdAt' }, { key: { entity: 1, id: 1, createdAt: -1 }, name: 'entity_id' }, expiring],
   ...Object.fromEntries((Object.keys(linkTables) as LinkTable[]).map((table) => [table, linkIndexes(table)])),

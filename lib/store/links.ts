@@ -10,6 +10,7 @@ export const linkTables = {
   applications_roles: ['applicationId', 'roleId'],
   roles_scopes: ['roleId', 'scopeId'],
   organization_users: ['organizationId', 'userId'],
+  organization_applications: ['organizationId', 'applicationId'],
   organization_role_scopes: ['organizationRoleId', 'organizationScopeId'],
   organization_role_resource_scopes: ['organizationRoleId', 'scopeId'],
 } as const;

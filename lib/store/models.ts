@@ -139,8 +139,13 @@ export interface OrganizationDocument {
   name: string;
   description: string | null;
   customData: Record<string, unknown>;
+  /** Logto's `isMfaRequired`: a member without a second factor gets no token for it. Unset (older documents): false. */
+  isMfaRequired?: boolean;
   createdAt: number;
 }
+
+/** An organization as the API shows it. */
+export const organizationToApi = (organization: OrganizationDocument) => ({ ...withId(organization), isMfaRequired: organization.isMfaRequired ?? false });
 
 export interface OrganizationRoleDocument {
   _id: string;
@@ -158,12 +163,6 @@ export interface OrganizationScopeDocument {
   createdAt: number;
 }
 
-export interface OrganizationUserRoleDocument {
-  _id: string;
-  organizationId: string;
-  userId: string;
-  organizationRoleId: string;
-}
 
 /** What a new user is given; everything else starts empty. */
 export type NewUserFields = Partial<

@@ -1,6 +1,6 @@
 import { asBrokenForeignKey } from '../../lib/errors.js';
 import { generateId } from '../../lib/ids.js';
-import { withId, type OrganizationRoleDocument, type ScopeDocument } from '../../lib/store/models.js';
+import { organizationToApi, withId, type OrganizationRoleDocument, type ScopeDocument } from '../../lib/store/models.js';
 import type { ChangeOf } from '../../lib/store/changes.js';
 import type { ChangeKey } from '../../hooks/catalog.js';
 import { assertAssignable } from '../roles.js';
@@ -62,14 +62,21 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     createSchema: organizationCreateSchema,
     patchSchema: organizationPatchSchema,
     response: organizationResponse,
-    build: (body) => ({ _id: generateId(), name: body.name, description: body.description ?? null, customData: body.customData ?? {}, createdAt: Date.now() }),
-    present: async (documents) => documents.map(withId),
+    build: (body) => ({
+      _id: generateId(),
+      name: body.name,
+      description: body.description ?? null,
+      customData: body.customData ?? {},
+      isMfaRequired: body.isMfaRequired ?? false,
+      createdAt: Date.now(),
+    }),
+    present: async (documents) => documents.map(organizationToApi),
     // Logto's `showFeatured=true`: each organization with its member count and up to three members to show.
     async presentFeatured(documents) {
       const samples = await Promise.all(documents.map(({ _id }) => links.organizationUsers.sampleOf(_id, 3)));
       const users = new Map((await queries.users.findByIds(samples.flatMap(({ rights }) => rights))).map((user) => [user._id, user]));
       return documents.map((organization, index) => ({
-        ...withId(organization),
+        ...organizationToApi(organization),
         usersCount: samples[index].count,
         featuredUsers: samples[index].rights.flatMap((id) => {
           const user = users.get(id);

@@ -6,6 +6,7 @@ import type { EntityDocument } from '../../lib/store/entities.js';
 import type { Links } from '../../lib/store/links.js';
 import {
   userToApi,
+  organizationToApi,
   withId,
   type ApplicationDocument,
   type OrganizationDocument,
@@ -45,7 +46,7 @@ export const sides = {
     response: applicationResponse,
   }),
   scope: side<ScopeDocument>({ collection: 'scopes', label: 'scope', entity: 'Scope', toApi: withId, response: scopeResponse }),
-  organization: side<OrganizationDocument>({ collection: 'organizations', label: 'organization', entity: 'Organization', toApi: withId, response: {} }),
+  organization: side<OrganizationDocument>({ collection: 'organizations', label: 'organization', entity: 'Organization', toApi: organizationToApi, response: {} }),
   organizationRole: side<OrganizationRoleDocument>({
     collection: 'organization_roles',
     label: 'organization role',

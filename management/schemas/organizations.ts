@@ -8,13 +8,13 @@ const description = { type: ['string', 'null'], maxLength: 2048 } as const;
 
 export const organizationCreateSchema = {
   type: 'object',
-  properties: { name, description, customData: freeFormObject },
+  properties: { name, description, customData: freeFormObject, isMfaRequired: { type: 'boolean' } },
   required: ['name'],
   additionalProperties: false,
 } as const;
 export const organizationPatchSchema = {
   type: 'object',
-  properties: { name, description, customData: freeFormObject },
+  properties: { name, description, customData: freeFormObject, isMfaRequired: { type: 'boolean' } },
   additionalProperties: false,
 } as const;
 

@@ -78,11 +78,11 @@ export async function startAuthorization(
   clientId: string,
   redirectUri: string,
   scope = 'openid profile email',
-  extra: Record<string, string> = {},
+  extra: Record<string, string | string[]> = {},
 ): Promise<Authorization> {
   const verifier = randomBytes(32).toString('base64url');
   const authorize = new URL(`${browser.base}/oidc/auth`);
-  authorize.search = new URLSearchParams({
+  const search = new URLSearchParams({
     client_id: clientId,
     response_type: 'code',
     scope,
@@ -91,8 +91,10 @@ export async function startAuthorization(
     nonce: 'nonce-1',
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
-    ...extra,
-  }).toString();
+  });
+  // A parameter given as a list is repeated (RFC 8707 §2: `resource` may be).
+  for (const [name, value] of Object.entries(extra)) for (const each of [value].flat()) search.append(name, each);
+  authorize.search = search.toString();
   const { response, url } = await browser.follow(authorize, redirectUri);
   const html = await response.text();
   if (response.status !== 200 || !url.pathname.startsWith('/interaction/'))

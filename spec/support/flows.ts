@@ -23,7 +23,7 @@ export async function codeFlow(
     scope: string;
     identifier: string;
     password: string;
-    resource?: string;
+    resource?: string | string[];
     prompt?: string;
     consent?: 'allow' | 'deny';
     onConsentPage?: (html: string) => void;

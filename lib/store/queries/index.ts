@@ -6,7 +6,8 @@ import { createLinks } from '../links.js';
 import type { OrganizationDocument, OrganizationRoleDocument, OrganizationScopeDocument, RoleDocument, ScopeDocument, UserDocument } from '../models.js';
 import { createApplicationQueries } from './applications.js';
 import { createChangeQueries } from './changes.js';
-import { createOrganizationUserRoleQueries } from './organization-user-roles.js';
+import { createConsentOrganizationQueries } from './consent-organizations.js';
+import { createOrganizationMemberRoleQueries } from './organization-member-roles.js';
 import { createResourceQueries } from './resources.js';
 
 const inUse = (code: ApiError['code'], what: string) => () => new ApiError(code, `${what} is already in use`);
@@ -20,6 +21,7 @@ export function createQueries(db: Db) {
     rolesApplications: createLinks(db, 'applications_roles', { reversed: true }),
     rolesScopes: createLinks(db, 'roles_scopes'),
     organizationUsers: createLinks(db, 'organization_users'),
+    organizationApplications: createLinks(db, 'organization_applications'),
     organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
     organizationRoleResourceScopes: createLinks(db, 'organization_role_resource_scopes'),
   };
@@ -51,7 +53,9 @@ export function createQueries(db: Db) {
       label: 'organization permission',
       conflicts: { name: inUse('entity.unique_integrity_violation', 'this organization permission name') },
     }),
-    organizationUserRoles: createOrganizationUserRoleQueries(db),
+    organizationUserRoles: createOrganizationMemberRoleQueries(db, 'user'),
+    organizationApplicationRoles: createOrganizationMemberRoleQueries(db, 'application'),
+    consentOrganizations: createConsentOrganizationQueries(db),
     changes: createChangeQueries(db),
     links,
   };
