@@ -4,7 +4,7 @@ import { inUnit } from '../session.js';
 
 /** The organizations' members of each kind: where their role assignments live, and the field naming the member. */
 export const memberKinds = {
-  user: { collection: 'organization_user_roles', field: 'memberId' },
+  user: { collection: 'organization_user_roles', field: 'userId' },
   application: { collection: 'organization_application_roles', field: 'applicationId' },
 } as const;
 
