@@ -118,7 +118,7 @@ interface DataEventRule {
    */
   carries?: 'scopes' | 'organizationScopes' | 'delta' | 'user' | 'memberRoles';
   /** For `delta`: what the ids added and removed are of (`addedUserIds`, `removedUserIds`); users by default. */
-  deltaOf?: 'UserIds' | 'RoleIds';
+  deltaOf?: 'UserIds' | 'RoleIds' | 'ApplicationIds';
 }
 
 /**
@@ -145,6 +145,8 @@ const changeEventTable = {
   'Organization.deleted': { event: 'Organization.Deleted' },
   'Organization.updated': { event: 'Organization.Data.Updated' },
   'Organization.membership.updated': { event: 'Organization.Membership.Updated', ownerKey: 'organizationId', carries: 'delta' },
+  // Logto announces machine-to-machine members with the same event (`addedApplicationIds`, `removedApplicationIds`).
+  'Organization.applications.updated': { event: 'Organization.Membership.Updated', ownerKey: 'organizationId', carries: 'delta', deltaOf: 'ApplicationIds' },
   // Beyond Logto: a member's organization roles given or taken (`userId`, `addedRoleIds`, `removedRoleIds`).
   'Organization.membership.roles.updated': { event: 'Organization.Membership.Roles.Updated', ownerKey: 'organizationId', carries: 'memberRoles' },
   'OrganizationRole.created': { event: 'OrganizationRole.Created' },

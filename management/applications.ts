@@ -18,6 +18,8 @@ import {
   secretWithValueResponse,
 } from './schemas/applications.js';
 import { freeFormObject, idParams, idSchema, paginationQuery } from './schemas/common.js';
+import { organizationWithRolesResponse } from './schemas/organizations.js';
+import { organizationsOfMember } from './organizations/memberships.js';
 
 /** Read-merge-writes of one application that another write overtook are tried again this many times in all (a PATCH is overtaken at most once by each concurrent one). */
 const maxPatchAttempts = 10;
@@ -151,11 +153,29 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
     ctx.body = withId(updated);
   });
 
+  // The organizations a machine-to-machine application is a member of, with its roles there; paged when asked, as Logto's (applications/application-organization.ts).
+  router.get(
+    '/applications/:id/organizations',
+    guard({ params: idParams('id'), query: paginationQuery(), response: { type: 'array', items: organizationWithRolesResponse } }),
+    async (ctx) => {
+      const { id } = ctx.guard.params;
+      await applications.findByIdOrThrow(id);
+      const all = await organizationsOfMember(deps.queries, 'application', id);
+      const page = pageOrAll(ctx.guard.query, { optional: true });
+      setPageHeaders(ctx, page, all.length);
+      ctx.body = page ? all.slice(page.skip, page.skip + page.limit) : all;
+    },
+  );
+
   router.delete('/applications/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
     await deps.write(originOf(ctx), async ({ record }) => {
       const before = await applications.findByIdOrThrow(id);
       await applications.delete(id);
+      // Its organization memberships and the roles it held there, and users' consents for it to act in organizations.
+      await deps.queries.links.organizationApplications.removeAllOfRight(id);
+      await deps.queries.organizationApplicationRoles.removeAllOfMember(id);
+      await deps.queries.consentOrganizations.removeAllOfApplication(id);
       record({ entity: 'Application', action: 'deleted', id, data: withId(before) });
     });
     ctx.status = 204;

@@ -3,7 +3,7 @@ import type { Filter } from 'mongodb';
 import { emailKey } from '../lib/identifiers.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
-import { byName, newUser, userChanges, userToApi, organizationToApi, type UserDocument } from '../lib/store/models.js';
+import { newUser, userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import { parseSearch, searchFilter } from '../lib/http/search.js';
 import { requirePhone } from '../lib/phone.js';
@@ -13,6 +13,7 @@ import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { idParams, paginationQuery } from './schemas/common.js';
 import { organizationWithRolesResponse } from './schemas/organizations.js';
+import { organizationsOfMember } from './organizations/memberships.js';
 import {
   customDataBody,
   passwordBody,
@@ -148,15 +149,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     async (ctx) => {
       const { userId } = ctx.guard.params;
       await users.findByIdOrThrow(userId);
-      const [organizations, held] = await Promise.all([
-        queries.links.organizationUsers.leftsOf(userId).then((ids) => queries.organizations.findByIds(ids)),
-        queries.organizationUserRoles.heldBy(userId),
-      ]);
-      const roles = new Map((await queries.organizationRoles.findByIds([...new Set([...held.values()].flat())])).map((role) => [role._id, role.name]));
-      ctx.body = organizations.map((organization) => ({
-        ...organizationToApi(organization),
-        organizationRoles: (held.get(organization._id) ?? []).flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : [])).sort(byName),
-      }));
+      ctx.body = await organizationsOfMember(queries, 'user', userId);
     },
   );
 
@@ -225,7 +218,8 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       const before = await users.delete(userId);
       await queries.links.usersRoles.removeAllOfLeft(userId);
       await queries.links.organizationUsers.removeAllOfRight(userId);
-      await queries.organizationUserRoles.removeAllOfUser(userId);
+      await queries.organizationUserRoles.removeAllOfMember(userId);
+      await queries.consentOrganizations.removeAllOfUser(userId);
       await deps.revokeAccount(userId, 'deletion');
       record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
     });

@@ -46,9 +46,11 @@ export function dataEventSchema(event: string): Schema {
       required.push('userId');
       break;
     case 'delta':
-      // Each only when not empty, as Logto's membership events.
-      carried[`added${rule.deltaOf ?? 'UserIds'}`] = stringList;
-      carried[`removed${rule.deltaOf ?? 'UserIds'}`] = stringList;
+      // Each only when not empty, as Logto's membership events; of every kind the event announces (users, applications).
+      for (const [, each] of rules) {
+        carried[`added${each.deltaOf ?? 'UserIds'}`] = stringList;
+        carried[`removed${each.deltaOf ?? 'UserIds'}`] = stringList;
+      }
       break;
     default:
       carried.data = entityData[entity] ?? { type: 'object', required: ['id'] };

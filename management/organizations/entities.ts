@@ -87,6 +87,9 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     async cascade(id) {
       await links.organizationUsers.removeAllOfLeft(id);
       await organizationUserRoles.removeAllOfOrganization(id);
+      await links.organizationApplications.removeAllOfLeft(id);
+      await queries.organizationApplicationRoles.removeAllOfOrganization(id);
+      await queries.consentOrganizations.removeAllOfOrganization(id);
     },
   });
 
@@ -146,6 +149,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       await links.organizationRoleScopes.removeAllOfLeft(id);
       await links.organizationRoleResourceScopes.removeAllOfLeft(id);
       await organizationUserRoles.removeAllOfRole(id);
+      await queries.organizationApplicationRoles.removeAllOfRole(id);
     },
   });
 }

@@ -3,6 +3,7 @@ import { guard } from '../../lib/http/guard.js';
 import { byName, withId, type OrganizationRoleDocument } from '../../lib/store/models.js';
 import { keepLiveTargets } from '../../lib/store/links.js';
 import { createOwnerLocks } from '../../lib/store/owner-lock.js';
+import type { Queries } from '../../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from '../deps.js';
 import { originOf } from '../origin.js';
 import { idParams, idSchema, paginationQuery } from '../schemas/common.js';
@@ -12,17 +13,54 @@ import { organizationRoleResponse, organizationScopeResponse } from '../../lib/s
 import { presentOrganizationRoles } from './entities.js';
 
 /**
- * A member's organization roles, a relation of three (organization, user, role), as Logto's
- * (organization/user/role-relations.ts, organization/user/index.ts): listed, added, replaced and
- * removed one member at a time under the member's lock; given to several members at once; and the
- * organization permissions they give.
+ * The two kinds of organization member: users, and machine-to-machine applications (Logto's
+ * organization applications). Each holds only roles of its own type, and its changes are recorded
+ * under an action of its own.
  */
-export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
-  const { queries } = deps;
-  const { organizationRoles, organizationScopes, organizationUserRoles, links } = queries;
-  const withOwnerLock = createOwnerLocks(deps.database.db);
+const memberKinds = {
+  user: {
+    segment: 'users',
+    roleType: 'User',
+    action: 'membership.roles.updated',
+    roles: (queries: Queries) => queries.organizationUserRoles,
+    links: (queries: Queries) => queries.links.organizationUsers,
+  },
+  application: {
+    segment: 'applications',
+    roleType: 'MachineToMachine',
+    action: 'applications.roles.updated',
+    roles: (queries: Queries) => queries.organizationApplicationRoles,
+    links: (queries: Queries) => queries.links.organizationApplications,
+  },
+} as const;
 
-  const memberRoles = '/organizations/:id/users/:userId/roles';
+type MemberKind = keyof typeof memberKinds;
+
+/** Both kinds' routes. */
+export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
+  memberKindRoleRoutes(router, deps, 'user');
+  memberKindRoleRoutes(router, deps, 'application');
+}
+
+/**
+ * A member's organization roles, a relation of three (organization, member, role), as Logto's
+ * (organization/user/role-relations.ts, organization/user/index.ts, organization/application/
+ * role-relations.ts): listed, added, replaced and removed one member at a time under the member's
+ * lock; for users, given to several members at once, and the organization permissions they give.
+ * Below, `userId` names the member of either kind (its path parameter is `userId` or `applicationId`).
+ */
+function memberKindRoleRoutes(router: ApiRouter, deps: ManagementDeps, kind: MemberKind) {
+  const { queries } = deps;
+  const { organizationRoles, organizationScopes, links } = queries;
+  const { segment, roleType, action } = memberKinds[kind];
+  const organizationUserRoles = memberKinds[kind].roles(queries);
+  const memberLinks = memberKinds[kind].links(queries);
+  const withOwnerLock = createOwnerLocks(deps.database.db);
+  const memberParam = kind === 'user' ? 'userId' : 'applicationId';
+  /** The member's id, whichever kind's path parameter names it. */
+  const memberOf = (params: Record<string, unknown>) => params[memberParam] as string;
+
+  const memberRoles = `/organizations/:id/${segment}/:${memberParam}/roles`;
   /** Roles by id or, as Logto allows too, by name (`organizationRoleNames`); either may repeat. */
   const memberRoleBody = {
     type: 'object',
@@ -49,13 +87,13 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
       () => new ApiError('entity.relation_foreign_key_not_found', `organization role named \`${unknown}\` does not exist`, { name: unknown }),
     );
     const roles = [...new Map([...byId, ...byName].map((role) => [role._id, role])).values()];
-    // A machine-to-machine organization role is not for members; Logto's database refuses it (a check constraint).
-    const machine = roles.find(({ type }) => type === 'MachineToMachine');
+    // A role of the other type is not for this member (users hold User roles, applications MachineToMachine ones); Logto's database refuses it (a check constraint).
+    const wrong = roles.find(({ type }) => (type ?? 'User') !== roleType);
     assertThat(
-      !machine,
+      !wrong,
       () =>
-        new ApiError('entity.db_constraint_violated', `organization role \`${machine!.name}\` is for machines, not members`, {
-          organizationRoleId: machine!._id,
+        new ApiError('entity.db_constraint_violated', `organization role \`${wrong!.name}\` is not a ${roleType} role`, {
+          organizationRoleId: wrong!._id,
         }),
     );
     assertThat(roles.length >= minimum, () => new ApiError('guard.invalid_input', 'body names no organization role', { field: 'body.organizationRoleIds' }));
@@ -65,8 +103,8 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
   /** As Logto's (organization/user/role-relations.ts): anyone but a member, an unknown organization or user too, is 422. */
   async function member(organizationId: string, userId: string) {
     assertThat(
-      await links.organizationUsers.has(organizationId, userId),
-      () => new ApiError('organization.require_membership', 'the user is not a member of this organization'),
+      await memberLinks.has(organizationId, userId),
+      () => new ApiError('organization.require_membership', `the ${kind} is not a member of this organization`),
     );
   }
 
@@ -101,7 +139,7 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
         // Announced (Organization.Membership.Roles.Updated): without transactions, what a crash leaves is told from the roles before.
         await intend({
           entity: 'Organization',
-          action: 'membership.roles.updated',
+          action,
           id: organizationId,
           key: userId,
           before: () => organizationUserRoles.rolesOf(organizationId, userId),
@@ -112,9 +150,9 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
         if (added.length + removed.length > 0) {
           record({
             entity: 'Organization',
-            action: 'membership.roles.updated',
+            action,
             id: organizationId,
-            data: { userId, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed },
+            data: { [memberParam]: userId, addedOrganizationRoleIds: added, removedOrganizationRoleIds: removed },
           });
         }
       }),
@@ -124,9 +162,10 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
   // Paged when asked (`page`, `page_size`, `Total-Number`), else every role: optional, as Logto's (organization/user/role-relations.ts).
   router.get(
     memberRoles,
-    guard({ params: idParams('id', 'userId'), query: paginationQuery(), response: { type: 'array', items: organizationRoleResponse } }),
+    guard({ params: idParams('id', memberParam), query: paginationQuery(), response: { type: 'array', items: organizationRoleResponse } }),
     async (ctx) => {
-      const { id, userId } = ctx.guard.params;
+      const { id } = ctx.guard.params;
+      const userId = memberOf(ctx.guard.params);
       await member(id, userId);
       const filter = { _id: { $in: await organizationUserRoles.rolesOf(id, userId) } };
       const page = pageOrAll(ctx.guard.query, { optional: true });
@@ -138,12 +177,13 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.post(
     memberRoles,
-    guard({ params: idParams('id', 'userId'), body: memberRoleBody, status: 201, response: { type: 'array', items: organizationRoleResponse } }),
+    guard({ params: idParams('id', memberParam), body: memberRoleBody, status: 201, response: { type: 'array', items: organizationRoleResponse } }),
     async (ctx) => {
       const {
-        params: { id, userId },
+        params: { id },
         body,
       } = ctx.guard;
+      const userId = memberOf(ctx.guard.params);
       let roles: OrganizationRoleDocument[] = [];
       await changeMemberRoles(ctx, id, userId, async () => {
         roles = await rolesNamed(body, 1);
@@ -161,11 +201,12 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
     },
   );
 
-  router.put(memberRoles, guard({ params: idParams('id', 'userId'), body: memberRoleBody, status: 204 }), async (ctx) => {
+  router.put(memberRoles, guard({ params: idParams('id', memberParam), body: memberRoleBody, status: 204 }), async (ctx) => {
     const {
-      params: { id, userId },
+      params: { id },
       body,
     } = ctx.guard;
+    const userId = memberOf(ctx.guard.params);
     await changeMemberRoles(ctx, id, userId, async () => {
       const roles = await rolesNamed(body, 0);
       return organizationUserRoles.replace(
@@ -176,6 +217,19 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
     });
     ctx.status = 204;
   });
+
+  router.delete(`${memberRoles}/:organizationRoleId`, guard({ params: idParams('id', memberParam, 'organizationRoleId') }), async (ctx) => {
+    const { id, organizationRoleId } = ctx.guard.params;
+    const userId = memberOf(ctx.guard.params);
+    await changeMemberRoles(ctx, id, userId, async () => {
+      assertThat(await organizationUserRoles.remove(id, userId, organizationRoleId), () => notFound("member's organization role", organizationRoleId));
+      return { added: [], removed: [organizationRoleId] };
+    });
+    ctx.status = 204;
+  });
+
+  // What follows is for users only.
+  if (kind !== 'user') return;
 
   // Logto's POST /organizations/:id/users/roles: these roles to each of these members (organization/user/index.ts).
   // Every member and role is checked first, so a bad id writes nothing; each member's change is then its own unit.
@@ -224,22 +278,14 @@ export function memberRoleRoutes(router: ApiRouter, deps: ManagementDeps) {
   // Logto's GET /organizations/:id/users/:userId/scopes: the organization permissions a member's roles there give.
   router.get(
     '/organizations/:id/users/:userId/scopes',
-    guard({ params: idParams('id', 'userId'), response: { type: 'array', items: organizationScopeResponse } }),
+    guard({ params: idParams('id', memberParam), response: { type: 'array', items: organizationScopeResponse } }),
     async (ctx) => {
-      const { id, userId } = ctx.guard.params;
+      const { id } = ctx.guard.params;
+      const userId = memberOf(ctx.guard.params);
       await member(id, userId);
       const scopeIds = await links.organizationRoleScopes.rightsOfMany(await organizationUserRoles.rolesOf(id, userId));
       const scopes = await organizationScopes.findByIds([...new Set(scopeIds)]);
       ctx.body = scopes.sort(byName).map(withId);
     },
   );
-
-  router.delete(`${memberRoles}/:organizationRoleId`, guard({ params: idParams('id', 'userId', 'organizationRoleId') }), async (ctx) => {
-    const { id, userId, organizationRoleId } = ctx.guard.params;
-    await changeMemberRoles(ctx, id, userId, async () => {
-      assertThat(await organizationUserRoles.remove(id, userId, organizationRoleId), () => notFound("member's organization role", organizationRoleId));
-      return { added: [], removed: [organizationRoleId] };
-    });
-    ctx.status = 204;
-  });
 }

@@ -2,13 +2,14 @@ import { builtIn } from '../bootstrap.js';
 import { ApiError, assertThat } from '../../lib/errors.js';
 import type { Links } from '../../lib/store/links.js';
 import { createOwnerLocks } from '../../lib/store/owner-lock.js';
-import { byName, userToApi, type ApplicationDocument, type RoleDocument } from '../../lib/store/models.js';
+import { byName, userToApi, withId, type ApplicationDocument, type RoleDocument } from '../../lib/store/models.js';
 import type { Queries } from '../../lib/store/queries/index.js';
 import type { ApiRouter, ManagementDeps } from '../deps.js';
 import { assertAssignable } from '../roles.js';
 import { assertOrganizationAssignable } from '../organizations/entities.js';
 import { memberResponse } from '../schemas/organizations.js';
 import { userResponse } from '../schemas/users.js';
+import { applicationResponse } from '../schemas/applications.js';
 import { generic, handWritten, sides, type Doc, type Relation } from './relation.js';
 import { routesOf } from './routes.js';
 
@@ -46,6 +47,22 @@ const machineToMachine = (applications: ApplicationDocument[]) =>
   );
 const notBuiltIn = (role: RoleDocument) =>
   assertThat(role._id !== builtIn.managementRoleId, () => new ApiError('role.built_in', 'the Management API access role is built in and cannot be changed'));
+
+/** Members (users or applications) as Logto shows them: each with the organization roles it holds there, sorted by name. */
+async function withOrganizationRoles<D extends { _id: string }>(
+  q: Queries,
+  memberRoles: Queries['organizationUserRoles'],
+  organizationId: string,
+  members: D[],
+  toApi: (member: D) => object,
+) {
+  const held = await Promise.all(members.map(({ _id }) => memberRoles.rolesOf(organizationId, _id)));
+  const roles = new Map((await q.organizationRoles.findByIds([...new Set(held.flat())])).map((role) => [role._id, role.name]));
+  return members.map((member, index) => ({
+    ...toApi(member),
+    organizationRoles: held[index].flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : [])).sort(byName),
+  }));
+}
 
 /** Every many-to-many relation the Management API exposes, and its rules. */
 export const relations: CatalogedRelation[] = [
@@ -141,21 +158,42 @@ export const relations: CatalogedRelation[] = [
     action: 'membership.updated',
     replace: true,
     // Members are shown with the organization roles they hold there, as in Logto.
-    present: async (q, organizationId, users) => {
-      const held = await Promise.all(users.map(({ _id }) => q.organizationUserRoles.rolesOf(organizationId, _id)));
-      const roles = new Map((await q.organizationRoles.findByIds([...new Set(held.flat())])).map((role) => [role._id, role.name]));
-      return users.map((user, index) => ({
-        ...userToApi(user),
-        // Sorted by name, as Logto shows them.
-        organizationRoles: held[index].flatMap((id) => (roles.has(id) ? [{ id, name: roles.get(id)! }] : [])).sort(byName),
-      }));
-    },
+    present: async (q, organizationId, users) => withOrganizationRoles(q, q.organizationUserRoles, organizationId, users, userToApi),
     response: memberResponse(userResponse),
     // A member who leaves loses the organization roles it held there.
     afterRemove: (q, organizationId, userIds) => q.organizationUserRoles.removeMembership(organizationId, userIds),
     // packages/core/src/routes/organization/user/index.ts, through Logto's SchemaRouter
     contract: generic,
     searchedBy: ['_id', 'name', 'username', 'primaryEmail', 'primaryPhone'],
+  }),
+  relation({
+    // Logto's organization applications: machine-to-machine applications as members (organization/application/index.ts).
+    path: '/organizations/:id/applications',
+    ownerParam: 'id',
+    owner: sides.organization,
+    target: sides.application,
+    bodyKey: 'applicationIds',
+    targetParam: 'applicationId',
+    links: (q) => q.links.organizationApplications,
+    action: 'applications.updated',
+    replace: true,
+    // Logto's database refuses any other type (a check constraint).
+    checkAdded: (_organization, applications) => {
+      const wrong = applications.find(({ type }) => type !== 'MachineToMachine');
+      assertThat(
+        !wrong,
+        () =>
+          new ApiError('entity.db_constraint_violated', 'only machine-to-machine applications can be members of an organization', {
+            applicationId: wrong!._id,
+          }),
+      );
+    },
+    // Shown with the organization roles they hold there, as Logto's `ApplicationWithOrganizationRoles`.
+    present: async (q, organizationId, applications) => withOrganizationRoles(q, q.organizationApplicationRoles, organizationId, applications, withId),
+    response: memberResponse(applicationResponse),
+    afterRemove: (q, organizationId, applicationIds) => q.organizationApplicationRoles.removeMembership(organizationId, applicationIds),
+    contract: generic,
+    searchedBy: ['_id', 'name'],
   }),
   relation({
     path: '/organization-roles/:id/scopes',

@@ -65,7 +65,7 @@ export function createOrganizationMemberRoleQueries(db: Db, kind: keyof typeof m
 
     removeMembership: (organizationId: string, memberIds: string[]) => collection.deleteMany({ organizationId, [field]: { $in: memberIds } }, inUnit()),
     removeAllOfOrganization: (organizationId: string) => collection.deleteMany({ organizationId }, inUnit()),
-    removeAllOfUser: (memberId: string) => collection.deleteMany({ [field]: memberId }, inUnit()),
+    removeAllOfMember: (memberId: string) => collection.deleteMany({ [field]: memberId }, inUnit()),
     removeAllOfRole: (organizationRoleId: string) => collection.deleteMany({ organizationRoleId }, inUnit()),
   };
   return queries;
