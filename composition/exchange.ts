@@ -2,7 +2,7 @@ import type Provider from 'oidc-provider';
 
 import { createActorIdentifier } from '../grants/token-exchange/actor.js';
 import * as tokenExchange from '../grants/token-exchange/index.js';
-import { registerOrganizationGrants } from '../grants/organization-tokens.js';
+import { organizationResourceServer, registerOrganizationGrants } from '../grants/organization-tokens.js';
 import type { MintedToken } from '../provider/token-types.js';
 import type { Configured } from './configure.js';
 import type { Installed } from './install-provider.js';
@@ -20,6 +20,7 @@ export function registerTokenExchange(
   { getResourceServerInfo }: Configured,
   { getKey }: Installed,
   minted: WeakMap<object, MintedToken>,
+  accessTokenAlg: ResolvedOptions['accessTokenAlg'],
 ) {
   const { caches, impersonation, queries } = parts;
   provider.registerGrantType(
@@ -33,6 +34,8 @@ export function registerTokenExchange(
       minted,
       policy: async () => (await caches.impersonationPolicy.get('policy'))!,
       subjectTokens: parts.subjectTokenSeal,
+      organizations: parts.organizationAccess,
+      organizationServer: (organizationId, available, ttl) => organizationResourceServer(provider, accessTokenAlg, organizationId, available, ttl),
     }),
     tokenExchange.parameters,
   );

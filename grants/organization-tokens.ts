@@ -2,7 +2,7 @@ import type { KoaContextWithOIDC } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
 import type { AccessTokenAlg } from '../lib/config.js';
-import { builtInGrant, newResourceServer } from '../provider/internals.js';
+import { builtInGrant } from '../provider/internals.js';
 import {
   organizationAudience,
   organizationIdClaim,
@@ -12,6 +12,16 @@ import {
   type OrganizationAccess,
 } from '../provider/organization-access.js';
 import { organizationScopeNamesOf } from '../provider/organization-facts.js';
+
+/** The resource server of an organization token: its audience the organization, offering the organization permissions `available`. */
+export const organizationResourceServer = (provider: Provider, accessTokenAlg: AccessTokenAlg, organizationId: string, available: Set<string>, ttl: number) =>
+  new provider.ResourceServer(organizationAudience(organizationId), {
+    audience: organizationAudience(organizationId),
+    scope: [...available].join(' '),
+    accessTokenTTL: ttl,
+    accessTokenFormat: 'jwt',
+    jwt: { sign: { alg: accessTokenAlg } },
+  });
 
 /** The request parameter that names the organization (Logto's RFC 0001 and 0006). */
 export const organizationParameter = 'organization_id';
@@ -36,13 +46,7 @@ export function organizationTokenClaims(ctx: KoaContextWithOIDC, token: { kind?:
  */
 export function registerOrganizationGrants(provider: Provider, access: OrganizationAccess, accessTokenAlg: AccessTokenAlg) {
   const organizationServer = (organizationId: string, available: Set<string>) =>
-    newResourceServer(provider, organizationAudience(organizationId), {
-      audience: organizationAudience(organizationId),
-      scope: [...available].join(' '),
-      accessTokenTTL: organizationTokenTtl,
-      accessTokenFormat: 'jwt',
-      jwt: { sign: { alg: accessTokenAlg } },
-    });
+    organizationResourceServer(provider, accessTokenAlg, organizationId, available, organizationTokenTtl);
 
   const refresh = builtInGrant(provider, 'refresh_token', (own) => ({
     async applyAuthorizationDetails(ctx, token, source) {
@@ -71,5 +75,10 @@ export function registerOrganizationGrants(provider: Provider, access: Organizat
       return [organizationServer(organizationId, organizationScopeNamesOf(roles))];
     },
   }));
-  provider.registerGrantType('client_credentials', clientCredentials.handler, [...clientCredentials.parameters, organizationParameter], clientCredentials.duplicates);
+  provider.registerGrantType(
+    'client_credentials',
+    clientCredentials.handler,
+    [...clientCredentials.parameters, organizationParameter],
+    clientCredentials.duplicates,
+  );
 }

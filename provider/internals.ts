@@ -4,7 +4,7 @@
  */
 import type { JWK } from 'jose';
 import type Provider from 'oidc-provider';
-import type { ClientMetadata, KoaContextWithOIDC, ResourceServer } from 'oidc-provider';
+import type { ClientMetadata, KoaContextWithOIDC, ResourceServerInstance } from 'oidc-provider';
 import * as clientCredentialsGrant from 'oidc-provider/lib/actions/grants/client_credentials.js';
 import * as refreshTokenGrant from 'oidc-provider/lib/actions/grants/refresh_token.js';
 import * as grantHelpers from 'oidc-provider/lib/helpers/grants.js';
@@ -53,7 +53,7 @@ export const asGlobalFetch = (guarded: (input: string | URL | Request, init?: Re
 /** The steps of oidc-provider's built-in grants that organization tokens take over (`grants/organization-tokens.ts`). */
 export interface GrantSteps {
   /** `client_credentials`: the resource servers of the request's `resource` (or the default one). */
-  resolveRequestedResources(ctx: KoaContextWithOIDC): Promise<ResourceServer[]>;
+  resolveRequestedResources(ctx: KoaContextWithOIDC): Promise<ResourceServerInstance[]>;
   /** Every grant, on the access token just before it is saved (where rich authorization details go). */
   applyAuthorizationDetails(ctx: KoaContextWithOIDC, token: MintedAccessToken, source?: unknown): Promise<void>;
 }
@@ -63,7 +63,7 @@ export interface MintedAccessToken {
   aud?: string | string[];
   scope?: string;
   claims?: unknown;
-  resourceServer?: ResourceServer;
+  resourceServer?: ResourceServerInstance;
 }
 
 const builtInGrants = { refresh_token: refreshTokenGrant, client_credentials: clientCredentialsGrant };
@@ -80,16 +80,11 @@ export function builtInGrant(provider: Provider, name: keyof typeof builtInGrant
   const helpers = { ...own, ...replace(own as unknown as GrantSteps) };
   const grant = builtInGrants[name];
   // The parameters and repeatable ones oidc-provider registers its grants with: `resource` (resource indicators are always on here), and rich authorization requests' when on.
-  const richAuthorizationRequests = (instance(provider) as { features: { richAuthorizationRequests: { enabled: boolean } } }).features.richAuthorizationRequests.enabled;
+  const richAuthorizationRequests = (instance(provider) as { features: { richAuthorizationRequests: { enabled: boolean } } }).features.richAuthorizationRequests
+    .enabled;
   return {
     handler: (ctx: KoaContextWithOIDC) => grant.handler(provider, helpers, ctx),
     parameters: [...grant.parameters, 'resource', ...(richAuthorizationRequests ? ['authorization_details'] : [])],
     duplicates: ['resource'],
   };
-}
-
-/** A resource server as oidc-provider's own grants make them (its class is not in its public types). */
-export function newResourceServer(provider: Provider, identifier: string, info: ResourceServer): ResourceServer {
-  const ResourceServerClass = (provider as unknown as { ResourceServer: new (identifier: string, info: ResourceServer) => ResourceServer }).ResourceServer;
-  return new ResourceServerClass(identifier, info);
 }

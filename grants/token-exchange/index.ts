@@ -1,4 +1,4 @@
-import { errors, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provider';
+import { errors, type KoaContextWithOIDC, type ResourceServer, type ResourceServerInstance } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
 import { ActorRefused } from './actor.js';
@@ -10,10 +10,28 @@ import type { SubjectTokenFacts, SubjectTokenSeal } from '../../impersonation/su
 import { scopeIdsOf, type RoleLookup } from '../../provider/role-facts.js';
 import { accessTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../../provider/token-types.js';
 import { isProtected, withinCeiling, type ImpersonationPolicy } from '../../impersonation/policy.js';
+import {
+  organizationIdClaim,
+  organizationsResource,
+  organizationTokenTtl,
+  requestedOrganization,
+  type OrganizationAccess,
+} from '../../provider/organization-access.js';
+import { organizationScopeNamesOf, resourceScopeIdsOf } from '../../provider/organization-facts.js';
 
 /** RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token for its user. */
 export const grantType = tokenExchangeGrantType;
-export const parameters = ['scope', 'resource', 'audience', 'requested_token_type', 'subject_token', 'subject_token_type', 'actor_token', 'actor_token_type'];
+export const parameters = [
+  'scope',
+  'resource',
+  'audience',
+  'requested_token_type',
+  'subject_token',
+  'subject_token_type',
+  'actor_token',
+  'actor_token_type',
+  'organization_id',
+];
 
 /** RFC 8693 §2.1 `requested_token_type`s we answer: our access tokens are JWTs, so both describe what we issue. */
 const issuableTypes = new Set([accessTokenType, jwtTokenType]);
@@ -37,6 +55,10 @@ export interface TokenExchangeDeps {
   policy(): Promise<ImpersonationPolicy>;
   /** Opens subject tokens (`impersonation/subject-token.ts`). */
   subjectTokens: Pick<SubjectTokenSeal, 'open'>;
+  /** Who may get a token for an organization (`provider/organization-access.ts`). */
+  organizations: Pick<OrganizationAccess, 'ofUser'>;
+  /** The resource server of an organization token, carrying these organization permissions. */
+  organizationServer(organizationId: string, available: Set<string>, ttl: number): ResourceServerInstance;
 }
 
 /** The claim that names the impersonation in every token minted from a subject token. */
@@ -142,9 +164,13 @@ export function buildHandler(deps: TokenExchangeDeps) {
     // API resource's indicator, so it stands for `resource` (and must agree with one given too).
     const audience = single(params.audience, 'audience');
     const resource = single(params.resource, 'resource') ?? audience;
-    if (!resource) throw new errors.InvalidTarget('resource (or audience) is required: the token is bound to one API resource');
+    // Logto's organization token (`organization_id`): for the organization itself, or with `resource` for the resource within it.
+    const organizationId = requestedOrganization(ctx);
+    if (!resource && organizationId === undefined) {
+      throw new errors.InvalidTarget('resource (or audience) is required: the token is bound to one API resource, or to an organization (organization_id)');
+    }
     if (audience !== undefined && audience !== resource) throw new errors.InvalidTarget('audience and resource name different API resources');
-    const info = await deps.resourceServerInfo(ctx, resource, client);
+    const info = resource ? await deps.resourceServerInfo(ctx, resource, client) : undefined;
 
     // Everything that can fail without spending the subject token is checked first. The actor
     // token's signature is checked while the policy is fetched.
@@ -178,19 +204,36 @@ export function buildHandler(deps: TokenExchangeDeps) {
     // The policy as it is now, on the roles the user holds: any change to them voided the token.
     if (isProtected(policy.value, roleIds)) throw subjectRefused('the impersonation policy protects this user');
 
-    // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
-    // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
-    const requested = typeof params.scope === 'string' ? params.scope.split(' ').filter(Boolean) : [];
-    const [roles, resourceScopes] = await Promise.all([deps.roles(roleIds), deps.resourceScopes(resource)]);
-    const grantable = new Set(permissionNames(resourceScopes, scopeIdsOf(roles)));
-    // Then the policy's ceiling: permissions an impersonated token never carries, whatever the user holds.
-    const scope = withinCeiling(
-      policy.value,
-      resource,
-      [...new Set(requested)].filter((name) => identityScopes.has(name) || grantable.has(name)),
-    ).join(' ');
-    // No longer than the resource allows, nor than the policy does.
-    const ttl = Math.min(info.accessTokenTTL ?? policy.value.maxTokenTtl, policy.value.maxTokenTtl);
+    // Within an organization, only what the user's roles there give; refused as Logto refuses (not a member, MFA required without a factor).
+    const organizationRoles = organizationId === undefined ? undefined : await deps.organizations.ofUser(organizationId, client.clientId, userId);
+    const requested = typeof params.scope === 'string' ? [...new Set(params.scope.split(' ').filter(Boolean))] : [];
+    const roles = await deps.roles(roleIds);
+    let scope: string;
+    let resourceServer: ResourceServerInstance;
+    if (resource) {
+      // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
+      // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
+      const held = organizationRoles ? resourceScopeIdsOf(organizationRoles) : scopeIdsOf(roles);
+      const grantable = new Set(permissionNames(await deps.resourceScopes(resource), held));
+      // Then the policy's ceiling: permissions an impersonated token never carries, whatever the user holds.
+      scope = withinCeiling(
+        policy.value,
+        resource,
+        requested.filter((name) => identityScopes.has(name) || grantable.has(name)),
+      ).join(' ');
+      // No longer than the resource allows, nor than the policy does.
+      const ttl = Math.min(info!.accessTokenTTL ?? policy.value.maxTokenTtl, policy.value.maxTokenTtl);
+      resourceServer = new provider.ResourceServer(resource, { ...info!, accessTokenTTL: ttl });
+    } else {
+      // The organization's own token: its permissions the user's roles give there, under the ceiling the policy sets for organizations.
+      const available = organizationScopeNamesOf(organizationRoles!);
+      scope = withinCeiling(
+        policy.value,
+        organizationsResource,
+        requested.filter((name) => available.has(name)),
+      ).join(' ');
+      resourceServer = deps.organizationServer(organizationId!, available, Math.min(organizationTokenTtl, policy.value.maxTokenTtl));
+    }
 
     const token = new provider.AccessToken({
       accountId: userId,
@@ -199,7 +242,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
       grantId: subject._id,
       gty: grantType,
       ...(scope && { scope }),
-      resourceServer: new provider.ResourceServer(resource, { ...info, accessTokenTTL: ttl }),
+      resourceServer,
     });
     // Chosen now, not at save, so that the audit record that spends the subject token names it.
     token.jti = token.generateTokenId();
@@ -219,7 +262,11 @@ export function buildHandler(deps: TokenExchangeDeps) {
     if (!attempt.claimed) throw subjectRefused(await impersonations.whyVoided(subject._id));
 
     deps.minted.set(token, {
-      claims: { ...(act && { act }), [impersonationIdClaim]: subject.impersonationId },
+      claims: {
+        ...(act && { act }),
+        [impersonationIdClaim]: subject.impersonationId,
+        ...(resource && organizationId !== undefined && { [organizationIdClaim]: organizationId }),
+      },
       // The user itself is read by custom claims only, when a script wants it.
       facts: { type: grantType, subjectTokenContext: subject.context, roles },
     });
