@@ -204,6 +204,33 @@ export function createExperience(deps: ExperienceDeps): Experience {
       const application = await deps.findApplication(clientId);
       return application !== undefined && !application.isThirdParty;
     },
+    organizationConsent: {
+      async choices(userId) {
+        const organizations = await queries.organizations.findByIds(await queries.links.organizationUsers.leftsOf(userId));
+        return organizations.map(({ _id, name }) => ({ id: _id, name })).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+      },
+      // Recorded as the Management API's consent routes record it, made by the interaction.
+      give: (applicationId, userId, organizationIds, caller) =>
+        deps.write(
+          { ip: caller.ip, ...(caller.userAgent && { userAgent: caller.userAgent }), interaction: { event: 'SignIn', applicationId } },
+          async ({ record }) => {
+            const memberOf = new Set(await queries.links.organizationUsers.leftsOf(userId));
+            const added = await queries.consentOrganizations.add(
+              applicationId,
+              userId,
+              organizationIds.filter((id) => memberOf.has(id)),
+            );
+            if (added.length > 0) {
+              record({
+                entity: 'Application',
+                action: 'consentOrganizations.updated',
+                id: applicationId,
+                data: { userId, addedOrganizationIds: added, removedOrganizationIds: [] },
+              });
+            }
+          },
+        ),
+    },
   });
   const pagesApp = new Koa();
   pagesApp.proxy = deps.proxy;

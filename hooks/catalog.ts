@@ -42,6 +42,7 @@ export const recordedChanges = [
   'Application.deleted',
   'Application.secrets.updated',
   'Application.roles.updated',
+  'Application.consentOrganizations.updated',
   'Resource.created',
   'Resource.updated',
   'Resource.deleted',

@@ -112,6 +112,8 @@ export const de: Messages = {
   'consent.title': '{application} erlauben?',
   'consent.lead': '{application} bittet um Zugriff auf Ihr Konto.',
   'consent.profile': 'Ihr Konto',
+  'consent.organizations': 'Organisationen, in denen sie handeln darf',
+  'consent.organizationsHint': 'Wählen Sie die Organisationen, in denen {application} für Sie handeln darf. Nicht angekreuzte erhält sie nicht.',
   'consent.allow': 'Erlauben',
   'consent.deny': 'Ablehnen',
   'consent.terms': 'Nutzungsbedingungen',

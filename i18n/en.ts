@@ -125,6 +125,8 @@ export const en = {
   'consent.title': 'Allow {application}?',
   'consent.lead': '{application} asks for access to your account.',
   'consent.profile': 'Your account',
+  'consent.organizations': 'Organizations it may act in',
+  'consent.organizationsHint': 'Choose the organizations {application} may act in for you. It gets none you leave unchecked.',
   'consent.allow': 'Allow',
   'consent.deny': 'Deny',
   'consent.terms': 'Terms of use',

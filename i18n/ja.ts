@@ -112,6 +112,8 @@ export const ja: Messages = {
   'consent.title': '{application} を許可しますか？',
   'consent.lead': '{application} があなたのアカウントへのアクセスを求めています。',
   'consent.profile': 'あなたのアカウント',
+  'consent.organizations': '操作を許可する組織',
+  'consent.organizationsHint': '{application} があなたに代わって操作できる組織を選んでください。チェックしなかった組織は許可されません。',
   'consent.allow': '許可',
   'consent.deny': '拒否',
   'consent.terms': '利用規約',

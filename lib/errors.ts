@@ -82,6 +82,7 @@ export const apiErrorStatus = {
   'role.scope_exists': 422,
   'role.management_api_scopes_not_assignable_to_user_role': 400,
   'organization.require_membership': 422,
+  'application.third_party_application_only': 422,
   'jwt_customizer.general': 422,
   'jwt_customizer.access_denied': 403,
   'oidc.key_required': 422,

@@ -19,6 +19,7 @@ import { apiDocsRoutes } from './docs.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { organizationRoutes } from './organizations/entities.js';
 import { memberRoleRoutes } from './organizations/member-roles.js';
+import { consentOrganizationRoutes } from './organizations/consent-organizations.js';
 import { relationRoutes } from './relations/catalog.js';
 import { resourceRoutes } from './resources.js';
 import { hookKeysRoute, hookRotationRoutes } from './hooks/keys.js';
@@ -61,6 +62,7 @@ const routeTables = [
   roleRoutes,
   organizationRoutes,
   memberRoleRoutes,
+  consentOrganizationRoutes,
   relationRoutes,
   subjectTokenRoutes,
   impersonationRoutes,

@@ -1,11 +1,18 @@
 import { ApiError } from '../../lib/errors.js';
+import { organizationsScope } from '../../provider/organization-claims.js';
 import { grantMissing, type MissingConsent } from '../consent.js';
 import * as views from '../views/pages.js';
 import { withError } from './forms.js';
 import type { PageKit } from './kit.js';
 import type { PageRequest } from './request.js';
 
-/** The consent page, for a third-party application: what it asks for, allowed or refused. */
+/** Whether the authorization asks for the user's organizations (Logto's `urn:logto:scope:organizations`). */
+const asksForOrganizations = ({ details }: PageRequest) =>
+  String(details.params.scope ?? '')
+    .split(' ')
+    .includes(organizationsScope);
+
+/** The consent page, for a third-party application: what it asks for, allowed or refused; and the organizations it may act in. */
 export function consentPages(kit: PageKit) {
   const { router, route, service, provider, options } = kit;
 
@@ -16,6 +23,7 @@ export function consentPages(kit: PageKit) {
     const described = await options.describeResources(asked.map(([indicator]) => indicator));
     return views.consentPage(withError(request, error), {
       scopes: missing.missingOIDCScope ?? [],
+      ...(asksForOrganizations(request) && { organizations: await options.organizationConsent.choices(request.details.session!.accountId) }),
       resources: asked.map(([indicator, scopes]) => {
         const resource = described.get(indicator);
         return { indicator, name: resource?.name, scopes: scopes.map((name) => ({ name, description: resource?.scopes.get(name) })) };
@@ -28,6 +36,12 @@ export function consentPages(kit: PageKit) {
       const { details } = request;
       if (details.prompt.name !== 'consent') throw new ApiError('session.invalid_event', 'there is nothing to consent to');
       if (request.form.get('decision') !== 'allow') return { redirect: await service.abort(request.experience) };
+      // The organizations chosen, when the application asks for them (only those the user is a member of count).
+      if (asksForOrganizations(request)) {
+        const { details } = request;
+        const chosen = [...new Set(request.form.getAll('organizationIds'))];
+        await options.organizationConsent.give(String(details.params.client_id), details.session!.accountId, chosen, request.caller);
+      }
       return { redirect: await consentTo(request) };
     }),
   );

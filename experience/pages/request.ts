@@ -45,6 +45,14 @@ export interface PagesOptions {
   catalogs: Catalogs;
   /** Each API resource's name and its permissions' descriptions, for the consent page. */
   describeResources(indicators: string[]): Promise<Map<string, { name: string; scopes: Map<string, string | null> }>>;
+  /**
+   * The organizations a third-party application may be let to act in: those the user is a member
+   * of, to choose from on the consent page, and the consent to the chosen ones (recorded).
+   */
+  organizationConsent: {
+    choices(userId: string): Promise<Array<{ id: string; name: string }>>;
+    give(applicationId: string, userId: string, organizationIds: string[], caller: Caller): Promise<void>;
+  };
   /** Our public origin: social providers send the browser back to it. */
   origin: string;
   /** Whether a client is one of our first-party applications (consented without asking). */

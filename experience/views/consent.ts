@@ -6,9 +6,11 @@ import { html, Html } from './markup.js';
 export interface ConsentRequest {
   scopes: string[];
   resources: Array<{ indicator: string; name?: string | undefined; scopes: Array<{ name: string; description?: string | null | undefined }> }>;
+  /** When the application asks for the user's organizations: those the user may let it act in, to choose from. */
+  organizations?: Array<{ id: string; name: string }>;
 }
 
-export function consentPage(context: FormContext, { scopes, resources }: ConsentRequest): string {
+export function consentPage(context: FormContext, { scopes, resources, organizations = [] }: ConsentRequest): string {
   const { t, application } = context;
   const name = application?.name ?? '';
   // A scope the catalogs describe (`scope.<name>`) by its words; any other by its name.
@@ -49,7 +51,18 @@ export function consentPage(context: FormContext, { scopes, resources }: Consent
     ${form(
       context,
       '/consent',
-      html`<button type="submit" name="decision" value="allow">${t.t('consent.allow')}</button>
+      html`${
+          organizations.length > 0
+            ? html`<fieldset class="organizations">
+                <legend>${t.t('consent.organizations')}</legend>
+                <p class="hint">${t.t('consent.organizationsHint', { application: name })}</p>
+                ${organizations.map(
+                  ({ id, name: organizationName }) => html`<label><input type="checkbox" name="organizationIds" value="${id}" /> ${organizationName}</label>`,
+                )}
+              </fieldset>`
+            : ''
+        }
+        <button type="submit" name="decision" value="allow">${t.t('consent.allow')}</button>
         <button type="submit" name="decision" value="deny" class="secondary">${t.t('consent.deny')}</button>`,
     )}`,
   );

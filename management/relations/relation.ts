@@ -46,7 +46,13 @@ export const sides = {
     response: applicationResponse,
   }),
   scope: side<ScopeDocument>({ collection: 'scopes', label: 'scope', entity: 'Scope', toApi: withId, response: scopeResponse }),
-  organization: side<OrganizationDocument>({ collection: 'organizations', label: 'organization', entity: 'Organization', toApi: organizationToApi, response: {} }),
+  organization: side<OrganizationDocument>({
+    collection: 'organizations',
+    label: 'organization',
+    entity: 'Organization',
+    toApi: organizationToApi,
+    response: {},
+  }),
   organizationRole: side<OrganizationRoleDocument>({
     collection: 'organization_roles',
     label: 'organization role',

@@ -111,8 +111,18 @@ describe('organization tokens', () => {
       expect(claims.aud).toBe(`urn:logto:organization:${orgs[index].id}`);
       expect(claims.sub).toBe(userId);
       expect(claims.client_id).toBe(web.clientId);
-      expect(String(claims.scope ?? '').split(' ').filter(Boolean).sort()).toEqual(scopes);
-      expect(String(tokens.scope ?? '').split(' ').filter(Boolean).sort()).toEqual(scopes);
+      expect(
+        String(claims.scope ?? '')
+          .split(' ')
+          .filter(Boolean)
+          .sort(),
+      ).toEqual(scopes);
+      expect(
+        String(tokens.scope ?? '')
+          .split(' ')
+          .filter(Boolean)
+          .sort(),
+      ).toEqual(scopes);
       expect(tokens.expires_in).toBe(3600);
       // Signed with the provider's keys, as any access token of ours.
       await jwtVerify(tokens.access_token, createRemoteJWKSet(new URL(`${server.url}/oidc/jwks`)), { issuer: `${server.url}/oidc` });
@@ -156,7 +166,11 @@ describe('organization tokens', () => {
     const client = await holder();
     expect((await client.refresh({ organization_id: orgs[0].id })).claims.scope).toBe('scope1 scope2');
     await server.create(`/api/organizations/${orgs[0].id}/users/${userId}/roles`, { organizationRoleIds: [roles[2].id] });
-    expect(String((await client.refresh({ organization_id: orgs[0].id })).claims.scope).split(' ').sort()).toEqual(['scope1', 'scope2', 'scope3']);
+    expect(
+      String((await client.refresh({ organization_id: orgs[0].id })).claims.scope)
+        .split(' ')
+        .sort(),
+    ).toEqual(['scope1', 'scope2', 'scope3']);
     expect((await server.api('DELETE', `/api/organizations/${orgs[0].id}/users/${userId}/roles/${roles[2].id}`)).status).toBe(204);
     expect((await client.refresh({ organization_id: orgs[0].id })).claims.scope).toBe('scope1 scope2');
 

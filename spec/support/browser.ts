@@ -59,8 +59,11 @@ export class TestBrowser {
   }
 
   /** Posts a page's form. */
-  form(path: string, fields: Record<string, string>) {
-    return this.go(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+  /** Posts a form; a field given as a list is repeated, as checkboxes of one name are. */
+  form(path: string, fields: Record<string, string | string[]>) {
+    const body = new URLSearchParams();
+    for (const [name, value] of Object.entries(fields)) for (const each of [value].flat()) body.append(name, each);
+    return this.go(path, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() });
   }
 }
 

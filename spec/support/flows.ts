@@ -26,6 +26,8 @@ export async function codeFlow(
     resource?: string | string[];
     prompt?: string;
     consent?: 'allow' | 'deny';
+    /** More fields of the consent form (the organizations chosen). */
+    consentFields?: Record<string, string | string[]>;
     onConsentPage?: (html: string) => void;
   },
 ): Promise<CodeFlowResult> {
@@ -37,7 +39,7 @@ export async function codeFlow(
   if (!url.href.startsWith(redirectUri) && url.pathname.startsWith('/interaction/')) {
     const html = await response.text();
     options.onConsentPage?.(html);
-    const answered = await browser.form(`${url.pathname}/consent`, { csrf: csrfOf(html), decision: options.consent ?? 'allow' });
+    const answered = await browser.form(`${url.pathname}/consent`, { csrf: csrfOf(html), decision: options.consent ?? 'allow', ...options.consentFields });
     ({ url } = await browser.follow(answered.headers.get('location')!, redirectUri));
   }
   return { callback: url, verifier: auth.verifier };
