@@ -18,7 +18,8 @@ import { toClientMetadata } from '../provider/clients.js';
 import { createDryRun } from '../provider/custom-claims.js';
 import { cachesStaleAfter } from '../provider/stale-caches.js';
 import { createHashGate } from '../sign-in/hash-gate.js';
-import { codeMessenger } from '../sign-in/messages.js';
+import { codeMessenger, invitationMessenger } from '../sign-in/messages.js';
+import { createCounters, defaultLimits } from '../sign-in/counters.js';
 import type { Configured } from './configure.js';
 import type { Installed } from './install-provider.js';
 import type { ResolvedOptions } from './options.js';
@@ -117,6 +118,13 @@ export function createApis(
       searching: createSearchGate(),
       origin: options.origin,
       outboundFetch: parts.outboundFetch,
+      sendInvitation:
+        messengers &&
+        invitationMessenger({
+          email: messengers.email,
+          productName: options.productName,
+          counters: createCounters(database.db, { limits: { ...defaultLimits, ...experienceOptions?.limits } }),
+        }),
     },
     {
       ...http,

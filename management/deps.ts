@@ -16,6 +16,7 @@ import type { ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
 import type { SearchGate } from '../lib/http/search.js';
+import type { InvitationMessage } from './organizations/invitations.js';
 
 export type OidcKeyType = 'private-keys' | 'cookie-keys';
 export type SigningKeyFamily = 'EC' | 'OKP' | 'RSA';
@@ -94,6 +95,11 @@ export interface ManagementDeps {
   outboundFetch: typeof globalThis.fetch;
   /** Talks to upstream providers (a code given as connector data is exchanged through it). */
   upstream: Upstream;
+  /**
+   * Sends an organization invitation by email, under the send limits (429 past them); undefined
+   * when the service has no email connector (the sign-in experience off).
+   */
+  sendInvitation?: ((to: string, message: InvitationMessage) => Promise<void>) | undefined;
 }
 
 export type ApiRouter = Router;

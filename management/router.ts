@@ -20,6 +20,7 @@ import { buildOpenApiDocument } from './openapi.js';
 import { organizationRoutes } from './organizations/entities.js';
 import { memberRoleRoutes } from './organizations/member-roles.js';
 import { consentOrganizationRoutes } from './organizations/consent-organizations.js';
+import { invitationRoutes } from './organizations/invitations.js';
 import { relationRoutes } from './relations/catalog.js';
 import { resourceRoutes } from './resources.js';
 import { hookKeysRoute, hookRotationRoutes } from './hooks/keys.js';
@@ -63,6 +64,7 @@ const routeTables = [
   organizationRoutes,
   memberRoleRoutes,
   consentOrganizationRoutes,
+  invitationRoutes,
   relationRoutes,
   subjectTokenRoutes,
   impersonationRoutes,

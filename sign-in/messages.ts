@@ -1,4 +1,7 @@
+import { ApiError } from '../lib/errors.js';
+import { emailKey } from '../lib/identifiers.js';
 import type { Logger } from '../lib/logger.js';
+import type { Counters } from './counters.js';
 import type { CodeTarget } from './codes.js';
 import type { EmailConnector } from './email.js';
 import type { Catalogs } from '../i18n/index.js';
@@ -37,3 +40,33 @@ export function codeMessenger({ email, sms, productName, logger, catalogs }: Cod
 }
 
 export type CodeMessenger = ReturnType<typeof codeMessenger>;
+
+/**
+ * Sends organization invitations by email, awaited (a message that cannot go fails its request),
+ * at most as many per address as verification codes (`codePerEmail`), counted apart from them.
+ */
+export function invitationMessenger({ email, productName, counters }: { email: EmailConnector; productName: string; counters: Counters }) {
+  return async function sendInvitation(
+    to: string,
+    { organizationName, inviterName, link }: { organizationName: string; inviterName?: string | undefined; link?: string | undefined },
+  ) {
+    const attempt = await counters.hit('codePerEmail', `invitation:${emailKey(to)}`);
+    if (attempt.over) {
+      throw new ApiError('request.too_many_requests', `too many invitations to this address: try again in ${attempt.retryAfter} s`, {
+        retryAfter: attempt.retryAfter,
+      });
+    }
+    const who = inviterName ? `${inviterName} invites you` : 'You are invited';
+    await email.send({
+      to,
+      subject: `${who} to join ${organizationName} on ${productName}`,
+      text: [
+        `${who} to join ${organizationName} on ${productName}.`,
+        link ? `Accept the invitation: ${link}` : '',
+        'If you did not expect it, ignore this email.',
+      ]
+        .filter(Boolean)
+        .join('\n\n'),
+    });
+  };
+}

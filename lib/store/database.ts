@@ -47,6 +47,17 @@ export const storeCollections: CollectionIndexes = {
     { key: { organizationRoleId: 1 }, name: 'organizationRoleId' },
     { key: { userId: 1 }, name: 'userId' },
   ],
+  organization_invitations: [
+    newestFirst,
+    // One pending invitation per invitee and organization (Logto's partial unique index).
+    {
+      key: { invitee: 1, organizationId: 1 },
+      name: 'pending_invitee_organization',
+      unique: true,
+      partialFilterExpression: { status: { $eq: 'Pending' } },
+    },
+    { key: { organizationId: 1 }, name: 'organizationId' },
+  ],
   application_user_consent_organizations: [
     { key: { applicationId: 1, userId: 1 }, name: 'applicationId_userId' },
     { key: { userId: 1 }, name: 'userId' },

@@ -163,7 +163,6 @@ export interface OrganizationScopeDocument {
   createdAt: number;
 }
 
-
 /** What a new user is given; everything else starts empty. */
 export type NewUserFields = Partial<
   Pick<

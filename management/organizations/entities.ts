@@ -90,6 +90,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       await links.organizationApplications.removeAllOfLeft(id);
       await queries.organizationApplicationRoles.removeAllOfOrganization(id);
       await queries.consentOrganizations.removeAllOfOrganization(id);
+      await queries.invitations.removeAllOfOrganization(id);
     },
   });
 
@@ -150,6 +151,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       await links.organizationRoleResourceScopes.removeAllOfLeft(id);
       await organizationUserRoles.removeAllOfRole(id);
       await queries.organizationApplicationRoles.removeAllOfRole(id);
+      await queries.invitations.removeRole(id);
     },
   });
 }

@@ -16,7 +16,14 @@ describe('organizations, their members, roles and permissions', () => {
   it('creates, lists, searches, reads, updates and deletes an organization', async () => {
     const created = await post('/api/organizations', { name: 'Acme', description: 'Rockets', customData: { tier: 'gold' } });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.any(String), name: 'Acme', description: 'Rockets', customData: { tier: 'gold' }, isMfaRequired: false, createdAt: expect.any(Number) });
+    expect(created.body).toEqual({
+      id: expect.any(String),
+      name: 'Acme',
+      description: 'Rockets',
+      customData: { tier: 'gold' },
+      isMfaRequired: false,
+      createdAt: expect.any(Number),
+    });
     await post('/api/organizations', { name: 'Globex' });
     const found = await server.api('GET', '/api/organizations?q=acm');
     expect(found.body.map(({ id }: { id: string }) => id)).toEqual([created.body.id]);

@@ -7,6 +7,7 @@ import type { OrganizationDocument, OrganizationRoleDocument, OrganizationScopeD
 import { createApplicationQueries } from './applications.js';
 import { createChangeQueries } from './changes.js';
 import { createConsentOrganizationQueries } from './consent-organizations.js';
+import { createInvitationQueries } from './invitations.js';
 import { createOrganizationMemberRoleQueries } from './organization-member-roles.js';
 import { createResourceQueries } from './resources.js';
 
@@ -56,6 +57,7 @@ export function createQueries(db: Db) {
     organizationUserRoles: createOrganizationMemberRoleQueries(db, 'user'),
     organizationApplicationRoles: createOrganizationMemberRoleQueries(db, 'application'),
     consentOrganizations: createConsentOrganizationQueries(db),
+    invitations: createInvitationQueries(db),
     changes: createChangeQueries(db),
     links,
   };
