@@ -21,20 +21,23 @@ export async function authorizationCode(
     redirectUri: string;
     username: string;
     password: string;
-    params?: Record<string, string>;
+    /** More parameters; one given as a list is repeated (several `resource`s). */
+    params?: Record<string, string | string[]>;
   },
 ) {
   const verifier = randomBytes(32).toString('base64url');
   const url = new URL(`${browser.base}/oidc/auth`);
-  url.search = new URLSearchParams({
+  const search = new URLSearchParams({
     client_id: clientId,
     response_type: 'code',
     scope: 'openid',
     redirect_uri: redirectUri,
     code_challenge: createHash('sha256').update(verifier).digest('base64url'),
     code_challenge_method: 'S256',
-    ...params,
-  }).toString();
+  });
+  for (const [name, value] of Object.entries(params)) search.set(name, [value].flat()[0]!);
+  for (const [name, value] of Object.entries(params)) for (const each of [value].flat().slice(1)) search.append(name, each);
+  url.search = search.toString();
   let { response, url: at } = await browser.follow(url, redirectUri);
   for (let step = 0; step < 3 && !at.href.startsWith(redirectUri); step += 1) {
     const html = await response.text();
