@@ -180,6 +180,24 @@ export function createIdentification({
     return { userId: user!._id, amr: [], profile: { ...(renewed && { ssoIdentity }), ...(changes && { synced: changes }) } };
   }
 
+  /**
+   * A one-time token spent: at sign-in the account with its email address (404 `user.user_not_exist`
+   * when there is none, for the interaction to go on as a registration), at registration a new
+   * account with it (the address proved). Either way the account joins the token's organizations at submit.
+   */
+  async function oneTimeToken(event: InteractionKind, { email, jitOrganizationIds }: Extract<Verification, { type: 'oneTimeToken' }>): Promise<Identified> {
+    const joins = jitOrganizationIds.length > 0 ? { jitOrganizationIds } : {};
+    if (event === 'Register') {
+      await accounts.assertUnused({ email });
+      return { profile: { email, ...joins } };
+    }
+    assertThat(event === 'SignIn', notFound);
+    const user = await accounts.findUser({ type: 'email', value: email });
+    assertThat(user, () => new ApiError('user.user_not_exist', 'no account has this email address'));
+    assertThat(!user!.isSuspended, suspended);
+    return { userId: user!._id, amr: ['otp'], profile: joins };
+  }
+
   return async function identify(
     experience: ExperienceDocument,
     event: InteractionKind,
@@ -202,6 +220,8 @@ export function createIdentification({
       const user = await accounts.findUserById(stored.userId!);
       assertThat(user && !user.isSuspended, suspended);
       identified = { userId: stored.userId!, amr: ['hwk'] };
+    } else if (stored?.type === 'oneTimeToken') {
+      identified = await oneTimeToken(event, stored);
     } else if (stored?.type === 'newPasswordIdentity') {
       const rule = rules.newPasswordIdentity[event];
       assertThat(rule, notFound);

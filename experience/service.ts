@@ -10,6 +10,7 @@ import { profileSteps } from './profile.js';
 import type { ExperienceDocument } from './state.js';
 import { submitStep } from './submit.js';
 import { codeSteps } from './verifications/codes.js';
+import { oneTimeTokenSteps } from './verifications/one-time-token.js';
 import { passwordSteps, type HashFor } from './verifications/password.js';
 
 export type { Caller, ExperienceResult, ExperienceServiceDeps } from './deps.js';
@@ -48,6 +49,7 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
     finish: interaction.finish,
     ...passwordSteps(deps, interaction, accounts, hashFor),
     ...codeSteps(deps, interaction, accounts),
+    ...oneTimeTokenSteps(deps, interaction),
     ...profileSteps(deps, interaction, accounts, identification, hashFor),
     submit: submitStep(deps, interaction, accounts),
 

@@ -15,6 +15,8 @@ export type Verification =
   | { type: 'password'; userId: string }
   /** Register: a new username with its password, hashed as soon as it was given. */
   | { type: 'newPasswordIdentity'; username: string; passwordHash: string }
+  /** A one-time token spent (a magic link, an invitation): the email address it was for, and the organizations it joins. */
+  | { type: 'oneTimeToken'; email: string; jitOrganizationIds: string[] }
   | MfaVerificationRecord
   /** A sign-in with a social connector: what the callback is checked against, then who the provider said it was. */
   | {
@@ -85,6 +87,8 @@ export interface Profile {
   /** Verified by a code, in its stored form (E.164 digits). */
   phone?: string;
   passwordHash?: string;
+  /** The organizations the account joins at submit (a one-time token's `jitOrganizationIds`). */
+  jitOrganizationIds?: string[];
 }
 
 /**

@@ -7,6 +7,7 @@ import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { newUser, userChanges, userToApi } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
+import { joinOrganizations } from '../lib/store/jit-organizations.js';
 import type { Origin } from '../lib/store/changes.js';
 import { suspended, type AccountLookup } from '../sign-in/accounts.js';
 import type { Caller, ExperienceResult, ExperienceServiceDeps } from './deps.js';
@@ -45,7 +46,14 @@ export function createSubmitters(
       // A user with a second factor proves it; mandatory MFA enrols one (Logto's 403 and 422).
       await deps.mfa.assertSatisfied(experience, userId, user!);
       const factors = deps.mfa.pendingFactors(experience, userId);
-      const nothingNew = !profile.email && !profile.phone && !profile.username && !profile.passwordHash && !profile.socialIdentity && !profile.ssoIdentity;
+      const nothingNew =
+        !profile.email &&
+        !profile.phone &&
+        !profile.username &&
+        !profile.passwordHash &&
+        !profile.socialIdentity &&
+        !profile.ssoIdentity &&
+        !profile.jitOrganizationIds?.length;
       if (nothingNew && !profile.synced && factors.length === 0) {
         // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
         const { matchedCount } = await queries.users.collection.updateOne({ _id: userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
@@ -79,6 +87,7 @@ export function createSubmitters(
           updatedAt: now,
         });
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(before, updated) });
+        await joinOrganizations(queries, { intend, record }, userId, profile.jitOrganizationIds ?? []);
       });
       return userId;
     },
@@ -114,6 +123,7 @@ export function createSubmitters(
         await queries.users.insert(user);
         record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
         await assignDefaultRoles(queries, { intend, record }, user._id);
+        await joinOrganizations(queries, { intend, record }, user._id, experience.profile.jitOrganizationIds ?? []);
       });
       return user._id;
     },

@@ -64,6 +64,9 @@ export const de: Messages = {
 
   'sso.title': 'Firmenkonto verwenden',
   'sso.lead': 'Geben Sie Ihre geschäftliche E-Mail-Adresse ein: Die Anmeldeseite Ihrer Firma übernimmt dann.',
+  'magicLink.title': 'Mit Ihrem Link fortfahren',
+  'magicLink.lead': 'Sie haben einen Anmeldelink für {email} geöffnet. Fahren Sie fort, um sich anzumelden (oder das Konto anzulegen).',
+  'magicLink.failed': 'Dieser Link wurde schon verwendet oder ist abgelaufen. Melden Sie sich anders an oder fordern Sie einen neuen an.',
   'sso.email': 'Geschäftliche E-Mail',
   'sso.choiceLead': 'Als {email} beim Identitätsanbieter Ihrer Firma anmelden.',
   'sso.anotherEmail': 'Andere E-Mail verwenden',

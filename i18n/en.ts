@@ -72,6 +72,9 @@ export const en = {
   // Single sign-on and linking.
   'sso.title': 'Use your company account',
   'sso.lead': 'Enter your work email: your company’s sign-in page takes it from there.',
+  'magicLink.title': 'Continue with your link',
+  'magicLink.lead': 'You opened a sign-in link for {email}. Continue to sign in (or to create the account).',
+  'magicLink.failed': 'This link has been used or has expired. Sign in another way, or ask for a new one.',
   'sso.email': 'Work email',
   'sso.choiceLead': 'Sign in as {email} with your company’s identity provider.',
   'sso.anotherEmail': 'Use another email',

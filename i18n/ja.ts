@@ -64,6 +64,9 @@ export const ja: Messages = {
 
   'sso.title': '会社のアカウントを使う',
   'sso.lead': '仕事用のメールアドレスを入力してください。会社のサインインページに移動します。',
+  'magicLink.title': 'リンクで続行',
+  'magicLink.lead': '{email} 用のサインインリンクを開きました。続行するとサインイン（またはアカウント作成）します。',
+  'magicLink.failed': 'このリンクは使用済みか期限切れです。別の方法でサインインするか、新しいリンクを依頼してください。',
   'sso.email': '仕事用のメールアドレス',
   'sso.choiceLead': '{email} として会社の ID プロバイダーでサインインします。',
   'sso.anotherEmail': '別のメールアドレスを使う',

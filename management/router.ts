@@ -21,6 +21,7 @@ import { organizationRoutes } from './organizations/entities.js';
 import { memberRoleRoutes } from './organizations/member-roles.js';
 import { consentOrganizationRoutes } from './organizations/consent-organizations.js';
 import { invitationRoutes } from './organizations/invitations.js';
+import { oneTimeTokenRoutes } from './one-time-tokens.js';
 import { relationRoutes } from './relations/catalog.js';
 import { resourceRoutes } from './resources.js';
 import { hookKeysRoute, hookRotationRoutes } from './hooks/keys.js';
@@ -65,6 +66,7 @@ const routeTables = [
   memberRoleRoutes,
   consentOrganizationRoutes,
   invitationRoutes,
+  oneTimeTokenRoutes,
   relationRoutes,
   subjectTokenRoutes,
   impersonationRoutes,

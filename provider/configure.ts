@@ -79,6 +79,8 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
       interactions: { ...host.interactions, url: host.interactions?.url ?? ((_ctx, interaction) => experience.interactionUrl(interaction.uid)) },
       loadExistingGrant: failingAsUnavailable(experience.loadExistingGrant(host.loadExistingGrant)),
     }),
+    // Logto's authorization parameters: a magic link's one-time token, and the organization a request is about.
+    extraParams: withOurExtraParams(host.extraParams),
     // The standard scopes release the standard claims; a host's own mapping wins scope by scope.
     claims: { ...standardClaims, ...host.claims },
     cookies: { ...host.cookies, keys: host.cookies?.keys ?? deps.keyRing.cookieKeys },
@@ -121,6 +123,13 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
     },
   };
   return { configuration, getResourceServerInfo };
+}
+
+/** The authorization parameters we read (`one_time_token`, `organization_id`) beside the host's own, its validators kept. */
+const ourExtraParams = ['one_time_token', 'organization_id'];
+function withOurExtraParams(host: Configuration['extraParams']): NonNullable<Configuration['extraParams']> {
+  if (host && !Array.isArray(host) && !(host instanceof Set)) return { ...Object.fromEntries(ourExtraParams.map((name) => [name, null])), ...host };
+  return [...new Set([...(host ?? []), ...ourExtraParams])];
 }
 
 /** Each model's adapter, wrapped once, so that an unreachable database is `temporarily_unavailable` (`unavailable.ts`). */

@@ -115,6 +115,20 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit, c
     },
   );
 
+  // Logto's one-time token (a magic link's, an invitation's): spent here, identified by `identification`.
+  router.post(
+    '/verification/one-time-token/verify',
+    guard({
+      body: object({ identifier: identifier([{ type: 'email', value: email }]), token: { type: 'string', minLength: 1, maxLength: 512 } }),
+      ...verificationAnswer,
+      public: true,
+    }),
+    async (ctx) => {
+      const { identifier: given, token } = ctx.guard.body;
+      ctx.body = { verificationId: await service.verifyOneTimeToken(ctx.state.experience, given.value, token) };
+    },
+  );
+
   // As Logto's: a registration may be identified from the profile alone (no `verificationId`), and
   // answers 201 (the account to create is settled); the other interactions answer 204.
   router.post(

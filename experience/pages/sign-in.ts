@@ -1,3 +1,4 @@
+import { ApiError } from '../../lib/errors.js';
 import * as views from '../views/pages.js';
 import { aboutField, clientOf, contactOf, field, formError, identifierOf, renderSignIn, sentCodeOf, withError } from './forms.js';
 import type { PageKit } from './kit.js';
@@ -21,12 +22,45 @@ export function signInPages(kit: PageKit, consent: ConsentPages) {
     return submitOrComplete(request);
   }
 
+  /** The magic link of the authorization request (`one_time_token` and `login_hint`, as Logto's), if it has one. */
+  const magicLinkOf = ({ details }: PageRequest) => {
+    const token = details.params.one_time_token;
+    const email = details.params.login_hint;
+    return typeof token === 'string' && token && typeof email === 'string' && email ? { token, email } : undefined;
+  };
+
+  /**
+   * Spends the magic link's token: signs its account in, or, when the address has none, goes on as
+   * a registration with it; the token's organizations are joined at submit.
+   */
+  async function magicLink(request: PageRequest): Promise<PageResult> {
+    const link = magicLinkOf(request);
+    if (!link) throw formError('guard.invalid_input', 'magicLink.failed');
+    const experience = await service.start(request.experience, 'SignIn');
+    let verificationId: string;
+    try {
+      verificationId = await service.verifyOneTimeToken(experience, link.email, link.token);
+    } catch (error) {
+      if (error instanceof ApiError && error.code.startsWith('one_time_token.')) throw formError('guard.invalid_input', 'magicLink.failed');
+      throw error;
+    }
+    try {
+      await service.identify(experience, verificationId);
+    } catch (error) {
+      if (!(error instanceof ApiError && error.code === 'user.user_not_exist')) throw error;
+      await service.identify(await service.switchEvent(experience, 'Register'), verificationId);
+    }
+    return submitOrComplete(request);
+  }
+  const renderMagicLink = (request: PageRequest, error?: views.PageError) => views.magicLinkPage(withError(request, error), magicLinkOf(request)?.email ?? '');
+
   router.get(
     '/:uid',
     route(
       (request, error) => {
         const { prompt } = request.details;
         if (prompt.name === 'consent') return consent.renderConsent(request, error);
+        if (magicLinkOf(request)) return renderMagicLink(request, error);
         return renderSignIn(request, error);
       },
       undefined,
@@ -39,6 +73,7 @@ export function signInPages(kit: PageKit, consent: ConsentPages) {
     ),
   );
   router.post('/:uid/sign-in', route(renderSignIn, signIn));
+  router.post('/:uid/one-time-token', route(renderMagicLink, magicLink));
   // Sign-in by a code to an email address or phone number, where the settings allow it (the service checks).
   router.post(
     '/:uid/sign-in/code',

@@ -64,6 +64,20 @@ export function signInPage(context: FormContext, { identifier = '', password, co
   );
 }
 
+/**
+ * A magic link's page (a one-time token on the authorization request): a button, not an automatic
+ * sign-in, so that a mail scanner that opens the link spends nothing.
+ */
+export function magicLinkPage(context: FormContext, email: string): string {
+  const { t } = context;
+  return page(
+    context,
+    { title: t.t('magicLink.title'), lead: t.t('magicLink.lead', { email }) },
+    html`${form(context, '/one-time-token', html`<button type="submit" autofocus>${t.t('action.continue')}</button>`)}
+      <nav><a href="${context.base}">${t.t('signIn.otherMethods')}</a></nav>`,
+  );
+}
+
 /** Single sign-on, first step: the work email, whose domain names the company's identity provider. */
 export function ssoEmailPage(context: FormContext, email = ''): string {
   const { t } = context;

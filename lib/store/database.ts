@@ -58,6 +58,7 @@ export const storeCollections: CollectionIndexes = {
     },
     { key: { organizationId: 1 }, name: 'organizationId' },
   ],
+  one_time_tokens: [newestFirst, { key: { tokenHash: 1 }, name: 'tokenHash', unique: true }, { key: { email: 1 }, name: 'email' }],
   application_user_consent_organizations: [
     { key: { applicationId: 1, userId: 1 }, name: 'applicationId_userId' },
     { key: { userId: 1 }, name: 'userId' },

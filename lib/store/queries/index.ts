@@ -8,6 +8,7 @@ import { createApplicationQueries } from './applications.js';
 import { createChangeQueries } from './changes.js';
 import { createConsentOrganizationQueries } from './consent-organizations.js';
 import { createInvitationQueries } from './invitations.js';
+import { createOneTimeTokenQueries } from './one-time-tokens.js';
 import { createOrganizationMemberRoleQueries } from './organization-member-roles.js';
 import { createResourceQueries } from './resources.js';
 
@@ -58,6 +59,7 @@ export function createQueries(db: Db) {
     organizationApplicationRoles: createOrganizationMemberRoleQueries(db, 'application'),
     consentOrganizations: createConsentOrganizationQueries(db),
     invitations: createInvitationQueries(db),
+    oneTimeTokens: createOneTimeTokenQueries(db),
     changes: createChangeQueries(db),
     links,
   };
