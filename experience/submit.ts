@@ -5,6 +5,7 @@ import { generateId } from '../lib/ids.js';
 import type { MfaVerification } from '../lib/mfa/model.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
+import { emailDomainKey } from '../sso/domains.js';
 import { newUser, userChanges, userToApi } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import { joinOrganizations } from '../lib/store/jit-organizations.js';
@@ -93,6 +94,18 @@ export function createSubmitters(
     },
 
     async Register(experience, origin) {
+      /**
+       * The organizations a new account joins by its email's domain (just-in-time): only for an
+       * address this interaction proved, by a code (the settings' `signUp.verify`) or a one-time
+       * token; never one an upstream provider merely said.
+       */
+      const domainOrganizations = async ({ profile, verifications }: ExperienceDocument, address: string | undefined) => {
+        if (!address) return [];
+        const byToken = Object.values(verifications).some((verification) => verification.type === 'oneTimeToken' && verification.email === emailKey(address));
+        const byCode = (await deps.signInSettings()).signUp.verify && !profile.socialIdentity && !profile.ssoIdentity;
+        const domain = emailDomainKey(address);
+        return (byToken || byCode) && domain ? queries.jitEmailDomains.organizationsOf(domain) : [];
+      };
       const { username, email, phone, passwordHash } = await newAccountProfile(experience.profile, accounts, await deps.signInSettings());
       // The id a passkey registered in this interaction names, when there is one.
       const id = experience.newUserId ?? generateId(12);
@@ -123,7 +136,10 @@ export function createSubmitters(
         await queries.users.insert(user);
         record({ entity: 'User', action: 'created', id: user._id, data: userToApi(user) });
         await assignDefaultRoles(queries, { intend, record }, user._id);
-        await joinOrganizations(queries, { intend, record }, user._id, experience.profile.jitOrganizationIds ?? []);
+        await joinOrganizations(queries, { intend, record }, user._id, [
+          ...(experience.profile.jitOrganizationIds ?? []),
+          ...(await domainOrganizations(experience, email)),
+        ]);
       });
       return user._id;
     },

@@ -67,6 +67,8 @@ export const recordedChanges = [
   'Organization.membership.roles.updated',
   'Organization.applications.updated',
   'Organization.applications.roles.updated',
+  'Organization.jit.roles.updated',
+  'Organization.jit.emailDomains.updated',
   'OrganizationRole.created',
   'OrganizationRole.updated',
   'OrganizationRole.deleted',

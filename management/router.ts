@@ -22,6 +22,7 @@ import { memberRoleRoutes } from './organizations/member-roles.js';
 import { consentOrganizationRoutes } from './organizations/consent-organizations.js';
 import { invitationRoutes } from './organizations/invitations.js';
 import { oneTimeTokenRoutes } from './one-time-tokens.js';
+import { jitRoutes } from './organizations/jit.js';
 import { relationRoutes } from './relations/catalog.js';
 import { resourceRoutes } from './resources.js';
 import { hookKeysRoute, hookRotationRoutes } from './hooks/keys.js';
@@ -67,6 +68,7 @@ const routeTables = [
   consentOrganizationRoutes,
   invitationRoutes,
   oneTimeTokenRoutes,
+  jitRoutes,
   relationRoutes,
   subjectTokenRoutes,
   impersonationRoutes,

@@ -2,10 +2,11 @@ import type { Queries } from './queries/index.js';
 import type { Write } from './unit-of-work.js';
 
 /**
- * Makes a user a member of these organizations (those that still exist), in the unit of work that
- * signs the user in or creates the account: just-in-time membership, as Logto's (a one-time token's
- * `jitOrganizationIds`). Each organization joined is announced (`Organization.Membership.Updated`).
- * Answers the organizations joined.
+ * Makes a user a member of these organizations (those that still exist), with each one's
+ * just-in-time roles, in the unit of work that signs the user in or creates the account:
+ * just-in-time membership, as Logto's (a one-time token's `jitOrganizationIds`, an organization's
+ * email domains). Each organization joined is announced (`Organization.Membership.Updated`), and the
+ * roles given (`Organization.Membership.Roles.Updated`). Answers the organizations joined.
  */
 export async function joinOrganizations(
   queries: Queries,
@@ -26,6 +27,22 @@ export async function joinOrganizations(
     if (added.length === 0) continue;
     record({ entity: 'Organization', action: 'membership.updated', id: organizationId, data: { addedUserIds: added, removedUserIds: [] } });
     joined.push(organizationId);
+    const roles = (await queries.organizationRoles.findByIds(await queries.links.organizationJitRoles.rightsOf(organizationId))).filter(
+      ({ type }) => type !== 'MachineToMachine',
+    );
+    if (roles.length === 0) continue;
+    await intend({ entity: 'Organization', action: 'membership.roles.updated', id: organizationId, key: userId, before: [] });
+    const given = await queries.organizationUserRoles.add(
+      organizationId,
+      userId,
+      roles.map(({ _id }) => _id),
+    );
+    record({
+      entity: 'Organization',
+      action: 'membership.roles.updated',
+      id: organizationId,
+      data: { userId, addedOrganizationRoleIds: given, removedOrganizationRoleIds: [] },
+    });
   }
   return joined;
 }

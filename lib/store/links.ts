@@ -11,6 +11,7 @@ export const linkTables = {
   roles_scopes: ['roleId', 'scopeId'],
   organization_users: ['organizationId', 'userId'],
   organization_applications: ['organizationId', 'applicationId'],
+  organization_jit_roles: ['organizationId', 'organizationRoleId'],
   organization_role_scopes: ['organizationRoleId', 'organizationScopeId'],
   organization_role_resource_scopes: ['organizationRoleId', 'scopeId'],
 } as const;

@@ -91,6 +91,8 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       await queries.organizationApplicationRoles.removeAllOfOrganization(id);
       await queries.consentOrganizations.removeAllOfOrganization(id);
       await queries.invitations.removeAllOfOrganization(id);
+      await links.organizationJitRoles.removeAllOfLeft(id);
+      await queries.jitEmailDomains.removeAllOfOrganization(id);
     },
   });
 
@@ -152,6 +154,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       await organizationUserRoles.removeAllOfRole(id);
       await queries.organizationApplicationRoles.removeAllOfRole(id);
       await queries.invitations.removeRole(id);
+      await links.organizationJitRoles.removeAllOfRight(id);
     },
   });
 }

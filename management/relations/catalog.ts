@@ -196,6 +196,25 @@ export const relations: CatalogedRelation[] = [
     searchedBy: ['_id', 'name'],
   }),
   relation({
+    // Logto's just-in-time roles: what a member who joins by just-in-time membership gets (organization/jit/index.ts).
+    path: '/organizations/:id/jit/roles',
+    ownerParam: 'id',
+    owner: sides.organization,
+    target: sides.organizationRole,
+    bodyKey: 'organizationRoleIds',
+    targetParam: 'organizationRoleId',
+    links: (q) => q.links.organizationJitRoles,
+    action: 'jit.roles.updated',
+    replace: true,
+    // For people: a machine role is not given to a member (Logto's database refuses it).
+    checkAdded: (_organization, roles) => {
+      const machine = roles.find(({ type }) => type === 'MachineToMachine');
+      assertThat(!machine, () => new ApiError('entity.db_constraint_violated', `organization role \`${machine!.name}\` is for machines, not members`));
+    },
+    optionalPaging: true,
+    contract: generic,
+  }),
+  relation({
     path: '/organization-roles/:id/scopes',
     ownerParam: 'id',
     owner: sides.organizationRole,

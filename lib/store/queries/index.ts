@@ -8,6 +8,7 @@ import { createApplicationQueries } from './applications.js';
 import { createChangeQueries } from './changes.js';
 import { createConsentOrganizationQueries } from './consent-organizations.js';
 import { createInvitationQueries } from './invitations.js';
+import { createJitEmailDomainQueries } from './jit-email-domains.js';
 import { createOneTimeTokenQueries } from './one-time-tokens.js';
 import { createOrganizationMemberRoleQueries } from './organization-member-roles.js';
 import { createResourceQueries } from './resources.js';
@@ -24,6 +25,7 @@ export function createQueries(db: Db) {
     rolesScopes: createLinks(db, 'roles_scopes'),
     organizationUsers: createLinks(db, 'organization_users'),
     organizationApplications: createLinks(db, 'organization_applications'),
+    organizationJitRoles: createLinks(db, 'organization_jit_roles'),
     organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
     organizationRoleResourceScopes: createLinks(db, 'organization_role_resource_scopes'),
   };
@@ -60,6 +62,7 @@ export function createQueries(db: Db) {
     consentOrganizations: createConsentOrganizationQueries(db),
     invitations: createInvitationQueries(db),
     oneTimeTokens: createOneTimeTokenQueries(db),
+    jitEmailDomains: createJitEmailDomainQueries(db),
     changes: createChangeQueries(db),
     links,
   };
