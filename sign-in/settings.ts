@@ -50,8 +50,15 @@ export interface SignInSettings {
 export interface MfaSettings {
   factors: MfaFactor[];
   policy: (typeof mfaPolicies)[number];
+  /**
+   * Logto's `organizationRequiredMfaPolicy`: with `Mandatory`, a member of an organization that
+   * requires MFA (`isMfaRequired`) enrols a factor at sign-in, as under the mandatory policy;
+   * `NoPrompt` (unset) asks nothing, and the organization's tokens stay refused until it has one.
+   */
+  organizationRequiredMfaPolicy?: (typeof organizationMfaPolicies)[number];
 }
 export const mfaPolicies = ['UserControlled', 'Mandatory'] as const;
+export const organizationMfaPolicies = ['NoPrompt', 'Mandatory'] as const;
 
 /** What this service did before the settings existed: sign up with a username or a verified email or phone, and a password; sign in with any of them and the password. */
 export const defaultSignInSettings: SignInSettings = {
@@ -107,6 +114,7 @@ export const signInSettingsSchemas = {
     properties: {
       factors: { type: 'array', items: { enum: mfaFactors }, uniqueItems: true, maxItems: 3 },
       policy: { enum: mfaPolicies },
+      organizationRequiredMfaPolicy: { enum: organizationMfaPolicies },
     },
     required: ['factors', 'policy'],
     additionalProperties: false,
@@ -132,6 +140,10 @@ export function assertWorkable({ signUp, signIn, mfa, passkeySignIn }: SignInSet
     invalid('sign_in_experiences.backup_code_cannot_be_enabled_alone', 'backup codes need another factor beside them'),
   );
   assertThat(mfa.policy !== 'Mandatory' || mfa.factors.length > 0, invalid('sign_in_experiences.empty_mfa_factors', 'mandatory MFA needs a factor to enrol'));
+  assertThat(
+    mfa.organizationRequiredMfaPolicy !== 'Mandatory' || mfa.factors.length > 0,
+    invalid('sign_in_experiences.empty_mfa_factors', "organizations' mandatory MFA needs a factor to enrol"),
+  );
   assertThat(
     !passkeySignIn.enabled || mfa.factors.includes('WebAuthn'),
     invalid('sign_in_experiences.passkey_sign_in_requires_web_authn', 'passkey sign-in needs WebAuthn among the factors, to enrol passkeys'),

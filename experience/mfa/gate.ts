@@ -10,7 +10,14 @@ import { identityChanged, pendingContext, type MfaContext } from './context.js';
  * factors it adds, and the `amr` it reports, each for the one account the interaction signs in.
  */
 export function mfaGate(context: MfaContext) {
-  const { deps, store, box, iso, usableFactors, requireEnabled, subjectOf, recordOf } = context;
+  const { deps, store, box, iso, usableFactors, requireEnabled, subjectOf, recordOf, queries } = context;
+
+  /** Whether the settings make a member of an organization that requires MFA enrol (Logto's `organizationRequiredMfaPolicy`), and this user is one. */
+  async function organizationRequiresMfa(policy: string | undefined, user: UserDocument | undefined) {
+    if (policy !== 'Mandatory' || !user) return false;
+    const organizations = await queries.organizations.findByIds(await queries.links.organizationUsers.leftsOf(user._id));
+    return organizations.some(({ isMfaRequired }) => isMfaRequired === true);
+  }
   return {
     /**
      * Logto's `POST /profile/mfa {type, verificationId}`: a new factor of this interaction to add at
@@ -47,9 +54,10 @@ export function mfaGate(context: MfaContext) {
 
     /**
      * What the submit requires (Logto's order): a user with factors the settings offer proves one
-     * (403 `session.mfa.require_mfa_verification`); under mandatory MFA an account without a factor
-     * enrols one (422 `user.missing_mfa`), and backup codes too when they are offered (422
-     * `session.mfa.backup_code_required`). Passes when MFA is off (no factors offered).
+     * (403 `session.mfa.require_mfa_verification`); under mandatory MFA (or, with
+     * `organizationRequiredMfaPolicy: Mandatory`, for a member of an organization that requires it)
+     * an account without a factor enrols one (422 `user.missing_mfa`), and backup codes too when
+     * they are offered (422 `session.mfa.backup_code_required`). Passes when MFA is off (no factors offered).
      */
     async assertSatisfied(experience: ExperienceDocument, userId: string, user: UserDocument | undefined) {
       const settings = await deps.signInSettings();
@@ -58,7 +66,8 @@ export function mfaGate(context: MfaContext) {
       // A passkey sign-in is itself the strong factor (a key bound to a device, and the device's own check of the person).
       const passkey = experience.amr?.includes('hwk') ?? false;
       if (usable.length > 0 && !passkey) assertThat(held.amr.length, () => requireMfaVerification(usable));
-      if (settings.mfa.policy !== 'Mandatory' || settings.mfa.factors.length === 0) return;
+      if (settings.mfa.factors.length === 0) return;
+      if (settings.mfa.policy !== 'Mandatory' && !(await organizationRequiresMfa(settings.mfa.organizationRequiredMfaPolicy, user))) return;
       const pending = held.bind.map((id) => factorOfRecord(experience.verifications[id]!.type));
       const linked = new Set([...factorTypesOf(user?.mfaVerifications), ...pending]);
       const enrollable = settings.mfa.factors.filter((factor) => factor !== 'BackupCode');
