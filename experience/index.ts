@@ -204,6 +204,12 @@ export function createExperience(deps: ExperienceDeps): Experience {
       const application = await deps.findApplication(clientId);
       return application !== undefined && !application.isThirdParty;
     },
+    async organizationLook(organizationId) {
+      const organization = await queries.organizations.findById(organizationId);
+      if (!organization) return undefined;
+      const { branding = {}, color = {} } = organization;
+      return { logoUrl: branding.logoUrl, darkLogoUrl: branding.darkLogoUrl, primaryColor: color.primaryColor, darkPrimaryColor: color.darkPrimaryColor };
+    },
     organizationConsent: {
       async choices(userId) {
         const organizations = await queries.organizations.findByIds(await queries.links.organizationUsers.leftsOf(userId));

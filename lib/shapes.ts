@@ -17,6 +17,8 @@ export const organizationResponse = {
     description: { type: ['string', 'null'] },
     customData: { type: 'object', additionalProperties: true },
     isMfaRequired: { type: 'boolean' },
+    branding: { type: 'object', additionalProperties: true },
+    color: { type: 'object', additionalProperties: true },
     createdAt: timestamp,
     // With `showFeatured=true` only.
     usersCount: { type: 'integer' },
@@ -25,7 +27,7 @@ export const organizationResponse = {
       items: { type: 'object', properties: { id: { type: 'string' }, avatar: { type: ['string', 'null'] }, name: { type: ['string', 'null'] } } },
     },
   },
-  required: ['id', 'name', 'description', 'customData', 'isMfaRequired', 'createdAt'],
+  required: ['id', 'name', 'description', 'customData', 'isMfaRequired', 'branding', 'color', 'createdAt'],
 } as const;
 
 export const organizationScopeResponse = {

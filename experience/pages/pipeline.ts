@@ -61,6 +61,20 @@ export function lookOf(client: Client): views.ApplicationLook {
   };
 }
 
+/**
+ * The application's look in an organization's (Logto's organization `branding` and `color`): its
+ * logos and colours where the organization has them; the application keeps its name and policies.
+ */
+export function withOrganizationLook(look: views.ApplicationLook, organization: Awaited<ReturnType<PagesOptions['organizationLook']>>): views.ApplicationLook {
+  if (!organization) return look;
+  const { logoUrl, darkLogoUrl, primaryColor, darkPrimaryColor } = organization;
+  return {
+    ...look,
+    ...(logoUrl && { logoUrl, darkLogoUrl }),
+    ...(isHexColor(primaryColor) && { colors: { primaryColor, darkPrimaryColor: isHexColor(darkPrimaryColor) ? darkPrimaryColor : primaryColor } }),
+  };
+}
+
 export const expiredPage = (context: views.PageContext) =>
   views.messagePage(context, context.t.t('message.expired.title'), context.t.t('message.expired.text'));
 
@@ -69,7 +83,12 @@ export const expiredPage = (context: views.PageContext) =>
  * and checks the interaction, reads the form (and its CSRF token), runs the handler, and turns the
  * errors a person can cause into the page again, said at the field.
  */
-export function pagePipeline(router: Router, service: ExperienceService, provider: Provider, { branding, catalogs, databaseReady }: PagesOptions) {
+export function pagePipeline(
+  router: Router,
+  service: ExperienceService,
+  provider: Provider,
+  { branding, catalogs, databaseReady, organizationLook }: PagesOptions,
+) {
   const logoOrigin = originOf(branding.logoUrl);
   /** A page outside an interaction (an expired one, an outage): the language the browser asks for. */
   const plainContext = (ctx: ParameterizedContext): views.PageContext => ({ branding, t: catalogs.forRequest(undefined, ctx.get('accept-language')) });
@@ -140,7 +159,10 @@ export function pagePipeline(router: Router, service: ExperienceService, provide
       const clientId = String(details.params.client_id);
       // The client comes from the provider's cache of our applications, not from another query: every page names it.
       const client = await provider.Client.find(clientId);
-      const look = client && lookOf(client);
+      const organizationId = details.params.organization_id;
+      const look =
+        client &&
+        (typeof organizationId === 'string' && organizationId ? withOrganizationLook(lookOf(client), await organizationLook(organizationId)) : lookOf(client));
       securityHeaders(ctx, details, look);
       // OIDC Core §3.1.2.1 `ui_locales` first, then the browser's Accept-Language.
       const t = catalogs.forRequest(details.params.ui_locales, ctx.get('accept-language'));

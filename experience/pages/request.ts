@@ -53,6 +53,8 @@ export interface PagesOptions {
     choices(userId: string): Promise<Array<{ id: string; name: string }>>;
     give(applicationId: string, userId: string, organizationIds: string[], caller: Caller): Promise<void>;
   };
+  /** An organization's look (logos, colours), for pages of an authorization request that names it (`organization_id`). */
+  organizationLook(organizationId: string): Promise<{ logoUrl?: string; darkLogoUrl?: string; primaryColor?: string; darkPrimaryColor?: string } | undefined>;
   /** Our public origin: social providers send the browser back to it. */
   origin: string;
   /** Whether a client is one of our first-party applications (consented without asking). */

@@ -141,11 +141,19 @@ export interface OrganizationDocument {
   customData: Record<string, unknown>;
   /** Logto's `isMfaRequired`: a member without a second factor gets no token for it. Unset (older documents): false. */
   isMfaRequired?: boolean;
+  /** Logto's look: logos (`logoUrl`, `darkLogoUrl`, `favicon`, `darkFavicon`) and colours (`primaryColor`, `darkPrimaryColor`, `isDarkModeEnabled`). */
+  branding?: Record<string, string>;
+  color?: { primaryColor?: string; darkPrimaryColor?: string; isDarkModeEnabled?: boolean };
   createdAt: number;
 }
 
-/** An organization as the API shows it. */
-export const organizationToApi = (organization: OrganizationDocument) => ({ ...withId(organization), isMfaRequired: organization.isMfaRequired ?? false });
+/** An organization as the API shows it (fields older documents lack, at their defaults). */
+export const organizationToApi = (organization: OrganizationDocument) => ({
+  ...withId(organization),
+  isMfaRequired: organization.isMfaRequired ?? false,
+  branding: organization.branding ?? {},
+  color: organization.color ?? {},
+});
 
 export interface OrganizationRoleDocument {
   _id: string;

@@ -68,6 +68,8 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       description: body.description ?? null,
       customData: body.customData ?? {},
       isMfaRequired: body.isMfaRequired ?? false,
+      branding: body.branding ?? {},
+      color: body.color ?? {},
       createdAt: Date.now(),
     }),
     present: async (documents) => documents.map(organizationToApi),

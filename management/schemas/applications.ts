@@ -127,13 +127,21 @@ export const secretWithValueResponse = {
 // hex colours only, and links and logos http(s) URLs with nothing that could end an attribute.
 const webUrl = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s"\'<>]+$', format: 'web-url' } as const;
 const hexColor = { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' } as const;
+/** A look's logos (Logto's `branding`), for an application or an organization. */
+export const brandingSchema = {
+  type: 'object',
+  properties: { logoUrl: webUrl, darkLogoUrl: webUrl, favicon: webUrl, darkFavicon: webUrl },
+  additionalProperties: false,
+} as const;
+/** A look's colours (Logto's `color`); an organization's may say whether its dark mode is on. */
+export const colorSchema = {
+  type: 'object',
+  properties: { primaryColor: hexColor, darkPrimaryColor: hexColor, isDarkModeEnabled: { type: 'boolean' } },
+  additionalProperties: false,
+} as const;
 const signInExperienceFields = {
   color: { type: 'object', properties: { primaryColor: hexColor, darkPrimaryColor: hexColor }, additionalProperties: false },
-  branding: {
-    type: 'object',
-    properties: { logoUrl: webUrl, darkLogoUrl: webUrl, favicon: webUrl, darkFavicon: webUrl },
-    additionalProperties: false,
-  },
+  branding: brandingSchema,
   termsOfUseUrl: { anyOf: [webUrl, { type: 'null' }] },
   privacyPolicyUrl: { anyOf: [webUrl, { type: 'null' }] },
   displayName: { anyOf: [{ type: 'string', minLength: 1, maxLength: 256 }, { type: 'null' }] },

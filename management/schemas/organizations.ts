@@ -1,20 +1,24 @@
 import type { TypedSchema } from '../../lib/http/guard.js';
 import { freeFormObject } from './common.js';
 import { idList } from './roles.js';
+import { brandingSchema, colorSchema } from './applications.js';
 import { organizationResponse, organizationRoleTypes } from '../../lib/shapes.js';
 
 const name = { type: 'string', minLength: 1, maxLength: 128 } as const;
 const description = { type: ['string', 'null'], maxLength: 2048 } as const;
 
+// An organization's look (Logto's `branding` and `color`): the sign-in pages take it when the authorization request names the organization.
+const look = { branding: brandingSchema, color: colorSchema } as const;
+
 export const organizationCreateSchema = {
   type: 'object',
-  properties: { name, description, customData: freeFormObject, isMfaRequired: { type: 'boolean' } },
+  properties: { name, description, customData: freeFormObject, isMfaRequired: { type: 'boolean' }, ...look },
   required: ['name'],
   additionalProperties: false,
 } as const;
 export const organizationPatchSchema = {
   type: 'object',
-  properties: { name, description, customData: freeFormObject, isMfaRequired: { type: 'boolean' } },
+  properties: { name, description, customData: freeFormObject, isMfaRequired: { type: 'boolean' }, ...look },
   additionalProperties: false,
 } as const;
 

@@ -2,11 +2,12 @@ import type { TestServer } from '../support/server.js';
 import { experienceWorld, strong } from './world.js';
 
 /**
- * An organization's MFA requirement at sign-in (issue 39, point 6): Logto's sign-in settings
- * `mfa.organizationRequiredMfaPolicy`. With `Mandatory`, a member of an organization that requires
- * MFA enrols a factor before the sign-in completes; others, and everyone under `NoPrompt`, do not.
+ * An organization at sign-in (issue 39, point 6): its MFA requirement (Logto's sign-in settings
+ * `mfa.organizationRequiredMfaPolicy`: with `Mandatory`, a member of an organization that requires
+ * MFA enrols a factor before the sign-in completes; others, and everyone under `NoPrompt`, do not),
+ * and its look on the pages of an authorization request that names it.
  */
-describe("an organization's MFA requirement at sign-in", () => {
+describe("an organization's MFA requirement and look at sign-in", () => {
   const { world, newSignIn, createUser, signInWithApi } = experienceWorld('organization-mfa');
   let server: TestServer;
 
@@ -46,5 +47,21 @@ describe("an organization's MFA requirement at sign-in", () => {
       body: { mfa: { factors: [], policy: 'UserControlled', organizationRequiredMfaPolicy: 'Mandatory' } },
     });
     expect({ status: unworkable.status, code: unworkable.body.code }).toEqual({ status: 400, code: 'sign_in_experiences.empty_mfa_factors' });
+  });
+
+  it("draws the pages in the organization's look (logo, colours) when the authorization request names it", async () => {
+    const logoUrl = 'https://cdn.bank.example/logo.png';
+    const branded = await server.create('/api/organizations', {
+      name: 'Branded',
+      branding: { logoUrl },
+      color: { primaryColor: '#123456', isDarkModeEnabled: false },
+    });
+    expect(branded).toMatchObject({ branding: { logoUrl }, color: { primaryColor: '#123456' } });
+    const { html } = await newSignIn({ organization_id: branded.id });
+    expect(html).toContain(`<img src="${logoUrl}"`);
+    expect(html).toContain('123456');
+    // An unknown one changes nothing, and a bad colour is refused where it is set.
+    expect((await newSignIn({ organization_id: 'no-such-organization' })).html).not.toContain(logoUrl);
+    expect((await server.api('PATCH', `/api/organizations/${branded.id}`, { body: { color: { primaryColor: 'red;}' } } })).status).toBe(400);
   });
 });

@@ -118,6 +118,15 @@ describe('organization invitations', () => {
     expect((await server.api('GET', `/api/organization-invitations/${renewed.id}`)).status).toBe(404);
   });
 
+  it('a deleted role is no longer given by a pending invitation', async () => {
+    const temporary = await server.create('/api/organization-roles', { name: 'temporary' });
+    const { body: invitation } = await invite({ invitee: 'gina@example.com', organizationRoleIds: [temporary.id, role.id] });
+    expect((await server.api('DELETE', `/api/organization-roles/${temporary.id}`)).status).toBe(204);
+    expect((await server.api('GET', `/api/organization-invitations/${invitation.id}`)).body.organizationRoles).toEqual([{ id: role.id, name: 'editor' }]);
+    const stored = await server.database.db.collection('organization_invitations').findOne({ _id: invitation.id });
+    expect(stored?.organizationRoleIds).toEqual([role.id]);
+  });
+
   it('sends the invitation through the email connector with its link, sends it again, and stops at the send limit (429)', async () => {
     const { body: invitation } = await invite({ invitee: 'frank@example.com', messagePayload: { link: 'https://app.example.com/join?invitation=abc' } });
     const first = await waitForMail('frank@example.com', 1);

@@ -22,6 +22,8 @@ describe('organizations, their members, roles and permissions', () => {
       description: 'Rockets',
       customData: { tier: 'gold' },
       isMfaRequired: false,
+      branding: {},
+      color: {},
       createdAt: expect.any(Number),
     });
     await post('/api/organizations', { name: 'Globex' });

@@ -65,8 +65,12 @@ export function createInvitationQueries(db: Db) {
     },
     delete: async (id: string) => (await collection.deleteOne({ _id: id }, inUnit())).deletedCount === 1,
     removeAllOfOrganization: (organizationId: string) => collection.deleteMany({ organizationId }, inUnit()),
-    /** A deleted organization role is no longer given by any invitation. */
-    removeRole: (organizationRoleId: string) =>
-      collection.updateMany({ organizationRoleIds: organizationRoleId }, { $pull: { organizationRoleIds: organizationRoleId } }, inUnit()),
+    /** A deleted organization role is no longer given by any invitation (each rewritten without it: no engine lacks `$set`). */
+    async removeRole(organizationRoleId: string) {
+      for (const invitation of await collection.find({ organizationRoleIds: organizationRoleId }, inUnit()).toArray()) {
+        const kept = invitation.organizationRoleIds.filter((id) => id !== organizationRoleId);
+        await collection.updateOne({ _id: invitation._id }, { $set: { organizationRoleIds: kept } }, inUnit());
+      }
+    },
   };
 }
