@@ -35,6 +35,8 @@ export function createSubmitters(
   accounts: AccountLookup,
 ): Record<InteractionKind, Submitter> {
   const { queries } = deps;
+  /** The organizations a person joins by the SSO connector an identity came through (just-in-time, as Logto's `jit/sso-connectors`). */
+  const ssoOrganizations = async (connectorId: string | undefined) => (connectorId ? queries.links.organizationJitSsoConnectors.leftsOf(connectorId) : []);
   return {
     async SignIn(experience, origin) {
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify a password and identify first'));
@@ -88,7 +90,10 @@ export function createSubmitters(
           updatedAt: now,
         });
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(before, updated) });
-        await joinOrganizations(queries, { intend, record }, userId, profile.jitOrganizationIds ?? []);
+        await joinOrganizations(queries, { intend, record }, userId, [
+          ...(profile.jitOrganizationIds ?? []),
+          ...(await ssoOrganizations(profile.ssoIdentity?.ssoConnectorId)),
+        ]);
       });
       return userId;
     },
@@ -139,6 +144,7 @@ export function createSubmitters(
         await joinOrganizations(queries, { intend, record }, user._id, [
           ...(experience.profile.jitOrganizationIds ?? []),
           ...(await domainOrganizations(experience, email)),
+          ...(await ssoOrganizations(ssoIdentity?.ssoConnectorId)),
         ]);
       });
       return user._id;

@@ -69,6 +69,7 @@ export const recordedChanges = [
   'Organization.applications.roles.updated',
   'Organization.jit.roles.updated',
   'Organization.jit.emailDomains.updated',
+  'Organization.jit.ssoConnectors.updated',
   'OrganizationRole.created',
   'OrganizationRole.updated',
   'OrganizationRole.deleted',

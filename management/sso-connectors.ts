@@ -232,6 +232,8 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
     await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'SsoConnector', action: 'deleted', id: current._id });
       await ssoConnectors.collection.deleteOne({ _id: current._id }, inUnit());
+      // No organization admits people through it any more.
+      await deps.queries.links.organizationJitSsoConnectors.removeAllOfRight(current._id);
       record({ entity: 'SsoConnector', action: 'deleted', id: current._id, data: present(current) });
     });
     ctx.status = 204;

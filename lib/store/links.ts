@@ -12,6 +12,7 @@ export const linkTables = {
   organization_users: ['organizationId', 'userId'],
   organization_applications: ['organizationId', 'applicationId'],
   organization_jit_roles: ['organizationId', 'organizationRoleId'],
+  organization_jit_sso_connectors: ['organizationId', 'ssoConnectorId'],
   organization_role_scopes: ['organizationRoleId', 'organizationScopeId'],
   organization_role_resource_scopes: ['organizationRoleId', 'scopeId'],
 } as const;

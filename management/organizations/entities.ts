@@ -94,6 +94,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       await queries.consentOrganizations.removeAllOfOrganization(id);
       await queries.invitations.removeAllOfOrganization(id);
       await links.organizationJitRoles.removeAllOfLeft(id);
+      await links.organizationJitSsoConnectors.removeAllOfLeft(id);
       await queries.jitEmailDomains.removeAllOfOrganization(id);
     },
   });

@@ -215,6 +215,20 @@ export const relations: CatalogedRelation[] = [
     contract: generic,
   }),
   relation({
+    // Logto's just-in-time SSO connectors: a person who signs up (or links an account) through one joins the organization.
+    path: '/organizations/:id/jit/sso-connectors',
+    ownerParam: 'id',
+    owner: sides.organization,
+    target: sides.ssoConnector,
+    bodyKey: 'ssoConnectorIds',
+    targetParam: 'ssoConnectorId',
+    links: (q) => q.links.organizationJitSsoConnectors,
+    action: 'jit.ssoConnectors.updated',
+    replace: true,
+    optionalPaging: true,
+    contract: generic,
+  }),
+  relation({
     path: '/organization-roles/:id/scopes',
     ownerParam: 'id',
     owner: sides.organizationRole,

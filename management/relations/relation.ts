@@ -20,6 +20,7 @@ import type { Queries } from '../../lib/store/queries/index.js';
 import { organizationScopeResponse, roleResponse, scopeResponse } from '../../lib/shapes.js';
 import { applicationResponse } from '../schemas/applications.js';
 import { userResponse } from '../schemas/users.js';
+import type { SsoConnectorDocument } from '../../sso/connectors.js';
 
 export type Doc = EntityDocument & Document;
 
@@ -58,6 +59,14 @@ export const sides = {
     label: 'organization role',
     entity: 'OrganizationRole',
     toApi: withId,
+    response: {},
+  }),
+  // Shown without their configuration: a relation list is no place for an identity provider's settings.
+  ssoConnector: side<SsoConnectorDocument>({
+    collection: 'sso_connectors',
+    label: 'SSO connector',
+    entity: 'SsoConnector',
+    toApi: ({ _id, providerName, connectorName, domains, branding }) => ({ id: _id, providerName, connectorName, domains, branding }),
     response: {},
   }),
   organizationScope: side<OrganizationScopeDocument>({

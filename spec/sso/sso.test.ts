@@ -255,6 +255,27 @@ describe('enterprise SSO (SAML and OIDC connectors)', () => {
     expect(events.map(({ body }) => [body.event, body.userId])).toEqual([['PostSignIn', userId]]);
   });
 
+  // Issue 39, point 5: Logto's organization /jit/sso-connectors.
+  it("registers a person through an organization's just-in-time SSO connector into the organization, with its just-in-time roles", async () => {
+    const org = await server.create('/api/organizations', { name: 'Acme Holdings' });
+    const staff = await server.create('/api/organization-roles', { name: 'acme staff' });
+    expect((await server.api('POST', `/api/organizations/${org.id}/jit/sso-connectors`, { body: { ssoConnectorIds: [samlConnector] } })).status).toBe(201);
+    await server.api('POST', `/api/organizations/${org.id}/jit/roles`, { body: { organizationRoleIds: [staff.id] } });
+    const listed = (await server.api('GET', `/api/organizations/${org.id}/jit/sso-connectors`)).body;
+    expect(listed).toEqual([{ id: samlConnector, providerName: 'SAML', connectorName: 'Acme Okta', domains: ['acme.test'], branding: expect.any(Object) }]);
+
+    saml.signInAs({ nameId: 'grace@acme.test', email: 'grace@acme.test', name: 'Grace Acme' });
+    const browser = await begin('Register');
+    const leg = await samlLeg(browser);
+    await post(browser, leg.form);
+    expect((await verify(browser, samlConnector, leg.verificationId, { state: leg.state })).status).toBe(200);
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId })).status).toBe(201);
+    await submit(browser);
+    const [grace] = (await server.api('GET', '/api/users?search.primaryEmail=grace@acme.test')).body;
+    const organizations = (await server.api('GET', `/api/users/${grace.id}/organizations`)).body;
+    expect(organizations).toEqual([expect.objectContaining({ id: org.id, organizationRoles: [{ id: staff.id, name: 'acme staff' }] })]);
+  });
+
   it.each<[SamlTamper, RegExp]>([
     ['unsigned', /signature/i],
     ['other-key', /signature/i],

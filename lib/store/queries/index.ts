@@ -26,6 +26,7 @@ export function createQueries(db: Db) {
     organizationUsers: createLinks(db, 'organization_users'),
     organizationApplications: createLinks(db, 'organization_applications'),
     organizationJitRoles: createLinks(db, 'organization_jit_roles'),
+    organizationJitSsoConnectors: createLinks(db, 'organization_jit_sso_connectors'),
     organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
     organizationRoleResourceScopes: createLinks(db, 'organization_role_resource_scopes'),
   };
