@@ -5,6 +5,7 @@ import { interactionUrl } from '../experience/index.js';
 import { signOutPage } from '../experience/views/pages.js';
 import { configureProvider } from '../provider/configure.js';
 import { organizationTokenClaims } from '../grants/organization-tokens.js';
+import { bindingOrganization } from '../provider/organization-access.js';
 import type { MintedToken } from '../provider/token-types.js';
 import type { ResolvedOptions } from './options.js';
 import type { Parts } from './parts.js';
@@ -43,7 +44,11 @@ export function configureWith(host: Configuration, options: ResolvedOptions, par
       catalogs && {
         experience: {
           interactionUrl: (uid: string) => interactionUrl(uid),
-          loadExistingGrant: (hostLoader) => createGrantLoader((id) => parts.caches.applications.get(id), hostLoader),
+          loadExistingGrant: (hostLoader) =>
+            bindingOrganization(
+              createGrantLoader((id) => parts.caches.applications.get(id), hostLoader),
+              () => parts.organizationAccess,
+            ),
           languages: catalogs.languages(),
           logoutSource: (ctx, form) => {
             ctx.type = 'html';

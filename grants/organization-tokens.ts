@@ -6,6 +6,7 @@ import { builtInGrant } from '../provider/internals.js';
 import {
   organizationAudience,
   organizationIdClaim,
+  organizationOf,
   organizationTokenTtl,
   requestedOrganization,
   wantsOrganizationToken,
@@ -28,8 +29,9 @@ export const organizationParameter = 'organization_id';
 
 /** The claims an access token for an API resource gets when asked for with `organization_id`: the organization it is for. */
 export function organizationTokenClaims(ctx: KoaContextWithOIDC, token: { kind?: string; resourceServer?: unknown }): Record<string, unknown> {
-  const organizationId = requestedOrganization(ctx);
-  if (organizationId === undefined || ctx.oidc.route !== 'token' || !token.resourceServer) return {};
+  // Named by the request, or the grant's (an authorization request that named it).
+  const organizationId = organizationOf(ctx);
+  if (organizationId === undefined || !token.resourceServer) return {};
   if (token.kind !== 'AccessToken' && token.kind !== 'ClientCredentials') return {};
   // An organization token names its organization in `aud`; a resource's token names it here.
   if (wantsOrganizationToken(ctx)) return {};

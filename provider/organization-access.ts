@@ -1,4 +1,4 @@
-import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
+import { errors, type Configuration, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { organizationsScope } from './organization-claims.js';
 
@@ -17,6 +17,33 @@ export const organizationTokenTtl = 3600;
 export function requestedOrganization(ctx: KoaContextWithOIDC): string | undefined {
   const value = ctx.oidc.params?.organization_id;
   return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * The organization a grant is bound to by an authorization request that named it (`organization_id`
+ * at authorization, beyond Logto): kept in the grant itself, as a resource entry of the
+ * organization's audience, so that every token endpoint request reads it with the grant it loads anyway.
+ */
+const boundScope = 'organization';
+type GrantResources = { resources?: Record<string, string> | undefined };
+export const boundOrganization = (grant: GrantResources | undefined) =>
+  Object.keys(grant?.resources ?? {})
+    .find((resource) => resource.startsWith(organizationAudience('')))
+    ?.slice(organizationAudience('').length);
+
+/** Binds the grant to `organizationId`, or to none; answers whether it changed (and so is to be saved). */
+export function bindGrant(grant: GrantResources & { addResourceScope(resource: string, scope: string): void }, organizationId: string | undefined): boolean {
+  const bound = boundOrganization(grant);
+  if (bound === organizationId) return false;
+  if (bound !== undefined) delete grant.resources![organizationAudience(bound)];
+  if (organizationId !== undefined) grant.addResourceScope(organizationAudience(organizationId), boundScope);
+  return true;
+}
+
+/** The organization a token request is for: the one it names, or at the token endpoint the one its grant is bound to. */
+export function organizationOf(ctx: KoaContextWithOIDC): string | undefined {
+  if (ctx.oidc.route !== 'token') return undefined;
+  return requestedOrganization(ctx) ?? boundOrganization(ctx.oidc.entities.Grant as GrantResources | undefined);
 }
 
 /** Whether the request is for an organization token itself (its audience the organization): `organization_id` without `resource`. */
@@ -76,37 +103,54 @@ export function createOrganizationAccess(deps: OrganizationAccessDeps) {
 
 export type OrganizationAccess = ReturnType<typeof createOrganizationAccess>;
 
-/** A refresh token as oidc-provider hands it to `findAccount`. */
-interface FoundRefreshToken {
+/** A refresh token or code as oidc-provider hands it to `findAccount`. */
+interface FoundToken {
   kind?: string;
   consumed?: unknown;
   scopes: Set<string>;
 }
 
 /**
- * oidc-provider's `findAccount`, checking an organization token's request once the refresh grant
- * has found the account of its refresh token: after every check of the token and its grant, and
- * before the grant spends the token, so that a refusal leaves the client its refresh token. A
- * refresh token already spent is left to the grant, which treats it as a replay. The refusals are
- * Logto's: access for the organization first (`organization-access.ts`), then `insufficient_scope`
- * for a refresh token without `urn:logto:scope:organizations`.
+ * oidc-provider's `findAccount`, checking a token request for an organization (one that names it,
+ * or whose grant is bound to it) once the refresh or code grant has found the account: after every
+ * check of the token and its grant, and before a refresh token is spent, so that a refusal leaves
+ * the client its refresh token. A refresh token already spent is left to the grant, which treats it
+ * as a replay. The refusals are Logto's: access for the organization first, then
+ * `insufficient_scope` for a refresh token without `urn:logto:scope:organizations` (asked by name only).
  */
 export function checkingOrganizationAccess(findAccount: FindAccount, access: () => OrganizationAccess): FindAccount {
   return async (ctx, sub, token) => {
     const account = await findAccount(ctx, sub, token);
-    const organizationId = requestedOrganization(ctx);
-    const refreshToken = token as FoundRefreshToken | undefined;
-    if (
-      account &&
-      organizationId !== undefined &&
-      ctx.oidc.route === 'token' &&
-      ctx.oidc.params?.grant_type === 'refresh_token' &&
-      refreshToken?.kind === 'RefreshToken' &&
-      !refreshToken.consumed
-    ) {
-      await access().ofUser(organizationId, ctx.oidc.client!.clientId, account.accountId);
-      if (!refreshToken.scopes.has(organizationsScope)) throw new errors.InsufficientScope('refresh token missing required scope', organizationsScope);
+    const grantType = ctx.oidc.params?.grant_type;
+    const source = token as FoundToken | undefined;
+    const organizationId = organizationOf(ctx);
+    if (!account || organizationId === undefined || (grantType !== 'refresh_token' && grantType !== 'authorization_code')) return account;
+    // A refresh token already spent is the grant's to treat as a replay; a code is spent before its account is found.
+    if (source?.kind === 'RefreshToken' && source.consumed) return account;
+    await access().ofUser(organizationId, ctx.oidc.client!.clientId, account.accountId);
+    if (requestedOrganization(ctx) !== undefined && !source?.scopes.has(organizationsScope)) {
+      throw new errors.InsufficientScope('refresh token missing required scope', organizationsScope);
     }
     return account;
+  };
+}
+
+type GrantLoader = NonNullable<Configuration['loadExistingGrant']>;
+
+/**
+ * oidc-provider's `loadExistingGrant`, binding the grant to the organization the authorization
+ * request names (`organization_id`; beyond Logto, logto#7485), or to none when it names none: the
+ * member's access is checked as for an organization token (refused `access_denied`, to the
+ * application's redirect URI), before any code is issued. Tokens from the grant then carry the
+ * organization (`organizationOf`).
+ */
+export function bindingOrganization(loader: GrantLoader, access: () => OrganizationAccess): GrantLoader {
+  return async (ctx) => {
+    const grant = await loader(ctx);
+    if (!grant) return grant;
+    const organizationId = requestedOrganization(ctx);
+    if (organizationId !== undefined) await access().ofUser(organizationId, ctx.oidc.client!.clientId, grant.accountId!);
+    if (bindGrant(grant, organizationId)) await grant.save();
+    return grant;
   };
 }

@@ -5,7 +5,7 @@ import type { AccessTokenAlg } from '../lib/config.js';
 import type { ResourceDocument, ScopeDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { scopeIdsOf, type RoleLookup } from './role-facts.js';
-import { organizationsResource, organizationTokenTtl, requestedOrganization } from './organization-access.js';
+import { organizationOf, organizationsResource, organizationTokenTtl } from './organization-access.js';
 import { resourceScopeIdsOf, type OrganizationCaches } from './organization-facts.js';
 
 export interface CachedResource {
@@ -88,7 +88,7 @@ async function heldBy({ held, organizations }: ResourceServerDeps, ctx: KoaConte
   const clientCredentials = ctx.oidc.params?.grant_type === 'client_credentials';
   const accountId = accountOf(ctx);
   const atToken = ctx.oidc.route === 'token';
-  const organizationId = atToken ? requestedOrganization(ctx) : undefined;
+  const organizationId = organizationOf(ctx);
   if (organizationId !== undefined) {
     const roles = clientCredentials
       ? await organizations.applicationRoles(organizationId, clientId)

@@ -223,4 +223,49 @@ describe('organization tokens', () => {
     // The reuse ended the grant: the token the holder got is refused too.
     expect((await refusal(client.refresh())).code).toBe('invalid_grant');
   });
+
+  // Beyond Logto (logto#7485): issue 39, point 7.
+  it('organization_id on the authorization request binds the grant: its API tokens carry the organization and only its permissions', async () => {
+    const flow = await codeFlow(new TestBrowser(server.url, `198.51.100.${(ip += 1)}`), {
+      clientId: web.clientId,
+      redirectUri,
+      scope: 'openid offline_access read:docs write:docs',
+      resource: api,
+      prompt: 'consent',
+      identifier: 'member',
+      password,
+      extra: { organization_id: orgs[0].id },
+    });
+    const tokens = await redeem(server, web, flow, api);
+    expect(decodeJwt(tokens.access_token)).toMatchObject({ aud: api, organization_id: orgs[0].id, scope: 'write:docs' });
+    // Each refresh of the grant, for the resource, stays in the organization.
+    const refreshed = await oauth.refreshTokenGrant(config, tokens.refresh_token!, { resource: api });
+    expect(decodeJwt(refreshed.access_token)).toMatchObject({ organization_id: orgs[0].id, scope: 'write:docs' });
+
+    // An organization the user is not a member of: the application hears access_denied, and gets no code.
+    const refused = await codeFlow(new TestBrowser(server.url, `198.51.100.${(ip += 1)}`), {
+      clientId: web.clientId,
+      redirectUri,
+      scope: 'openid read:docs',
+      resource: api,
+      identifier: 'member',
+      password,
+      extra: { organization_id: orgs[3].id },
+    });
+    expect(refused.callback.searchParams.get('error')).toBe('access_denied');
+    expect(refused.callback.searchParams.get('code')).toBeNull();
+
+    // Without organization_id, a new authorization unbinds the grant: the user's own permissions again.
+    const plainFlow = await codeFlow(new TestBrowser(server.url, `198.51.100.${(ip += 1)}`), {
+      clientId: web.clientId,
+      redirectUri,
+      scope: 'openid read:docs write:docs',
+      resource: api,
+      identifier: 'member',
+      password,
+    });
+    const plain = decodeJwt((await redeem(server, web, plainFlow, api)).access_token);
+    expect(plain.scope).toBe('read:docs');
+    expect(plain).not.toHaveProperty('organization_id');
+  });
 });

@@ -25,6 +25,8 @@ export async function codeFlow(
     password: string;
     resource?: string | string[];
     prompt?: string;
+    /** More authorization request parameters. */
+    extra?: Record<string, string>;
     consent?: 'allow' | 'deny';
     /** More fields of the consent form (the organizations chosen). */
     consentFields?: Record<string, string | string[]>;
@@ -32,7 +34,7 @@ export async function codeFlow(
   },
 ): Promise<CodeFlowResult> {
   const { clientId, redirectUri, scope, resource, prompt } = options;
-  const auth = await startAuthorization(browser, clientId, redirectUri, scope, { ...(resource && { resource }), ...(prompt && { prompt }) });
+  const auth = await startAuthorization(browser, clientId, redirectUri, scope, { ...(resource && { resource }), ...(prompt && { prompt }), ...options.extra });
   const signedIn = await browser.form(`${auth.page}/sign-in`, { csrf: auth.csrf, identifier: options.identifier, password: options.password });
   if (signedIn.status !== 303) throw new Error(`sign-in answered ${signedIn.status}: ${(await signedIn.text()).slice(0, 300)}`);
   let { response, url } = await browser.follow(signedIn.headers.get('location')!, redirectUri);
