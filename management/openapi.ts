@@ -39,7 +39,7 @@ const words = (segment: string) =>
     .replace(/\bmfa\b/g, 'MFA');
 /** `users` → `user`, `identities` → `identity`, `deliveries` → `delivery`; what is not plural stays. */
 const singular = (noun: string) => (/ies$/.test(noun) ? noun.replace(/ies$/, 'y') : /(ss|us)$/.test(noun) ? noun : noun.replace(/s$/, ''));
-const article = (noun: string) => (/^[aeiou]/i.test(noun) && !/^(user|use)/i.test(noun) ? 'an' : 'a');
+const article = (noun: string) => (/^[aeiou]/i.test(noun) && !/^(user|use|one)/i.test(noun) ? 'an' : 'a');
 /** Path segments that name an action rather than a resource (`POST .../rotate`). */
 const actions = new Set(['rotate', 'revoke', 'test', 'redeliver', 'replay', 'recover', 'verify', 'authorization-uri', 'bootstrap']);
 
