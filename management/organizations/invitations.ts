@@ -205,7 +205,9 @@ export function invitationRoutes(router: ApiRouter, deps: ManagementDeps) {
           assertThat(invitation?.status === 'Pending', () => invalid('The status of the invitation cannot be changed anymore.'));
           if (status === 'Accepted') {
             assertThat(acceptedUserId, () => invalid('The `acceptedUserId` is required when accepting an invitation.'));
-            const user = await queries.users.findByIdOrThrow(acceptedUserId);
+            // Logto answers an unknown user here 404 `entity.not_found`.
+            const user = await queries.users.findById(acceptedUserId);
+            assertThat(user, () => new ApiError('entity.not_found', `user \`${acceptedUserId}\` does not exist`));
             assertThat(user.emailKey === invitation.invitee, () => invalid('The accepted user must have the same email as the invitee.'));
           }
           // Once: of two requests at once, the one that settles it first wins.

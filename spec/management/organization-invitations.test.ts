@@ -75,6 +75,8 @@ describe('organization invitations', () => {
     const mallory = await server.create('/api/users', { username: 'mallory', primaryEmail: 'mallory@example.com' });
     const { body: invitation } = await invite({ invitee: 'carol@example.com', organizationRoleIds: [role.id] });
     expect((await accept(invitation.id)).status).toBe(422);
+    const nobody = await accept(invitation.id, 'no-such-user');
+    expect({ status: nobody.status, code: nobody.body.code }).toEqual({ status: 404, code: 'entity.not_found' });
     const wrongUser = await accept(invitation.id, mallory.id);
     expect({ status: wrongUser.status, code: wrongUser.body.code }).toEqual({ status: 422, code: 'request.invalid_input' });
 
