@@ -3,6 +3,7 @@ import type { AccountClaims, Configuration, FindAccount } from 'oidc-provider';
 import type { UserDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { organizationClaims, organizationClaimsByScope } from './organization-claims.js';
+import type { OrganizationCaches } from './organization-facts.js';
 
 /** Which claims each scope releases (OpenID Connect Core §5.4). */
 export const standardClaims = {
@@ -96,7 +97,7 @@ export const userOfAccount = (account: unknown): UserDocument | undefined =>
  * oidc-provider's `findAccount`: our users, except suspended ones, whom the provider then
  * treats as gone (no sign-in, no token). Ids we do not know go to the host's own function.
  */
-export function createFindAccount(queries: Queries, host?: FindAccount): FindAccount {
+export function createFindAccount(queries: Queries, organizations: OrganizationCaches, host?: FindAccount): FindAccount {
   return async (ctx, sub, token) => {
     const user = await queries.users.findById(sub);
     if (!user) return host ? host(ctx, sub, token) : undefined;
@@ -104,7 +105,7 @@ export function createFindAccount(queries: Queries, host?: FindAccount): FindAcc
     return {
       accountId: user._id,
       // The organization claims only when their scopes were granted, read now (`organization-claims.ts`).
-      claims: async (_use: string, scope: string) => ({ ...userClaims(user), ...(await organizationClaims(queries, user._id, scope)) }),
+      claims: async (_use: string, scope: string) => ({ ...userClaims(user), ...(await organizationClaims(organizations, user._id, scope)) }),
       [foundUser]: user,
     };
   };

@@ -67,7 +67,9 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
     // do not keep (only its hash).
     clientAuthMethods: host.clientAuthMethods ?? ['none', 'client_secret_basic', 'client_secret_post', 'private_key_jwt'],
     // An organization token's access is checked where the refresh grant finds the account (`organization-access.ts`).
-    findAccount: failingAsUnavailable(checkingOrganizationAccess(createFindAccount(deps.queries, host.findAccount), () => deps.organizationAccess)),
+    findAccount: failingAsUnavailable(
+      checkingOrganizationAccess(createFindAccount(deps.queries, deps.organizations, host.findAccount), () => deps.organizationAccess),
+    ),
     // The host's claims, then ours, which nothing overrides.
     extraTokenClaims: failingAsUnavailable(async (ctx: KoaContextWithOIDC, token) => ({
       ...(await host.extraTokenClaims?.(ctx, token)),

@@ -1,4 +1,4 @@
-import type { Queries } from '../lib/store/queries/index.js';
+import type { OrganizationCaches, OrganizationFacts } from './organization-facts.js';
 
 /** Logto's reserved scopes for a user's organizations (its `UserScope.Organizations` and `OrganizationRoles`). */
 export const organizationsScope = 'urn:logto:scope:organizations';
@@ -11,37 +11,29 @@ export const organizationClaimsByScope = {
 } as const;
 
 /**
- * A user's organization claims for the scopes granted (`scope`, space-separated), read from the
- * store at each issuance, so that a membership or role taken away is gone from the next token or
- * UserInfo answer. Nothing is read when neither scope was granted.
+ * A user's organization claims for the scopes granted (`scope`, space-separated), read at each
+ * issuance from the per-process caches that the recorded changes clear, so that a membership or
+ * role taken away is gone from the next token or UserInfo answer. Nothing is read when neither
+ * scope was granted.
  */
-export async function organizationClaims(queries: Queries, userId: string, scope: string): Promise<Record<string, unknown>> {
+export async function organizationClaims(organizations: OrganizationCaches, userId: string, scope: string): Promise<Record<string, unknown>> {
   const granted = new Set(scope.split(' '));
-  const organizations = granted.has(organizationsScope);
-  const roles = granted.has(organizationRolesScope);
-  if (!organizations && !roles) return {};
-  // One after the other: the store's queries may share a unit's session.
-  const organizationIds = (await queries.links.organizationUsers.leftsOf(userId)).sort();
+  const wantsOrganizations = granted.has(organizationsScope);
+  const wantsRoles = granted.has(organizationRolesScope);
+  if (!wantsOrganizations && !wantsRoles) return {};
+  const memberships = await organizations.userMemberships(userId);
+  const found = (await Promise.all([...memberships.keys()].map((id) => organizations.organization(id)))).filter(
+    (organization): organization is OrganizationFacts => organization !== undefined,
+  );
+  const live = found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const claims: Record<string, unknown> = {};
-  if (organizations) {
-    const found = new Map((await queries.organizations.findByIds(organizationIds)).map((organization) => [organization._id, organization]));
-    const live = organizationIds.filter((id) => found.has(id));
-    claims.organizations = live;
-    claims.organization_data = live.map((id) => {
-      const { name, description } = found.get(id)!;
-      return { id, name, description: description ?? null };
-    });
+  if (wantsOrganizations) {
+    claims.organizations = live.map(({ id }) => id);
+    claims.organization_data = live.map(({ id, name, description }) => ({ id, name, description }));
   }
-  if (roles) {
-    const held = await queries.organizationUserRoles.heldBy(userId);
-    const roleIds = [...new Set(organizationIds.flatMap((id) => held.get(id) ?? []))];
-    const names = new Map((await queries.organizationRoles.findByIds(roleIds)).map((role) => [role._id, role.name]));
-    claims.organization_roles = organizationIds.flatMap((id) =>
-      (held.get(id) ?? [])
-        .filter((roleId) => names.has(roleId))
-        .map((roleId) => `${id}:${names.get(roleId)!}`)
-        .sort(),
-    );
+  if (wantsRoles) {
+    const roleNames = async (id: string) => (await organizations.rolesOf(memberships.get(id) ?? [])).map(({ name }) => `${id}:${name}`).sort();
+    claims.organization_roles = (await Promise.all(live.map(({ id }) => roleNames(id)))).flat();
   }
   return claims;
 }

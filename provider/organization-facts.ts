@@ -4,6 +4,8 @@ import type { Queries } from '../lib/store/queries/index.js';
 /** An organization as tokens need it. */
 export interface OrganizationFacts {
   id: string;
+  name: string;
+  description: string | null;
   isMfaRequired: boolean;
 }
 
@@ -27,7 +29,9 @@ export type Memberships = ReadonlyMap<string, readonly string[]>;
 export function createOrganizationCaches(registry: CacheRegistry, queries: Queries) {
   const organizations = registry.create<OrganizationFacts>('organizations', async (id) => {
     const organization = await queries.organizations.findById(id);
-    return organization ? { id, isMfaRequired: organization.isMfaRequired === true } : undefined;
+    return organization
+      ? { id, name: organization.name, description: organization.description ?? null, isMfaRequired: organization.isMfaRequired === true }
+      : undefined;
   });
   const roles = registry.create<OrganizationRoleFacts>('organizationRoles', async (id) => {
     const role = await queries.organizationRoles.findById(id);
@@ -58,6 +62,9 @@ export function createOrganizationCaches(registry: CacheRegistry, queries: Queri
 
   return {
     organization: (id: string) => organizations.get(id),
+    /** A user's memberships: each organization's id with the role ids held there. */
+    userMemberships: async (userId: string): Promise<Memberships> => (await userMemberships.get(userId)) ?? new Map(),
+    rolesOf,
     /** The roles a user holds in an organization, or undefined when the user is not a member. */
     async userRoles(organizationId: string, userId: string): Promise<OrganizationRoleFacts[] | undefined> {
       const held = (await userMemberships.get(userId))?.get(organizationId);

@@ -1,4 +1,6 @@
 import { createFindAccount } from '../../provider/accounts.js';
+import { createOrganizationCaches } from '../../provider/organization-facts.js';
+import { CacheRegistry } from '../../lib/store/cache.js';
 import { openDatabase, type Database } from '../../lib/store/database.js';
 import { createQueries } from '../../lib/store/queries/index.js';
 import { createWriter } from '../../lib/store/unit-of-work.js';
@@ -132,7 +134,10 @@ describe('accounts for the provider', () => {
       isSuspended: false,
     });
     await queries.users.insert({ ...base, _id: 'sam', username: 'sam', primaryEmail: null, emailKey: null, name: null, profile: {}, isSuspended: true });
-    const findAccount = createFindAccount(queries, async (_ctx, sub) => (sub === 'host-user' ? { accountId: sub, claims: () => ({ sub }) } : undefined));
+    const organizations = createOrganizationCaches(new CacheRegistry(database.db, 60_000), queries);
+    const findAccount = createFindAccount(queries, organizations, async (_ctx, sub) =>
+      sub === 'host-user' ? { accountId: sub, claims: () => ({ sub }) } : undefined,
+    );
     const ctx = {} as Parameters<typeof findAccount>[0];
 
     const ann = await findAccount(ctx, 'ann', undefined);
