@@ -109,7 +109,7 @@ export function createSubmitters(
         const byToken = Object.values(verifications).some((verification) => verification.type === 'oneTimeToken' && verification.email === emailKey(address));
         const byCode = (await deps.signInSettings()).signUp.verify && !profile.socialIdentity && !profile.ssoIdentity;
         const domain = emailDomainKey(address);
-        return (byToken || byCode) && domain ? queries.jitEmailDomains.organizationsOf(domain) : [];
+        return (byToken || byCode) && domain ? queries.links.organizationJitEmailDomains.leftsOf(domain) : [];
       };
       const { username, email, phone, passwordHash } = await newAccountProfile(experience.profile, accounts, await deps.signInSettings());
       // The id a passkey registered in this interaction names, when there is one.

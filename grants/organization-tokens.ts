@@ -54,8 +54,8 @@ export function registerOrganizationGrants(provider: Provider, access: Organizat
     async applyAuthorizationDetails(ctx, token, source) {
       const organizationId = requestedOrganization(ctx);
       if (organizationId !== undefined && wantsOrganizationToken(ctx)) {
-        // Access was checked before the refresh token was spent; the roles are read again, as they are now.
-        const roles = await access.ofUser(organizationId, ctx.oidc.client!.clientId, ctx.oidc.account!.accountId);
+        // Access was checked (findAccount) before the refresh token was spent; only the roles are read here, from the cache.
+        const roles = await access.userRoles(organizationId, ctx.oidc.account!.accountId);
         const asked = ctx.oidc.params?.scope ? ctx.oidc.requestParamScopes : (ctx.oidc.entities.RefreshToken as { scopes: Set<string> }).scopes;
         const available = organizationScopeNamesOf(roles);
         token.claims = undefined;

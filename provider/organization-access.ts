@@ -92,6 +92,8 @@ export function createOrganizationAccess(deps: OrganizationAccessDeps) {
       }
       return roles;
     },
+    /** The roles a user holds in the organization now (none once no longer a member), without the checks: for a request already checked. */
+    userRoles: async (organizationId: string, userId: string) => (await deps.organizations.userRoles(organizationId, userId)) ?? [],
     /** A machine-to-machine application's roles in the organization; refused when it is not a member. */
     async ofApplication(organizationId: string, applicationId: string): Promise<OrganizationRoleFacts[]> {
       const roles = await deps.organizations.applicationRoles(organizationId, applicationId);

@@ -58,11 +58,6 @@ export const storeCollections: CollectionIndexes = {
     },
     { key: { organizationId: 1 }, name: 'organizationId' },
   ],
-  // One document per organization and domain (the id is both): a domain may lead to several organizations.
-  organization_jit_email_domains: [
-    { key: { emailDomain: 1 }, name: 'emailDomain' },
-    { key: { organizationId: 1, emailDomain: 1 }, name: 'organizationId_emailDomain' },
-  ],
   one_time_tokens: [newestFirst, { key: { tokenHash: 1 }, name: 'tokenHash', unique: true }, { key: { email: 1 }, name: 'email' }],
   application_user_consent_organizations: [
     { key: { applicationId: 1, userId: 1 }, name: 'applicationId_userId' },

@@ -12,6 +12,8 @@ export const linkTables = {
   organization_users: ['organizationId', 'userId'],
   organization_applications: ['organizationId', 'applicationId'],
   organization_jit_roles: ['organizationId', 'organizationRoleId'],
+  // An organization's just-in-time email domains (lower-cased IDNA ASCII): a domain may lead to several organizations.
+  organization_jit_email_domains: ['organizationId', 'emailDomain'],
   organization_jit_sso_connectors: ['organizationId', 'ssoConnectorId'],
   organization_role_scopes: ['organizationRoleId', 'organizationScopeId'],
   organization_role_resource_scopes: ['organizationRoleId', 'scopeId'],

@@ -95,7 +95,7 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
       await queries.invitations.removeAllOfOrganization(id);
       await links.organizationJitRoles.removeAllOfLeft(id);
       await links.organizationJitSsoConnectors.removeAllOfLeft(id);
-      await queries.jitEmailDomains.removeAllOfOrganization(id);
+      await links.organizationJitEmailDomains.removeAllOfLeft(id);
     },
   });
 

@@ -5,8 +5,7 @@ import { generateId } from '../../lib/ids.js';
 import type { InvitationDocument } from '../../lib/store/queries/invitations.js';
 import type { Queries } from '../../lib/store/queries/index.js';
 import { createOwnerLocks } from '../../lib/store/owner-lock.js';
-import type { Write } from '../../lib/store/unit-of-work.js';
-import type { ChangeKey } from '../../hooks/catalog.js';
+import { joinOrganization } from '../../lib/store/jit-organizations.js';
 import type { ApiRouter, ManagementDeps } from '../deps.js';
 import { originOf } from '../origin.js';
 import { idParams, idSchema } from '../schemas/common.js';
@@ -41,9 +40,6 @@ export interface InvitationMessage {
   inviterName?: string | undefined;
   link?: string | undefined;
 }
-
-type Intend = Write<ChangeKey>['intend'];
-type Record_ = Write<ChangeKey>['record'];
 
 /** Logto's `request.invalid_input`, at 422 where Logto answers it so. */
 const invalid = (message: string, status = 422) => new ApiError('request.invalid_input', message, undefined, status);
@@ -143,9 +139,11 @@ export function invitationRoutes(router: ApiRouter, deps: ManagementDeps) {
         const roles = await queries.organizationRoles.assertAllExist([...new Set(organizationRoleIds)]).catch(asBrokenForeignKey);
         const machine = roles.find(({ type }) => type === 'MachineToMachine');
         assertThat(!machine, () => new ApiError('entity.db_constraint_violated', `organization role \`${machine!.name}\` is for machines, not members`));
-        const members = await queries.links.organizationUsers.rightsOf(body.organizationId);
-        const existing = await queries.users.find({ emailKey: invitee, _id: { $in: members } });
-        assertThat(existing.length === 0, () => invalid('The invitee is already a member of the organization.'));
+        // One look at the account of that address, one at its membership: not the organization's whole member list.
+        const [account] = await queries.users.find({ emailKey: invitee }, { skip: 0, limit: 1 });
+        assertThat(!account || !(await queries.links.organizationUsers.has(body.organizationId, account._id)), () =>
+          invalid('The invitee is already a member of the organization.'),
+        );
         await invitations.expirePast(invitee, body.organizationId, now);
         invitation = {
           _id: generateId(),
@@ -214,7 +212,9 @@ export function invitationRoutes(router: ApiRouter, deps: ManagementDeps) {
           assertThat(await invitations.settle(id, status, status === 'Accepted' ? acceptedUserId! : null), () =>
             invalid('The status of the invitation cannot be changed anymore.'),
           );
-          if (status === 'Accepted') await join(invitation, acceptedUserId!, intend, record);
+          // The invitee joins with the roles invited to (those still there, for members).
+          if (status === 'Accepted')
+            await joinOrganization(queries, { intend, record }, invitation.organizationId, acceptedUserId!, invitation.organizationRoleIds);
           const [shown] = await present(queries, [(await invitations.findById(id))!]);
           record({ entity: 'OrganizationInvitation', action: 'updated', id, data: shown });
           ctx.body = shown;
@@ -229,40 +229,6 @@ export function invitationRoutes(router: ApiRouter, deps: ManagementDeps) {
       }
     },
   );
-
-  /** The invitee joins with the roles invited to (those still there, for members), each announced as the member routes announce it. */
-  async function join(invitation: InvitationDocument, userId: string, intend: Intend, record: Record_) {
-    const { organizationId } = invitation;
-    await intend({
-      entity: 'Organization',
-      action: 'membership.updated',
-      id: organizationId,
-      before: () => queries.links.organizationUsers.rightsOf(organizationId),
-    });
-    await intend({
-      entity: 'Organization',
-      action: 'membership.roles.updated',
-      id: organizationId,
-      key: userId,
-      before: () => queries.organizationUserRoles.rolesOf(organizationId, userId),
-    });
-    const joined = await queries.links.organizationUsers.add(organizationId, [userId]);
-    const live = (await queries.organizationRoles.findByIds(invitation.organizationRoleIds)).filter(({ type }) => type !== 'MachineToMachine');
-    const given = await queries.organizationUserRoles.add(
-      organizationId,
-      userId,
-      live.map(({ _id }) => _id),
-    );
-    record({ entity: 'Organization', action: 'membership.updated', id: organizationId, data: { addedUserIds: joined, removedUserIds: [] } });
-    if (given.length > 0) {
-      record({
-        entity: 'Organization',
-        action: 'membership.roles.updated',
-        id: organizationId,
-        data: { userId, addedOrganizationRoleIds: given, removedOrganizationRoleIds: [] },
-      });
-    }
-  }
 
   router.delete('/organization-invitations/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;

@@ -30,7 +30,7 @@ function domainOf(given: string, field: string) {
  */
 export function jitRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;
-  const domains = queries.jitEmailDomains;
+  const domains = queries.links.organizationJitEmailDomains;
   const change = (ctx: Parameters<typeof originOf>[0], organizationId: string, apply: () => Promise<{ added: string[]; removed: string[] }>) =>
     deps.write(originOf(ctx), async ({ record }) => {
       await queries.organizations.findByIdOrThrow(organizationId);
@@ -46,7 +46,7 @@ export function jitRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.get(path, guard({ params: idParams('id'), query: paginationQuery(), response: { type: 'array', items: row } }), async (ctx) => {
     const { id } = ctx.guard.params;
     await queries.organizations.findByIdOrThrow(id);
-    const all = await domains.ofOrganization(id);
+    const all = (await domains.rightsOf(id)).sort().map((emailDomain) => ({ organizationId: id, emailDomain }));
     const page = pageOrAll(ctx.guard.query, { optional: false });
     setPageHeaders(ctx, page, all.length);
     ctx.body = page ? all.slice(page.skip, page.skip + page.limit) : all;

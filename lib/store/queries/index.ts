@@ -8,7 +8,6 @@ import { createApplicationQueries } from './applications.js';
 import { createChangeQueries } from './changes.js';
 import { createConsentOrganizationQueries } from './consent-organizations.js';
 import { createInvitationQueries } from './invitations.js';
-import { createJitEmailDomainQueries } from './jit-email-domains.js';
 import { createOneTimeTokenQueries } from './one-time-tokens.js';
 import { createOrganizationMemberRoleQueries } from './organization-member-roles.js';
 import { createResourceQueries } from './resources.js';
@@ -26,6 +25,7 @@ export function createQueries(db: Db) {
     organizationUsers: createLinks(db, 'organization_users'),
     organizationApplications: createLinks(db, 'organization_applications'),
     organizationJitRoles: createLinks(db, 'organization_jit_roles'),
+    organizationJitEmailDomains: createLinks(db, 'organization_jit_email_domains'),
     organizationJitSsoConnectors: createLinks(db, 'organization_jit_sso_connectors'),
     organizationRoleScopes: createLinks(db, 'organization_role_scopes'),
     organizationRoleResourceScopes: createLinks(db, 'organization_role_resource_scopes'),
@@ -63,7 +63,6 @@ export function createQueries(db: Db) {
     consentOrganizations: createConsentOrganizationQueries(db),
     invitations: createInvitationQueries(db),
     oneTimeTokens: createOneTimeTokenQueries(db),
-    jitEmailDomains: createJitEmailDomainQueries(db),
     changes: createChangeQueries(db),
     links,
   };
