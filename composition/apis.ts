@@ -87,6 +87,7 @@ export function createApis(
       ssoConnectors: parts.ssoConnectors,
       offeredConnectors: async () => (await offered.get('offered'))!,
       findApplication: (id) => caches.applications.get(id),
+      organizationAccess: parts.organizationAccess,
       ...limits,
       hashing,
       databaseReady: () => watch.admit(),

@@ -5,7 +5,7 @@ import { interactionUrl } from '../experience/index.js';
 import { signOutPage } from '../experience/views/pages.js';
 import { configureProvider } from '../provider/configure.js';
 import { organizationTokenClaims } from '../grants/organization-tokens.js';
-import { bindingOrganization } from '../provider/organization-access.js';
+import { bindingOrganization } from '../provider/organization-binding.js';
 import type { MintedToken } from '../provider/token-types.js';
 import type { ResolvedOptions } from './options.js';
 import type { Parts } from './parts.js';

@@ -15,6 +15,7 @@ import type { ApplicationDocument } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
 import type { AccountRevocationCause, ChangeKey } from '../hooks/catalog.js';
+import type { OrganizationAccess } from '../provider/organization-access.js';
 import { apiErrors } from '../lib/http/api-errors.js';
 import { experienceApi } from './api/index.js';
 import { experiencePrefix, pagesPrefix } from './http.js';
@@ -117,6 +118,8 @@ export interface ExperienceDeps {
   offeredConnectors(): Promise<OfferedConnectors>;
   /** An application, as the caller keeps it (the provider's cache, cleared by the application's changes). */
   findApplication(id: string): Promise<ApplicationDocument | undefined>;
+  /** Who may act in an organization (the organization chooser checks a pick as a token request would be). */
+  organizationAccess: OrganizationAccess;
 }
 
 export interface Experience {
@@ -209,6 +212,16 @@ export function createExperience(deps: ExperienceDeps): Experience {
       if (!organization) return undefined;
       const { branding = {}, color = {} } = organization;
       return { logoUrl: branding.logoUrl, darkLogoUrl: branding.darkLogoUrl, primaryColor: color.primaryColor, darkPrimaryColor: color.darkPrimaryColor };
+    },
+    organizationChooser: {
+      async choices(applicationId, userId) {
+        const memberOf = await queries.links.organizationUsers.leftsOf(userId);
+        const application = await deps.findApplication(applicationId);
+        const allowed = application?.isThirdParty ? new Set(await queries.consentOrganizations.organizationsOf(applicationId, userId)) : undefined;
+        const organizations = await queries.organizations.findByIds(allowed ? memberOf.filter((id) => allowed.has(id)) : memberOf);
+        return organizations.map(({ _id, name }) => ({ id: _id, name })).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+      },
+      admit: async (organizationId, applicationId, userId) => void (await deps.organizationAccess.ofUser(organizationId, applicationId, userId)),
     },
     organizationConsent: {
       async choices(userId) {

@@ -112,6 +112,17 @@ export const de: Messages = {
   'reset.done': 'Ihr Passwort wurde geändert. Melden Sie sich damit an, um fortzufahren.',
   'reset.another': 'Einen weiteren Code senden',
 
+  // Die Organisationsauswahl.
+  'organization.title': 'Organisation wählen',
+  'organization.lead': 'Für welche Organisation melden Sie sich bei {application} an?',
+  'organization.legend': 'Ihre Organisationen',
+  'organization.continue': 'Weiter',
+  'organization.none':
+    '{application} braucht eine Organisation, und Sie sind in keiner, die sie nutzen darf. Bitten Sie eine Administratorin oder einen Administrator um eine Einladung.',
+  'organization.missing': 'Wählen Sie eine Organisation.',
+  'organization.notMember': 'Sie sind nicht Mitglied dieser Organisation.',
+  'organization.notConsented': 'Sie haben dieser Anwendung nicht erlaubt, in dieser Organisation zu handeln.',
+  'organization.mfaRequired': 'Diese Organisation verlangt einen zweiten Anmeldefaktor. Richten Sie zuerst einen ein.',
   'consent.title': '{application} erlauben?',
   'consent.lead': '{application} bittet um Zugriff auf Ihr Konto.',
   'consent.profile': 'Ihr Konto',

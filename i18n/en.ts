@@ -124,6 +124,17 @@ export const en = {
   'reset.done': 'Your password has been changed. Sign in with it to continue.',
   'reset.another': 'Send another code',
 
+  // The organization chooser.
+  'organization.title': 'Choose an organization',
+  'organization.lead': 'Which organization are you signing in to {application} for?',
+  'organization.legend': 'Your organizations',
+  'organization.continue': 'Continue',
+  'organization.none': '{application} needs an organization, and you are not a member of one it may use. Ask an administrator to invite you.',
+  'organization.missing': 'Choose an organization.',
+  'organization.notMember': 'You are not a member of this organization.',
+  'organization.notConsented': 'You have not allowed this application to act in this organization.',
+  'organization.mfaRequired': 'This organization requires a second sign-in factor. Add one to your account first.',
+
   // Consent.
   'consent.title': 'Allow {application}?',
   'consent.lead': '{application} asks for access to your account.',

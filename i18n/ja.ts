@@ -112,6 +112,16 @@ export const ja: Messages = {
   'reset.done': 'パスワードを変更しました。続けるには、新しいパスワードでサインインしてください。',
   'reset.another': '別のコードを送信',
 
+  // 組織の選択。
+  'organization.title': '組織を選択',
+  'organization.lead': 'どの組織として {application} にサインインしますか？',
+  'organization.legend': 'あなたの組織',
+  'organization.continue': '続ける',
+  'organization.none': '{application} には組織が必要ですが、利用できる組織のメンバーではありません。管理者に招待を依頼してください。',
+  'organization.missing': '組織を選択してください。',
+  'organization.notMember': 'この組織のメンバーではありません。',
+  'organization.notConsented': 'このアプリケーションがこの組織で操作することを許可していません。',
+  'organization.mfaRequired': 'この組織では 2 つ目のサインイン要素が必要です。先に追加してください。',
   'consent.title': '{application} を許可しますか？',
   'consent.lead': '{application} があなたのアカウントへのアクセスを求めています。',
   'consent.profile': 'あなたのアカウント',

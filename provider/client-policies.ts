@@ -4,10 +4,17 @@ import type { ApplicationDocument, CustomClientMetadata } from '../lib/store/mod
 
 /**
  * An application's `customClientMetadata` as oidc-provider's client sees it: the settings the
- * token lifetimes, rotation, refresh-token issuance and CORS read, under these names in
+ * token lifetimes, rotation, refresh-token issuance, CORS and the organization chooser read, under these names in
  * `client.metadata()`.
  */
-export const clientPolicyProperties = ['idTokenTtl', 'refreshTokenTtlInDays', 'rotateRefreshToken', 'alwaysIssueRefreshToken', 'corsAllowedOrigins'] as const;
+export const clientPolicyProperties = [
+  'idTokenTtl',
+  'refreshTokenTtlInDays',
+  'rotateRefreshToken',
+  'alwaysIssueRefreshToken',
+  'corsAllowedOrigins',
+  'requireOrganization',
+] as const;
 
 type PolicyMetadata = Pick<CustomClientMetadata, (typeof clientPolicyProperties)[number]>;
 
@@ -37,6 +44,9 @@ const day = 24 * 60 * 60;
  * §4.14.2), and a browser application's rotated refresh token never outlives the first one.
  */
 export const clientPolicies = {
+  /** Whether every sign-in to the application is for one of the user's organizations (the chooser asks for one). */
+  requiresOrganization: (client: Client): boolean => metadataOf(client).requireOrganization === true,
+
   idTokenTtl: (client: Client): number => metadataOf(client).idTokenTtl ?? clientPolicyDefaults.idTokenTtl,
 
   refreshTokenTtl(ctx: KoaContextWithOIDC | undefined, token: { isSenderConstrained(): boolean }, client: Client): number {

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { errors, type Adapter, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { errors, interactionPolicy, type Adapter, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { createOutboundPolicy } from '../lib/outbound-addresses.js';
 import type { Queries } from '../lib/store/queries/index.js';
@@ -11,6 +11,7 @@ import { createProviderFetch } from './fetch.js';
 import type { KeyRing } from './oidc-keys.js';
 import { createGetResourceServerInfo, type ResourceServerDeps } from './resource-servers.js';
 import { checkingOrganizationAccess, wantsOrganizationToken, type OrganizationAccess } from './organization-access.js';
+import { withOrganizationChooser } from './organization-binding.js';
 
 const defaultAccessTokenTtl = 3600;
 
@@ -58,6 +59,15 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
       ...(hostResourceIndicators?.getResourceServerInfo && { fallback: hostResourceIndicators.getResourceServerInfo }),
     }),
   );
+  // Our pages, and on them the organization chooser's prompt; a host with pages of its own keeps its policy as it is.
+  const interactions: NonNullable<Configuration['interactions']> =
+    !experience || host.interactions?.url
+      ? { ...host.interactions }
+      : {
+          ...host.interactions,
+          url: (_ctx, interaction) => experience.interactionUrl(interaction.uid),
+          policy: withOrganizationChooser(host.interactions?.policy),
+        };
   const configuration: Configuration = {
     ...host,
     adapter: unavailabilityReported(composeAdapters(deps.db, (id) => deps.clients.get(id), host.adapter)),
@@ -76,9 +86,17 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
       ...(await deps.extraTokenClaims(ctx, token)),
     })),
     ...(experience && {
-      // OpenID Connect Discovery §3: the languages `ui_locales` may ask the pages for.
-      discovery: { ...host.discovery, ui_locales_supported: host.discovery?.ui_locales_supported ?? experience.languages },
-      interactions: { ...host.interactions, url: host.interactions?.url ?? ((_ctx, interaction) => experience.interactionUrl(interaction.uid)) },
+      // OpenID Connect Discovery §3: the languages `ui_locales` may ask the pages for; Prompt Create
+      // §4.2: the `prompt` values the pages answer.
+      discovery: {
+        ...host.discovery,
+        ui_locales_supported: host.discovery?.ui_locales_supported ?? experience.languages,
+        prompt_values_supported: host.discovery?.prompt_values_supported ?? [
+          'none',
+          ...(interactions.policy ?? interactionPolicy.base()).filter(({ requestable }) => requestable).map(({ name }) => name),
+        ],
+      },
+      interactions,
       loadExistingGrant: failingAsUnavailable(experience.loadExistingGrant(host.loadExistingGrant)),
     }),
     // Logto's authorization parameters: a magic link's one-time token, and the organization a request is about.

@@ -1,4 +1,4 @@
-import { errors, type Configuration, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
+import { errors, type FindAccount, type KoaContextWithOIDC } from 'oidc-provider';
 
 import { organizationsScope } from './organization-claims.js';
 
@@ -50,12 +50,19 @@ export function organizationOf(ctx: KoaContextWithOIDC): string | undefined {
 export const wantsOrganizationToken = (ctx: KoaContextWithOIDC) =>
   ctx.oidc.route === 'token' && requestedOrganization(ctx) !== undefined && !ctx.oidc.params?.resource;
 
-/** Logto's refusal for organization access: `access_denied`, answered 403. */
-function accessDenied(description: string) {
-  const error = new errors.AccessDenied(description);
-  error.status = 403;
-  error.statusCode = 403;
-  return error;
+/** Why organization access was refused, for the pages to say it in the person's language. */
+export type OrganizationRefusalReason = 'membership' | 'consent' | 'mfa' | 'application';
+
+/** Logto's refusal for organization access: `access_denied`, answered 403, with why. */
+export class OrganizationRefusal extends errors.AccessDenied {
+  constructor(
+    description: string,
+    readonly reason: OrganizationRefusalReason,
+  ) {
+    super(description);
+    this.status = 403;
+    this.statusCode = 403;
+  }
 }
 
 export interface OrganizationAccessDeps {
@@ -82,13 +89,13 @@ export function createOrganizationAccess(deps: OrganizationAccessDeps) {
      */
     async ofUser(organizationId: string, applicationId: string, userId: string): Promise<OrganizationRoleFacts[]> {
       const roles = await deps.organizations.userRoles(organizationId, userId);
-      if (!roles) throw accessDenied('user is not a member of the organization');
+      if (!roles) throw new OrganizationRefusal('user is not a member of the organization', 'membership');
       if ((await deps.isThirdParty(applicationId)) && !(await deps.consented(applicationId, userId, organizationId))) {
-        throw accessDenied('organization access is not granted to the application');
+        throw new OrganizationRefusal('organization access is not granted to the application', 'consent');
       }
       const organization = await deps.organizations.organization(organizationId);
       if (organization?.isMfaRequired && !(await deps.hasSecondFactor(userId))) {
-        throw accessDenied('organization requires MFA but user has no MFA configured');
+        throw new OrganizationRefusal('organization requires MFA but user has no MFA configured', 'mfa');
       }
       return roles;
     },
@@ -97,7 +104,7 @@ export function createOrganizationAccess(deps: OrganizationAccessDeps) {
     /** A machine-to-machine application's roles in the organization; refused when it is not a member. */
     async ofApplication(organizationId: string, applicationId: string): Promise<OrganizationRoleFacts[]> {
       const roles = await deps.organizations.applicationRoles(organizationId, applicationId);
-      if (!roles) throw accessDenied('app has not associated with the organization');
+      if (!roles) throw new OrganizationRefusal('app has not associated with the organization', 'application');
       return roles;
     },
   };
@@ -134,25 +141,5 @@ export function checkingOrganizationAccess(findAccount: FindAccount, access: () 
       throw new errors.InsufficientScope('refresh token missing required scope', organizationsScope);
     }
     return account;
-  };
-}
-
-type GrantLoader = NonNullable<Configuration['loadExistingGrant']>;
-
-/**
- * oidc-provider's `loadExistingGrant`, binding the grant to the organization the authorization
- * request names (`organization_id`; beyond Logto, logto#7485), or to none when it names none: the
- * member's access is checked as for an organization token (refused `access_denied`, to the
- * application's redirect URI), before any code is issued. Tokens from the grant then carry the
- * organization (`organizationOf`).
- */
-export function bindingOrganization(loader: GrantLoader, access: () => OrganizationAccess): GrantLoader {
-  return async (ctx) => {
-    const grant = await loader(ctx);
-    if (!grant) return grant;
-    const organizationId = requestedOrganization(ctx);
-    if (organizationId !== undefined) await access().ofUser(organizationId, ctx.oidc.client!.clientId, grant.accountId!);
-    if (bindGrant(grant, organizationId)) await grant.save();
-    return grant;
   };
 }

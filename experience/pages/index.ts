@@ -5,6 +5,7 @@ import { connectorPages } from './connectors.js';
 import { consentPages } from './consent.js';
 import { createPageKit } from './kit.js';
 import { mfaPages } from './mfa.js';
+import { organizationPages } from './organization.js';
 import type { PagesOptions } from './request.js';
 import { resetPages } from './reset.js';
 import { signInPages } from './sign-in.js';
@@ -21,7 +22,7 @@ export { pageErrorOf } from './forms.js';
 export function experiencePages(service: ExperienceService, provider: Provider, options: PagesOptions) {
   const kit = createPageKit(service, provider, options);
   const consent = consentPages(kit);
-  signInPages(kit, consent);
+  signInPages(kit, consent, organizationPages(kit));
   signUpPages(kit);
   // The provider's callback (`/callback/sso/:connectorId`) before `/:uid/sso/:connectorId`, which its path also matches.
   connectorPages(kit);

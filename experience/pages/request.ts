@@ -53,6 +53,15 @@ export interface PagesOptions {
     choices(userId: string): Promise<Array<{ id: string; name: string }>>;
     give(applicationId: string, userId: string, organizationIds: string[], caller: Caller): Promise<void>;
   };
+  /**
+   * The organization chooser: the organizations the user may pick for this application (their
+   * memberships; for a third-party application only those it was let into), and the check of a pick
+   * (refused with an `OrganizationRefusal`).
+   */
+  organizationChooser: {
+    choices(applicationId: string, userId: string): Promise<Array<{ id: string; name: string }>>;
+    admit(organizationId: string, applicationId: string, userId: string): Promise<void>;
+  };
   /** An organization's look (logos, colours), for pages of an authorization request that names it (`organization_id`). */
   organizationLook(organizationId: string): Promise<{ logoUrl?: string; darkLogoUrl?: string; primaryColor?: string; darkPrimaryColor?: string } | undefined>;
   /** Our public origin: social providers send the browser back to it. */

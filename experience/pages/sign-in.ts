@@ -4,12 +4,14 @@ import { aboutField, clientOf, contactOf, field, formError, identifierOf, render
 import type { PageKit } from './kit.js';
 import type { PageRequest, PageResult } from './request.js';
 import type { ConsentPages } from './consent.js';
+import type { OrganizationPages } from './organization.js';
+import { organizationPrompt } from '../../provider/organization-binding.js';
 
 /**
- * Signing in: the page (or the consent the interaction asks for), by password or by a code, a code
+ * Signing in: the page (or the consent or the organization chooser the interaction asks for), by password or by a code, a code
  * sent again, the way back from the passkey script, and giving up (back to the application).
  */
-export function signInPages(kit: PageKit, consent: ConsentPages) {
+export function signInPages(kit: PageKit, consent: ConsentPages, organization: OrganizationPages) {
   const { router, route, service, submitOrComplete, sendCodePage, codeStep, identifyBy, options } = kit;
 
   async function signIn(request: PageRequest): Promise<PageResult> {
@@ -60,6 +62,7 @@ export function signInPages(kit: PageKit, consent: ConsentPages) {
       (request, error) => {
         const { prompt } = request.details;
         if (prompt.name === 'consent') return consent.renderConsent(request, error);
+        if (prompt.name === organizationPrompt) return organization.renderChooser(request, error);
         if (magicLinkOf(request)) return renderMagicLink(request, error);
         return renderSignIn(request, error);
       },

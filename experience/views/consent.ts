@@ -1,5 +1,5 @@
 import { en, type MessageKey } from '../../i18n/en.js';
-import { form, page, type FormContext, type PageContext } from './frame.js';
+import { cancelForm, form, page, type FormContext, type PageContext } from './frame.js';
 import { html, Html } from './markup.js';
 
 /** What a consent asks for: the OpenID scopes, and each API resource's permissions with what its operator wrote about them. */
@@ -82,5 +82,39 @@ export function signOutPage(context: PageContext, logoutForm: string): string {
     html`${new Html(logoutForm)}
       <button type="submit" form="op.logoutForm" name="logout" value="yes" autofocus>${t.t('signOut.yes')}</button>
       <button type="submit" form="op.logoutForm" class="secondary">${t.t('signOut.no')}</button>`,
+  );
+}
+
+/**
+ * The organization chooser: which of the user's organizations this sign-in is for. A refusal is said
+ * at the group (`organization`); with no organization to choose from, only the way back.
+ */
+export function organizationChooserPage(context: FormContext, organizations: Array<{ id: string; name: string }>): string {
+  const { t, application } = context;
+  const name = application?.name ?? '';
+  const invalid = context.error?.field === 'organization';
+  if (organizations.length === 0) {
+    return page(context, { title: t.t('organization.title'), lead: t.t('organization.none', { application: name }) }, cancelForm(context));
+  }
+  return page(
+    context,
+    { title: t.t('organization.title'), lead: t.t('organization.lead', { application: name }) },
+    html`${form(
+      context,
+      '/organization',
+      html`<fieldset class="organizations" role="radiogroup" ${invalid ? new Html('aria-invalid="true" aria-describedby="organization-error"') : ''}>
+          <legend>${t.t('organization.legend')}</legend>
+          ${organizations.map(
+            ({ id, name: organizationName }, index) =>
+              html`<label
+                ><input type="radio" name="organizationId" value="${id}" required ${index === 0 && !invalid ? html`autofocus` : ''} />
+                ${organizationName}</label
+              >`,
+          )}
+          ${invalid ? html`<p class="field-error" id="organization-error" ${context.error?.lang ? html` lang="${context.error.lang}"` : ''}>${context.error?.text}</p>` : ''}
+        </fieldset>
+        <button type="submit">${t.t('organization.continue')}</button>`,
+    )}
+    ${cancelForm(context)}`,
   );
 }

@@ -36,6 +36,8 @@ export interface CustomClientMetadata {
   rotateRefreshToken?: boolean;
   /** May this application exchange subject tokens (RFC 8693)? Off unless an operator turns it on. */
   allowTokenExchange?: boolean;
+  /** Is every sign-in to this application for one of the user's organizations? The sign-in pages then ask which (beyond Logto). */
+  requireOrganization?: boolean;
 }
 
 export interface ApplicationDocument {

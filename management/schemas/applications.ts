@@ -44,6 +44,7 @@ const customClientMetadata = {
     alwaysIssueRefreshToken: { type: 'boolean' },
     rotateRefreshToken: { type: 'boolean' },
     allowTokenExchange: { type: 'boolean' },
+    requireOrganization: { type: 'boolean' },
   },
   additionalProperties: false,
 } as const;
