@@ -7,6 +7,7 @@ import type { Database } from './lib/store/database.js';
 import type { ExperienceOptions } from './experience/index.js';
 import type { HookSettings } from './hooks/settings.js';
 import type { CustomClaimsFailurePolicy, GetCustomJwtClaims } from './provider/custom-claims.js';
+import type { HostAccounts } from './impersonation/accounts.js';
 
 /** What `createIdentity` is given: the database and the public addresses, and the settings of each part. */
 export interface IdentityOptions {
@@ -34,6 +35,13 @@ export interface IdentityOptions {
    * a record waits before it is chained.
    */
   impersonationAudit?: { checkpointMs?: number; pollMs?: number; settleMs?: number };
+  /**
+   * An embedding host's own accounts (those of its `findAccount`), for impersonation: `find(id)`
+   * answers the host's account of that id (`{suspended?, protected?}`) or undefined. With it, the
+   * host's accounts may be impersonated and may act (`actorId`, actor tokens, `act`), checked at
+   * every issuance and exchange; without it, only our users can. Our users come first.
+   */
+  hostAccounts?: HostAccounts;
   /** Lifetime of a Management API access token, in seconds (default 600). */
   managementApiTokenTtl?: number;
   /**

@@ -32,6 +32,7 @@ export {
 } from './experience/index.js';
 export { verifyImpersonationAudit, type AuditRecord, type AuditVerification } from './impersonation/verify.js';
 export { defaultImpersonationPolicy, type ImpersonationPolicy } from './impersonation/policy.js';
+export type { HostAccount, HostAccounts } from './impersonation/accounts.js';
 export { nodeHandler } from './lib/http/node-handler.js';
 export { createLogger, logLevels, logFormats } from './lib/logger.js';
 export { requestIds, currentRequestId } from './lib/request-context.js';

@@ -97,6 +97,7 @@ export function createApis(
       database,
       queries,
       impersonation: parts.impersonation,
+      impersonationAccounts: parts.impersonationAccounts,
       hooks,
       write,
       dryRunCustomClaims: createDryRun(parts.dryRuns),

@@ -5,6 +5,7 @@ import { hookCollections } from '../hooks/collections.js';
 import { createHooks } from '../hooks/index.js';
 import { impersonationCollections } from '../impersonation/collections.js';
 import { createImpersonationQueries } from '../impersonation/queries.js';
+import { createAccountLookup } from '../impersonation/accounts.js';
 import { subjectTokenSeal } from '../impersonation/subject-token.js';
 import { voidingOf } from '../impersonation/voiding.js';
 import { watchDatabase } from '../lib/metrics.js';
@@ -98,6 +99,9 @@ export async function createParts(options: ResolvedOptions) {
     hasSecondFactor: async (userId) => ((await outsideUnit(() => queries.users.findById(userId)))?.mfaVerifications?.length ?? 0) > 0,
   });
 
+  // Who may be impersonated or act: our users, then the host's accounts (`impersonation/accounts.ts`).
+  const impersonationAccounts = createAccountLookup((id) => outsideUnit(() => queries.users.findById(id)), options.hostAccounts);
+
   /** Announces the sessions and grants the service ended, in the caller's unit of work. */
   const announceEnded = (userId: string, ended: EndedOfAccount, cause: SessionRevocationCause) =>
     hooks.outbox.reportLifecycle(revocationReports(userId, ended, cause));
@@ -109,6 +113,7 @@ export async function createParts(options: ResolvedOptions) {
     watch,
     queries,
     impersonation,
+    impersonationAccounts,
     hooks,
     secrets,
     sealingKey,

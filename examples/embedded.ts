@@ -12,10 +12,19 @@ import { pathToFileURL } from 'node:url';
 import Koa from 'koa';
 import Provider, { type Configuration } from 'oidc-provider';
 
+import { createHostDirectory, hostLoginPath, hostLoginRoute, type HostDirectory } from './host-accounts.js';
 import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMongo, type Database, type Identity, type Logger } from '../index.js';
 
-/** The host's configuration, as it was before oidc-identity. */
-export function hostConfiguration(): Configuration {
+/** The host's people: Bob works in support, Carol is a customer, Dana left, Erin runs the host. */
+export const examplePeople = {
+  bob: { name: 'Bob (support)', password: 'bob-example-password' },
+  carol: { name: 'Carol', password: 'carol-example-password' },
+  dana: { name: 'Dana', password: 'dana-example-password', suspended: true },
+  erin: { name: 'Erin (administrator)', password: 'erin-example-password', admin: true },
+};
+
+/** The host's configuration, as it was before oidc-identity: its client, its accounts and login page, its API. */
+export function hostConfiguration(directory: HostDirectory): Configuration {
   return {
     clients: [
       {
@@ -26,9 +35,8 @@ export function hostConfiguration(): Configuration {
         response_types: [],
       },
     ],
-    async findAccount(_ctx, id) {
-      return { accountId: id, claims: async () => ({ sub: id }) };
-    },
+    findAccount: directory.findAccount,
+    interactions: { url: (_ctx, interaction) => hostLoginPath(interaction.uid) },
     extraTokenClaims: async () => ({ tenant: 'acme' }),
     features: {
       devInteractions: { enabled: false },
@@ -68,21 +76,24 @@ export async function embedIdentity({
   logger: Logger;
   bootstrap: { clientId: string; clientSecret: string };
 }) {
+  const directory = createHostDirectory(examplePeople);
   const identity = await createIdentity({
     database,
     issuer,
     baseUrl,
     logger,
+    // The host's own people may be impersonated and may act (Bob for Carol), as ours may.
+    hostAccounts: directory.hostAccounts,
     // The host's own custom claims, as a function: trusted code, so it runs as it is.
     getCustomJwtClaims: ({ context }) => {
       const grant = context.grant as { type?: string; subjectTokenContext?: Record<string, unknown> } | undefined;
       return grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange' ? { impersonation_context: grant.subjectTokenContext ?? {} } : {};
     },
   });
-  const provider = new Provider(issuer, identity.configure(hostConfiguration()));
+  const provider = new Provider(issuer, identity.configure(hostConfiguration(directory)));
   const installed = identity.install(provider);
   await identity.bootstrap(bootstrap);
-  return { identity, provider, installed };
+  return { identity, provider, installed, directory };
 }
 
 export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, bootstrap, logger = consoleLogger }: EmbeddedExampleOptions) {
@@ -98,9 +109,10 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
   const issuer = `${baseUrl}/oidc`;
 
   const database = await openDatabase(mongodbUri, dbName === undefined ? {} : { dbName });
-  const { identity, provider, installed: managementApi } = await embedIdentity({ database, issuer, baseUrl, logger, bootstrap });
+  const { identity, provider, installed: managementApi, directory } = await embedIdentity({ database, issuer, baseUrl, logger, bootstrap });
 
-  // The host's own route stays where it was.
+  // The host's own routes stay where they were: its login page, and the rest.
+  app.use(hostLoginRoute(provider, directory));
   app.use(async (ctx, next) => {
     if (ctx.path !== '/hello') return next();
     ctx.body = { hello: 'from the host' };
@@ -109,7 +121,7 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
   app.use(mountApp('/oidc', provider, { strip: true }));
   handle = app.callback();
 
-  return runningHost({ server, baseUrl, issuer, identity, database });
+  return { ...runningHost({ server, baseUrl, issuer, identity, database }), directory };
 }
 
 /** A started host, as every example answers it: where it is, and how to stop it (server, identity, database, in that order). */

@@ -33,7 +33,7 @@ function exampleOf(schema: Schema, name: string, now: Date): unknown {
 /**
  * The body of a test delivery (`POST /api/hooks/:id/test`): the event's shape, made from its
  * schema (`event-schemas.ts`) with sample values, and `sample: true` so that a receiver can tell
- * it from a real one.
+ * it from a real one (the receiver kit skips it unless told otherwise).
  */
 export function samplePayload(event: string, now = new Date()): { id: string; payload: Record<string, unknown> } {
   const id = generateId();
@@ -53,5 +53,8 @@ export function samplePayload(event: string, now = new Date()): { id: string; pa
     : (dataEvents as string[]).includes(event)
       ? { method: 'POST', path: '/hooks/sample/test', status: 200, params: {} }
       : {};
-  return { id, payload: { ...filled, ...context, id, event, createdAt: now.toISOString(), sample: true } };
+  // About an entity as a real delivery is (a handler reading `entity.id` works), but with no `version` or
+  // `sequence`: a sample has no place in the entity's history or the feed.
+  const entity = { type: event.split('.')[0]!, id: 'sample-id' };
+  return { id, payload: { ...filled, ...context, id, event, createdAt: now.toISOString(), entity, sample: true } };
 }

@@ -19,6 +19,8 @@ export interface SubjectTokenFacts {
   ticketId?: string;
   context: Record<string, unknown>;
   roleIds: string[];
+  /** The user is an embedding host's account (`hostAccounts`), not ours: the exchange asks the host again, since nothing the host changes voids the token. */
+  hostAccount?: true;
   /** Epoch milliseconds. */
   expiresAt: number;
 }

@@ -40,7 +40,7 @@ export type SubjectTokenSelection = { userIds: string[] } | { impersonationId: s
  */
 export function sealSubjectToken(
   seal: SubjectTokenSeal,
-  { userId, roleIds }: { userId: string; roleIds: string[] },
+  { userId, roleIds, hostAccount }: { userId: string; roleIds: string[]; hostAccount?: true },
   { context, actorId, reason, ticketId }: SubjectTokenTerms,
   clientId: string,
   ttlSeconds: number,
@@ -55,11 +55,12 @@ export function sealSubjectToken(
     ...(ticketId !== undefined && { ticketId }),
     context,
     roleIds,
+    ...(hostAccount && { hostAccount }),
     expiresAt: now + ttlSeconds * 1000,
   };
   // The AES-GCM seal's fresh IV makes each token unique, whatever it says.
   const token = seal.seal(facts);
-  const { roleIds: _sealedOnly, expiresAt, ...stored } = facts;
+  const { roleIds: _sealedOnly, hostAccount: _alsoSealedOnly, expiresAt, ...stored } = facts;
   const document: SubjectTokenDocument = { _id: sha256(token), ...stored, createdAt: new Date(now), expiresAt: new Date(expiresAt) };
   return { token, document };
 }
@@ -68,7 +69,7 @@ export function createSubjectTokenQueries(db: Db) {
   const collection = db.collection<SubjectTokenDocument>('subject_tokens');
   return {
     /** Issues a subject token (`sealSubjectToken`) and stores its record; the token itself is answered once, never stored. */
-    async issue(seal: SubjectTokenSeal, user: { userId: string; roleIds: string[] }, terms: SubjectTokenTerms, clientId: string, ttlSeconds: number) {
+    async issue(seal: SubjectTokenSeal, user: { userId: string; roleIds: string[]; hostAccount?: true }, terms: SubjectTokenTerms, clientId: string, ttlSeconds: number) {
       const issued = sealSubjectToken(seal, user, terms, clientId, ttlSeconds);
       await insertOwn(collection, [issued.document]);
       return issued;

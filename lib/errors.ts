@@ -102,6 +102,7 @@ export const apiErrorStatus = {
   'hook.feed_cursor_expired': 410,
   'hook.v1a_not_enabled': 422,
   'service.worker_unavailable': 503,
+  'service.host_accounts_unavailable': 503,
   'impersonation.reason_required': 400,
   'impersonation.ticket_required': 400,
   'impersonation.user_protected': 403,

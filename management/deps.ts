@@ -5,6 +5,7 @@ import type { SecretBox } from '../lib/mfa/secret-box.js';
 import type { SubjectTokenSeal } from '../impersonation/subject-token.js';
 import type { ImpersonationPolicy } from '../impersonation/policy.js';
 import type { ImpersonationQueries } from '../impersonation/queries.js';
+import type { AccountLookup } from '../impersonation/accounts.js';
 import type Router from '@koa/router';
 
 import type { AccountRevocationCause, ChangeKey, SessionRevocationCause } from '../hooks/catalog.js';
@@ -65,6 +66,8 @@ export interface ManagementDeps {
   impersonationPolicy(): Promise<ImpersonationPolicy>;
   /** Impersonation's storage: subject tokens and the audit (`impersonation/queries.ts`). */
   impersonation: ImpersonationQueries;
+  /** Who may be impersonated or act: our users, then an embedding host's accounts (`impersonation/accounts.ts`). */
+  impersonationAccounts: AccountLookup;
   /** Webhooks: the hooks API's queries, test sends and the worker's wake-up. */
   hooks: Hooks;
   /** The provider's signing and cookie keys, when they are ours to rotate (not a host's own). */

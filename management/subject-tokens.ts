@@ -1,7 +1,8 @@
 import { impersonationScope, managementScope } from './bootstrap.js';
-import { ApiError, assertThat } from '../lib/errors.js';
+import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { isProtected } from '../impersonation/policy.js';
+import { HostAccountsUnavailable, isSuspended } from '../impersonation/accounts.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
 import { freeFormObject, idSchema } from './schemas/common.js';
@@ -36,6 +37,19 @@ const body = {
  */
 export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { queries } = deps;
+
+  /** One of our users or an embedding host's account (`hostAccounts`); 404 for neither, 503 when the host's lookup fails. */
+  async function findAccount(id: string) {
+    let account;
+    try {
+      account = await deps.impersonationAccounts.find(id);
+    } catch (error) {
+      if (error instanceof HostAccountsUnavailable) throw new ApiError('service.host_accounts_unavailable', "the host's account lookup failed; retry later");
+      throw error;
+    }
+    if (!account) throw notFound('user', id);
+    return account;
+  }
 
   router.post(
     '/subject-tokens',
@@ -73,14 +87,15 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
         ...(ticketId !== undefined && { ticketId }),
       };
       const clientId = ctx.state.auth?.clientId ?? '';
+      let hostAccount = false;
       let roleIds = await eligibleRoleIds();
       if (actorId !== undefined) {
         assertThat(
           actorId !== userId,
           () => new ApiError('impersonation.actor_is_subject', 'the actor and the user are the same: that is no impersonation', { field: 'body.actorId' }),
         );
-        const actor = await queries.users.findByIdOrThrow(actorId);
-        assertThat(!actor.isSuspended, () => new ApiError('user.suspended', 'the actor is suspended', { field: 'body.actorId' }));
+        const actor = await findAccount(actorId);
+        assertThat(!isSuspended(actor), () => new ApiError('user.suspended', 'the actor is suspended', { field: 'body.actorId' }));
       }
       // What the token is sealed with must still hold once its record is stored: a change that
       // committed before that found nothing to void, so the user is read again after the insert.
@@ -100,13 +115,18 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
         roleIds = now;
       }
 
-      /** The user's role ids, once the user is found fit to be impersonated under the policy. */
+      /**
+       * The user's role ids, once the user is found fit to be impersonated under the policy: one of
+       * ours (its roles), or the host's (no roles of ours; the host says whether it is protected).
+       */
       async function eligibleRoleIds() {
-        const user = await queries.users.findByIdOrThrow(userId);
-        assertThat(!user.isSuspended, new ApiError('user.suspended', 'the user is suspended and cannot be impersonated'));
-        const held = await queries.links.usersRoles.rightsOf(userId);
+        const account = await findAccount(userId);
+        hostAccount = account.kind === 'host';
+        assertThat(!isSuspended(account), new ApiError('user.suspended', 'the user is suspended and cannot be impersonated'));
+        const held = account.kind === 'user' ? await queries.links.usersRoles.rightsOf(userId) : [];
+        const protectedAccount = account.kind === 'user' ? isProtected(policy, held) : account.account.protected === true;
         assertThat(
-          !isProtected(policy, held),
+          !protectedAccount,
           () => new ApiError('impersonation.user_protected', 'the impersonation policy protects this user: it holds a role that may never be impersonated'),
         );
         return held;
@@ -114,7 +134,13 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
 
       function issue(roleIds: string[]) {
         return deps.write(originOf(ctx), async ({ record }) => {
-          const issued = await deps.impersonation.subjectTokens.issue(deps.subjectTokenSeal, { userId, roleIds }, terms, clientId, deps.subjectTokenTtl);
+          const issued = await deps.impersonation.subjectTokens.issue(
+            deps.subjectTokenSeal,
+            { userId, roleIds, ...(hostAccount && { hostAccount }) },
+            terms,
+            clientId,
+            deps.subjectTokenTtl,
+          );
           const { impersonationId, expiresAt } = issued.document;
           // The record keeps neither the token nor its hash: the impersonation is named by its own id.
           record({

@@ -24,6 +24,8 @@ export interface WebhookEvent {
   sequence?: number;
   version?: number;
   entity?: { type: string; id: string };
+  /** A test delivery (`POST /api/hooks/:id/test`): sample values, an `entity` but no `version` or `sequence`; skipped unless `samples: 'handle'`. */
+  sample?: true;
   [field: string]: unknown;
 }
 
@@ -66,12 +68,18 @@ export interface ReceiverOptions {
   toleranceSeconds?: number;
   /** Runs once per event; throw to have it retried. `session` is the store's transaction, when it has one. */
   handle(event: WebhookEvent, context: { session?: ClientSession }): Promise<void>;
+  /**
+   * What to do with a verified test delivery (`sample: true`): `skip` (the default) answers 200
+   * `sample` without running the handler, so that a sample never reaches your data; `handle` runs
+   * the handler with it (outside the store's bookkeeping: nothing is recorded), to try a handler out.
+   */
+  samples?: 'skip' | 'handle';
 }
 
 /** What a request came to: answered, and why. */
 export interface ReceiverResult {
   status: number;
-  outcome: 'processed' | 'duplicate' | 'stale' | 'rejected' | 'failed';
+  outcome: 'processed' | 'duplicate' | 'stale' | 'sample' | 'rejected' | 'failed';
   reason?: string;
 }
 
@@ -248,6 +256,10 @@ export function createWebhookReceiver(options: ReceiverOptions) {
     }
     const entity = event.entity && typeof event.version === 'number' ? { key: `${event.entity.type}:${event.entity.id}`, version: event.version } : undefined;
     try {
+      if (event.sample === true) {
+        if (options.samples === 'handle') await options.handle(event, {});
+        return { status: 200, outcome: 'sample' };
+      }
       return await store.unit(async (tx) => {
         if (await tx.seen(id)) return { status: 200, outcome: 'duplicate' as const };
         if (entity && (await tx.appliedVersion(entity.key)) >= entity.version) {

@@ -2,6 +2,7 @@ import { errors, type KoaContextWithOIDC, type ResourceServer, type ResourceServ
 import type Provider from 'oidc-provider';
 
 import { ActorRefused } from './actor.js';
+import { HostAccountsUnavailable, type HostAccount } from '../../impersonation/accounts.js';
 import type { ImpersonationQueries } from '../../impersonation/queries.js';
 import { permissionNames } from '../../provider/resource-servers.js';
 import type { ScopeDocument } from '../../lib/store/models.js';
@@ -59,6 +60,8 @@ export interface TokenExchangeDeps {
   organizations: Pick<OrganizationAccess, 'ofUser'>;
   /** The resource server of an organization token, carrying these organization permissions. */
   organizationServer(organizationId: string, available: Set<string>, ttl: number): ResourceServerInstance;
+  /** An embedding host's account, for a subject token issued for one (`hostAccounts`): read at every exchange. */
+  findHostAccount(id: string): Promise<HostAccount | undefined>;
 }
 
 /** The claim that names the impersonation in every token minted from a subject token. */
@@ -82,6 +85,14 @@ function refused(description: string, reason = description) {
 const subjectRefused = (reason?: string) => refused('the subject token is invalid, expired or already used', reason);
 const actorRefused = (reason: unknown) =>
   refused('the actor token is not acceptable', reason instanceof ActorRefused ? reason.message : 'the actor token could not be verified');
+
+/** The host's account lookup failed: `temporarily_unavailable` (503), which the client retries, never a refusal. */
+function hostAccountsUnavailable(cause: HostAccountsUnavailable) {
+  const error = new errors.TemporarilyUnavailable("the host's account lookup failed; retry later", { cause });
+  Object.assign(error, { status: 503, statusCode: 503, expose: true });
+  error.error_detail = cause.message;
+  return error;
+}
 
 const reasonOf = (error: unknown) =>
   // oidc-provider keeps the public description generic; the detail is for the audit.
@@ -178,15 +189,27 @@ export function buildHandler(deps: TokenExchangeDeps) {
     const facts = deps.subjectTokens.open(sealed);
     const subject: Subject | undefined = facts && { ...facts, _id: sha256(sealed) };
     attempt.subject = subject;
-    const [actor, policy] = await Promise.allSettled([
+    const [actor, policy, hostAccount] = await Promise.allSettled([
       typeof params.actor_token === 'string' ? deps.identifyActor(params.actor_token) : undefined,
       deps.policy(),
+      subject?.hostAccount ? deps.findHostAccount(subject.userId) : undefined,
     ]);
     if (policy.status === 'rejected') throw policy.reason;
+    for (const settled of [actor, hostAccount]) {
+      if (settled.status === 'rejected' && settled.reason instanceof HostAccountsUnavailable) throw hostAccountsUnavailable(settled.reason);
+    }
+    if (hostAccount.status === 'rejected') throw hostAccount.reason;
     if (actor.status === 'rejected') throw actorRefused(actor.reason);
     const act: ActClaim | undefined = actor.value;
     // Not sealed here (forged, altered, another deployment's), or expired: one answer, as for a used one.
     if (!subject || subject.expiresAt <= Date.now()) throw subjectRefused();
+    // A host's account is asked again: nothing the host changes voids its token.
+    if (subject.hostAccount) {
+      const account = hostAccount.value;
+      if (!account) throw subjectRefused('the user no longer exists');
+      if (account.suspended) throw subjectRefused('the user is suspended');
+      if (account.protected) throw subjectRefused('the impersonation policy protects this user');
+    }
     const { userId, roleIds } = subject;
     // Acting as oneself is no impersonation, and would let a user launder its own token.
     if (act?.sub === userId) throw actorRefused(new ActorRefused("the actor is the subject token's own user"));

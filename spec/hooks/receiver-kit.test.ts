@@ -105,4 +105,29 @@ describe('the receiver kit', () => {
     expect(old).toMatchObject({ status: 400, outcome: 'rejected' });
     expect(handled).toHaveLength(2);
   });
+
+  it("recognises the hook test's sample: skipped by default (200 'sample', nothing written), run by a handler that asks for samples", async () => {
+    const hook = await server.create('/api/hooks', { name: 'kit samples', events: ['User.Created'], config: { url } });
+    // The README's handler, as written: it reads the entity's id and writes the user into the integrator's data.
+    const crm = new Map<string, unknown>();
+    const readmeHandler = async (event: WebhookEvent) => {
+      crm.set(event.entity!.id, (event.data as { name?: unknown }).name);
+    };
+    const store = await mongoReceiverStore(server.database.client, server.database.db);
+    receive = createWebhookReceiver({ secrets: [hook.signingKey], store, handle: readmeHandler }).receive;
+    const tested = await server.api('POST', `/api/hooks/${hook.id}/test`, { body: { event: 'User.Created' } });
+    expect(tested.status).toBe(200);
+    expect(outcomes.at(-1)).toMatchObject({ outcome: 'sample' });
+    expect(crm.size).toBe(0);
+
+    const tried: WebhookEvent[] = [];
+    receive = createWebhookReceiver({ secrets: [hook.signingKey], store, samples: 'handle', handle: async (event) => void tried.push(event) }).receive;
+    await server.api('POST', `/api/hooks/${hook.id}/test`, { body: { event: 'User.Created' } });
+    expect(tried).toHaveLength(1);
+    expect(tried[0]).toMatchObject({ sample: true, event: 'User.Created', entity: { type: 'User', id: 'sample-id' } });
+    expect(tried[0]).not.toHaveProperty('version');
+    // A sample leaves no bookkeeping: the same id sent again is a sample again, not a duplicate.
+    await server.api('POST', `/api/hooks/${hook.id}/test`, { body: { event: 'User.Created' } });
+    expect(tried).toHaveLength(2);
+  });
 });

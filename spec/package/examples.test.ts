@@ -19,7 +19,7 @@ describe.each([
   ['examples/node-http-host (node:http)', startNodeHttpExample],
 ])('%s: an existing oidc-provider deployment adopting the package', (_name, start) => {
   const bootstrap = { clientId: 'embedded-admin', clientSecret: 'embedded-admin-secret-0123456789' };
-  let example: Awaited<ReturnType<typeof startEmbeddedExample>>;
+  let example: Awaited<ReturnType<typeof startExpressExample>>;
   beforeAll(async () => {
     example = await start({ mongodbUri: testMongoUri(), dbName: uniqueDbName('embedded'), bootstrap, logger: silentLogger });
   });
