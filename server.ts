@@ -27,6 +27,7 @@ async function main() {
     issuer: server.issuer,
     discovery: `${server.issuer}/.well-known/openid-configuration`,
     managementApi: server.identity.managementApiIndicator,
+    apiReference: `${server.url}/api/docs`,
   });
   if (server.createdCredentials) {
     const { clientId, clientSecret } = server.createdCredentials;

@@ -21,6 +21,7 @@ import type { Clock } from './lib/clock.js';
 import { createDrain } from './lib/http/drain.js';
 import { mountApp } from './lib/http/mount.js';
 import type { ManagementApi } from './management/router.js';
+import { frontDoor } from './composition/front-door.js';
 
 export const providerPrefix = '/oidc';
 
@@ -164,6 +165,7 @@ export async function startStandaloneServer(
     app.use(requestIds);
     app.use(accessLog(logger));
     if (metrics) app.use(metricsEndpoint(metrics, settings.metricsToken!));
+    app.use(frontDoor({ baseUrl, issuer }));
     app.use(managementApi.middleware);
     app.use(mountApp(providerPrefix, provider, { strip: true }));
     handler = app.callback();

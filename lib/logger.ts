@@ -49,7 +49,8 @@ export function createLogger({
         const requestId = currentRequestId();
         return requestId ? { requestId } : {};
       },
-      ...(format === 'pretty' && !destination && { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l' } } }),
+      ...(format === 'pretty' &&
+        !destination && { transport: { target: 'pino-pretty', options: { colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l' } } }),
     },
     ...(destination ? [destination] : []),
   );

@@ -27,7 +27,7 @@ export const attemptToApi = ({ _id, startedAt, durationMs, ok, statusCode, respo
 });
 
 export function deliveryToApi(delivery: DeliveryDocument, attempts: AttemptDocument[] = []) {
-  const { _id, hookId, eventId, event, state, attempts: attemptCount, nextAttemptAt, lastStatus, lastError, createdAt, updatedAt } = delivery;
+  const { _id, hookId, eventId, event, state, attempts: attemptCount, nextAttemptAt, lastStatus, lastError, createdAt, updatedAt, parked } = delivery;
   return {
     id: _id,
     hookId,
@@ -35,7 +35,9 @@ export function deliveryToApi(delivery: DeliveryDocument, attempts: AttemptDocum
     event,
     state,
     attemptCount,
-    nextAttemptAt: state === 'pending' ? nextAttemptAt.getTime() : null,
+    // A parked delivery (waiting for the one before it about the same entity) is due at no time yet.
+    nextAttemptAt: state === 'pending' && !parked ? nextAttemptAt.getTime() : null,
+    ...(parked && { parked: true }),
     lastStatus,
     lastError,
     attempts: attempts.map(attemptToApi),

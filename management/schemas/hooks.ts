@@ -202,8 +202,10 @@ export const deliveryResponse = {
     event: { type: 'string' },
     state: { enum: deliveryStates },
     attemptCount: { type: 'integer' },
-    /** When the next attempt is due (pending deliveries only). */
+    /** When the next attempt is due (pending deliveries only; null for a parked one). */
     nextAttemptAt: { type: ['number', 'null'] },
+    /** Waiting for the delivery before it about the same entity (a hook that orders per entity): due once that one finishes. */
+    parked: { type: 'boolean' },
     lastStatus: { type: ['integer', 'null'] },
     lastError: { type: ['string', 'null'] },
     attempts: { type: 'array', items: attemptResponse },

@@ -87,4 +87,34 @@ describe('webhook delivery ordered per entity', () => {
     ]);
     expect(accepted.filter(({ body }) => body.hookId === hook.id).map(({ body }) => [body.event, body.version])).toEqual([['Role.Data.Updated', 2]]);
   });
+
+  it('shows a parked delivery as parked, due at no time (nextAttemptAt null), until the one before it finishes', async () => {
+    const hook = await server.create('/api/hooks', {
+      name: 'ordered, parked',
+      events: ['Scope.Created', 'Scope.Data.Updated'],
+      config: { url: receiver.url, ordering: 'per-entity' },
+    });
+    receiver.keys.push(hook.signingKey);
+    let holding = true;
+    receiver.answer = (received) =>
+      received.body.hookId === hook.id && received.body.event === 'Scope.Created' && holding ? { status: 500 } : { status: 204 };
+    const resource = await server.create('/api/resources', { name: 'Parked', indicator: 'https://parked.example.com' });
+    const scope = await server.create(`/api/resources/${resource.id}/scopes`, { name: 'parked:read' });
+    await server.api('PATCH', `/api/resources/${resource.id}/scopes/${scope.id}`, { body: { description: 'the second event' } });
+    type Listed = { event: string; state: string; nextAttemptAt: number | null; parked?: boolean };
+    let parked: Listed | undefined;
+    for (const deadline = Date.now() + 30_000; !parked && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 100))) {
+      const listed = (await server.api('GET', `/api/hooks/${hook.id}/deliveries`)).body as Listed[];
+      parked = listed.find(({ event }) => event === 'Scope.Data.Updated' && listed.some((other) => other.event === 'Scope.Created'));
+      if (parked && !parked.parked) parked = undefined;
+    }
+    expect(parked).toMatchObject({ state: 'pending', parked: true, nextAttemptAt: null });
+    holding = false;
+    await deliveriesSettled(server.database.db, 45_000);
+    const after = (await server.api('GET', `/api/hooks/${hook.id}/deliveries`)).body as Listed[];
+    expect(after.map(({ state, parked: stillParked }) => [state, stillParked ?? false])).toEqual([
+      ['succeeded', false],
+      ['succeeded', false],
+    ]);
+  });
 });

@@ -21,6 +21,17 @@ describe('the OpenAPI document', () => {
     expect(validator.version).toBe('3.1');
   });
 
+  it('is found from the front door: GET / names the issuer, its discovery, the reference and this document, and each answers', async () => {
+    const front = await fetch(`${server.url}/`);
+    expect(front.status).toBe(200);
+    const links = (await front.json()) as { issuer: string; discovery: string; managementApi: { reference: string; openapi: string }; health: string };
+    expect(links.issuer).toBe(server.issuer);
+    for (const url of [links.discovery, links.managementApi.reference, links.managementApi.openapi, links.health]) {
+      expect([200, 204]).toContain((await fetch(url)).status);
+    }
+    expect((await fetch(`${server.url}/`, { method: 'POST' })).status).toBe(404);
+  });
+
   it("is also at Logto's path, and needs no token (it holds no data)", async () => {
     const open = await server.api('GET', '/api/openapi.json', { token: null });
     expect(open.status).toBe(200);
