@@ -30,44 +30,75 @@ await database.close();
 process.exit(0);
 `;
 
+/** Installs `spec` (a git URL or a tarball) into an empty project, answers the project and npm's output. */
+function installInto(work: string, spec: string) {
+  const host = join(work, 'host');
+  expect(spawnSync('mkdir', ['-p', host]).status).toBe(0);
+  writeFileSync(join(host, 'package.json'), JSON.stringify({ name: 'host', version: '1.0.0', type: 'module', private: true }));
+  const installed = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--foreground-scripts', spec], {
+    cwd: host,
+    encoding: 'utf8',
+    timeout: 300_000,
+    env: { ...process.env, SCARF_ANALYTICS: 'false' },
+  });
+  expect({ status: installed.status, tail: installed.status === 0 ? '' : installed.stderr.slice(-2000) }).toEqual({ status: 0, tail: '' });
+  const installedPackage = join(host, 'node_modules', 'oidc-identity');
+  for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/receiver/index.js', 'LICENSE'])
+    expect([file, existsSync(join(installedPackage, file))]).toEqual([file, true]);
+  return { host, output: `${installed.stdout}\n${installed.stderr}` };
+}
+
+/** Runs the host script in the project: the package embedded in a plain node:http host, with both entry points. */
+function runHost(host: string) {
+  writeFileSync(join(host, 'host.mjs'), hostScript);
+  const ran = spawnSync(process.execPath, ['host.mjs'], {
+    cwd: host,
+    encoding: 'utf8',
+    timeout: 60_000,
+    env: { ...process.env, MONGODB_URI: uriForDb(uniqueDbName('installed')) },
+  });
+  expect({ status: ran.status, stderr: ran.status === 0 ? '' : ran.stderr.slice(-2000) }).toEqual({ status: 0, stderr: '' });
+  const result = JSON.parse(ran.stdout.trim().split('\n').at(-1)!) as { issuer: string; baseUrl: string; ready: unknown; receiver: string };
+  expect(result).toEqual({
+    issuer: `${result.baseUrl}/oidc`,
+    baseUrl: expect.stringMatching(/^http:\/\/localhost:\d+$/),
+    ready: { database: 'ok', worker: 'ok' },
+    receiver: 'function',
+  });
+}
+
 /**
  * Installed as a user installs it: a clone of this repository, installed from its git URL into an
- * empty project (npm runs `prepare`, which builds it), and embedded there with its types and both
- * entry points.
+ * empty project (npm runs `prepare`, which builds it); or the tarball `npm pack` makes, as a
+ * registry would serve it, which installs with no compile and no devDependency. Then embedded there
+ * with its types and both entry points.
  */
-describe('installed from git into an empty project', () => {
-  it('builds on install, and embeds in a plain node:http host', () => {
+describe('installed into an empty project', () => {
+  it('from git: builds on install, and embeds in a plain node:http host', () => {
     const work = mkdtempSync(join(tmpdir(), 'oidc-identity-install-'));
     const clone = join(work, 'oidc-identity');
     expect(spawnSync('git', ['clone', '-q', process.cwd(), clone]).status).toBe(0);
-    const host = join(work, 'host');
-    expect(spawnSync('mkdir', ['-p', host]).status).toBe(0);
-    writeFileSync(join(host, 'package.json'), JSON.stringify({ name: 'host', version: '1.0.0', type: 'module', private: true }));
-    const installed = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', `git+file://${clone}`], {
-      cwd: host,
-      encoding: 'utf8',
-      timeout: 300_000,
-      env: { ...process.env, SCARF_ANALYTICS: 'false' },
-    });
-    expect({ status: installed.status, tail: installed.status === 0 ? '' : installed.stderr.slice(-2000) }).toEqual({ status: 0, tail: '' });
-    const installedPackage = join(host, 'node_modules', 'oidc-identity');
-    for (const file of ['dist/index.js', 'dist/index.d.ts', 'dist/receiver/index.js', 'LICENSE'])
-      expect([file, existsSync(join(installedPackage, file))]).toEqual([file, true]);
+    const { host, output } = installInto(work, `git+file://${clone}`);
+    // npm names each of our lifecycle scripts it runs: from git, `prepare` builds (the tarball's check below looks for the same line).
+    expect(output).toMatch(/> oidc-identity@\S+ prepare/);
+    runHost(host);
+  }, 420_000);
 
-    writeFileSync(join(host, 'host.mjs'), hostScript);
-    const ran = spawnSync(process.execPath, ['host.mjs'], {
-      cwd: host,
-      encoding: 'utf8',
-      timeout: 60_000,
-      env: { ...process.env, MONGODB_URI: uriForDb(uniqueDbName('installed')) },
-    });
-    expect({ status: ran.status, stderr: ran.status === 0 ? '' : ran.stderr.slice(-2000) }).toEqual({ status: 0, stderr: '' });
-    const result = JSON.parse(ran.stdout.trim().split('\n').at(-1)!) as { issuer: string; baseUrl: string; ready: unknown; receiver: string };
-    expect(result).toEqual({
-      issuer: `${result.baseUrl}/oidc`,
-      baseUrl: expect.stringMatching(/^http:\/\/localhost:\d+$/),
-      ready: { database: 'ok', worker: 'ok' },
-      receiver: 'function',
-    });
+  it('from the packed tarball: installs without compiling or pulling a devDependency, and embeds the same', () => {
+    const work = mkdtempSync(join(tmpdir(), 'oidc-identity-pack-'));
+    // The build the suite runs on is the one packed (`prepare` would build it again).
+    const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], { encoding: 'utf8', timeout: 120_000 });
+    expect(packed.status).toBe(0);
+    const [{ filename, files }] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+    const paths = files.map(({ path }) => path);
+    expect(paths).toContain('dist/index.js');
+    expect(paths.filter((path) => /^(spec|bench|tools)\//.test(path) || (path.endsWith('.ts') && !path.endsWith('.d.ts')))).toEqual([]);
+    const { host, output } = installInto(work, join(work, filename));
+    // Our own lifecycle scripts do not run (npm prints `> oidc-identity@<version> <script>` for each that does).
+    expect(output).not.toMatch(/> oidc-identity@\S+ (prepare|preinstall|install|postinstall)/);
+    expect(output).not.toMatch(/tsc -p tsconfig/);
+    for (const devDependency of ['typescript', 'jest', 'prettier'])
+      expect([devDependency, existsSync(join(host, 'node_modules', devDependency))]).toEqual([devDependency, false]);
+    runHost(host);
   }, 420_000);
 });

@@ -1,4 +1,7 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+
+import { parse } from 'yaml';
 
 /**
  * The package as users get it: `npm pack` holds the build with its types, the README with the
@@ -20,6 +23,7 @@ describe('the package', () => {
       'docs/configuration.md',
       'docs/webhook-events.md',
       'SECURITY.md',
+      'CHANGELOG.md',
       'LICENSE',
       'package.json',
     ]) {
@@ -38,5 +42,31 @@ describe('the package', () => {
     expect(started.status).toBe(1);
     expect(started.stderr).not.toContain('Building');
     expect(started.stderr).toContain('PORT');
+  });
+
+  it("has a changelog entry for its version, and compose.yaml starts it on a replica set from the Dockerfile's build", () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    expect(readFileSync('CHANGELOG.md', 'utf8')).toMatch(new RegExp(`^## ${version.replace(/\./g, '\\.')} — \\d{4}-\\d{2}-\\d{2}$`, 'm'));
+
+    type Service = {
+      image?: string;
+      build?: string;
+      command?: string[];
+      environment?: Record<string, string>;
+      depends_on?: Record<string, { condition: string }>;
+    };
+    const { services } = parse(readFileSync('compose.yaml', 'utf8')) as { services: Record<string, Service> };
+    const database = services.mongodb!;
+    const service = services['oidc-identity']!;
+    const replicaSet = database.command![database.command!.indexOf('--replSet') + 1];
+    const uri = new URL(service.environment!.MONGODB_URI!);
+    expect(uri.searchParams.get('replicaSet')).toBe(replicaSet);
+    expect(uri.host).toBe('mongodb:27017');
+    expect(service.depends_on).toEqual({ mongodb: { condition: 'service_healthy' } });
+    expect(service.build).toBe('.');
+    // The image runs what the build makes.
+    const command = /^CMD \["node", "([^"]+)"\]$/m.exec(readFileSync('Dockerfile', 'utf8'))?.[1];
+    expect(command).toBe('dist/server.js');
+    expect(existsSync(command!)).toBe(true);
   });
 });
