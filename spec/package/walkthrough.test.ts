@@ -43,7 +43,11 @@ describe("the README's first walkthrough", () => {
         (error, stdout, stderr) => resolve({ status: error ? ((error as { code?: number }).code ?? null) : 0, stdout, stderr }),
       );
     });
-    expect({ status: ran.status, stderr: ran.stderr.slice(-2000), stdout: ran.status === 0 ? '' : ran.stdout.slice(-2000) }).toEqual({ status: 0, stderr: '', stdout: '' });
+    expect({ status: ran.status, stderr: ran.stderr.slice(-2000), stdout: ran.status === 0 ? '' : ran.stdout.slice(-2000) }).toEqual({
+      status: 0,
+      stderr: '',
+      stdout: '',
+    });
     const out = ran.stdout;
     // Ada's token from the code, then the refresh's scope, then the impersonated token.
     expect(out).toMatch(/aud: 'https:\/\/orders\.example\.com'/);
