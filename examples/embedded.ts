@@ -5,6 +5,7 @@
  *
  *   npm run build && MONGODB_URI=mongodb://... node dist/examples/embedded.js
  */
+// #region imports
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -13,8 +14,11 @@ import Koa from 'koa';
 import Provider, { type Configuration } from 'oidc-provider';
 
 import { createHostDirectory, hostLoginPath, hostLoginRoute, type HostDirectory } from './host-accounts.js';
+// In your code: from 'oidc-identity'.
 import { consoleLogger, createIdentity, mountApp, openDatabase, startEmbeddedMongo, type Database, type Identity, type Logger } from '../index.js';
+// #endregion imports
 
+// #region host
 /** The host's people: Bob works in support, Carol is a customer, Dana left, Erin runs the host. */
 export const examplePeople = {
   bob: { name: 'Bob (support)', password: 'bob-example-password' },
@@ -50,6 +54,7 @@ export function hostConfiguration(directory: HostDirectory): Configuration {
     },
   };
 }
+// #endregion host
 
 export interface EmbeddedExampleOptions {
   mongodbUri: string;
@@ -59,6 +64,7 @@ export interface EmbeddedExampleOptions {
   logger?: Logger;
 }
 
+// #region embed
 /**
  * What every host does, whatever its framework: oidc-identity over the host's configuration (a),
  * installed into the provider built from it (b), and its first Management API client.
@@ -95,7 +101,9 @@ export async function embedIdentity({
   await identity.bootstrap(bootstrap);
   return { identity, provider, installed, directory };
 }
+// #endregion embed
 
+// #region mount
 export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, bootstrap, logger = consoleLogger }: EmbeddedExampleOptions) {
   const app = new Koa();
   // Koa composes its middleware when callback() is called, so the server asks for it once all is mounted.
@@ -123,6 +131,7 @@ export async function startEmbeddedExample({ mongodbUri, dbName, port = 0, boots
 
   return { ...runningHost({ server, baseUrl, issuer, identity, database }), directory };
 }
+// #endregion mount
 
 /** A started host, as every example answers it: where it is, and how to stop it (server, identity, database, in that order). */
 export function runningHost({

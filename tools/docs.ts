@@ -1,6 +1,7 @@
 /**
  * `npm run docs`: writes the reference pages of docs/ from the sources they describe (the settings'
- * schemas, the events' schemas, the Management API's routes); `--check` only says which differ.
+ * schemas, the events' schemas, the Management API's routes), and the examples' code the guides
+ * include; `--check` only says which differ.
  * The Management API's page is read from a server started on the embedded engine, as a user's is.
  */
 import { readFile, writeFile } from 'node:fs/promises';
@@ -12,9 +13,14 @@ import { startStandaloneServer } from '../standalone.js';
 import { renderConfiguration } from './reference/configuration.js';
 import { renderEvents } from './reference/events.js';
 import { renderManagementApi, type OpenApiDocument } from './reference/management-api.js';
+import { renderIncludes } from './reference/includes.js';
 
 /** The repository's docs/ folder, from the source or from its build in dist/. */
 const docs = new URL(import.meta.url.includes('/dist/') ? '../../docs/' : '../docs/', import.meta.url);
+const repository = new URL('../', docs);
+/** A guide with its included code filled from the sources it names. */
+const withIncludes = (name: string) => async () =>
+  renderIncludes(await readFile(new URL(name, docs), 'utf8'), (path) => readFile(new URL(path, repository), 'utf8'));
 
 async function managementApiDocument(): Promise<OpenApiDocument> {
   const server = await startStandaloneServer(loadSettings({ PORT: '0', DATA_DIR: '' }), { logger: silentLogger });
@@ -29,6 +35,7 @@ const pages: Array<[string, () => string | Promise<string>]> = [
   ['configuration.md', renderConfiguration],
   ['webhook-events.md', renderEvents],
   ['management-api-reference.md', async () => renderManagementApi(await managementApiDocument())],
+  ['embedding.md', withIncludes('embedding.md')],
 ];
 
 const check = process.argv.includes('--check');

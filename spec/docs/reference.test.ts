@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { renderConfiguration } from '../../tools/reference/configuration.js';
 import { renderEvents } from '../../tools/reference/events.js';
 import { renderManagementApi } from '../../tools/reference/management-api.js';
+import { renderIncludes } from '../../tools/reference/includes.js';
 import { coreEnvironment } from '../../lib/config.js';
 import { hookEnvironment } from '../../hooks/settings.js';
 import { experienceEnvironment } from '../../experience/settings.js';
@@ -39,5 +40,12 @@ describe('the generated reference pages', () => {
     expect(text).toBe(renderManagementApi(document));
     for (const [path, operations] of Object.entries(document.paths as Record<string, object>))
       for (const method of Object.keys(operations)) expect(text).toContain(`\`${method.toUpperCase()} ${path}\``);
+  });
+
+  it('docs/embedding.md shows the code of examples/embedded.ts as it is, so that what a reader copies is what the tests run', async () => {
+    const text = await page('embedding.md');
+    expect(text).toBe(await renderIncludes(text, (path) => readFile(new URL(`../../${path}`, import.meta.url), 'utf8')));
+    expect(text).toContain('const identity = await createIdentity({');
+    expect(text).toContain("app.use(mountApp('/oidc', provider, { strip: true }));");
   });
 });
