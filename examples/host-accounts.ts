@@ -25,9 +25,7 @@ const hashed = (password: string, salt: Buffer = randomBytes(16)) => ({ salt, ha
 
 /** The host's people, by account id. The passwords are the example's; a real host has its own store. */
 export function createHostDirectory(people: Record<string, { name: string; password: string; suspended?: boolean; admin?: boolean }>) {
-  const accounts = new Map<string, HostPerson>(
-    Object.entries(people).map(([id, { password, ...rest }]) => [id, { ...rest, ...hashed(password) }]),
-  );
+  const accounts = new Map<string, HostPerson>(Object.entries(people).map(([id, { password, ...rest }]) => [id, { ...rest, ...hashed(password) }]));
   return {
     /** oidc-provider's `findAccount` over the host's people. */
     findAccount: (async (_ctx, id) => {

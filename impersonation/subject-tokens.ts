@@ -69,7 +69,13 @@ export function createSubjectTokenQueries(db: Db) {
   const collection = db.collection<SubjectTokenDocument>('subject_tokens');
   return {
     /** Issues a subject token (`sealSubjectToken`) and stores its record; the token itself is answered once, never stored. */
-    async issue(seal: SubjectTokenSeal, user: { userId: string; roleIds: string[]; hostAccount?: true }, terms: SubjectTokenTerms, clientId: string, ttlSeconds: number) {
+    async issue(
+      seal: SubjectTokenSeal,
+      user: { userId: string; roleIds: string[]; hostAccount?: true },
+      terms: SubjectTokenTerms,
+      clientId: string,
+      ttlSeconds: number,
+    ) {
       const issued = sealSubjectToken(seal, user, terms, clientId, ttlSeconds);
       await insertOwn(collection, [issued.document]);
       return issued;

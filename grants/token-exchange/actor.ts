@@ -75,7 +75,8 @@ export function createActorIdentifier(
     const { sub, nested, exchanged } = await read(token);
     const [minted, account] = await Promise.all([exchanged, accountOf(sub)]);
     if (minted) throw new ActorRefused('the actor token was minted by a token exchange');
-    if (!account) throw new ActorRefused(findHost === noHost ? 'the actor is not one of our users, and no hostAccounts lookup is set' : 'the actor no longer exists');
+    if (!account)
+      throw new ActorRefused(findHost === noHost ? 'the actor is not one of our users, and no hostAccounts lookup is set' : 'the actor no longer exists');
     if (isSuspended(account)) throw new ActorRefused('the actor is suspended');
     return { sub, ...(nested && { act: nested }) };
   };
