@@ -12,6 +12,7 @@ export default {
   },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }] },
   globalSetup: '<rootDir>/spec/support/global-setup.js',
+  setupFiles: ['<rootDir>/spec/support/quiet-provider.js'],
   globalTeardown: '<rootDir>/spec/support/global-teardown.js',
   testTimeout: 60000,
   maxWorkers: 2,

@@ -50,6 +50,9 @@ async function main() {
       },
     );
   };
+  // Started by a parent with an IPC channel (a test run, a supervisor that wants it so): it goes
+  // when the parent goes, whatever way the parent ended (a kill, a crash, Ctrl-C).
+  if (process.send) process.once('disconnect', () => shutdown('the parent process is gone'));
   process.on('SIGTERM', () => shutdown('SIGTERM received'));
   process.on('SIGINT', () => shutdown('SIGINT received'));
   // Exits 1, so that a supervisor starts it again on the database as it now is.

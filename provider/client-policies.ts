@@ -55,6 +55,12 @@ export const clientPolicies = {
     return (metadataOf(client).refreshTokenTtlInDays ?? clientPolicyDefaults.refreshTokenTtlInDays) * day;
   },
 
+  /** A grant lives at least `floor` seconds, and as long as the longest refresh token its application issues. */
+  grantTtl(client: Client | undefined, floor: number): number {
+    const refreshDays = (client && metadataOf(client).refreshTokenTtlInDays) ?? clientPolicyDefaults.refreshTokenTtlInDays;
+    return Math.max(floor, refreshDays * day);
+  },
+
   rotateRefreshToken(ctx: KoaContextWithOIDC): boolean {
     const { RefreshToken: refreshToken, Client: client } = ctx.oidc.entities;
     if (!refreshToken || !client) return false;

@@ -14,6 +14,9 @@ import { checkingOrganizationAccess, wantsOrganizationToken, type OrganizationAc
 import { withOrganizationChooser } from './organization-binding.js';
 
 const defaultAccessTokenTtl = 3600;
+/** A sign-in session lives 14 days (as in Logto and oidc-provider); an interaction, an hour. */
+const sessionTtl = 14 * 24 * 3600;
+const interactionTtl = 3600;
 
 type ExtraTokenClaims = NonNullable<Configuration['extraTokenClaims']>;
 type LogoutSource = NonNullable<NonNullable<NonNullable<Configuration['features']>['rpInitiatedLogout']>['logoutSource']>;
@@ -111,6 +114,11 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
       ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? defaultAccessTokenTtl,
       IdToken: (_ctx, _token, client) => clientPolicies.idTokenTtl(client),
       RefreshToken: (ctx, token, client) => clientPolicies.refreshTokenTtl(ctx, token, client),
+      // oidc-provider's own values for these, said here (it asks a deployment to choose them); a
+      // grant outlives no refresh token issued with it (an application's may live up to 180 days).
+      Session: sessionTtl,
+      Interaction: interactionTtl,
+      Grant: (ctx, grant) => clientPolicies.grantTtl(ctx?.oidc?.client?.clientId === grant.clientId ? ctx.oidc.client : undefined, sessionTtl),
       ...host.ttl,
     },
     extraClientMetadata: extraClientMetadata(host.extraClientMetadata),

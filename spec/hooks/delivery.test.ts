@@ -5,7 +5,7 @@ import { silentLogger } from '../../lib/logger.js';
 import { startStandaloneServer, type StandaloneServer } from '../../standalone.js';
 import { testMongoUri } from '../support/env.js';
 import { createTestClock, type TestClock } from '../support/clock.js';
-import { deliveriesSettled, fastForward, hookTestEnv, subscribe } from '../support/hooks.js';
+import { deliveriesSettled, distinctEvents, fastForward, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -249,7 +249,8 @@ describe('making deliveries from recorded events', () => {
     await startDeliverer();
     await receiver.waitFor((got) => got.some(({ body }) => body.data?.id === newer.id));
     await deliveriesSettled(db);
-    expect(receiver.received.map(({ body }) => body.data?.id)).toEqual([newer.id]);
+    // At least once: a redelivery of the same event (the same webhook-id) is the same event.
+    expect(distinctEvents(receiver.received).map(({ body }) => body.data?.id)).toEqual([newer.id]);
     expect(await db.collection('hook_deliveries').countDocuments({ hookId: hook.id })).toBe(1);
 
     // The older event is still there for a replay, which does deliver it.

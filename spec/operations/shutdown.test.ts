@@ -71,3 +71,39 @@ describe('stopping a server (SIGTERM)', () => {
     }
   });
 });
+
+describe('a server started by a parent with an IPC channel', () => {
+  it('exits when its parent is killed outright (SIGKILL), as a test run or supervisor that dies must not leave it behind', async () => {
+    const { spawn } = await import('node:child_process');
+    // A parent that starts the server as the test support does, says its pid, and waits to be killed.
+    const parentScript = `
+      const { spawn } = require('node:child_process');
+      const child = spawn(process.execPath, ['dist/server.js'], {
+        env: { ...process.env, MONGODB_URI: ${JSON.stringify(uriForDb(uniqueDbName('orphan')))}, DATA_DIR: '', PORT: '0' },
+        stdio: ['ignore', 'pipe', 'ignore', 'ipc'],
+      });
+      child.stdout.on('data', (chunk) => { if (String(chunk).includes('oidc-identity listening')) console.log('child ' + child.pid); });
+    `;
+    const parent = spawn(process.execPath, ['-e', parentScript], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const childPid = await new Promise<number>((resolve) => {
+      let out = '';
+      parent.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const match = /child (\d+)/.exec(out);
+        if (match) resolve(Number(match[1]));
+      });
+    });
+    parent.kill('SIGKILL');
+    // Gone, or a zombie waiting for whichever process adopted it to reap it (a container's init may not).
+    const { readFileSync } = await import('node:fs');
+    const alive = () => {
+      try {
+        return readFileSync(`/proc/${childPid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+      } catch {
+        return false;
+      }
+    };
+    while (alive()) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(alive()).toBe(false);
+  });
+});

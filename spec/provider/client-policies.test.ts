@@ -75,6 +75,22 @@ describe('customClientMetadata', () => {
     expect(await refreshTokenExpiry(plain.tokens.refresh_token!)).toBeLessThanOrEqual(Date.now() + 14 * day * 1000 + 1000);
   });
 
+  it('a grant lives as long as the longest refresh token its application issues, and at least as long as a session (14 days)', async () => {
+    const grantExpiry = async (refreshToken: string) => {
+      const stored = await server.database.db.collection<{ _id: string; grantId: string }>('oidc_RefreshToken').findOne({ _id: refreshToken });
+      const grant = await server.database.db.collection<{ _id: string; expiresAt: Date }>('oidc_Grant').findOne({ _id: stored!.grantId });
+      return grant!.expiresAt.getTime() - Date.now();
+    };
+    const long = await tokensFor(await application('Traditional', { refreshTokenTtlInDays: 90 }), 'openid offline_access', 'consent');
+    expect(await grantExpiry(long.tokens.refresh_token!)).toBeGreaterThan(89 * day * 1000);
+    // The refresh token is read with its grant, which is there.
+    expect((await oauth.refreshTokenGrant(long.config, long.tokens.refresh_token!)).access_token).toEqual(expect.any(String));
+    const short = await tokensFor(await application('Traditional', { refreshTokenTtlInDays: 1 }), 'openid offline_access', 'consent');
+    const shortGrant = await grantExpiry(short.tokens.refresh_token!);
+    expect(shortGrant).toBeGreaterThan(13 * day * 1000);
+    expect(shortGrant).toBeLessThanOrEqual(14 * day * 1000);
+  });
+
   it('alwaysIssueRefreshToken gives a refresh token without offline_access; otherwise offline_access is needed', async () => {
     expect((await tokensFor(await application('Traditional', { alwaysIssueRefreshToken: true }), 'openid')).tokens.refresh_token).toEqual(expect.any(String));
     expect((await tokensFor(await application('Traditional', {}), 'openid')).tokens.refresh_token).toBeUndefined();
