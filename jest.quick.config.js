@@ -3,7 +3,8 @@ import base from './jest.config.js';
 /**
  * `npm run test:quick`: every suite but those that drive Chromium (`*browser*`, the pages' matrix)
  * and those that start servers as child processes (several processes on one database, stopping and
- * killing them, the database lost or stalled under them, the package installed as users install it).
+ * killing them, the database lost or stalled under them, the package installed as users install it),
+ * and the ledger's and sequencer's 2,000-record bursts (`overlapping-runs`, four minutes alone).
  * `npm test` runs them all; CI runs `npm test`.
  */
 export default {
@@ -14,7 +15,7 @@ export default {
     'pages-matrix\\.test\\.ts$',
     '/spec/operations/(processes|shutdown|database-lost|database-outage|logs|data-dir)\\.test\\.ts$',
     '/spec/package/',
-    '/spec/store/(lost-answers|change-feed)\\.test\\.ts$',
+    '/spec/store/(lost-answers|change-feed|overlapping-runs)\\.test\\.ts$',
     '/spec/hooks/(processes|crash-mid-write|feed)\\.test\\.ts$',
     '/spec/conformance/key-rotation\\.test\\.ts$',
     '/spec/impersonation/single-use\\.test\\.ts$',

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -73,6 +73,9 @@ export async function startUpstreamIdp(redirectUris: string | (() => string[])):
         return grant;
       },
       cookies: { keys: [randomBytes(16).toString('hex')] },
+      // Its own key and lifetimes, as a real provider has them (oidc-provider otherwise uses development keys and says so).
+      jwks: { keys: [generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'jwk' })] },
+      ttl: { AccessToken: 3600, IdToken: 3600, Interaction: 3600, Session: 3600, Grant: 3600 },
     });
   let made: { provider: Provider; callback: ReturnType<Provider['callback']> } | undefined;
   handler = (req, res) => {
