@@ -39,6 +39,8 @@ export interface ProviderDeps extends Omit<ResourceServerDeps, 'fallback'> {
     interactionUrl(uid: string): string;
     loadExistingGrant(host: Configuration['loadExistingGrant']): NonNullable<Configuration['loadExistingGrant']>;
     logoutSource: LogoutSource;
+    /** The provider's error page (a bad authorization request, say), in the pages' look. */
+    renderError: NonNullable<Configuration['renderError']>;
     /** The languages the pages speak, for discovery's `ui_locales_supported`. */
     languages: string[];
   };
@@ -100,6 +102,7 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
         ],
       },
       interactions,
+      renderError: host.renderError ?? experience.renderError,
       loadExistingGrant: failingAsUnavailable(experience.loadExistingGrant(host.loadExistingGrant)),
     }),
     // Logto's authorization parameters: a magic link's one-time token, and the organization a request is about.
@@ -137,9 +140,18 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
       devInteractions: { ...features.devInteractions, enabled: features.devInteractions?.enabled === true },
       clientCredentials: { ...features.clientCredentials, enabled: true },
       // RFC 7662: opaque tokens as oidc-provider answers them, our JWT access tokens by `introspection.ts`.
-      introspection: { ...features.introspection, enabled: (features.introspection?.enabled ?? true) as false },
+      introspection: {
+        ...features.introspection,
+        enabled: (features.introspection?.enabled ?? true) as false,
+        allowedPolicy: features.introspection?.allowedPolicy ?? introspectionAllowed,
+      },
       // RFC 7009 token revocation at `/oidc/token/revocation`, as Logto has it: a refresh token revoked ends its grant.
-      revocation: { ...features.revocation, enabled: features.revocation?.enabled ?? true },
+      // §2.1: only the client the token was issued to may revoke it (oidc-provider's own rule, said here).
+      revocation: {
+        ...features.revocation,
+        enabled: features.revocation?.enabled ?? true,
+        allowedPolicy: features.revocation?.allowedPolicy ?? revocationAllowed,
+      },
       // OpenID Connect Back-Channel Logout 1.0, for applications with a `backchannelLogoutUri`.
       backchannelLogout: { ...features.backchannelLogout, enabled: features.backchannelLogout?.enabled ?? true },
       resourceIndicators: {
@@ -151,6 +163,30 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
     },
   };
   return { configuration, getResourceServerInfo };
+}
+
+/**
+ * RFC 7009 §2.1: the server verifies that the token was issued to the client asking to revoke it.
+ * Another client's token: a public client is answered as if it were revoked (it proves nothing, so
+ * it learns nothing), a confidential one `invalid_request`.
+ */
+async function revocationAllowed(
+  _ctx: KoaContextWithOIDC,
+  client: { clientId: string; clientAuthMethod?: string | undefined },
+  token: { clientId?: string | undefined },
+) {
+  if (token.clientId === client.clientId) return true;
+  if (client.clientAuthMethod === 'none') return false;
+  throw new errors.InvalidRequest('client is not authorized to revoke the presented token');
+}
+
+/** RFC 7662 §2.1: any authenticated client may ask; a public client learns only about its own tokens (as our JWTs' introspection). */
+async function introspectionAllowed(
+  _ctx: KoaContextWithOIDC,
+  client: { clientId: string; clientAuthMethod?: string | undefined },
+  token: { clientId?: string | undefined },
+) {
+  return client.clientAuthMethod !== 'none' || token.clientId === client.clientId;
 }
 
 /** The authorization parameters we read (`one_time_token`, `organization_id`) beside the host's own, its validators kept. */
