@@ -21,8 +21,8 @@ import { freeFormObject, idParams, idSchema, paginationQuery } from './schemas/c
 import { organizationWithRolesResponse } from './schemas/organizations.js';
 import { organizationsOfMember } from './organizations/memberships.js';
 
-/** Read-merge-writes of one application that another write overtook are tried again this many times in all (a PATCH is overtaken at most once by each concurrent one). */
-const maxPatchAttempts = 10;
+/** Read-merge-writes of one application that another write overtook are tried again this many times in all: a PATCH is overtaken at most once by each concurrent one, so 32 tries hold for 31 writers at once. */
+const maxPatchAttempts = 32;
 
 /**
  * Runs a read-merge-write of one application until its conditional write goes through (`attempt`
@@ -32,6 +32,9 @@ export async function untilNotOvertaken<T>(attempt: () => Promise<T | undefined>
   for (let tries = 1; tries <= maxPatchAttempts; tries += 1) {
     const done = await attempt();
     if (done !== undefined) return done;
+    // Overtaken: each round one of the racing writers wins, so the last of n needs n tries; a random
+    // pause, growing with the tries, spreads the writers out so that they stop overtaking each other.
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * 2 ** Math.min(tries, 6)));
   }
   throw new ApiError('request.conflict', 'the application kept changing concurrently; retry the request');
 }
