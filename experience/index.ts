@@ -187,6 +187,11 @@ export function createExperience(deps: ExperienceDeps): Experience {
   apiApp.use(api.routes());
   apiApp.use(api.allowedMethods());
 
+  /** The organizations a user is a member of, by name. */
+  const organizationsOf = async (userId: string) => {
+    const organizations = await queries.organizations.findByIds(await queries.links.organizationUsers.leftsOf(userId));
+    return organizations.map(({ _id, name }) => ({ id: _id, name })).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+  };
   const pages = experiencePages(service, provider, {
     branding,
     catalogs: deps.catalogs,
@@ -214,20 +219,17 @@ export function createExperience(deps: ExperienceDeps): Experience {
       return { logoUrl: branding.logoUrl, darkLogoUrl: branding.darkLogoUrl, primaryColor: color.primaryColor, darkPrimaryColor: color.darkPrimaryColor };
     },
     organizationChooser: {
+      // The user's organizations; for a third-party application, those the user let it into.
       async choices(applicationId, userId) {
-        const memberOf = await queries.links.organizationUsers.leftsOf(userId);
-        const application = await deps.findApplication(applicationId);
-        const allowed = application?.isThirdParty ? new Set(await queries.consentOrganizations.organizationsOf(applicationId, userId)) : undefined;
-        const organizations = await queries.organizations.findByIds(allowed ? memberOf.filter((id) => allowed.has(id)) : memberOf);
-        return organizations.map(({ _id, name }) => ({ id: _id, name })).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
+        const mine = await organizationsOf(userId);
+        if (!(await deps.findApplication(applicationId))?.isThirdParty) return mine;
+        const allowed = new Set(await queries.consentOrganizations.organizationsOf(applicationId, userId));
+        return mine.filter(({ id }) => allowed.has(id));
       },
       admit: async (organizationId, applicationId, userId) => void (await deps.organizationAccess.ofUser(organizationId, applicationId, userId)),
     },
     organizationConsent: {
-      async choices(userId) {
-        const organizations = await queries.organizations.findByIds(await queries.links.organizationUsers.leftsOf(userId));
-        return organizations.map(({ _id, name }) => ({ id: _id, name })).sort((a, b) => a.name.localeCompare(b.name) || a.id.localeCompare(b.id));
-      },
+      choices: organizationsOf,
       // Recorded as the Management API's consent routes record it, made by the interaction.
       give: (applicationId, userId, organizationIds, caller) =>
         deps.write(
