@@ -8,6 +8,7 @@ import type { ExperienceOptions } from './experience/index.js';
 import type { HookSettings } from './hooks/settings.js';
 import type { CustomClaimsFailurePolicy, GetCustomJwtClaims } from './provider/custom-claims.js';
 import type { HostAccounts } from './impersonation/accounts.js';
+import type { ScryptCost } from './lib/password.js';
 
 /** What `createIdentity` is given: the database and the public addresses, and the settings of each part. */
 export interface IdentityOptions {
@@ -27,6 +28,12 @@ export interface IdentityOptions {
   customClaimsTimeoutMs?: number;
   /** Lifetime of a subject token, in seconds (default 600). */
   subjectTokenTtl?: number;
+  /**
+   * scrypt's cost for password hashes (default `{N: 32768, r: 8, p: 3}`, OWASP's). Hashes made at
+   * another cost still verify, and are made again at this one at their next password sign-in. Below
+   * OWASP's weakest recommendation a warning is logged: such a cost is for test suites only.
+   */
+  passwordHashing?: ScryptCost;
   /** Prometheus metrics (`createMetrics()`): counted when given; serve `metrics.registry` yourself (`metricsEndpoint`). */
   metrics?: Metrics;
   /**

@@ -13,6 +13,7 @@ import { experienceEnvironment, experienceEnvironmentDependencies, experienceSet
 import type { logFormats, logLevels } from './lib/logger.js';
 import { hookEnvironment, hookSettingsFrom, type HookSettings } from './hooks/settings.js';
 import { domainKey } from './sso/domains.js';
+import { scryptCostProblem, type ScryptCost } from './lib/password.js';
 
 export { ConfigError };
 
@@ -39,6 +40,8 @@ export interface Settings {
   /** Which proxies may say who the client is (`X-Forwarded-*`). */
   trustProxy: ProxyTrust;
   subjectTokenTtl: number;
+  /** `PASSWORD_SCRYPT`: scrypt's cost for password hashes. */
+  passwordHashing: ScryptCost;
   /** `LOG_LEVEL` and `LOG_FORMAT`: what the standalone server's structured logs hold, and how they are written. */
   log: { level: (typeof logLevels)[number]; format: (typeof logFormats)[number] };
   /** `METRICS_TOKEN`: with it, Prometheus metrics at `/metrics` for a scraper that holds it. */
@@ -62,6 +65,14 @@ export interface Settings {
   mfaEncryptionKey: Buffer | undefined;
   hooks: HookSettings;
   experience: ExperienceSettings;
+}
+
+/** `PASSWORD_SCRYPT`: `N=...,r=...,p=...` (the pattern already checked), within scrypt's bounds. */
+function scryptCostOf(value: string): ScryptCost {
+  const cost = Object.fromEntries(value.split(',').map((pair) => [pair.split('=')[0], Number(pair.split('=')[1])])) as unknown as ScryptCost;
+  const problem = scryptCostProblem(cost);
+  if (problem) throw new ConfigError(`Invalid setting: PASSWORD_SCRYPT: ${problem}`);
+  return cost;
 }
 
 /** `TRUST_PROXY`: `false`, `true` (one proxy), how many proxies, or which addresses. */
@@ -119,6 +130,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS as number,
     trustProxy: proxyTrustOf(e.TRUST_PROXY as string),
     subjectTokenTtl: e.SUBJECT_TOKEN_TTL as number,
+    passwordHashing: scryptCostOf(e.PASSWORD_SCRYPT as string),
     metricsToken: e.METRICS_TOKEN as string | undefined,
     log: { level: e.LOG_LEVEL as (typeof logLevels)[number], format: e.LOG_FORMAT as (typeof logFormats)[number] },
     impersonationAudit: {

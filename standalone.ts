@@ -135,6 +135,7 @@ export async function startStandaloneServer(
       apiBodyLimit: settings.apiBodyLimit,
       cacheRefreshMs: settings.cacheRefreshMs,
       subjectTokenTtl: settings.subjectTokenTtl,
+      passwordHashing: settings.passwordHashing,
       impersonationAudit: settings.impersonationAudit,
       managementApiTokenTtl: settings.managementApiTokenTtl,
       trustProxy: settings.trustProxy,

@@ -24,6 +24,7 @@ import type { SignInSettings } from '../sign-in/settings.js';
 import type { ConnectorStore } from '../social/connectors.js';
 import type { Upstream } from '../social/upstream.js';
 import type { createVerificationRecords } from './verifications.js';
+import type { Passwords } from '../lib/password.js';
 
 export const accountPrefix = '/api/my-account';
 export const verificationsPrefix = '/api/verifications';
@@ -47,6 +48,8 @@ export interface AccountApiDeps {
   limits?: Partial<Limits>;
   /** The process's cap on concurrent password hashes, shared with the sign-in experience. */
   hashing: HashGate;
+  /** Hashes and checks passwords at the configured cost. */
+  passwords: Passwords;
   /** Seals TOTP secrets. */
   mfaBox: SecretBox;
   /** The WebAuthn relying party (our name, host and origin). */
@@ -81,6 +84,7 @@ export interface AccountKit {
   counters: Counters;
   /** Every hash and check of a password counts toward the address's budget and takes a slot of the process's cap. */
   hashFor: BudgetedHashing;
+  passwords: Passwords;
   /** Who owns the codes sent for this account and application. */
   codeOwner(state: AccountState): string;
   /** The account's own email address and phone number, to which a code is a step-up. */

@@ -29,6 +29,7 @@ export function createAccountKit(deps: AccountApiDeps): AccountKit {
     codes,
     counters,
     hashFor: budgetedHashing(counters, deps.hashing),
+    passwords: deps.passwords,
     codeOwner,
     ownTargets,
 

@@ -1,5 +1,4 @@
 import { guard } from '../lib/http/guard.js';
-import { hashPassword } from '../lib/password.js';
 import { userToApi, type UserDocument } from '../lib/store/models.js';
 import { usernamePattern } from '../sign-in/schemas.js';
 import { profileSchema } from '../management/schemas/users.js';
@@ -78,7 +77,7 @@ export function profileRoutes(router: AccountRouter, kit: AccountKit) {
     // The cheap checks first (the step-up, the policy); only then the hash, through the budget and the cap.
     await kit.assertStepUpUsable(ctx.state, stepUp);
     assertPasswordAllowed(ctx.guard.body.password, [user.username, user.primaryEmail]);
-    const passwordHash = await kit.hashFor(ctx.ip, () => hashPassword(ctx.guard.body.password));
+    const passwordHash = await kit.hashFor(ctx.ip, () => kit.passwords.hash(ctx.guard.body.password));
     await kit.update(ctx, { passwordHash }, () => kit.spendStepUp(ctx.state, stepUp));
     ctx.status = 204;
   });

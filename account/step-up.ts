@@ -1,6 +1,5 @@
 import { ApiError, assertThat } from '../lib/errors.js';
 import { exactObject, guard } from '../lib/http/guard.js';
-import { verifyPassword } from '../lib/password.js';
 import { codeIdentifier } from '../sign-in/schemas.js';
 import { codeTargetOf } from '../sign-in/codes.js';
 import { countCodeSend, rateLimitedFields, tooManyCodes } from '../sign-in/counters.js';
@@ -26,7 +25,7 @@ export function stepUpRoutes(router: AccountRouter, kit: AccountKit, deps: Pick<
     if (attempt.over) throw tooManyPasswords(attempt.retryAfter);
     let matches = false;
     try {
-      matches = user.passwordHash !== null && (await kit.hashFor(ctx.ip, () => verifyPassword(ctx.guard.body.password, user.passwordHash!)));
+      matches = user.passwordHash !== null && (await kit.hashFor(ctx.ip, () => kit.passwords.verify(ctx.guard.body.password, user.passwordHash!)));
     } catch (error) {
       // Refused before the password was checked (the budget spent, the server busy): no guess, no count.
       await counters.refund('failedPassword', lockKey);

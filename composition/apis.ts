@@ -17,6 +17,7 @@ import { createManagementApi, managementPrefix, type ManagementApi } from '../ma
 import { toClientMetadata } from '../provider/clients.js';
 import { createDryRun } from '../provider/custom-claims.js';
 import { cachesStaleAfter } from '../provider/stale-caches.js';
+import { createPasswords } from '../lib/password.js';
 import { createHashGate } from '../sign-in/hash-gate.js';
 import { codeMessenger, invitationMessenger } from '../sign-in/messages.js';
 import { createCounters, defaultLimits } from '../sign-in/counters.js';
@@ -55,6 +56,7 @@ export function createApis(
   const offered = caches.registry.create<OfferedConnectors>('connectors', () => loadOfferedConnectors(parts.connectors, parts.ssoConnectors));
   // One cap on concurrent password hashes for every hash an end user can cause, here and in the Account API.
   const hashing = createHashGate(experienceOptions?.maxConcurrentHashes);
+  const passwords = createPasswords(options.passwordHashing);
   const limits = experienceOptions?.limits && { limits: experienceOptions.limits };
   const { messengers } = parts;
   const { branding, catalogs } = options;
@@ -90,6 +92,7 @@ export function createApis(
       organizationAccess: parts.organizationAccess,
       ...limits,
       hashing,
+      passwords,
       databaseReady: () => watch.admit(),
     });
   const managementApi = createManagementApi(
@@ -104,6 +107,7 @@ export function createApis(
       revokeAccount: parts.revoke,
       sessions: parts.sessions,
       announceEnded: parts.announceEnded,
+      passwords,
       subjectTokenTtl: options.subjectTokenTtl,
       subjectTokenSeal: parts.subjectTokenSeal,
       impersonationPolicy: async () => (await caches.impersonationPolicy.get('policy'))!,
@@ -153,6 +157,7 @@ export function createApis(
     reportException: (report) => hooks.reportException(report),
     ...limits,
     hashing,
+    passwords,
     mfaBox: parts.box,
     rp: relyingPartyOf(options.origin, options.productName),
     connectors: parts.connectors,

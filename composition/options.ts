@@ -2,7 +2,8 @@ import { defaultBranding, resolveBranding } from '../experience/settings.js';
 import { resolveHookSettings } from '../hooks/settings.js';
 import { createCatalogs } from '../i18n/index.js';
 import { systemClock } from '../lib/clock.js';
-import { changeRetentionRule, checkOptions } from '../lib/config.js';
+import { changeRetentionRule, checkOptions, ConfigError } from '../lib/config.js';
+import { defaultScryptCost, scryptCostProblem } from '../lib/password.js';
 import { noProxy } from '../lib/http/client-address.js';
 import { defaultBodyLimit } from '../lib/http/json-body.js';
 import { defaultChangeRetentionDays } from '../lib/store/changes.js';
@@ -19,6 +20,9 @@ export function resolveOptions(options: IdentityOptions) {
   const changesRetentionDays = options.changesRetentionDays ?? defaultChangeRetentionDays;
   checkOptions(changeRetentionRule, changesRetentionDays, 'changesRetentionDays');
   const branding = experience && resolveBranding(experience.branding);
+  const passwordHashing = options.passwordHashing ?? defaultScryptCost;
+  const costProblem = scryptCostProblem(passwordHashing);
+  if (costProblem) throw new ConfigError(`Invalid option: passwordHashing: ${costProblem}`);
   return {
     ...options,
     hookSettings: resolveHookSettings(options.hooks),
@@ -27,6 +31,7 @@ export function resolveOptions(options: IdentityOptions) {
     // The pages' and messages' languages: the built-in catalogs with the host's over them.
     catalogs: experience && createCatalogs(experience.catalogs),
     changesRetentionDays,
+    passwordHashing,
     sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
     changeStreams: options.changeStreams ?? true,
     accessTokenAlg: options.accessTokenAlg ?? 'ES256',

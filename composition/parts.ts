@@ -11,6 +11,7 @@ import { voidingOf } from '../impersonation/voiding.js';
 import { watchDatabase } from '../lib/metrics.js';
 import { secretBox } from '../lib/mfa/secret-box.js';
 import { createOutboundPolicy } from '../lib/outbound-addresses.js';
+import { belowRecommended } from '../lib/password.js';
 import type { Change } from '../lib/store/changes.js';
 import { ensureIndexes, storeCollections } from '../lib/store/database.js';
 import { watchDatabaseIdentity } from '../lib/store/database-identity.js';
@@ -43,6 +44,12 @@ import type { ResolvedOptions } from './options.js';
 export async function createParts(options: ResolvedOptions) {
   const { database, logger, metrics } = options;
   const { db } = database;
+  if (belowRecommended(options.passwordHashing)) {
+    const { N, r, p } = options.passwordHashing;
+    logger.warn(
+      `Password hashes at scrypt N=${N}, r=${r}, p=${p}: below OWASP's recommended cost, fit for a test suite only (PASSWORD_SCRYPT, passwordHashing).`,
+    );
+  }
   if (!database.transactions) {
     logger.warn(
       `Writing without transactions (${database.noTransactionsReason}): multi-document writes are not atomic. A change that announces a webhook event is stored as intended before it is written, so that one a crash leaves without its event is found and announced within a minute; other change records are written after their change (docs/management-api.md, Writes and their records).`,

@@ -19,6 +19,7 @@ import type { OfferedConnectors } from './offered-connectors.js';
 import type { ExperienceSocial } from './social.js';
 import type { ExperienceSso } from './sso.js';
 import type { ExperienceStore } from './state.js';
+import type { Passwords } from '../lib/password.js';
 
 /** What the sign-in experience's flows are built with, and who asks them (`Caller`). */
 
@@ -50,6 +51,8 @@ export interface ExperienceServiceDeps {
   counters: Counters;
   /** The per-process cap on concurrent password hashes. */
   hashing: HashGate;
+  /** Hashes and checks passwords at the configured cost. */
+  passwords: Passwords;
   email: EmailConnector;
   sms: SmsConnector;
   /** How people may sign up and sign in (`/api/sign-in-exp`), from the per-process cache. */

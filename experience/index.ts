@@ -44,6 +44,7 @@ import type { OfferedConnectors } from './offered-connectors.js';
 import { colorsOfQuery, passkeyScriptPath, stylesheet, stylesheetPath, webAuthnLibraryPath, type Branding } from './views/pages.js';
 import type { Catalog, Catalogs } from '../i18n/index.js';
 import { passkeyScript } from './passkey-script.js';
+import type { Passwords } from '../lib/password.js';
 
 export { experiencePrefix, pagesPrefix } from './http.js';
 export { logConnector, smtpConnector, type EmailConnector, type EmailMessage } from '../sign-in/email.js';
@@ -103,6 +104,8 @@ export interface ExperienceDeps {
   limits?: Partial<Limits>;
   /** The process's cap on concurrent password hashes, shared with the Account API. */
   hashing: HashGate;
+  /** Hashes and checks passwords at the configured cost (`passwordHashing`). */
+  passwords: Passwords;
   /** Whether the database may be read now (false while it is unreachable, or not yet known to be ours): the pages answer 503. */
   databaseReady(): Promise<boolean>;
   /** Keys that sign the experience cookie (the provider's cookie keys). */
@@ -174,6 +177,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     ssoConnectors: deps.ssoConnectors,
     offeredConnectors: deps.offeredConnectors,
     hashing: deps.hashing,
+    passwords: deps.passwords,
     revokeAccount: deps.revokeAccount,
   });
 

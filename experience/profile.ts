@@ -1,6 +1,5 @@
 import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
-import { hashPassword } from '../lib/password.js';
 import type { AccountLookup } from '../sign-in/accounts.js';
 import { requireSignUpIdentifier } from '../sign-in/methods.js';
 import { assertPasswordAllowed } from '../sign-in/password-policy.js';
@@ -17,7 +16,7 @@ import type { HashFor } from './verifications/password.js';
  * `identification` and `profile` steps. Nothing reaches an account before the submit.
  */
 export function profileSteps(
-  deps: Pick<ExperienceServiceDeps, 'queries' | 'store' | 'codes' | 'signInSettings'>,
+  deps: Pick<ExperienceServiceDeps, 'queries' | 'store' | 'codes' | 'signInSettings' | 'passwords'>,
   interaction: Pick<InteractionSteps, 'requireEvent' | 'setProfile'>,
   accounts: AccountLookup,
   identification: ReturnType<typeof createIdentification>,
@@ -90,7 +89,7 @@ export function profileSteps(
         await setProfile(experience, { username: value });
       } else {
         assertPasswordAllowed(value, [user?.username ?? experience.profile.username, user?.primaryEmail ?? experience.profile.email]);
-        await setProfile(experience, { passwordHash: await hashFor(caller, () => hashPassword(value)) });
+        await setProfile(experience, { passwordHash: await hashFor(caller, () => deps.passwords.hash(value)) });
       }
     },
 
@@ -101,7 +100,7 @@ export function profileSteps(
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
       const user = await queries.users.findByIdOrThrow(experience.userId);
       assertPasswordAllowed(password, [user.username, user.primaryEmail]);
-      await setProfile(experience, { passwordHash: await hashFor(caller, () => hashPassword(password)) });
+      await setProfile(experience, { passwordHash: await hashFor(caller, () => deps.passwords.hash(password)) });
     },
 
     /** What the settings still require before this interaction can be submitted (empty when nothing). */

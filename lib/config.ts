@@ -170,6 +170,13 @@ export const coreEnvironment = {
       "Which proxies in front of the server may say who the client is: `false` (none: the peer is the client), a number of proxies (`1`, `2`, ...; `true` is `1`), or the proxies' addresses and CIDR ranges (`10.0.0.0/8,2001:db8::1`). The client address is the one the nearest trusted proxy saw: `X-Forwarded-For` is read from the right, past the trusted proxies, never its client-written left end. Lockout, code limits, hash budgets, audit records and webhook `ip`/`userIp` use it. Anything but `false` also trusts `X-Forwarded-Proto` and `-Host`.",
   },
   SUBJECT_TOKEN_TTL: { type: 'integer', minimum: 10, maximum: 3600, default: 600, description: 'Lifetime of a subject token, in seconds (10 to 3600).' },
+  PASSWORD_SCRYPT: {
+    type: 'string',
+    pattern: '^N=\\d{1,8},r=\\d{1,2},p=\\d{1,2}$',
+    default: 'N=32768,r=8,p=3',
+    description:
+      "scrypt's cost for password hashes: `N` (a power of two, 1024 to 1048576), `r` and `p`; the default is one of OWASP's recommended settings (32 MiB per hash). Each hash keeps its parameters: after a change, existing hashes still verify, and each is made again at the new cost at its next password sign-in. Below OWASP's weakest recommendation (N·r·p under 2^13·8·10) the server warns at start: such a cost is for test suites only.",
+  },
   LOG_LEVEL: { enum: logLevels, default: 'info', description: 'The least level written: `trace`, `debug`, `info`, `warn`, `error`, `fatal`, `silent`.' },
   LOG_FORMAT: { enum: logFormats, default: 'json', description: '`json`: one JSON object a line; `pretty`: readable text (pino-pretty), for development.' },
   METRICS_TOKEN: {

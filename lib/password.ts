@@ -1,11 +1,32 @@
 import { createHash, randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
+/** scrypt's cost: `N` (a power of two) times `r` times 128 bytes of memory per hash, `p` times over. */
+export interface ScryptCost {
+  N: number;
+  r: number;
+  p: number;
+}
+
 /**
  * scrypt, memory-hard, from node:crypto: N=2^15, r=8, p=3 (32 MiB per hash), one of OWASP's
- * recommended settings. The parameters are stored with each hash so that they can be raised
- * later without breaking old hashes.
+ * recommended settings. The parameters are stored with each hash, so a hash made at another cost
+ * still verifies, and is made again at this one at the next sign-in that proves its password.
  */
-const current = { N: 2 ** 15, r: 8, p: 3 };
+export const defaultScryptCost: ScryptCost = { N: 2 ** 15, r: 8, p: 3 };
+
+/** OWASP's weakest recommended setting (N=2^13, r=8, p=10) in work per hash: below it, a stolen hash falls faster than it should. */
+const recommendedWork = 2 ** 13 * 8 * 10;
+export const belowRecommended = ({ N, r, p }: ScryptCost) => N * r * p < recommendedWork;
+
+/** Why a scrypt cost cannot be used, or undefined when it can. */
+export function scryptCostProblem({ N, r, p }: ScryptCost): string | undefined {
+  if (!Number.isInteger(N) || N < 2 ** 10 || N > 2 ** 20 || (N & (N - 1)) !== 0) return 'N must be a power of two from 1024 to 1048576';
+  if (!Number.isInteger(r) || r < 1 || r > 32) return 'r must be an integer from 1 to 32';
+  if (!Number.isInteger(p) || p < 1 || p > 16) return 'p must be an integer from 1 to 16';
+  if (128 * N * r > 256 * 2 ** 20) return 'N and r together ask more than 256 MiB per hash';
+  return undefined;
+}
+
 const keyLength = 32;
 
 function derive(password: string, salt: Buffer, options: ScryptOptions): Promise<Buffer> {
@@ -16,20 +37,52 @@ function derive(password: string, salt: Buffer, options: ScryptOptions): Promise
   });
 }
 
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await derive(password, salt, current);
-  return ['scrypt', current.N, current.r, current.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+const paddingSalt = Buffer.alloc(16);
+
+/**
+ * Hashing and checking passwords at one cost (`createIdentity`'s `passwordHashing`,
+ * `PASSWORD_SCRYPT`). A stored hash names its own parameters, so it is checked at those.
+ */
+export function createPasswords(cost: ScryptCost = defaultScryptCost) {
+  const costOf = (stored: string) => {
+    const [scheme, N, r, p] = stored.split('$');
+    return scheme === 'scrypt' ? { N: Number(N), r: Number(r), p: Number(p) } : undefined;
+  };
+  async function hash(password: string): Promise<string> {
+    const salt = randomBytes(16);
+    const key = await derive(password, salt, cost);
+    return ['scrypt', cost.N, cost.r, cost.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+  }
+  async function verify(password: string, stored: string): Promise<boolean> {
+    if (stored.startsWith('imported:')) {
+      const matches = await verifyImported(password, stored);
+      // An unsalted digest checks in microseconds; a check against it takes as long as one against our
+      // hash (or an unknown account's), so that its time does not tell which accounts were imported so.
+      if (isUnsalted(stored)) await derive(password, paddingSalt, cost);
+      return matches;
+    }
+    const [, , , , salt, key] = stored.split('$');
+    const storedCost = costOf(stored);
+    if (!storedCost || scryptCostProblem(storedCost) || !salt || !key) return false;
+    const expected = Buffer.from(key, 'base64url');
+    const actual = await derive(password, Buffer.from(salt, 'base64url'), storedCost);
+    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  }
+  let unknown: Promise<string> | undefined;
+  return {
+    hash,
+    verify,
+    /** Checks a password against no account, as long as against one: an unknown identifier's time tells nothing. */
+    verifyUnknown: async (password: string) => verify(password, await (unknown ??= hash('no account has this password'))),
+    /** Whether a stored hash is to be made again once its password is proven: an imported digest, or one of another cost. */
+    needsRehash: (stored: string) => {
+      const storedCost = costOf(stored);
+      return !storedCost || storedCost.N !== cost.N || storedCost.r !== cost.r || storedCost.p !== cost.p;
+    },
+  };
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  if (stored.startsWith('imported:')) return verifyImported(password, stored);
-  const [scheme, N, r, p, salt, key] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !key) return false;
-  const expected = Buffer.from(key, 'base64url');
-  const actual = await derive(password, Buffer.from(salt, 'base64url'), { N: Number(N), r: Number(r), p: Number(p) });
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
-}
+export type Passwords = ReturnType<typeof createPasswords>;
 
 /**
  * Password digests imported from another system (Logto's `passwordDigest` + `passwordAlgorithm`):
@@ -78,12 +131,9 @@ export function importedDigestProblem(algorithm: ImportedAlgorithm, digest: stri
   return new RegExp(`^[0-9a-fA-F]{${length}}$`).test(digest) ? undefined : `is not a ${algorithm} digest (${length} hexadecimal digits)`;
 }
 
-const paddingSalt = Buffer.alloc(16);
+const isUnsalted = (stored: string) => Object.hasOwn(hexLength, stored.split(':')[1] ?? '');
 
 export const importedHash = (algorithm: ImportedAlgorithm, digest: string) => `imported:${algorithm}:${hexLength[algorithm] ? digest.toLowerCase() : digest}`;
-
-/** Whether a stored hash is not ours (an imported digest), to be replaced once the password is proven. */
-export const needsRehash = (stored: string) => !stored.startsWith('scrypt$');
 
 async function verifyImported(password: string, stored: string): Promise<boolean> {
   const [, algorithm, ...rest] = stored.split(':');
@@ -101,8 +151,5 @@ async function verifyImported(password: string, stored: string): Promise<boolean
     .update(password, 'utf8')
     .digest();
   const expected = Buffer.from(digest, 'hex');
-  // An unsalted digest checks in microseconds; a sign-in against it takes as long as one against our
-  // hash (or an unknown account's), so that its time does not tell which accounts were imported so.
-  await derive(password, paddingSalt, current);
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }

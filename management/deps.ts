@@ -18,6 +18,7 @@ import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
 import type { SearchGate } from '../lib/http/search.js';
 import type { InvitationMessage } from './organizations/invitations.js';
+import type { Passwords } from '../lib/password.js';
 
 export type OidcKeyType = 'private-keys' | 'cookie-keys';
 export type SigningKeyFamily = 'EC' | 'OKP' | 'RSA';
@@ -58,6 +59,8 @@ export interface ManagementDeps {
     script: string,
     input: { token: Record<string, unknown>; context: Record<string, unknown>; environmentVariables: Record<string, string> },
   ): Promise<{ claims: Record<string, unknown> } | { failure: { code: string; message: string } }>;
+  /** Hashes and checks passwords at the configured cost. */
+  passwords: Passwords;
   /** Lifetime of a subject token, in seconds. */
   subjectTokenTtl: number;
   /** Seals subject tokens with what the exchange needs (`impersonation/subject-token.ts`). */

@@ -7,7 +7,7 @@ import { newUser, userChanges, userToApi, type UserDocument } from '../lib/store
 import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
 import { parseSearch, searchFilter } from '../lib/http/search.js';
 import { requirePhone } from '../lib/phone.js';
-import { hashPassword, importedDigestProblem, importedHash, verifyPassword } from '../lib/password.js';
+import { importedDigestProblem, importedHash } from '../lib/password.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
@@ -102,7 +102,11 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     assertThat(!passwordDigest || passwordAlgorithm, () => new ApiError('user.password_algorithm_required', 'passwordDigest needs its passwordAlgorithm'));
     const digestProblem = passwordDigest && importedDigestProblem(passwordAlgorithm!, passwordDigest);
     assertThat(!digestProblem, () => new ApiError('guard.invalid_input', `body.passwordDigest ${digestProblem}`, { field: 'body.passwordDigest' }));
-    const passwordHash = passwordDigest ? importedHash(passwordAlgorithm!, passwordDigest) : password === undefined ? null : await hashPassword(password);
+    const passwordHash = passwordDigest
+      ? importedHash(passwordAlgorithm!, passwordDigest)
+      : password === undefined
+        ? null
+        : await deps.passwords.hash(password);
     const user = newUser({ ...identifiers(fields), customData, profile, passwordHash });
     await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'User', action: 'created', id: user._id });
@@ -180,7 +184,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
   }
 
   router.patch('/users/:userId/password', guard({ params: idParams('userId'), body: passwordBody, response: userResponse }), async (ctx) => {
-    const passwordHash = await hashPassword(ctx.guard.body.password);
+    const passwordHash = await deps.passwords.hash(ctx.guard.body.password);
     ctx.body = userToApi(await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated', () => ({ passwordHash })));
   });
 
@@ -192,7 +196,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       // Logto's answer either way (its verifyUserPassword): 422 session.invalid_credentials.
       const invalid = () => new ApiError('session.invalid_credentials', 'the password does not match');
       assertThat(user.passwordHash, invalid);
-      assertThat(await verifyPassword(ctx.guard.body.password, user.passwordHash), invalid);
+      assertThat(await deps.passwords.verify(ctx.guard.body.password, user.passwordHash), invalid);
       ctx.status = 204;
     },
   );

@@ -2,7 +2,6 @@ import { ApiError, assertThat } from '../../lib/errors.js';
 import { addressKey } from '../../lib/http/client-address.js';
 import { emailKey } from '../../lib/identifiers.js';
 import { generateId } from '../../lib/ids.js';
-import { hashPassword, needsRehash, verifyPassword } from '../../lib/password.js';
 import { normalizePhone } from '../../lib/phone.js';
 import type { UserDocument } from '../../lib/store/models.js';
 import { suspended, type AccountLookup, type Identifier } from '../../sign-in/accounts.js';
@@ -19,9 +18,6 @@ export type HashFor = <T>(caller: Caller, work: () => Promise<T>) => Promise<T>;
 const invalidCredentials = () => new ApiError('session.invalid_credentials', 'the identifier or the password is wrong');
 const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_attempts', 'too many attempts; try again later', { retryAfter });
 
-// Verifying against this when there is no account takes as long as a real check.
-const unknownUserHash = hashPassword('no account has this password');
-
 /** The refusals of a password sign-in that `SignIn.Failed` announces. */
 const signInFailures = new Set(['session.invalid_credentials', 'session.too_many_attempts', 'user.suspended']);
 
@@ -29,23 +25,23 @@ const identifierKey = ({ type, value }: Identifier) => `${type}:${type === 'emai
 
 /** Logto's `verification/password` (a sign-in) and `verification/new-password-identity` (a registration). */
 export function passwordSteps(
-  deps: Pick<ExperienceServiceDeps, 'queries' | 'store' | 'counters' | 'signInSettings' | 'reportSignInFailure'>,
+  deps: Pick<ExperienceServiceDeps, 'queries' | 'store' | 'counters' | 'signInSettings' | 'reportSignInFailure' | 'passwords'>,
   interaction: Pick<InteractionSteps, 'requireEvent' | 'announce'>,
   accounts: AccountLookup,
   hashFor: HashFor,
 ) {
-  const { queries, store, counters } = deps;
+  const { queries, store, counters, passwords } = deps;
   const { requireEvent } = interaction;
 
   /**
-   * An imported digest (Logto's `passwordDigest`) just proven by its password is replaced by our own
-   * hash, unless the stored one changed meanwhile. Best effort: when the hash budget is spent, the
+   * An imported digest (Logto's `passwordDigest`), or a hash made at another cost, just proven by its
+   * password is replaced by a hash at the configured cost, unless the stored one changed meanwhile. Best effort: when the hash budget is spent, the
    * next sign-in does it.
    */
-  async function rehashImported(user: UserDocument, password: string, caller: Caller) {
-    if (!user.passwordHash || !needsRehash(user.passwordHash)) return;
+  async function rehashStale(user: UserDocument, password: string, caller: Caller) {
+    if (!user.passwordHash || !passwords.needsRehash(user.passwordHash)) return;
     try {
-      const rehashed = await hashFor(caller, () => hashPassword(password));
+      const rehashed = await hashFor(caller, () => passwords.hash(password));
       await queries.users.updateIf(user._id, { passwordHash: user.passwordHash }, { passwordHash: rehashed });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
@@ -81,7 +77,7 @@ export function passwordSteps(
       requireEvent(experience, 'Register');
       requireSignUpIdentifier(await deps.signInSettings(), 'username');
       assertPasswordAllowed(password, [username, experience.profile.email]);
-      const passwordHash = await hashFor(caller, () => hashPassword(password));
+      const passwordHash = await hashFor(caller, () => passwords.hash(password));
       const verificationId = generateId();
       await store.addVerification(experience._id, verificationId, { type: 'newPasswordIdentity', username, passwordHash });
       return verificationId;
@@ -103,7 +99,7 @@ export function passwordSteps(
 
     let matches: boolean;
     try {
-      matches = await hashFor(caller, async () => verifyPassword(password, user?.passwordHash ?? (await unknownUserHash)));
+      matches = await hashFor(caller, () => (user?.passwordHash ? passwords.verify(password, user.passwordHash) : passwords.verifyUnknown(password)));
     } catch (error) {
       // Refused before any password was checked (the server busy, or the address's hash budget
       // spent): not a guess, so it does not count toward the account's lockout or the spraying budget.
@@ -119,7 +115,7 @@ export function passwordSteps(
     // The right password: the attempts of this window were not an attack on it.
     await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
     assertThat(!user.isSuspended, suspended);
-    await rehashImported(user, password, caller);
+    await rehashStale(user, password, caller);
     const verificationId = generateId();
     await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
     return verificationId;

@@ -129,10 +129,36 @@ function describe(where: string, error: ErrorObject): { field: string; message: 
   }
 }
 
+/**
+ * Compiling a schema costs a few milliseconds and the API has hundreds: each is compiled when its
+ * route first runs (or when `compileAllGuards` asks), so a start does not pay for routes it never serves.
+ */
+const pending = new Set<() => unknown>();
+function lazily<T>(compile: () => T): () => T {
+  let compiled: T | undefined;
+  const get = () => {
+    if (compiled === undefined) {
+      compiled = compile();
+      pending.delete(get);
+    }
+    return compiled;
+  };
+  pending.add(get);
+  return get;
+}
+
+/** Compiles every schema of every route declared so far, as their first requests would: a schema ajv refuses throws here. */
+export function compileAllGuards(): number {
+  const count = pending.size;
+  for (const compile of [...pending]) compile();
+  return count;
+}
+
 function validator(ajv: Ajv, where: string, schema: TypedSchema | undefined) {
   if (!schema) return (value: unknown) => value;
-  const validate = ajv.compile(schema);
+  const compiled = lazily(() => ajv.compile(schema));
   return (value: unknown) => {
+    const validate = compiled();
     if (!validate(value)) {
       const { field, message } = describe(where, validate.errors![0]);
       // Logto's code for a bad `page` or `page_size` (koa-pagination.ts).
@@ -164,7 +190,7 @@ function rejectNul(where: string, values: Record<string, unknown>) {
 
 /**
  * Validates a route's path parameters, query and body against schemas compiled once,
- * when the route is declared, and leaves the values on `ctx.guard`. A request that fails
+ * when the route first runs, and leaves the values on `ctx.guard`. A request that fails
  * is answered 400 with the field named, before the handler (and so any write) runs.
  */
 export function guard<const S extends GuardSchemas>(schemas: S): GuardMiddleware<S> {
@@ -172,7 +198,8 @@ export function guard<const S extends GuardSchemas>(schemas: S): GuardMiddleware
   const checkQuery = validator(stringAjv, 'query', schemas.query);
   const checkBody = validator(bodyAjv, 'body', schemas.body);
   const partial = isPartialUpdate(schemas.body);
-  const shapeResponse = schemas.response ? responseAjv.compile(closed(schemas.response) as Schema) : undefined;
+  const response = schemas.response;
+  const shapeResponse = response ? lazily(() => responseAjv.compile(closed(response) as Schema)) : undefined;
 
   const scopes = schemas.public ? [] : (schemas.scopes ?? ['all']);
   const middleware: Middleware<DefaultState, Guarded<S> & { params?: Record<string, string> }> = async (ctx, next) => {
@@ -197,8 +224,9 @@ export function guard<const S extends GuardSchemas>(schemas: S): GuardMiddleware
     await next();
     if (schemas.status && ctx.status === 200 && schemas.status !== 200) ctx.status = schemas.status;
     // A response that does not fit its schema is our bug; the shaping still removes unknown fields.
-    if (shapeResponse && ctx.body !== undefined && !shapeResponse(ctx.body)) {
-      throw new ApiError('internal_error', `response of ${ctx.method} ${ctx.path} does not fit its schema: ${responseAjv.errorsText(shapeResponse.errors)}`);
+    const shape = shapeResponse?.();
+    if (shape && ctx.body !== undefined && !shape(ctx.body)) {
+      throw new ApiError('internal_error', `response of ${ctx.method} ${ctx.path} does not fit its schema: ${responseAjv.errorsText(shape.errors)}`);
     }
   };
   return Object.assign(middleware as Middleware<DefaultState, Guarded<S>>, { schemas });

@@ -9,7 +9,7 @@ import type { IdentityOptions } from '../../identity-options.js';
 import { openDatabase, type Database } from '../../lib/store/database.js';
 import { silentLogger } from '../../lib/logger.js';
 import { mountApp } from '../../lib/http/mount.js';
-import { testMongoUri, uniqueDbName } from './env.js';
+import { testMongoUri, testPasswordHashing, uniqueDbName } from './env.js';
 
 /** oidc-identity embedded as a host embeds it: its middleware before the host's own provider, on a server of the test's. */
 export interface EmbeddedHost {
@@ -33,7 +33,14 @@ export async function startEmbeddedHost(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const database = await openDatabase(testMongoUri(), { dbName: uniqueDbName(label) });
-  const identity = await createIdentity({ database, issuer: `${base}/oidc`, baseUrl: base, logger: silentLogger, ...options });
+  const identity = await createIdentity({
+    database,
+    issuer: `${base}/oidc`,
+    baseUrl: base,
+    logger: silentLogger,
+    passwordHashing: testPasswordHashing,
+    ...options,
+  });
   const provider = new Provider(`${base}/oidc`, identity.configure(providerConfiguration));
   const app = new Koa();
   app.use(identity.install(provider).middleware);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
-import { uriForDb } from './env.js';
+import { testPasswordScrypt, uriForDb } from './env.js';
 
 export interface ServerProcess {
   pid: number;
@@ -17,7 +17,15 @@ export interface ServerProcess {
  */
 export async function spawnServer(dbName: string, env: Record<string, string | undefined> = {}): Promise<ServerProcess> {
   // In memory unless the test gives a data directory: parallel servers must not share the default one.
-  const merged = { ...process.env, MONGODB_URI: uriForDb(dbName), DATA_DIR: '', PORT: '0', CACHE_REFRESH_MS: '100', ...env };
+  const merged = {
+    ...process.env,
+    MONGODB_URI: uriForDb(dbName),
+    DATA_DIR: '',
+    PORT: '0',
+    CACHE_REFRESH_MS: '100',
+    PASSWORD_SCRYPT: testPasswordScrypt,
+    ...env,
+  };
   const child: ChildProcess = spawn(process.execPath, ['dist/server.js'], {
     env: Object.fromEntries(Object.entries(merged).filter(([, value]) => value !== undefined)),
     // The IPC channel: the server exits when this process goes, however the test run ends.

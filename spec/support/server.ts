@@ -4,7 +4,7 @@ import * as oauth from 'openid-client';
 import { loadSettings, type Settings } from '../../settings.js';
 import { consoleLogger, silentLogger } from '../../lib/logger.js';
 import { startStandaloneServer, type StandaloneServer } from '../../standalone.js';
-import { testMongoUri, uniqueDbName } from './env.js';
+import { testMongoUri, testPasswordScrypt, uniqueDbName } from './env.js';
 
 export interface TestServer extends StandaloneServer {
   /** A bootstrap client that holds the Management API's `all` scope. */
@@ -28,7 +28,7 @@ export interface ApiResponse {
 export async function startTestServer(label: string, env: Record<string, string> = {}, { clock }: { clock?: Clock } = {}): Promise<TestServer> {
   const admin = { clientId: `admin-${label}`.replace(/[^A-Za-z0-9._~-]/g, '-'), clientSecret: 'test-bootstrap-secret-0123456789' };
   const settings: Settings = {
-    ...loadSettings({ PORT: '0', ...env }),
+    ...loadSettings({ PORT: '0', PASSWORD_SCRYPT: testPasswordScrypt, ...env }),
     mongodbUri: testMongoUri(),
     bootstrapClientId: admin.clientId,
     bootstrapClientSecret: admin.clientSecret,
