@@ -1,4 +1,5 @@
 import { snapshot } from '../support/db.js';
+import { testPasswordHashing } from '../support/env.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 describe('/api/users', () => {
@@ -40,7 +41,9 @@ describe('/api/users', () => {
       lastSignInAt: null,
     });
     const stored = await server.database.db.collection('users').findOne({ _id: body.id });
-    expect(stored!.passwordHash).toMatch(/^scrypt\$32768\$8\$3\$/);
+    // scrypt at the cost this server is set to (the test servers' least: PASSWORD_SCRYPT), its parameters kept with it.
+    const { N, r, p } = testPasswordHashing;
+    expect(stored!.passwordHash).toMatch(new RegExp(`^scrypt\\$${N}\\$${r}\\$${p}\\$`));
     expect(JSON.stringify(stored)).not.toContain('correct horse battery');
   });
 

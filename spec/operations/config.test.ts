@@ -28,6 +28,7 @@ describe('settings', () => {
       shutdownGraceMs: 10000,
       trustProxy: { hops: 0 },
       subjectTokenTtl: 600,
+      passwordHashing: { N: 32768, r: 8, p: 3 },
       impersonationAudit: { checkpointMs: 300_000, pollMs: 1000, settleMs: 2000 },
       log: { level: 'info', format: 'json' },
       metricsToken: undefined,

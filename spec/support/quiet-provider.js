@@ -1,8 +1,13 @@
 // Before each suite: oidc-provider 9 warns at import that Node 20 is not its supported runtime
 // (README: Node 20.19 works; 22 LTS is recommended), and the upstream identity providers the tests
 // start (`spec/support/upstream.ts`, stand-ins for Google or an enterprise IdP) keep their state in
-// oidc-provider's development store, which it warns about. Neither says anything about the service.
-const quiet = ['oidc-provider WARNING: Unsupported runtime', 'oidc-provider WARNING: a quick start development-only in-memory adapter'];
+// oidc-provider's development store, which it warns about; samlify notes that the test SAML IdP
+// (`spec/support/saml-idp.ts`) offers no single logout. None says anything about the service.
+const quiet = [
+  'oidc-provider WARNING: Unsupported runtime',
+  'oidc-provider WARNING: a quick start development-only in-memory adapter',
+  'Construct identity  provider - missing endpoint of SingleLogoutService',
+];
 const warn = console.warn.bind(console);
 console.warn = (...args) => {
   if (typeof args[0] === 'string' && quiet.some((start) => args[0].startsWith(start))) return;
