@@ -4,7 +4,7 @@ import base from './jest.config.js';
  * `npm run test:quick`: every suite but those that drive Chromium (`*browser*`, the pages' matrix)
  * and those that start servers as child processes (several processes on one database, stopping and
  * killing them, the database lost or stalled under them, the package installed as users install it),
- * and the ledger's and sequencer's 2,000-record bursts (`overlapping-runs`, four minutes alone).
+ * and the ledger's and sequencer's 1,000-record bursts (`overlapping-runs`, 45 s alone).
  * `npm test` runs them all; CI runs `npm test`.
  */
 export default {

@@ -64,7 +64,11 @@ describe('webhook delivery by several server processes', () => {
     await receiver.close();
   });
 
-  it('delivers every event of a 1,000-event burst at least once, under its own webhook-id, though the delivering server is killed midway and restarted', async () => {
+  /**
+   * 500 events: each write's cost on the embedded engine grows with its collections, so a burst's
+   * with its square (1,000 took over two minutes); the kill still comes with most of it undelivered.
+   */
+  it('delivers every event of a 500-event burst at least once, under its own webhook-id, though the delivering server is killed midway and restarted', async () => {
     const dbName = uniqueDbName('burst');
     // One process takes the writes and delivers nothing; the other delivers, and is killed.
     const writer = await start(dbName, { HOOKS_DELIVERY: 'false' });
@@ -73,20 +77,20 @@ describe('webhook delivery by several server processes', () => {
     const token = await subscribe(writer);
     receiver.answer = () => ({ status: 204, delayMs: 5 });
 
-    const writes = burst(1000, 16, async (index) => {
+    const writes = burst(500, 16, async (index) => {
       const { status } = await callApi(writer, token, 'POST', '/api/roles', { name: `burst ${index}` });
       expect(status).toBe(200);
     });
-    await receiver.waitFor((got) => got.length >= 150, 60_000);
+    await receiver.waitFor((got) => got.length >= 100, 60_000);
     await deliverer.stop('SIGKILL');
     const atKill = receiver.received.length;
     await writes;
-    expect(atKill).toBeLessThan(1000);
+    expect(atKill).toBeLessThan(500);
 
     deliverer = await start(dbName, deliveryEnv);
     const db = await open(dbName);
     const events = await db.collection('hook_events').find({ event: 'Role.Created' }).toArray();
-    expect(events).toHaveLength(1000);
+    expect(events).toHaveLength(500);
     const eventIds = events.map(({ _id }) => String(_id));
     await receiver.waitFor((got) => {
       const seen = new Set(got.map(({ id }) => id));
@@ -95,7 +99,7 @@ describe('webhook delivery by several server processes', () => {
 
     // Every message kept its event's id: the header, the body's id and the stored event agree.
     for (const { id, body } of receiver.received) expect(body.id).toBe(id);
-    expect(new Set(receiver.received.map(({ body }) => body.data.name)).size).toBe(1000);
+    expect(new Set(receiver.received.map(({ body }) => body.data.name)).size).toBe(500);
     expect(receiver.rejected).toEqual([]);
   }, 600_000);
 

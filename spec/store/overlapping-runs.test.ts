@@ -139,7 +139,12 @@ describe('overlapping runs of the ledger and the sequencer', () => {
     expect(await verified(db)).toMatchObject({ ok: true, problems: [], checked: 3, unchained: 0 });
   });
 
-  it('a burst of 2,000 exchanges chained by two processes at once, each giving up on every other batch it writes: one chain, no gap, verified offline', async () => {
+  /**
+   * 1,000 records, as the sequencers' test: on the embedded engine each chained record's write
+   * copies the collection, so the burst's cost grows with its square (2,000 took 150 s here, 1,000
+   * takes 28 s), and what the test proves does not depend on its size.
+   */
+  it('a burst of 1,000 exchanges chained by two processes at once, each giving up on every other batch it writes: one chain, no gap, verified offline', async () => {
     const dbName = uniqueDbName('overlap-burst');
     const { db } = await open(dbName);
     await ensureIndexes(db, impersonationCollections);
@@ -154,14 +159,14 @@ describe('overlapping runs of the ledger and the sequencer', () => {
     const chaining = runUntil(ledgers, async () => !bursting && (await db.collection('impersonations').countDocuments({ chainDue: { $exists: true } })) === 0);
     const records = db.collection<ImpersonationEvent>('impersonations');
     // Claims come as group commits (one insert of many); some settle out of the order they arrive in.
-    for (let sent = 0; sent < 2000; sent += 100) {
+    for (let sent = 0; sent < 1000; sent += 100) {
       await records.insertMany(Array.from({ length: 100 }, (_, index) => exchangeRecord(`t${sent + index}`, (index * 37) % 1500)));
     }
     bursting = false;
     await chaining;
     await Promise.all(applying);
     const verification = await verified(db);
-    expect(verification).toMatchObject({ ok: true, problems: [], checked: 2000, unchained: 0 });
+    expect(verification).toMatchObject({ ok: true, problems: [], checked: 1000, unchained: 0 });
   }, 600_000);
 
   it('two sequencers at once, each giving up on every other batch it writes: every event numbered once, 1..n with no gap, versions per entity in order', async () => {
