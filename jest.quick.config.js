@@ -13,7 +13,7 @@ export default {
     '/node_modules/',
     'browser\\.test\\.ts$',
     'pages-matrix\\.test\\.ts$',
-    '/spec/operations/(processes|shutdown|database-lost|database-outage|logs|data-dir)\\.test\\.ts$',
+    '/spec/operations/(processes|shutdown|database-lost|database-outage|logs|data-dir|engine-watchdog)\\.test\\.ts$',
     '/spec/package/',
     '/spec/store/(lost-answers|change-feed|overlapping-runs)\\.test\\.ts$',
     '/spec/hooks/(processes|crash-mid-write|feed)\\.test\\.ts$',

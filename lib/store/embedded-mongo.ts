@@ -61,13 +61,17 @@ export async function startEmbeddedMongo({ timeoutMs = 30_000, port = 0 } = {}):
   // Keep draining its output so that a full pipe never blocks it.
   child.stdout.resume();
   child.stderr.resume();
-  // A parent that dies must not leave the engine behind.
+  // A parent that dies must not leave the engine behind: on a normal exit this handler stops it; on
+  // any other death (SIGKILL, a signal's default action, where no handler runs) the watchdog does.
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
+  const watchdog = watchOver(child.pid!);
 
   let stopping = false;
   const died = new Promise<string>((resolve) => {
     child.once('exit', (code, signal) => {
+      // Its pid may be given to another process now: the watchdog must not outlive it.
+      watchdog.kill('SIGKILL');
       if (!stopping) resolve(`the embedded MongoDB engine exited (${signal ?? `code ${code}`}); the data it held is gone`);
     });
   });
@@ -77,9 +81,24 @@ export async function startEmbeddedMongo({ timeoutMs = 30_000, port = 0 } = {}):
     died,
     stop: () => {
       stopping = true;
+      watchdog.kill('SIGKILL');
       return stopChild(child, killOnExit);
     },
   };
+}
+
+/**
+ * A shell that waits on a pipe from this process and kills the engine `pid` when the pipe ends,
+ * which the kernel does when this process dies however it dies. It ignores the terminal's signals
+ * (Ctrl-C reaches the whole foreground group), so that it outlives this process to do its one job.
+ * Its stdin is not counted as work that keeps this process alive.
+ */
+function watchOver(pid: number): ChildProcess {
+  const watchdog = spawn('/bin/sh', ['-c', `trap '' INT TERM HUP QUIT; read _; kill -9 ${pid} 2>/dev/null`], { stdio: ['pipe', 'ignore', 'ignore'] });
+  watchdog.once('error', () => undefined);
+  watchdog.unref();
+  (watchdog.stdin as unknown as { _handle?: { unref?: () => void } } | null)?._handle?.unref?.();
+  return watchdog;
 }
 
 function stopChild(child: ChildProcess, killOnExit: () => void): Promise<void> {
