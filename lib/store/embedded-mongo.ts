@@ -89,12 +89,16 @@ export async function startEmbeddedMongo({ timeoutMs = 30_000, port = 0 } = {}):
 
 /**
  * A shell that waits on a pipe from this process and kills the engine `pid` when the pipe ends,
- * which the kernel does when this process dies however it dies. It ignores the terminal's signals
- * (Ctrl-C reaches the whole foreground group), so that it outlives this process to do its one job.
- * Its stdin is not counted as work that keeps this process alive.
+ * which the kernel does when this process dies however it dies. In a process group of its own, so
+ * that the terminal's Ctrl-C (sent to the whole foreground group, and possibly before the shell is
+ * far enough to ignore it) cannot take it with this process. Its stdin is not counted as work that
+ * keeps this process alive.
  */
 function watchOver(pid: number): ChildProcess {
-  const watchdog = spawn('/bin/sh', ['-c', `trap '' INT TERM HUP QUIT; read _; kill -9 ${pid} 2>/dev/null`], { stdio: ['pipe', 'ignore', 'ignore'] });
+  const watchdog = spawn('/bin/sh', ['-c', `trap '' INT TERM HUP QUIT; read _; kill -9 ${pid} 2>/dev/null`], {
+    stdio: ['pipe', 'ignore', 'ignore'],
+    detached: true,
+  });
   watchdog.once('error', () => undefined);
   watchdog.unref();
   (watchdog.stdin as unknown as { _handle?: { unref?: () => void } } | null)?._handle?.unref?.();

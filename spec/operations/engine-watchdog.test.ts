@@ -53,10 +53,15 @@ describe('the embedded engine never outlives the process that started it', () =>
     ["Ctrl-C to the host's process group (SIGINT)", (pid: number) => process.kill(-pid, 'SIGINT')],
   ])('%s: the engine is gone soon after', async (_how, kill) => {
     const { child, enginePid, exited } = await startHost();
-    expect(alive(enginePid)).toBe(true);
-    kill(child.pid!);
-    await exited;
-    await untilGone(enginePid);
-    expect(alive(enginePid)).toBe(false);
+    try {
+      expect(alive(enginePid)).toBe(true);
+      kill(child.pid!);
+      await exited;
+      await untilGone(enginePid);
+      expect(alive(enginePid)).toBe(false);
+    } finally {
+      // A failure here must not leave what it found behind.
+      if (alive(enginePid)) process.kill(enginePid, 'SIGKILL');
+    }
   });
 });
