@@ -25,7 +25,7 @@ export function withDatabase(uri: string, dbName: string): string {
 /**
  * scrypt at its least cost (`PASSWORD_SCRYPT`) for the servers tests start: a password hash takes
  * about 4 ms instead of 380, the same code path at a cost the server warns is fit for tests only.
- * Suites about hashing's cost itself (the hash budget, the cap) run at the default.
+ * The hash budget and cap count hashes, not time; `password-cost.test.ts` checks the default and a change of cost.
  */
 export const testPasswordScrypt = 'N=1024,r=8,p=1';
 export const testPasswordHashing = { N: 1024, r: 8, p: 1 };
