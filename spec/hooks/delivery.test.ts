@@ -18,7 +18,8 @@ describe('webhook delivery', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = await startTestServer('hook-delivery', { ...hookTestEnv, HOOKS_KEY_OVERLAP: '2' }, { clock });
+    // A 2 s limit for an attempt: one test is about a receiver that outlasts it.
+    server = await startTestServer('hook-delivery', { ...hookTestEnv, HOOKS_TIMEOUT_MS: '2000', HOOKS_KEY_OVERLAP: '2' }, { clock });
   });
   afterAll(async () => {
     await server.close();

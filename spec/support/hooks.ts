@@ -25,11 +25,17 @@ export const logtoUserFields = [
   'username',
 ];
 
+/**
+ * The delivery settings of a test server: receivers on loopback, a quick poll and retry schedule,
+ * and an attempt's limit that only a receiver that does not answer reaches (the test's receiver
+ * answers within milliseconds, or, on a machine with a load of 8, within seconds; a test about
+ * the limit itself sets its own).
+ */
 export const hookTestEnv = {
   HOOKS_ALLOWED_HOSTS: '127.0.0.1,localhost',
   HOOKS_POLL_MS: '50',
   HOOKS_RETRY_SCHEDULE: '0,1,1,1,1,1,1,1',
-  HOOKS_TIMEOUT_MS: '2000',
+  HOOKS_TIMEOUT_MS: '15000',
 };
 
 /**
