@@ -21,11 +21,15 @@ describe('relation writes under concurrency', () => {
     // Each request names a different set: a window of 8 users sliding along the 24.
     const sets = Array.from({ length: 20 }, (_, i) => users.slice(i % 17, (i % 17) + 8));
     const answers = await Promise.all(sets.map((userIds) => server.api('PUT', `/api/organizations/${organization.id}/users`, { body: { userIds } })));
-    expect(answers.map(({ status }) => status)).toEqual(Array(20).fill(204));
+    // The writers take turns on the set's lock; one that waited 10 s for its turn (a machine with a
+    // load of 8) is answered 409 request.conflict and wrote nothing. On a quiet machine all are 204.
+    for (const { status, body } of answers) expect(status === 204 || (status === 409 && body.code === 'request.conflict')).toBe(true);
+    const applied = sets.filter((_, index) => answers[index]!.status === 204);
+    expect(applied.length).toBeGreaterThan(0);
 
     const { body: members } = await server.api('GET', `/api/organizations/${organization.id}/users?page_size=100`);
     const final = (members as Array<{ id: string }>).map(({ id }) => id).sort();
-    expect(sets.map((set) => [...set].sort().join())).toContain(final.join());
+    expect(applied.map((set) => [...set].sort().join())).toContain(final.join());
 
     const records = await server.database.db
       .collection('changes')
