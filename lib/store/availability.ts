@@ -44,9 +44,15 @@ export function driverTimeouts({ serverSelectionTimeoutMs, socketTimeoutMs }: Da
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   if (error instanceof ApiError) return error.code === 'database.unavailable';
-  for (let cause = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth += 1) {
+  // Errors by shape, not by realm: Node's own (a socket's) are not `instanceof` another context's `Error`.
+  const isError = (value: unknown): value is Error => typeof value === 'object' && value !== null && typeof (value as Error).message === 'string';
+  for (let cause = error, depth = 0; isError(cause) && depth < 5; cause = cause.cause, depth += 1) {
     if (unavailableErrors.some((kind) => cause instanceof kind) || unavailableNames.has(cause.name)) return true;
     if (serverUnavailableCodes.has((cause as { code?: unknown }).code as number)) return true;
+    // A connection the server closed under a write: the driver (7.8) lets the socket's own error
+    // through unwrapped when the write waits for the socket to drain. Not under a `fetch` failure
+    // (a TypeError), which is an outbound call's, not the database's.
+    if ((error as Error).name !== 'TypeError' && brokenSocketCodes.has((cause as { code?: unknown }).code as string)) return true;
     // The driver's own verdict that an operation may be tried again later.
     const labelled = cause as { hasErrorLabel?: (label: string) => boolean };
     if (typeof labelled.hasErrorLabel === 'function' && transientLabels.some((label) => labelled.hasErrorLabel!(label))) return true;
@@ -67,6 +73,8 @@ const unavailableErrors = [
 ];
 /** The same, for the driver's errors it does not export: a connection pool closed, or no connection free in time. */
 const unavailableNames = new Set(['MongoPoolClosedError', 'MongoWaitQueueTimeoutError']);
+/** A socket's own errors when the other end closed or reset it. */
+const brokenSocketCodes = new Set(['EPIPE', 'ECONNRESET']);
 const transientLabels = ['RetryableWriteError', 'TransientTransactionError', 'ResetPool', 'SystemOverloadedError'];
 
 /**

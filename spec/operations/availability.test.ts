@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { connect, createServer, type Socket } from 'node:net';
+
 import { MongoNetworkTimeoutError, MongoOperationTimeoutError, MongoServerError, MongoServerSelectionError, MongoServerClosedError } from 'mongodb';
 
 import { ApiError } from '../../lib/errors.js';
@@ -45,5 +48,29 @@ describe('what counts as the database being unavailable', () => {
     ['a programming error', new TypeError('undefined is not a function')],
   ])('%s is not', (_, error) => {
     expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+
+  it('a socket the server ended, met by a write (the raw EPIPE the driver 7.8 lets through, seen in CI during an engine swap) is an outage; an outbound fetch that failed is not', async () => {
+    const server = createServer((socket) => socket.end());
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as { port: number };
+    try {
+      const socket: Socket = connect(port, '127.0.0.1');
+      await once(socket, 'end');
+      const failed = once(socket, 'error');
+      socket.write('after the end');
+      const [error] = (await failed) as [Error & { code?: string }];
+      expect(error.code).toBe('EPIPE');
+      expect(isDatabaseUnavailable(error)).toBe(true);
+      expect(isDatabaseUnavailable(new Error('while loading a client', { cause: error }))).toBe(true);
+    } finally {
+      server.close();
+    }
+    await once(server, 'close');
+    // An outbound call's failure (fetch's TypeError; here a refused connection) is that call's, not the database's.
+    const fetchFailure = await fetch(`http://127.0.0.1:${port}/`).catch((caught: unknown) => caught);
+    expect((fetchFailure as Error).name).toBe('TypeError');
+    expect(isDatabaseUnavailable(fetchFailure)).toBe(false);
   });
 });
