@@ -1,7 +1,8 @@
 import base from './jest.config.js';
 
 /**
- * `npm run test:quick`: every suite but those that drive Chromium (`*browser*`, the pages' matrix)
+ * `npm run test:quick`: every suite but those that drive Chromium (`*browser*`, the pages' matrix,
+ * the Basic OP conformance suites)
  * and those that start servers as child processes (several processes on one database, stopping and
  * killing them, the database lost or stalled under them, the package installed as users install it),
  * and the ledger's and sequencer's 1,000-record bursts (`overlapping-runs`, 45 s alone).
@@ -13,6 +14,7 @@ export default {
     '/node_modules/',
     'browser\\.test\\.ts$',
     'pages-matrix\\.test\\.ts$',
+    '/spec/conformance/basic-op(-codes)?\\.test\\.ts$',
     '/spec/operations/(processes|shutdown|database-lost|database-outage|logs|data-dir|engine-watchdog)\\.test\\.ts$',
     '/spec/package/',
     '/spec/store/(lost-answers|change-feed|overlapping-runs)\\.test\\.ts$',

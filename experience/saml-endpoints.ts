@@ -30,7 +30,7 @@ export function samlEndpoints(service: ExperienceService, ssoConnectors: SsoConn
   router.get('/sso/:connectorId/metadata', async (ctx) => {
     const connector = await samlConnector(ctx.params.connectorId!);
     ctx.type = 'application/samlmetadata+xml';
-    ctx.body = saml.metadata(connector);
+    ctx.body = await saml.metadata(connector);
   });
 
   router.post('/sso/:connectorId', async (ctx) => {

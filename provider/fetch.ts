@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 
-import { Agent, fetch as undiciFetch } from 'undici';
-
+import { onFirstUse } from '../lib/on-first-use.js';
 import type { OutboundPolicy } from '../lib/outbound-addresses.js';
 import { asGlobalFetch } from './internals.js';
 
@@ -19,7 +18,11 @@ const maxRedirects = 5;
  * an address literal is never resolved, so the lookup alone would not see it.
  */
 export function createProviderFetch(policy: OutboundPolicy): typeof fetch {
-  const dispatcher = new Agent({ connect: { lookup: policy.lookup } });
+  // undici, loaded at the first outbound request (most starts make none).
+  const undici = onFirstUse(async () => {
+    const { Agent, fetch } = await import('undici');
+    return { fetch, dispatcher: new Agent({ connect: { lookup: policy.lookup } }) };
+  });
   const checkAddress = (url: URL) => {
     if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError(`the URL's scheme ${url.protocol} is not http or https`);
     const literal = url.hostname.replace(/^\[|\]$/g, '');
@@ -30,6 +33,7 @@ export function createProviderFetch(policy: OutboundPolicy): typeof fetch {
     const method = (init.method ?? 'GET').toUpperCase();
     // Only a request without a body is followed; any other answer is the caller's to read.
     const follow = (init.redirect ?? 'follow') === 'follow' && (method === 'GET' || method === 'HEAD');
+    const { fetch: undiciFetch, dispatcher } = await undici();
     for (let hop = 0; ; hop += 1) {
       checkAddress(url);
       // oidc-provider hands its own dispatcher; ours replaces it.

@@ -1,6 +1,5 @@
-import nodemailer from 'nodemailer';
-
 import type { Logger } from '../lib/logger.js';
+import { onFirstUse } from '../lib/on-first-use.js';
 
 export interface EmailMessage {
   to: string;
@@ -19,11 +18,12 @@ export interface EmailConnector {
 
 /** SMTP through nodemailer; `smtpUrl` as nodemailer reads it (`smtps://user:pass@host:465`). */
 export function smtpConnector(smtpUrl: string, from: string): EmailConnector {
-  const transport = nodemailer.createTransport(smtpUrl);
+  // nodemailer, loaded with the first message.
+  const transport = onFirstUse(async () => (await import('nodemailer')).default.createTransport(smtpUrl));
   return {
     description: `SMTP (${new URL(smtpUrl).host}), from ${from}`,
     async send({ to, subject, text }) {
-      await transport.sendMail({ from, to, subject, text });
+      await (await transport()).sendMail({ from, to, subject, text });
     },
   };
 }

@@ -1,8 +1,9 @@
-import { SAML, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
+import type { CacheProvider, Profile } from '@node-saml/node-saml';
 import type { Db } from 'mongodb';
 
 import { ApiError, isDuplicateKeyError } from '../lib/errors.js';
 import { sha256 } from '../lib/ids.js';
+import { onFirstUse } from '../lib/on-first-use.js';
 import { serviceProviderOf, type SsoConnectorDocument } from './connectors.js';
 
 /** Who an enterprise identity provider says the person is. */
@@ -22,6 +23,9 @@ export interface SsoUser {
 export const samlClockSkewMs = 60_000;
 /** How long an AuthnRequest waits for its response. */
 export const samlRequestTtlMs = 10 * 60_000;
+
+/** node-saml, loaded at the first SAML sign-in or metadata request. */
+const nodeSaml = onFirstUse(() => import('@node-saml/node-saml'));
 
 const BEARER = 'urn:oasis:names:tc:SAML:2.0:cm:bearer';
 const EMAIL_FORMAT = 'urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress';
@@ -53,7 +57,8 @@ export function createSamlServiceProvider({ db, origin }: { db: Db; origin: stri
   const assertions = db.collection<{ _id: string; expiresAt: Date }>('saml_assertions');
 
   /** node-saml for one connector; `requestId` is the only InResponseTo it accepts (the one this sign-in sent). */
-  function samlOf(connector: SsoConnectorDocument, request: { id?: string; createdAt?: number; onCreated?: (id: string) => void }) {
+  async function samlOf(connector: SsoConnectorDocument, request: { id?: string; createdAt?: number; onCreated?: (id: string) => void }) {
+    const { SAML, ValidateInResponseTo } = await nodeSaml();
     const sp = serviceProviderOf(origin, connector._id);
     const idp = connector.idp!;
     const cacheProvider: CacheProvider = {
@@ -87,14 +92,14 @@ export function createSamlServiceProvider({ db, origin }: { db: Db; origin: stri
     /** The IdP's sign-in URL with our AuthnRequest, and the request's id (the response must answer it). */
     async authorizationUri(connector: SsoConnectorDocument, relayState: string): Promise<{ authorizationUri: string; requestId: string }> {
       let requestId = '';
-      const saml = samlOf(connector, { onCreated: (id) => (requestId = id) });
+      const saml = await samlOf(connector, { onCreated: (id) => (requestId = id) });
       const authorizationUri = await saml.getAuthorizeUrlAsync(relayState, undefined, {});
       return { authorizationUri, requestId };
     },
 
     /** Our service provider metadata for this connector (its entity id and assertion consumer URL). */
-    metadata(connector: SsoConnectorDocument): string {
-      return samlOf(connector, {}).generateServiceProviderMetadata(null, null);
+    async metadata(connector: SsoConnectorDocument): Promise<string> {
+      return (await samlOf(connector, {})).generateServiceProviderMetadata(null, null);
     },
 
     /** Who the response names, once every check passed; 400 `connector.general` with the reason otherwise. */
@@ -102,7 +107,7 @@ export function createSamlServiceProvider({ db, origin }: { db: Db; origin: stri
       const sp = serviceProviderOf(origin, connector._id);
       let profile: Profile | null;
       try {
-        ({ profile } = await samlOf(connector, request).validatePostResponseAsync({ SAMLResponse: samlResponse }));
+        ({ profile } = await (await samlOf(connector, request)).validatePostResponseAsync({ SAMLResponse: samlResponse }));
       } catch (error) {
         throw failed((error as Error).message);
       }

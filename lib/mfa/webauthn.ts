@@ -1,14 +1,10 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransport,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, AuthenticatorTransport, RegistrationResponseJSON } from '@simplewebauthn/server';
 
+import { onFirstUse } from '../on-first-use.js';
 import type { WebAuthnFactor } from './model.js';
+
+/** SimpleWebAuthn, loaded at the first passkey ceremony (a third of a start's loading otherwise). */
+const simpleWebAuthn = onFirstUse(() => import('@simplewebauthn/server'));
 
 /** How long a challenge may be answered (Logto's five minutes). */
 export const challengeTtlMs = 5 * 60_000;
@@ -29,7 +25,8 @@ const transportsOf = (factor: WebAuthnFactor) => factor.transports as Authentica
  * can keep one (a passkey), no attestation (we trust no vendor list), and none of the user's
  * credentials again.
  */
-export function registrationOptions(rp: RelyingParty, user: { id: string; name: string }, existing: WebAuthnFactor[]) {
+export async function registrationOptions(rp: RelyingParty, user: { id: string; name: string }, existing: WebAuthnFactor[]) {
+  const { generateRegistrationOptions } = await simpleWebAuthn();
   return generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -43,6 +40,7 @@ export function registrationOptions(rp: RelyingParty, user: { id: string; name: 
 
 /** The new credential, when the response answers `challenge` from our origin and RP id; undefined otherwise. */
 export async function verifiedRegistration(rp: RelyingParty, challenge: string, response: RegistrationResponseJSON, agent: string) {
+  const { verifyRegistrationResponse } = await simpleWebAuthn();
   const result = await verifyRegistrationResponse({
     response,
     expectedChallenge: challenge,
@@ -62,12 +60,14 @@ export async function verifiedRegistration(rp: RelyingParty, challenge: string, 
 }
 
 /** Options for `navigator.credentials.get()`: the user's credentials, or none for a discoverable (passkey) sign-in. */
-export const authenticationOptions = (rp: RelyingParty, allowed: WebAuthnFactor[]) =>
-  generateAuthenticationOptions({
+export async function authenticationOptions(rp: RelyingParty, allowed: WebAuthnFactor[]) {
+  const { generateAuthenticationOptions } = await simpleWebAuthn();
+  return generateAuthenticationOptions({
     rpID: rp.id,
     allowCredentials: allowed.map((factor) => ({ id: factor.credentialId, transports: transportsOf(factor) })),
     userVerification: 'preferred',
   });
+}
 
 /**
  * The credential's new signature counter, when the assertion answers `challenge` from our origin
@@ -75,6 +75,7 @@ export const authenticationOptions = (rp: RelyingParty, allowed: WebAuthnFactor[
  * repeats one; an authenticator that keeps none reports 0 every time); undefined otherwise.
  */
 export async function verifiedAssertion(rp: RelyingParty, challenge: string, response: AuthenticationResponseJSON, factor: WebAuthnFactor) {
+  const { verifyAuthenticationResponse } = await simpleWebAuthn();
   const result = await verifyAuthenticationResponse({
     response,
     expectedChallenge: challenge,
