@@ -99,7 +99,12 @@ describe('a database replaced under a running server (the engine restarted empty
     const expected = ['token 200 ', 'token 503 temporarily_unavailable', 'users 200 ', 'users 503 database.unavailable'];
     const unexpected = [...answers.keys()].filter((what) => !expected.includes(what));
     // Should one show, the server's logged errors say which error was not known to mean "not now".
-    const errors = unexpected.length ? server.output().split('\n').filter((line) => line.includes('"level":50')) : [];
+    const errors = unexpected.length
+      ? server
+          .output()
+          .split('\n')
+          .filter((line) => line.includes('"level":50'))
+      : [];
     expect({ unexpected, errors }).toEqual({ unexpected: [], errors: [] });
     expect([...answers.keys()].some((what) => what.includes('503'))).toBe(true);
   });
