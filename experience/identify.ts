@@ -68,7 +68,7 @@ export function createIdentification({
           new ApiError('user.sign_in_method_not_enabled', `signing in by ${target.type} with a code is not enabled`),
         );
         const user = await accounts.findUser(target);
-        assertThat(user, new ApiError('session.identifier_not_found', 'no account has this email address or phone number'));
+        assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
         assertThat(!user.isSuspended, suspended);
         return { userId: user._id, amr: ['otp'] };
       },

@@ -102,16 +102,18 @@ export interface SecondFactors {
   userId: string;
   amr?: string[];
   bind?: string[];
+  /** The account skipped enrolling a factor (where the MFA policy lets it). */
+  skipped?: boolean;
 }
 
 /**
  * What the interaction's second factors are worth for `userId`: nothing unless they name that
  * account. The one rule the submit, binding and the pages apply.
  */
-export function secondFactorsFor(experience: Pick<ExperienceDocument, 'mfa'>, userId: string): { amr: string[]; bind: string[] } {
+export function secondFactorsFor(experience: Pick<ExperienceDocument, 'mfa'>, userId: string): { amr: string[]; bind: string[]; skipped: boolean } {
   const mfa = experience.mfa;
-  if (mfa?.userId !== userId) return { amr: [], bind: [] };
-  return { amr: mfa.amr ?? [], bind: mfa.bind ?? [] };
+  if (mfa?.userId !== userId) return { amr: [], bind: [], skipped: false };
+  return { amr: mfa.amr ?? [], bind: mfa.bind ?? [], skipped: mfa.skipped === true };
 }
 
 /** What identifying establishes: the user to sign in (or reset) with how they proved it, or the profile of the account to create. */
@@ -142,6 +144,21 @@ export interface ExperienceDocument {
 
 export function createExperienceStore(db: Db) {
   const experiences = db.collection<ExperienceDocument>('experiences');
+
+  /** Sets `fields` of the interaction's MFA for `userId`, only while it names that account (at a sign-in or a registration). */
+  async function setForSubject(uid: string, userId: string, fields: { 'mfa.bind': string[] } | { 'mfa.skipped': true }): Promise<boolean> {
+    const names = {
+      $or: [
+        { event: 'SignIn' as const, userId },
+        { event: 'Register' as const, newUserId: userId },
+      ],
+    };
+    const { matchedCount } = await experiences.updateOne(
+      { _id: uid, submittedAt: null, ...names, 'mfa.userId': { $in: [userId, null] } },
+      { $set: { 'mfa.userId': userId, ...fields } },
+    );
+    return matchedCount === 1;
+  }
 
   return {
     /** The interaction's experience, made on first use; it expires with the interaction. */
@@ -253,19 +270,10 @@ export function createExperienceStore(db: Db) {
      * interaction still names that account (the identified user at a sign-in, the account to create
      * at a registration): false otherwise.
      */
-    async bindFactors(uid: string, userId: string, bind: string[]): Promise<boolean> {
-      const names = {
-        $or: [
-          { event: 'SignIn' as const, userId },
-          { event: 'Register' as const, newUserId: userId },
-        ],
-      };
-      const { matchedCount } = await experiences.updateOne(
-        { _id: uid, submittedAt: null, ...names, 'mfa.userId': { $in: [userId, null] } },
-        { $set: { 'mfa.userId': userId, 'mfa.bind': bind } },
-      );
-      return matchedCount === 1;
-    },
+    bindFactors: (uid: string, userId: string, bind: string[]) => setForSubject(uid, userId, { 'mfa.bind': bind }),
+
+    /** Marks that `userId` skips enrolling, on the same terms as `bindFactors`. */
+    skipFactors: (uid: string, userId: string) => setForSubject(uid, userId, { 'mfa.skipped': true }),
 
     async setNewUserId(uid: string, id: string): Promise<string> {
       await experiences.updateOne({ _id: uid, newUserId: { $exists: false } }, { $set: { newUserId: id } });

@@ -49,6 +49,7 @@ export function createSubmitters(
       // A user with a second factor proves it; mandatory MFA enrols one (Logto's 403 and 422).
       await deps.mfa.assertSatisfied(experience, userId, user!);
       const factors = deps.mfa.pendingFactors(experience, userId);
+      const skipped = deps.mfa.skipped(experience, userId) && user!.mfaSkipped !== true;
       const nothingNew =
         !profile.email &&
         !profile.phone &&
@@ -57,7 +58,7 @@ export function createSubmitters(
         !profile.socialIdentity &&
         !profile.ssoIdentity &&
         !profile.jitOrganizationIds?.length;
-      if (nothingNew && !profile.synced && factors.length === 0) {
+      if (nothingNew && !profile.synced && factors.length === 0 && !skipped) {
         // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
         const { matchedCount } = await queries.users.collection.updateOne({ _id: userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
         assertThat(matchedCount === 1, suspended);
@@ -85,6 +86,7 @@ export function createSubmitters(
           ...(profile.username && { username: profile.username }),
           ...(profile.passwordHash && { passwordHash: profile.passwordHash }),
           ...(factors.length > 0 && { mfaVerifications: withFactors(before.mfaVerifications, factors) }),
+          ...(skipped && { mfaSkipped: true }),
           ...linked,
           lastSignInAt: now,
           updatedAt: now,
@@ -127,6 +129,7 @@ export function createSubmitters(
           passwordHash,
           lastSignInAt: now,
           mfaVerifications,
+          ...(deps.mfa.skipped(experience, id) && { mfaSkipped: true }),
           ...(details?.name && { name: details.name }),
           ...(details?.avatar && { avatar: details.avatar }),
         },

@@ -183,6 +183,36 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
     });
   }
 
+  // Logto's `logto-configs`, as far as this service keeps one: whether the user skipped enrolling a second factor.
+  const logtoConfigResponse = {
+    type: 'object',
+    properties: { mfa: { type: 'object', properties: { skipped: { type: 'boolean' } }, required: ['skipped'] } },
+    required: ['mfa'],
+  } as const;
+  const logtoConfigOf = (user: UserDocument) => ({ mfa: { skipped: user.mfaSkipped === true } });
+  router.get('/users/:userId/logto-configs', guard({ params: idParams('userId'), response: logtoConfigResponse }), async (ctx) => {
+    ctx.body = logtoConfigOf(await users.findByIdOrThrow(ctx.guard.params.userId));
+  });
+  router.patch(
+    '/users/:userId/logto-configs',
+    guard({
+      params: idParams('userId'),
+      body: {
+        type: 'object',
+        properties: { mfa: { type: 'object', properties: { skipped: { type: 'boolean' } }, additionalProperties: false } },
+        additionalProperties: false,
+      } as const,
+      response: logtoConfigResponse,
+    }),
+    async (ctx) => {
+      const skipped = ctx.guard.body.mfa?.skipped;
+      const { userId } = ctx.guard.params;
+      const user =
+        skipped === undefined ? await users.findByIdOrThrow(userId) : await updateUser(originOf(ctx), userId, 'updated', () => ({ mfaSkipped: skipped }));
+      ctx.body = logtoConfigOf(user);
+    },
+  );
+
   router.patch('/users/:userId/password', guard({ params: idParams('userId'), body: passwordBody, response: userResponse }), async (ctx) => {
     const passwordHash = await deps.passwords.hash(ctx.guard.body.password);
     ctx.body = userToApi(await updateUser(originOf(ctx), ctx.guard.params.userId, 'updated', () => ({ passwordHash })));

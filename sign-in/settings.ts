@@ -44,12 +44,12 @@ export interface SignInSettings {
 }
 
 /**
- * Logto's `mfa`: the factors people may enrol (none: MFA is off), and whether enrolling is the
- * user's choice (`UserControlled`) or required at the next sign-in or sign-up (`Mandatory`).
+ * Logto's `mfa`: the factors people may enrol (none: MFA is off), and when an account without one
+ * is asked to enrol (`mfaPolicies`).
  */
 export interface MfaSettings {
   factors: MfaFactor[];
-  policy: (typeof mfaPolicies)[number];
+  policy: MfaPolicy;
   /**
    * Logto's `organizationRequiredMfaPolicy`: with `Mandatory`, a member of an organization that
    * requires MFA (`isMfaRequired`) enrols a factor at sign-in, as under the mandatory policy;
@@ -57,7 +57,37 @@ export interface MfaSettings {
    */
   organizationRequiredMfaPolicy?: (typeof organizationMfaPolicies)[number];
 }
-export const mfaPolicies = ['UserControlled', 'Mandatory'] as const;
+/**
+ * Logto's MFA policies: when an account without a factor is asked to enrol one at submit (422
+ * `user.missing_mfa`).
+ * - `Mandatory`: at every sign-in and sign-up, not skippable.
+ * - `PromptAtSignInAndSignUp` (and `UserControlled`, Logto's older name for it): at sign-in and
+ *   sign-up, skippable (`POST /api/experience/profile/mfa/mfa-skipped`); a skip is kept on the
+ *   account, which is not asked again until the skip is cleared (`/api/users/:id/logto-configs`).
+ * - `PromptOnlyAtSignIn`: the same, at sign-in only.
+ * - `NoPrompt`: never asked (a factor enrolled through the Account API is still required at sign-in).
+ * - `PromptAtSignInAndSignUpMandatory`, `PromptOnlyAtSignInMandatory`: Logto's adaptive-MFA
+ *   policies; as their plain counterparts, but not skippable (a skip made earlier does not count).
+ *   The risk rules of Logto's adaptive MFA are not built: the prompt comes every time.
+ */
+export const mfaPolicies = [
+  'UserControlled',
+  'Mandatory',
+  'PromptAtSignInAndSignUp',
+  'PromptOnlyAtSignIn',
+  'NoPrompt',
+  'PromptAtSignInAndSignUpMandatory',
+  'PromptOnlyAtSignInMandatory',
+] as const;
+export type MfaPolicy = (typeof mfaPolicies)[number];
+
+/** Whether the policy asks an account without a factor to enrol at this kind of submit. */
+export const mfaPolicyPrompts = (policy: MfaPolicy, event: 'SignIn' | 'Register'): boolean =>
+  policy !== 'NoPrompt' && !(event === 'Register' && (policy === 'PromptOnlyAtSignIn' || policy === 'PromptOnlyAtSignInMandatory'));
+
+/** Whether a person may skip enrolling under the policy (Logto's `isNoSkipMfaPolicy`, negated). */
+export const mfaPolicySkippable = (policy: MfaPolicy): boolean =>
+  policy !== 'Mandatory' && policy !== 'PromptAtSignInAndSignUpMandatory' && policy !== 'PromptOnlyAtSignInMandatory';
 export const organizationMfaPolicies = ['NoPrompt', 'Mandatory'] as const;
 
 /** What this service did before the settings existed: sign up with a username or a verified email or phone, and a password; sign in with any of them and the password. */
@@ -139,7 +169,10 @@ export function assertWorkable({ signUp, signIn, mfa, passkeySignIn }: SignInSet
     mfa.factors.length === 0 || mfa.factors.some((factor) => factor !== 'BackupCode'),
     invalid('sign_in_experiences.backup_code_cannot_be_enabled_alone', 'backup codes need another factor beside them'),
   );
-  assertThat(mfa.policy !== 'Mandatory' || mfa.factors.length > 0, invalid('sign_in_experiences.empty_mfa_factors', 'mandatory MFA needs a factor to enrol'));
+  assertThat(
+    mfaPolicySkippable(mfa.policy) || mfa.factors.length > 0,
+    invalid('sign_in_experiences.empty_mfa_factors', 'mandatory MFA needs a factor to enrol'),
+  );
   assertThat(
     mfa.organizationRequiredMfaPolicy !== 'Mandatory' || mfa.factors.length > 0,
     invalid('sign_in_experiences.empty_mfa_factors', "organizations' mandatory MFA needs a factor to enrol"),

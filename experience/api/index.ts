@@ -170,6 +170,11 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit, c
   step('post', '/profile/mfa', object({ type: { enum: mfaFactors }, verificationId }), (experience, given) =>
     service.mfa.bind(experience, given.type, given.verificationId),
   );
+  // Logto's skip of enrolling, where the MFA policy lets the account go on without a factor.
+  router.post('/profile/mfa/mfa-skipped', guard({ status: 204, public: true }), async (ctx) => {
+    await service.mfa.skip(ctx.state.experience);
+    ctx.status = 204;
+  });
 
   // A sign-in or a registration answers where the browser goes; a password reset signs nobody in
   // (as Logto's) and answers 204: the interaction starts over, for a sign-in with the new password.

@@ -2,6 +2,7 @@ import { ApiError, assertThat } from '../../lib/errors.js';
 import { generateId } from '../../lib/ids.js';
 import { factorTypesOf, type MfaFactor, type MfaVerification } from '../../lib/mfa/model.js';
 import type { UserDocument } from '../../lib/store/models.js';
+import { mfaPolicyPrompts, mfaPolicySkippable, type SignInSettings } from '../../sign-in/settings.js';
 import { secondFactorsFor, type ExperienceDocument, type MfaVerificationRecord } from '../state.js';
 import { identityChanged, pendingContext, type MfaContext } from './context.js';
 
@@ -18,6 +19,9 @@ export function mfaGate(context: MfaContext) {
     const organizations = await queries.organizations.findByIds(await queries.links.organizationUsers.leftsOf(user._id));
     return organizations.some(({ isMfaRequired }) => isMfaRequired === true);
   }
+  /** Whether the policy lets `user` (undefined: an account to create) go on without a factor. */
+  const maySkip = async (mfa: SignInSettings['mfa'], user: UserDocument | undefined) =>
+    mfaPolicySkippable(mfa.policy) && !(await organizationRequiresMfa(mfa.organizationRequiredMfaPolicy, user));
   return {
     /**
      * Logto's `POST /profile/mfa {type, verificationId}`: a new factor of this interaction to add at
@@ -53,11 +57,37 @@ export function mfaGate(context: MfaContext) {
     },
 
     /**
+     * Logto's `POST /profile/mfa/mfa-skipped`: this account goes on without enrolling a factor,
+     * where the policy lets it (422 `session.mfa.mfa_policy_not_user_controlled` otherwise, and
+     * for a member of an organization that requires MFA). A user with factors proves one first
+     * (403), as for binding. The submit keeps the skip on the account.
+     */
+    async skip(experience: ExperienceDocument) {
+      const settings = await deps.signInSettings();
+      const { userId, user } = await subjectOf(experience);
+      if (user && usableFactors(settings, user).length > 0) {
+        assertThat(secondFactorsFor(experience, userId).amr.length, () => requireMfaVerification(usableFactors(settings, user)));
+      }
+      assertThat(
+        await maySkip(settings.mfa, user),
+        () => new ApiError('session.mfa.mfa_policy_not_user_controlled', `the MFA policy (${settings.mfa.policy}) does not let this account skip enrolling`),
+      );
+      assertThat(await store.skipFactors(experience._id, userId), identityChanged);
+    },
+
+    /** Whether the policy lets this interaction's account skip enrolling now (for a page to offer it). */
+    async skippable(experience: ExperienceDocument): Promise<boolean> {
+      const { user } = await subjectOf(experience);
+      return maySkip((await deps.signInSettings()).mfa, user);
+    },
+
+    /**
      * What the submit requires (Logto's order): a user with factors the settings offer proves one
-     * (403 `session.mfa.require_mfa_verification`); under mandatory MFA (or, with
-     * `organizationRequiredMfaPolicy: Mandatory`, for a member of an organization that requires it)
-     * an account without a factor enrols one (422 `user.missing_mfa`), and backup codes too when
-     * they are offered (422 `session.mfa.backup_code_required`). Passes when MFA is off (no factors offered).
+     * (403 `session.mfa.require_mfa_verification`); an account without a factor enrols one when
+     * the policy asks at this kind of submit (`mfaPolicies`) and it has not skipped (422
+     * `user.missing_mfa`, `skippable` where it may), or always as a member of an organization that
+     * requires MFA under `organizationRequiredMfaPolicy: Mandatory`; backup codes too when they
+     * are offered (422 `session.mfa.backup_code_required`). Passes when MFA is off (no factors offered).
      */
     async assertSatisfied(experience: ExperienceDocument, userId: string, user: UserDocument | undefined) {
       const settings = await deps.signInSettings();
@@ -67,13 +97,22 @@ export function mfaGate(context: MfaContext) {
       const passkey = experience.amr?.includes('hwk') ?? false;
       if (usable.length > 0 && !passkey) assertThat(held.amr.length, () => requireMfaVerification(usable));
       if (settings.mfa.factors.length === 0) return;
-      if (settings.mfa.policy !== 'Mandatory' && !(await organizationRequiresMfa(settings.mfa.organizationRequiredMfaPolicy, user))) return;
+      const { policy } = settings.mfa;
+      const required = await organizationRequiresMfa(settings.mfa.organizationRequiredMfaPolicy, user);
+      const skippable = !required && mfaPolicySkippable(policy);
+      if (!required && !mfaPolicyPrompts(policy, experience.event === 'Register' ? 'Register' : 'SignIn')) return;
+      // A skip counts for the account it was made for, in this interaction or an earlier one (kept on the account).
+      if (skippable && (held.skipped || user?.mfaSkipped === true)) return;
       const pending = held.bind.map((id) => factorOfRecord(experience.verifications[id]!.type));
       const linked = new Set([...factorTypesOf(user?.mfaVerifications), ...pending]);
       const enrollable = settings.mfa.factors.filter((factor) => factor !== 'BackupCode');
       assertThat(
         enrollable.some((factor) => linked.has(factor)),
-        () => new ApiError('user.missing_mfa', 'this account needs a second factor before it continues', { availableFactors: enrollable }),
+        () =>
+          new ApiError('user.missing_mfa', 'this account needs a second factor before it continues', {
+            availableFactors: enrollable,
+            ...(skippable && { skippable: true }),
+          }),
       );
       assertThat(
         !settings.mfa.factors.includes('BackupCode') || linked.has('BackupCode'),
@@ -94,6 +133,9 @@ export function mfaGate(context: MfaContext) {
       });
     },
 
+    /** Whether `userId` skipped enrolling in this interaction (the submit keeps it on the account). */
+    skipped: (experience: ExperienceDocument, userId: string): boolean => boundFor(experience, userId).skipped,
+
     /** The `amr` of the factors proved in this interaction for `userId`, with `mfa` when there were any (RFC 8176). */
     amrOf(experience: ExperienceDocument, userId: string): string[] {
       const { amr } = boundFor(experience, userId);
@@ -107,12 +149,12 @@ export function mfaGate(context: MfaContext) {
  * less any factor to bind whose verification was made for someone else.
  */
 function boundFor(experience: ExperienceDocument, userId: string) {
-  const { amr, bind } = secondFactorsFor(experience, userId);
+  const { amr, bind, skipped } = secondFactorsFor(experience, userId);
   const own = (id: string) => {
     const record = Object.hasOwn(experience.verifications, id) ? experience.verifications[id] : undefined;
     return record !== undefined && 'userId' in record && record.userId === userId;
   };
-  return { amr, bind: bind.filter(own) };
+  return { amr, bind: bind.filter(own), skipped };
 }
 
 const factorOfRecord = (type: string): MfaFactor => (type === 'totp' ? 'Totp' : type === 'backupCode' ? 'BackupCode' : 'WebAuthn');

@@ -28,6 +28,7 @@ export function mfaPages(kit: PageKit) {
     return views.mfaEnrolPage(withError(request, error), {
       ...(totp && { totp: { verificationId: totp.verificationId, secret: totp.secret, qrSvg: totp.secretQrSvg } }),
       passkey: factors.includes('WebAuthn'),
+      skippable: await service.mfa.skippable(request.experience),
     });
   }
   router.get(
@@ -44,6 +45,19 @@ export function mfaPages(kit: PageKit) {
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         // A new secret, as the page shows one each time: the person scans again.
+        return { html: await enrolPage(request, pageErrorOf(error, request.t)), status: error.status };
+      }
+      return submitOrComplete(request);
+    }),
+  );
+  // Where the MFA policy lets the account go on without a factor (the page offers it only then).
+  router.post(
+    '/:uid/mfa/enrol/skip',
+    route(renderSignIn, async (request) => {
+      try {
+        await service.mfa.skip(request.experience);
+      } catch (error) {
+        if (!(error instanceof ApiError) || error.status >= 500) throw error;
         return { html: await enrolPage(request, pageErrorOf(error, request.t)), status: error.status };
       }
       return submitOrComplete(request);

@@ -36,7 +36,7 @@ export function mfaChallengePage(context: FormContext, factors: Array<'Totp' | '
 /** Enrolling a second factor: an authenticator app (its QR code and secret, then a code from it) or a passkey. */
 export function mfaEnrolPage(
   context: FormContext,
-  { totp, passkey }: { totp?: { verificationId: string; secret: string; qrSvg: string }; passkey: boolean },
+  { totp, passkey, skippable }: { totp?: { verificationId: string; secret: string; qrSvg: string }; passkey: boolean; skippable: boolean },
 ): string {
   const { t } = context;
   return page(
@@ -59,6 +59,16 @@ export function mfaEnrolPage(
               <input type="hidden" name="verificationId" value="${totp.verificationId}" />
               ${codeField(context, { id: 'totp', label: t.t('mfaEnrol.codeLabel'), autofocus: false })}
               <button type="submit">${t.t('mfaEnrol.submit')}</button>`,
+          )
+        : ''
+    }
+    ${
+      skippable
+        ? form(
+            context,
+            '/mfa/enrol/skip',
+            html`<p class="hint">${t.t('mfaEnrol.skipLead')}</p>
+              <button type="submit" class="secondary">${t.t('mfaEnrol.skip')}</button>`,
           )
         : ''
     }`,

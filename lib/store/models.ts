@@ -130,6 +130,8 @@ export interface UserDocument {
   passwordHash: string | null;
   /** The user's MFA factors (lib/mfa/model.ts); absent on users made before MFA existed. Never leaves the server as stored. */
   mfaVerifications?: MfaVerification[];
+  /** Logto's `logtoConfig.mfa.skipped`: the person skipped enrolling a factor where the MFA policy let them, and is not asked again. Absent: false. */
+  mfaSkipped?: boolean;
   isSuspended: boolean;
   createdAt: number;
   updatedAt: number;
@@ -177,7 +179,17 @@ export interface OrganizationScopeDocument {
 export type NewUserFields = Partial<
   Pick<
     UserDocument,
-    'username' | 'primaryEmail' | 'primaryPhone' | 'name' | 'avatar' | 'customData' | 'profile' | 'passwordHash' | 'lastSignInAt' | 'mfaVerifications'
+    | 'username'
+    | 'primaryEmail'
+    | 'primaryPhone'
+    | 'name'
+    | 'avatar'
+    | 'customData'
+    | 'profile'
+    | 'passwordHash'
+    | 'lastSignInAt'
+    | 'mfaVerifications'
+    | 'mfaSkipped'
   >
 >;
 
@@ -239,6 +251,7 @@ export function userToApi({
   passwordHash,
   emailKey: _emailKey,
   mfaVerifications: _mfa,
+  mfaSkipped: _mfaSkipped,
   identityKeys: _identityKeys,
   ssoIdentities: _ssoIdentities,
   ...rest

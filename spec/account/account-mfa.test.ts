@@ -27,9 +27,9 @@ describe('the Account API: MFA factors (/api/my-account/mfa-verifications)', () 
     receiver = await startReceiver();
     server = await startTestServer('account-mfa', { ...hookTestEnv, TRUST_PROXY: 'true' });
     await subscribe(server, receiver, ['User.Data.Updated']);
-    expect(
-      (await server.api('PATCH', '/api/sign-in-exp', { body: { mfa: { factors: ['Totp', 'WebAuthn', 'BackupCode'], policy: 'UserControlled' } } })).status,
-    ).toBe(200);
+    expect((await server.api('PATCH', '/api/sign-in-exp', { body: { mfa: { factors: ['Totp', 'WebAuthn', 'BackupCode'], policy: 'NoPrompt' } } })).status).toBe(
+      200,
+    );
     const application = await server.create('/api/applications', {
       name: 'account mfa',
       type: 'Traditional',

@@ -200,7 +200,7 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
     });
     const client = { clientId: application.id, clientSecret: application.secret };
     // A sign-in without enrolment, to hold the user's own token.
-    await policy('UserControlled');
+    await policy('NoPrompt');
     let token: string;
     try {
       const flow = await codeFlow(new TestBrowser(server.url, '198.51.100.80'), {

@@ -8,7 +8,7 @@ import type { TestServer } from '../support/server.js';
 import type { TestBrowser } from '../support/browser.js';
 import { experienceWorld, redirectUri, strong } from './world.js';
 
-const mfaOn = (policy: 'UserControlled' | 'Mandatory', factors = ['Totp', 'WebAuthn', 'BackupCode']) => ({ mfa: { factors, policy } });
+const mfaOn = (policy: 'NoPrompt' | 'Mandatory', factors = ['Totp', 'WebAuthn', 'BackupCode']) => ({ mfa: { factors, policy } });
 /** A TOTP code as an authenticator app shows it, from otplib, at `at` (ms; now unless pinned). */
 const totp = (secret: string, at = Date.now()) => generate({ secret, epoch: Math.floor(at / 1000) });
 
@@ -24,7 +24,7 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
   let receiver: Receiver;
   beforeAll(async () => {
     ({ server, receiver } = world);
-    expect((await server.api('PATCH', '/api/sign-in-exp', { body: mfaOn('UserControlled') })).status).toBe(200);
+    expect((await server.api('PATCH', '/api/sign-in-exp', { body: mfaOn('NoPrompt') })).status).toBe(200);
   });
 
   /** Signs in by username and password, up to identification. */
@@ -216,7 +216,7 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
       expect((await server.api('PATCH', '/api/sign-in-exp', { body: mfaOn('Mandatory', ['Totp', 'BackupCode']) })).status).toBe(200);
     });
     afterAll(async () => {
-      expect((await server.api('PATCH', '/api/sign-in-exp', { body: mfaOn('UserControlled') })).status).toBe(200);
+      expect((await server.api('PATCH', '/api/sign-in-exp', { body: mfaOn('NoPrompt') })).status).toBe(200);
     });
 
     it('enrols a factor, and the backup codes offered, before a sign-in completes (422 user.missing_mfa, then backup_code_required)', async () => {
@@ -322,11 +322,11 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
   });
 
   it.each([
-    ['backup codes alone', mfaOn('UserControlled', ['BackupCode']), 'sign_in_experiences.backup_code_cannot_be_enabled_alone'],
+    ['backup codes alone', mfaOn('NoPrompt', ['BackupCode']), 'sign_in_experiences.backup_code_cannot_be_enabled_alone'],
     ['mandatory without a factor', mfaOn('Mandatory', []), 'sign_in_experiences.empty_mfa_factors'],
     [
       'passkey sign-in without WebAuthn',
-      { ...mfaOn('UserControlled', ['Totp']), passkeySignIn: { enabled: true } },
+      { ...mfaOn('NoPrompt', ['Totp']), passkeySignIn: { enabled: true } },
       'sign_in_experiences.passkey_sign_in_requires_web_authn',
     ],
   ])('refuses MFA settings with %s (400), writing nothing', async (_name, body, code) => {

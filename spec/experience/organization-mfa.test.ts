@@ -23,7 +23,7 @@ describe("an organization's MFA requirement and look at sign-in", () => {
 
   const settings = (organizationRequiredMfaPolicy?: string) =>
     server.api('PATCH', '/api/sign-in-exp', {
-      body: { mfa: { factors: ['Totp'], policy: 'UserControlled', ...(organizationRequiredMfaPolicy && { organizationRequiredMfaPolicy }) } },
+      body: { mfa: { factors: ['Totp'], policy: 'NoPrompt', ...(organizationRequiredMfaPolicy && { organizationRequiredMfaPolicy }) } },
     });
 
   async function submitAs(username: string) {
@@ -44,7 +44,7 @@ describe("an organization's MFA requirement and look at sign-in", () => {
     expect((await settings('NoPrompt')).status).toBe(200);
     expect((await submitAs('bank_member')).status).toBe(200);
     const unworkable = await server.api('PATCH', '/api/sign-in-exp', {
-      body: { mfa: { factors: [], policy: 'UserControlled', organizationRequiredMfaPolicy: 'Mandatory' } },
+      body: { mfa: { factors: [], policy: 'NoPrompt', organizationRequiredMfaPolicy: 'Mandatory' } },
     });
     expect({ status: unworkable.status, code: unworkable.body.code }).toEqual({ status: 400, code: 'sign_in_experiences.empty_mfa_factors' });
   });

@@ -338,7 +338,7 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
       await audit(page, 'mfa-challenge-error', 'de', shoot);
 
       // A phone the settings now require of every account: asked for before the sign-in ends.
-      expect((await settings({ mfa: { factors: ['Totp', 'BackupCode'], policy: 'UserControlled' } })).status).toBe(200);
+      expect((await settings({ mfa: { factors: ['Totp', 'BackupCode'], policy: 'NoPrompt' } })).status).toBe(200);
       expect(
         (await settings({ signUp: { identifiers: ['username', 'email'], password: true, verify: true, secondaryIdentifiers: [{ identifier: 'phone' }] } }))
           .status,
@@ -356,7 +356,7 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
       await audit(page, 'profile-error', 'de', shoot);
     } finally {
       await settings({
-        mfa: { factors: ['Totp', 'BackupCode'], policy: 'UserControlled' },
+        mfa: { factors: ['Totp', 'BackupCode'], policy: 'NoPrompt' },
         signUp: { identifiers: ['username', 'email'], password: true, verify: true, secondaryIdentifiers: [] },
       });
       await context.close();

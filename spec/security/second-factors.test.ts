@@ -16,10 +16,11 @@ const newSecret = () => [...randomBytes(32)].map((byte) => 'ABCDEFGHIJKLMNOPQRST
 
 describe('a second factor counts only for the account it proved (the rule)', () => {
   it('a proof names its account: for any other it is nothing, and new factors waiting to be bound are not theirs', () => {
-    const experience = { mfa: { userId: 'mallory', amr: ['otp'], bind: ['v1'] } };
-    expect(secondFactorsFor(experience, 'mallory')).toEqual({ amr: ['otp'], bind: ['v1'] });
-    expect(secondFactorsFor(experience, 'victim')).toEqual({ amr: [], bind: [] });
-    expect(secondFactorsFor({}, 'victim')).toEqual({ amr: [], bind: [] });
+    const experience = { mfa: { userId: 'mallory', amr: ['otp'], bind: ['v1'], skipped: true } };
+    expect(secondFactorsFor(experience, 'mallory')).toEqual({ amr: ['otp'], bind: ['v1'], skipped: true });
+    // Nor a skip of enrolling (where the MFA policy lets one skip).
+    expect(secondFactorsFor(experience, 'victim')).toEqual({ amr: [], bind: [], skipped: false });
+    expect(secondFactorsFor({}, 'victim')).toEqual({ amr: [], bind: [], skipped: false });
   });
 });
 
@@ -40,7 +41,7 @@ describe('second factors cannot be carried from one account to another (Experien
 
   beforeAll(async () => {
     ({ server } = world);
-    const mfa = { factors: ['Totp', 'WebAuthn', 'BackupCode'], policy: 'UserControlled' };
+    const mfa = { factors: ['Totp', 'WebAuthn', 'BackupCode'], policy: 'NoPrompt' };
     expect((await server.api('PATCH', '/api/sign-in-exp', { body: { mfa } })).status).toBe(200);
     victimId = (await createUser({ username: 'mfa_race_victim', password: strong })).id;
     const factor = await server.api('POST', `/api/users/${victimId}/mfa-verifications`, { body: { type: 'Totp' } });
@@ -244,7 +245,7 @@ describe('a password reset does not skip a second factor', () => {
 
   beforeAll(async () => {
     ({ server } = world);
-    const mfa = { factors: ['Totp', 'BackupCode'], policy: 'UserControlled' };
+    const mfa = { factors: ['Totp', 'BackupCode'], policy: 'NoPrompt' };
     expect((await server.api('PATCH', '/api/sign-in-exp', { body: { mfa } })).status).toBe(200);
     userId = (await createUser({ username: 'reset_with_factor', primaryEmail: 'reset.factor@example.com', password: strong })).id;
     expect((await server.api('POST', `/api/users/${userId}/mfa-verifications`, { body: { type: 'Totp' } })).status).toBe(200);
