@@ -12,6 +12,8 @@ export interface SandboxLimits {
 }
 
 export const defaultSandboxLimits: SandboxLimits = { timeoutMs: 1000, memoryMb: 64, maxResultBytes: 16 * 1024 };
+/** How long a new worker may take to start (a busy machine's thread start-up, not a script's time). */
+const startUpMs = 30_000;
 
 export class SandboxError extends Error {
   override name = 'SandboxError';
@@ -38,6 +40,8 @@ interface Pending {
 export class Sandbox {
   readonly #limits: SandboxLimits;
   #worker: Worker | undefined;
+  /** Settles when the current worker has started and listens (its runs' time counts from then). */
+  #ready: Promise<void> | undefined;
   readonly #pending = new Map<number, Pending>();
   #nextId = 0;
 
@@ -54,6 +58,28 @@ export class Sandbox {
       stderr: true,
     });
     worker.unref();
+    this.#ready = new Promise<void>((resolve, reject) => {
+      const late = setTimeout(() => {
+        reject(new SandboxError('crashed', `the sandbox did not start within ${startUpMs} ms`));
+        if (this.#worker === worker) this.#worker = undefined;
+        void worker.terminate();
+      }, startUpMs);
+      late.unref();
+      worker.once('message', () => {
+        clearTimeout(late);
+        resolve();
+      });
+      worker.once('error', (error) => {
+        clearTimeout(late);
+        reject(new SandboxError('crashed', `the sandbox failed: ${error.message}`));
+      });
+      worker.once('exit', () => {
+        clearTimeout(late);
+        reject(new SandboxError('crashed', 'the sandbox stopped'));
+      });
+    });
+    // A start-up that failed is answered to the run that waits for it; nothing else waits.
+    this.#ready.catch(() => undefined);
     worker.on('message', ({ id, output, error, timeout }: { id: number; output?: string; error?: string; timeout?: boolean }) => {
       const pending = this.#pending.get(id);
       if (!pending) return;
@@ -85,6 +111,8 @@ export class Sandbox {
   /** Runs `getCustomJwtClaims(input)` of `script`; resolves with the plain object it returned. */
   async run(script: string, input: unknown): Promise<Record<string, unknown>> {
     const worker = (this.#worker ??= this.#spawn());
+    // The time limit is the script's: a new worker's start-up (slow on a busy machine) is not counted.
+    await this.#ready;
     const id = (this.#nextId += 1);
     const output = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {

@@ -58,4 +58,6 @@ parentPort.on('message', async ({ id, script, input, syncTimeoutMs }) => {
     setImmediate(() => parentPort.postMessage({ id, error: message.slice(0, 500) }));
   }
 });
+// Started: a run's time counts from here, not from the thread's start-up.
+parentPort.postMessage({ ready: true });
 `;
