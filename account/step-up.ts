@@ -73,7 +73,13 @@ export function stepUpRoutes(router: AccountRouter, kit: AccountKit, deps: Pick<
     }),
     async (ctx) => {
       const { identifier, verificationId, code } = ctx.guard.body;
-      await codes.verify(kit.codeOwner(ctx.state), verificationId, codeTargetOf(identifier, 'body.identifier.value'), code);
+      await codes.verify(kit.codeOwner(ctx.state), verificationId, codeTargetOf(identifier, 'body.identifier.value'), code).catch((error: unknown) => {
+        // The Account API's name for a record this account and application do not hold (Logto's).
+        if (error instanceof ApiError && error.code === 'session.verification_session_not_found') {
+          throw new ApiError('verification_record.not_found', 'no verification code of this account and application has that id');
+        }
+        throw error;
+      });
       ctx.body = { verificationRecordId: verificationId };
     },
   );

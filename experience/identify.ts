@@ -11,7 +11,7 @@ import type { ConnectorStore } from '../social/connectors.js';
 import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { UserDocument } from '../lib/store/models.js';
 
-const notFound = () => new ApiError('session.verification_not_found', 'no verification of this interaction has that id');
+const notFound = () => new ApiError('session.verification_session_not_found', 'no verification of this interaction has that id');
 
 type Rule<V> = (experience: ExperienceDocument, verification: V) => Promise<Identified>;
 
@@ -85,7 +85,7 @@ export function createIdentification({
         const target = await spentCode(experience, verificationId, 'ForgotPassword');
         const user = await accounts.findUser(target);
         // A reset code is only sent where an account is, so a verified one has its user.
-        assertThat(user, new ApiError('verification_code.invalid', 'the verification code is wrong or has expired'));
+        assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
         // As at sign-in: a suspended account is not signed in, and its password is not changed.
         assertThat(!user.isSuspended, suspended);
         return { userId: user._id };

@@ -61,7 +61,7 @@ export function profileSteps(
       const event = requireEvent(experience, 'SignIn', 'Register');
       if (event === 'SignIn') await accountLacking(experience, type);
       const target = await codes.spend(experience._id, verificationId, event);
-      assertThat(target, new ApiError('session.verification_not_found', 'no verification of this interaction has that id'));
+      assertThat(target, new ApiError('session.verification_session_not_found', 'no verification of this interaction has that id'));
       assertThat(
         target.type === type,
         new ApiError('guard.invalid_input', `the verification is for an ${target.type}, not an ${type}`, { field: 'body.type' }),

@@ -52,8 +52,27 @@ interface CodeDocument {
 
 const hashCode = (verificationId: string, code: string) => createHash('sha256').update(`${verificationId}:${code}`).digest();
 
-// Every way a code can fail reads the same to the caller: wrong, expired, used up or never sent.
-const invalidCode = () => new ApiError('verification_code.invalid', 'the verification code is wrong or has expired');
+/**
+ * Why a code did not verify, in Logto's order and with its codes (its `libraries/passcode.ts`):
+ * an id this caller holds no code under (404), a code sent to another address or number, one
+ * verified already, expired, out of tries, or wrong. Only the holder of the verification id (the
+ * interaction, or the account's session) learns which; the tries are counted all the same.
+ */
+function refusal(found: CodeDocument | null, target: CodeTarget, at: number): ApiError {
+  if (!found) return new ApiError('session.verification_session_not_found', 'no verification code of this interaction has that id');
+  if (found.targetType !== target.type || found.target !== keyOf(target)) {
+    return target.type === 'email'
+      ? new ApiError('verification_code.email_mismatch', 'this code was sent to another email address')
+      : new ApiError('verification_code.phone_mismatch', 'this code was sent to another phone number');
+  }
+  if (found.state !== 'pending') return new ApiError('verification_code.not_found', 'this code was used already; ask for a new one');
+  if (found.expiresAt.getTime() <= at) return new ApiError('verification_code.expired', 'the verification code has expired; ask for a new one');
+  if (found.attempts >= maxCodeAttempts) return new ApiError('verification_code.exceed_max_try', 'too many wrong codes; ask for a new one');
+  return wrongCode();
+}
+const wrongCode = () => new ApiError('verification_code.code_mismatch', 'the verification code is wrong');
+/** A code that is not verified for what it is spent on (Logto's answer to identifying with one). */
+const unverified = () => new ApiError('session.verification_failed', 'the verification code is not verified for this step');
 
 /**
  * Six-digit codes for an email address or a phone number, stored as hashes. Verifying counts the attempt before comparing (one
@@ -99,12 +118,13 @@ export function createCodes(db: Db, now: () => number = Date.now) {
         },
         { $inc: { attempts: 1 } },
       );
-      if (counted.matchedCount === 0) throw invalidCode();
+      // The conditional update decides; the read after a refusal only says why.
+      if (counted.matchedCount === 0) throw refusal(await codes.findOne({ _id: verificationId, owner }), target, now());
       const stored = await codes.findOne({ _id: verificationId });
       const expected = Buffer.from(stored!.codeHash, 'base64url');
-      if (!/^\d{6}$/.test(code) || !timingSafeEqual(hashCode(verificationId, code), expected)) throw invalidCode();
+      if (!/^\d{6}$/.test(code) || !timingSafeEqual(hashCode(verificationId, code), expected)) throw wrongCode();
       const verified = await codes.updateOne({ _id: verificationId, state: 'pending' }, { $set: { state: 'verified' } });
-      if (verified.modifiedCount === 0) throw invalidCode();
+      if (verified.modifiedCount === 0) throw new ApiError('verification_code.not_found', 'this code was used already; ask for a new one');
     },
 
     /**
@@ -115,15 +135,15 @@ export function createCodes(db: Db, now: () => number = Date.now) {
     async spend(owner: string, verificationId: string, event: CodePurpose, { accept }: { accept?: CodeTarget[] } = {}): Promise<CodeTarget | undefined> {
       const found = await codes.findOne({ _id: verificationId, owner }, inUnit());
       if (!found) return undefined;
-      if (found.event !== event) throw invalidCode();
-      if (accept && !accept.some((target) => target.type === found.targetType && keyOf(target) === found.target)) throw invalidCode();
+      if (found.event !== event) throw unverified();
+      if (accept && !accept.some((target) => target.type === found.targetType && keyOf(target) === found.target)) throw unverified();
       // The conditional update is what decides single use; the read above only found the target.
       const spent = await codes.updateOne(
         { _id: verificationId, state: 'verified', expiresAt: { $gt: new Date(now()) } },
         { $set: { state: 'used' } },
         inUnit(),
       );
-      if (spent.modifiedCount === 0) throw invalidCode();
+      if (spent.modifiedCount === 0) throw unverified();
       return { type: found.targetType, value: found.target };
     },
 

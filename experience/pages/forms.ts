@@ -28,7 +28,10 @@ export const formError = (
 /** The field (an input's id) each kind of error is about, where the code says it. */
 const fieldOfError: Partial<Record<string, string>> = {
   'session.invalid_credentials': 'password',
-  'verification_code.invalid': 'code',
+  'verification_code.code_mismatch': 'code',
+  'verification_code.expired': 'code',
+  'verification_code.exceed_max_try': 'code',
+  'verification_code.not_found': 'code',
   'session.mfa.invalid_totp_code': 'totp',
   'session.mfa.invalid_backup_code': 'backup-code',
   'password.rejected': 'password',

@@ -92,7 +92,7 @@ describe('sign-in experience: linking an email or a phone (Experience API)', () 
     expect((await signedIn.json('POST', '/api/experience/profile', { type: 'email', verificationId: phone })).status).toBe(400);
     const email = await proved(signedIn, { type: 'email', value: 'careful@example.com' }, 'SignIn');
     expect((await signedIn.json('POST', '/api/experience/profile', { type: 'email', verificationId: email })).status).toBe(204);
-    expect((await signedIn.json('POST', '/api/experience/profile', { type: 'email', verificationId: email })).body.code).toBe('verification_code.invalid');
+    expect((await signedIn.json('POST', '/api/experience/profile', { type: 'email', verificationId: email })).body.code).toBe('session.verification_failed');
   });
 
   it('adds a proved email to an account registered with a username', async () => {
