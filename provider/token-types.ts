@@ -3,6 +3,8 @@ export const tokenExchangeGrantType = 'urn:ietf:params:oauth:grant-type:token-ex
 export const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
 /** RFC 8693 §3: a JWT; our access tokens are JWTs too. */
 export const jwtTokenType = 'urn:ietf:params:oauth:token-type:jwt';
+/** Logto's name for a subject token of its `POST /api/subject-tokens` (beside `accessTokenType`, which it accepted first). */
+export const impersonationTokenType = 'urn:logto:token-type:impersonation_token';
 
 import type { UserDocument } from '../lib/store/models.js';
 

@@ -9,7 +9,7 @@ import type { ScopeDocument } from '../../lib/store/models.js';
 import { sha256 } from '../../lib/ids.js';
 import type { SubjectTokenFacts, SubjectTokenSeal } from '../../impersonation/subject-token.js';
 import { scopeIdsOf, type RoleLookup } from '../../provider/role-facts.js';
-import { accessTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../../provider/token-types.js';
+import { accessTokenType, impersonationTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../../provider/token-types.js';
 import { isProtected, withinCeiling, type ImpersonationPolicy } from '../../impersonation/policy.js';
 import {
   organizationIdClaim,
@@ -160,7 +160,9 @@ export function buildHandler(deps: TokenExchangeDeps) {
     const params = ctx.oidc.params as Record<string, unknown>;
 
     if (!params.subject_token) throw new errors.InvalidRequest('missing required parameter subject_token');
-    if (params.subject_token_type !== accessTokenType) throw new errors.InvalidRequest(`subject_token_type must be ${accessTokenType}`);
+    if (params.subject_token_type !== accessTokenType && params.subject_token_type !== impersonationTokenType) {
+      throw new errors.InvalidRequest(`subject_token_type must be ${impersonationTokenType} or ${accessTokenType}`);
+    }
     if (params.actor_token !== undefined && params.actor_token_type !== accessTokenType) {
       throw new errors.InvalidRequest(`actor_token_type must be ${accessTokenType}`);
     }

@@ -134,6 +134,17 @@ describe('impersonation: subject tokens and token exchange', () => {
     expect(payload).not.toHaveProperty('act');
   });
 
+  it("accepts Logto's subject token type, urn:logto:token-type:impersonation_token (Logto's integration-tests api/oidc/token-exchange/index.test.ts), as the access_token type", async () => {
+    const { subjectToken: token } = await subjectToken(target.id);
+    const response = await exchange(await publicClient(), {
+      subject_token: token,
+      subject_token_type: 'urn:logto:token-type:impersonation_token',
+      scope: 'openid read:orders',
+    });
+    expect(response).toMatchObject({ issued_token_type: accessTokenType, scope: 'openid read:orders' });
+    expect((await verify(response.access_token)).payload).toMatchObject({ sub: target.id });
+  });
+
   it("grants a resource's permission only when the user holds that resource's own permission, not one of the same name elsewhere", async () => {
     const { body: other } = await server.api('POST', '/api/resources', { body: { name: 'Other', indicator: 'https://other.test' } });
     await server.api('POST', `/api/resources/${other.id}/scopes`, { body: { name: 'read:orders' } });
