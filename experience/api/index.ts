@@ -92,13 +92,11 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit, c
     guard({ body: object({ identifier: codeIdentifier, interactionEvent: event }), ...verificationAnswer, public: true }),
     async (ctx) => {
       const { experience } = ctx.state;
-      assertThat(
-        ctx.guard.body.interactionEvent === experience.event,
-        new ApiError('session.invalid_event', "interactionEvent must be the interaction's own", { field: 'body.interactionEvent' }),
-      );
+      // As Logto's: in any interaction; the body's `interactionEvent` picks the message (and what the code may be spent on).
       // The code's message is written in the language the authorization request asked for (ui_locales), else the browser's.
       const locale = catalogs?.forRequest(experience.uiLocales, ctx.get('accept-language')).locale;
-      ctx.body = { verificationId: await service.sendCode(experience, ctx.guard.body.identifier, { ...callerOf(ctx), ...(locale && { locale }) }) };
+      const { identifier: target, interactionEvent: purpose } = ctx.guard.body;
+      ctx.body = { verificationId: await service.sendCode(experience, target, { ...callerOf(ctx), ...(locale && { locale }) }, purpose) };
     },
   );
 

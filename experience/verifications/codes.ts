@@ -1,3 +1,4 @@
+import type { InteractionKind } from '../../hooks/catalog.js';
 import type { AccountLookup } from '../../sign-in/accounts.js';
 import { codeTargetOf, type CodeTarget } from '../../sign-in/codes.js';
 import { countCodeSend, rateLimitedFields, tooManyCodes } from '../../sign-in/counters.js';
@@ -22,9 +23,12 @@ export function codeSteps(
      * typed (to identify by it, when the settings allow, or to add it to the profile), in a reset only
      * to an account's own. The answer is the same whether or not an account has it. What the code may
      * then do is decided where it is used (identification, profile), as Logto decides it.
+     * `purpose` (the body's `interactionEvent`, as Logto's, by default the interaction's own) picks
+     * the message, and what the code may be spent on: a code sent for a registration registers.
      */
-    async sendCode(experience: ExperienceDocument, given: CodeTarget, caller: Caller): Promise<string> {
-      const event = requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
+    async sendCode(experience: ExperienceDocument, given: CodeTarget, caller: Caller, purpose?: InteractionKind): Promise<string> {
+      const event = purpose ?? requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
+      if (purpose) requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
       const target = codeTargetOf(given);
       const over = await countCodeSend(counters, target, caller.ip);
       if (over) {

@@ -74,8 +74,12 @@ export function passwordSteps(
 
     /** Register: a username and its password, checked against the policy; answers a verification id. */
     async newPasswordIdentity(experience: ExperienceDocument, username: string, password: string, caller: Caller): Promise<string> {
-      requireEvent(experience, 'Register');
+      // As Logto's: made in any interaction, answering the username's and the password's own errors;
+      // only a registration's identification can use it.
+      requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
       requireSignUpIdentifier(await deps.signInSettings(), 'username');
+      // Logto's order (a taken username is said before the password's faults), both before any hash.
+      await accounts.assertUnused({ username });
       assertPasswordAllowed(password, [username, experience.profile.email]);
       const passwordHash = await hashFor(caller, () => passwords.hash(password));
       const verificationId = generateId();
@@ -87,7 +91,8 @@ export function passwordSteps(
   async function checkPassword(experience: ExperienceDocument, given: Identifier, password: string, caller: Caller): Promise<string> {
     // A phone number as stored; one that cannot exist names no account, and is answered as any unknown identifier.
     const identifier = given.type === 'phone' ? { type: given.type, value: normalizePhone(given.value) ?? given.value } : given;
-    requireEvent(experience, 'SignIn');
+    // As Logto's: a password may be verified in any interaction; only a sign-in's identification uses it.
+    requireEvent(experience, 'SignIn', 'Register', 'ForgotPassword');
     requireSignInMethod(await deps.signInSettings(), identifier.type, 'password');
     const address = addressKey(caller.ip);
     const spray = await counters.hit('passwordSpray', address);

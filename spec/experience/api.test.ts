@@ -77,7 +77,9 @@ describe('sign-in experience: sign-up and password sign-in (Experience API and p
     const suspended = await signInWithApi(browser, { type: 'username', value: 'careful' }, strong);
     expect(suspended).toMatchObject({ status: 422, body: { code: 'user.suspended' } });
     // Identification with no verification of this interaction gets nowhere either.
-    expect((await browser.json('POST', '/api/experience/identification', { verificationId: 'made-up' })).body.code).toBe('session.verification_session_not_found');
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: 'made-up' })).body.code).toBe(
+      'session.verification_session_not_found',
+    );
   });
 
   it('does not sign in a user suspended between the password check and the submit', async () => {

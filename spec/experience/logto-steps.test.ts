@@ -1,0 +1,81 @@
+import type { TestServer } from '../support/server.js';
+import { experienceWorld, strong } from './world.js';
+
+/**
+ * The Experience API's verification steps are not tied to the interaction's event, as Logto's are
+ * not (its verification records are made in any interaction; identification decides what one
+ * may do): packages/integration-tests/src/tests/api/experience-api/verifications/
+ * new-password-identity-verification.test.ts and verification-code.test.ts.
+ */
+describe('Experience API: verification steps in any interaction (Logto’s)', () => {
+  const { world, newSignIn, createUser, codeFrom } = experienceWorld('logto-steps');
+  let server: TestServer;
+  beforeAll(() => {
+    server = world.server;
+  });
+
+  /** An interaction started as a sign-in, as Logto's `initExperienceClient()` starts one. */
+  async function signingIn() {
+    const { browser } = await newSignIn();
+    expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'SignIn' })).status).toBe(204);
+    return browser;
+  }
+
+  it('new-password-identity in a sign-in: 422 user.username_already_in_use for a taken username (before the password’s faults), 422 password.rejected, else a verification', async () => {
+    await createUser({ username: 'taken_name', password: strong });
+    const browser = await signingIn();
+    const create = (value: string, password: string) =>
+      browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value }, password });
+    expect(await create('taken_name', 'password')).toMatchObject({ status: 422, body: { code: 'user.username_already_in_use' } });
+    expect(await create('free_name', '123')).toMatchObject({ status: 422, body: { code: 'password.rejected' } });
+    const made = await create('free_name', strong);
+    expect(made).toMatchObject({ status: 200, body: { verificationId: expect.any(String) } });
+    // Only a registration identifies by it: switched to one, the same verification registers.
+    expect((await browser.json('PUT', '/api/experience/interaction-event', { interactionEvent: 'Register' })).status).toBe(204);
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: made.body.verificationId })).status).toBe(201);
+    const submitted = await browser.json('POST', '/api/experience/submit');
+    expect(submitted.status).toBe(200);
+    expect(await codeFrom(browser, submitted.body.redirectTo)).toEqual(expect.any(String));
+  });
+
+  it('a password is verified in a registration too; identifying by it there names no verification a registration can use', async () => {
+    await createUser({ username: 'verified_anywhere', password: strong });
+    const { browser } = await newSignIn();
+    expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' })).status).toBe(204);
+    const verified = await browser.json('POST', '/api/experience/verification/password', {
+      identifier: { type: 'username', value: 'verified_anywhere' },
+      password: strong,
+    });
+    expect(verified).toMatchObject({ status: 200, body: { verificationId: expect.any(String) } });
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(404);
+    // A wrong one is refused as at sign-in.
+    const wrong = await browser.json('POST', '/api/experience/verification/password', {
+      identifier: { type: 'username', value: 'verified_anywhere' },
+      password: 'not the password at all',
+    });
+    expect(wrong).toMatchObject({ status: 422, body: { code: 'session.invalid_credentials' } });
+  });
+
+  it('a code’s interactionEvent picks its message, not the interaction’s: a code sent for a registration from a sign-in registers after the switch', async () => {
+    const browser = await signingIn();
+    const sent = await browser.json('POST', '/api/experience/verification/verification-code', {
+      identifier: { type: 'email', value: 'switcher@example.com' },
+      interactionEvent: 'Register',
+    });
+    expect(sent).toMatchObject({ status: 200, body: { verificationId: expect.any(String) } });
+    const code = await world.mail.nextCode('switcher@example.com');
+    const verified = await browser.json('POST', '/api/experience/verification/verification-code/verify', {
+      identifier: { type: 'email', value: 'switcher@example.com' },
+      verificationId: sent.body.verificationId,
+      code,
+    });
+    expect(verified.status).toBe(200);
+    expect((await browser.json('PUT', '/api/experience/interaction-event', { interactionEvent: 'Register' })).status).toBe(204);
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: sent.body.verificationId })).status).toBe(201);
+    expect((await browser.json('POST', '/api/experience/profile', { type: 'password', value: strong })).status).toBe(204);
+    const submitted = await browser.json('POST', '/api/experience/submit');
+    expect(submitted.status).toBe(200);
+    const users = (await server.api('GET', '/api/users?page_size=100')).body as Array<{ primaryEmail: string | null }>;
+    expect(users.some(({ primaryEmail }) => primaryEmail === 'switcher@example.com')).toBe(true);
+  });
+});
