@@ -72,6 +72,7 @@ export const apiErrorStatus = {
   'session.invalid_connector_id': 422,
   'single_sign_on.forbidden_domains': 422,
   'single_sign_on.duplicated_domains': 422,
+  'single_sign_on.duplicate_connector_name': 409,
   'session.mfa.backup_code_required': 422,
   'session.mfa.mfa_policy_not_user_controlled': 422,
   'user.password_algorithm_required': 400,

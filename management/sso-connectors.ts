@@ -124,6 +124,26 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
     });
   }
 
+  /**
+   * Runs `write` unless another connector has the name `connectorName` (409
+   * `single_sign_on.duplicate_connector_name`, Logto's): checked and written under one lock, so
+   * that two requests naming one name at once cannot both pass.
+   */
+  async function claimingName(id: string, connectorName: string | undefined, write: () => Promise<void>) {
+    if (connectorName === undefined) return write();
+    return withOwnerLock('sso-connector-names', async () => {
+      const holder = await ssoConnectors.collection.findOne({ _id: { $ne: id }, connectorName });
+      assertThat(
+        !holder,
+        () =>
+          new ApiError('single_sign_on.duplicate_connector_name', `another SSO connector (\`${holder!._id}\`) is named \`${connectorName}\``, {
+            field: 'body.connectorName',
+          }),
+      );
+      await write();
+    });
+  }
+
   /** The configuration, checked and resolved: the stored form, the sealed secret, and a SAML IdP. */
   async function configure(id: string, providerName: SsoProviderName, config: Record<string, unknown>, current?: SsoConnectorDocument) {
     // A PATCH of an OIDC connector may leave the secret out: the stored one stays.
@@ -190,12 +210,14 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
         updatedAt: now,
         ...(config && (await configure(_id, providerName as SsoProviderName, config))),
       };
-      await claimingDomains(_id, made.domains, () =>
-        deps.write(originOf(ctx), async ({ intend, record }) => {
-          await intend({ entity: 'SsoConnector', action: 'created', id: _id });
-          await ssoConnectors.collection.insertOne(made, inUnit());
-          record({ entity: 'SsoConnector', action: 'created', id: _id, data: present(made) });
-        }),
+      await claimingName(_id, connectorName, () =>
+        claimingDomains(_id, made.domains, () =>
+          deps.write(originOf(ctx), async ({ intend, record }) => {
+            await intend({ entity: 'SsoConnector', action: 'created', id: _id });
+            await ssoConnectors.collection.insertOne(made, inUnit());
+            record({ entity: 'SsoConnector', action: 'created', id: _id, data: present(made) });
+          }),
+        ),
       );
       ctx.body = present(made);
     },
@@ -203,10 +225,15 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.patch(
     '/sso-connectors/:id',
-    guard({ params: idParams('id'), body: { type: 'object', properties: fields, minProperties: 1 }, response: anyObject }),
+    guard({ params: idParams('id'), body: { type: 'object', properties: fields }, emptyPatch: true, response: anyObject }),
     async (ctx) => {
       const current = await ssoConnectors.get(ctx.guard.params.id);
       const { config, domains, branding, connectorName, syncProfile } = ctx.guard.body;
+      // As Logto's: a PATCH that names nothing answers the connector as it is, and writes nothing.
+      if (Object.keys(ctx.guard.body).length === 0) {
+        ctx.body = present(current);
+        return;
+      }
       const next: SsoConnectorDocument = {
         ...current,
         ...(config && (await configure(current._id, current.providerName, config, current))),
@@ -216,12 +243,14 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
         ...(syncProfile !== undefined && { syncProfile }),
         updatedAt: Date.now(),
       };
-      await claimingDomains(current._id, domains && next.domains, () =>
-        deps.write(originOf(ctx), async ({ intend, record }) => {
-          await intend({ entity: 'SsoConnector', action: 'updated', id: current._id });
-          await ssoConnectors.collection.replaceOne({ _id: current._id }, next, inUnit());
-          record({ entity: 'SsoConnector', action: 'updated', id: current._id, data: present(next) });
-        }),
+      await claimingName(current._id, connectorName !== current.connectorName ? connectorName : undefined, () =>
+        claimingDomains(current._id, domains && next.domains, () =>
+          deps.write(originOf(ctx), async ({ intend, record }) => {
+            await intend({ entity: 'SsoConnector', action: 'updated', id: current._id });
+            await ssoConnectors.collection.replaceOne({ _id: current._id }, next, inUnit());
+            record({ entity: 'SsoConnector', action: 'updated', id: current._id, data: present(next) });
+          }),
+        ),
       );
       ctx.body = present(next);
     },

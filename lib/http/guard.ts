@@ -20,6 +20,8 @@ export interface GuardSchemas {
   body?: TypedSchema;
   /** A request without a body is taken as `{}` (every field of `body` is optional). */
   bodyOptional?: boolean;
+  /** A PATCH that names no field reaches the handler (where Logto answers the entity as it is) instead of 422. */
+  emptyPatch?: boolean;
   /** Shapes the response: fields the schema does not name are removed, so a stored secret cannot leak. */
   response?: Schema;
   /** The success status this route answers with. */
@@ -197,7 +199,7 @@ export function guard<const S extends GuardSchemas>(schemas: S): GuardMiddleware
   const checkParams = validator(stringAjv, 'params', schemas.params);
   const checkQuery = validator(stringAjv, 'query', schemas.query);
   const checkBody = validator(bodyAjv, 'body', schemas.body);
-  const partial = isPartialUpdate(schemas.body);
+  const partial = !schemas.emptyPatch && isPartialUpdate(schemas.body);
   const response = schemas.response;
   const shapeResponse = response ? lazily(() => responseAjv.compile(closed(response) as Schema)) : undefined;
 

@@ -123,7 +123,9 @@ describe('enterprise SSO (SAML and OIDC connectors)', () => {
     expect(xml).toContain('WantAssertionsSigned="true"');
 
     const before = await snapshot(server.database.db);
-    const create = (body: Record<string, unknown>) => server.api('POST', '/api/sso-connectors', { body: { connectorName: 'x', ...body } });
+    let made = 0;
+    // Each its own name: a second connector of one name is refused for that alone (its own test below).
+    const create = (body: Record<string, unknown>) => server.api('POST', '/api/sso-connectors', { body: { connectorName: `x ${(made += 1)}`, ...body } });
     const refusals = await Promise.all([
       create({ providerName: 'SAML', config: {} }),
       create({ providerName: 'SAML', config: { metadata: '<not-xml' } }),
@@ -157,8 +159,9 @@ describe('enterprise SSO (SAML and OIDC connectors)', () => {
   it('gives a domain to one connector only, compared without case and after IDNA; a second claim is 422 naming it, even at the same moment', async () => {
     // The outside attack's sixth finding: a second IdP claiming a domain signs in that domain's accounts.
     const before = await snapshot(server.database.db);
+    let made = 0;
     const create = (body: Record<string, unknown>) =>
-      server.api('POST', '/api/sso-connectors', { body: { connectorName: 'claims', providerName: 'SAML', ...body } });
+      server.api('POST', '/api/sso-connectors', { body: { connectorName: `claims ${(made += 1)}`, providerName: 'SAML', ...body } });
     for (const domains of [['ACME.test'], ['acme.test.'], ['other.test', 'Acme.Test']]) {
       const taken = await create({ domains });
       expect({ status: taken.status, code: taken.body.code, data: taken.body.data }).toEqual({
@@ -185,6 +188,23 @@ describe('enterprise SSO (SAML and OIDC connectors)', () => {
     const holders = (await server.api('GET', '/api/sso-connectors')).body.filter(({ domains }: { domains: string[] }) => domains.includes('raced.test'));
     expect(holders).toHaveLength(1);
     expect((await server.api('DELETE', `/api/sso-connectors/${holders[0].id}`)).status).toBe(204);
+  });
+
+  it('names a connector once (409 single_sign_on.duplicate_connector_name, Logto’s integration-tests api/sso-connectors.test.ts), even at the same moment; PATCH {} answers the connector', async () => {
+    const before = await snapshot(server.database.db);
+    const named = (connectorName: string) => server.api('POST', '/api/sso-connectors', { body: { providerName: 'OIDC', connectorName } });
+    const racing = await Promise.all([named('Twice named'), named('Twice named'), named('Twice named')]);
+    expect(racing.map(({ status }) => status).sort()).toEqual([200, 409, 409]);
+    expect(racing.find(({ status }) => status === 409)!.body).toMatchObject({ code: 'single_sign_on.duplicate_connector_name' });
+    const kept = racing.find(({ status }) => status === 200)!.body as { id: string };
+    const other = await named('Named once');
+    // Renamed to a taken name: refused; to its own name, or to a free one: fine.
+    expect((await server.api('PATCH', `/api/sso-connectors/${other.body.id}`, { body: { connectorName: 'Twice named' } })).status).toBe(409);
+    expect((await server.api('PATCH', `/api/sso-connectors/${other.body.id}`, { body: { connectorName: 'Named once' } })).status).toBe(200);
+    const unchanged = await server.api('PATCH', `/api/sso-connectors/${kept.id}`, { body: {} });
+    expect(unchanged).toMatchObject({ status: 200, body: { id: kept.id, connectorName: 'Twice named' } });
+    for (const id of [kept.id, other.body.id]) expect((await server.api('DELETE', `/api/sso-connectors/${id}`)).status).toBe(204);
+    expect(await snapshot(server.database.db)).not.toBe(before);
   });
 
   it('takes the operator’s list of public email domains instead of ours (SSO_PUBLIC_EMAIL_DOMAINS)', async () => {
