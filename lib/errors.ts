@@ -89,7 +89,6 @@ export const apiErrorStatus = {
   'one_time_token.token_expired': 400,
   'user.user_not_exist': 404,
   'jwt_customizer.general': 422,
-  'jwt_customizer.access_denied': 403,
   'oidc.key_required': 422,
   'oidc.key_not_found': 404,
   'oidc.only_previous_key_can_be_deleted': 422,

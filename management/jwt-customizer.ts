@@ -16,6 +16,8 @@ import { freeFormObject } from './schemas/common.js';
 import { inUnit } from '../lib/store/session.js';
 
 const script = { type: 'string', minLength: 1, maxLength: 65536 } as const;
+/** A stored script may be empty, as Logto's: the customizer then adds no claim. */
+const storedScript = { type: 'string', maxLength: 65536 } as const;
 const environmentVariables = {
   type: 'object',
   maxProperties: 50,
@@ -102,7 +104,7 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
     path,
     guard({
       params: typeParams,
-      body: { type: 'object', properties: fields, required: ['script'], additionalProperties: false },
+      body: { type: 'object', properties: { ...fields, script: storedScript }, required: ['script'], additionalProperties: false },
       response: customizerResponse,
     }),
     async (ctx) => {
@@ -160,8 +162,9 @@ export function jwtCustomizerRoutes(router: ApiRouter, deps: ManagementDeps) {
       assertCompiles(source);
       const outcome = await deps.dryRunCustomClaims(source, { token, context, environmentVariables: variables });
       if ('failure' in outcome && outcome.failure.code === 'access_denied') {
-        // The script refused the token (`api.denyAccess`): 403 with its message, as a real token request would be refused.
-        throw new ApiError('jwt_customizer.access_denied', outcome.failure.message, { message: outcome.failure.message });
+        // The script refused the token (`api.denyAccess`): 403 with its message, as a real token request would be
+        // refused; Logto's code, `jwt_customizer.general` (its integration-tests api/logto-config/jwt-customizer.test.ts).
+        throw new ApiError('jwt_customizer.general', outcome.failure.message, { message: outcome.failure.message }, 403);
       }
       if ('failure' in outcome) {
         const message = `the script failed (${outcome.failure.code}): ${outcome.failure.message}`;

@@ -115,7 +115,8 @@ export function createCustomClaims(deps: CustomClaimsDeps) {
     // As Logto's: a machine's own token (client_credentials) has its customizer, a user's token the access-token one.
     const type: CustomizerType = grantTypeOf(ctx, token, facts) === 'client_credentials' ? 'client-credentials' : 'access-token';
     const stored = deps.hostFunction ? undefined : await deps.customizer.get(customizerId(type));
-    if (!deps.hostFunction && !stored) return {};
+    // No customizer, or one stored without a script (Logto accepts an empty one): no claims, and no run.
+    if (!deps.hostFunction && !stored?.script.trim()) return {};
     const refuse = stored?.blockIssuanceOnError ?? deps.onError === 'refuse';
 
     const input: CustomClaimsInput = {

@@ -66,6 +66,17 @@ describe('custom JWT claims', () => {
     expect(broken.body.message).toMatch(/^body.script does not compile: /);
   });
 
+  it('stores a customizer with an empty script, as Logto allows (its integration-tests api/logto-config/jwt-customizer.test.ts): it adds no claim, and never refuses a token', async () => {
+    const empty = await t.server.api('PUT', '/api/configs/jwt-customizer/access-token', { body: { script: '', blockIssuanceOnError: true } });
+    expect(empty.status).toBe(201);
+    const payload = await t.exchangeToken();
+    expect(payload.sub).toBe(t.user.id);
+    expect(payload).not.toHaveProperty('impersonation_context');
+    expect((await t.server.api('DELETE', '/api/configs/jwt-customizer/access-token')).status).toBe(204);
+    // A dry run still needs a script to run.
+    expect((await t.server.api('POST', '/api/configs/jwt-customizer/test', { body: { script: '' } })).status).toBe(400);
+  });
+
   it("runs the sample on token exchange: the subject token's context reaches the token", async () => {
     await t.setScript(sample, { REGION: 'eu' });
     const payload = await t.exchangeToken();
