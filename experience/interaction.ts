@@ -57,6 +57,11 @@ export function createInteraction(deps: Pick<ExperienceServiceDeps, 'provider' |
     /** The experience as it now is, for an MFA or connector step: a sign-in or a registration, not yet submitted. */
     async mfaStep(given: ExperienceDocument): Promise<ExperienceDocument> {
       const experience = await store.get(given._id);
+      // Logto's refusal in a password reset (its integration-tests experience-api/bind-mfa/sad-path.test.ts).
+      assertThat(
+        experience.event !== 'ForgotPassword',
+        () => new ApiError('session.not_supported_for_forgot_password', 'a password reset has no second factors to add or skip'),
+      );
       requireEvent(experience, 'SignIn', 'Register');
       return experience;
     },

@@ -7,11 +7,10 @@ import { invalidBackupCode, type MfaContext } from './context.js';
 
 /** Backup codes: ten new ones to save, and one spent, once, across processes. */
 export function backupCodeSteps(context: MfaContext) {
-  const { store, iso, requireEnabled, subjectOf, countTry, proved, replaceFactor } = context;
+  const { store, iso, subjectOf, countTry, proved, replaceFactor } = context;
   return {
     /** Ten new backup codes, shown this once; their hashes wait in the interaction until bound. */
     async backupCodesGenerate(experience: ExperienceDocument) {
-      await requireEnabled('BackupCode');
       const { userId } = await subjectOf(experience);
       const codes = newBackupCodes();
       const verificationId = generateId();

@@ -9,11 +9,10 @@ import { invalidTotp, recordNotFound, pendingContext, type MfaContext } from './
 
 /** Authenticator apps (RFC 6238): a new secret to enrol, and a code proved, once per time step. */
 export function totpSteps(context: MfaContext) {
-  const { deps, store, box, now, iso, requireEnabled, subjectOf, recordOf, countTry, proved, replaceFactor } = context;
+  const { deps, store, box, now, iso, subjectOf, recordOf, countTry, proved, replaceFactor } = context;
   return {
     /** A new TOTP secret and its QR code (a data: URL of a PNG), for an authenticator app; kept sealed until bound. */
     async totpSecret(experience: ExperienceDocument) {
-      await requireEnabled('Totp');
       const { userId, label } = await subjectOf(experience);
       const secret = newTotpSecret();
       const verificationId = generateId();

@@ -15,11 +15,10 @@ import { webAuthnFailed, recordNotFound, type MfaContext } from './context.js';
 
 /** Passkeys and security keys (WebAuthn): a registration, and an assertion as a second factor or, where the settings allow, as the sign-in itself. */
 export function webAuthnSteps(context: MfaContext) {
-  const { deps, queries, store, rp, now, iso, requireEnabled, subjectOf, recordOf, countTry, proved, replaceFactor } = context;
+  const { deps, queries, store, rp, now, iso, subjectOf, recordOf, countTry, proved, replaceFactor } = context;
   return {
     /** Options to register a passkey for the subject (none of its own again); the challenge answers once, within 5 minutes. */
     async webAuthnRegistration(experience: ExperienceDocument) {
-      await requireEnabled('WebAuthn');
       const { userId, user, label } = await subjectOf(experience);
       const own = (user?.mfaVerifications ?? []).filter((factor): factor is WebAuthnFactor => factor.type === 'WebAuthn');
       const registrationOptions = await webAuthnRegistrationOptions(rp, { id: userId, name: label }, own);

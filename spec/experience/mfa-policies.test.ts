@@ -154,11 +154,31 @@ describe('sign-in experience: the MFA policies Logto clients send', () => {
     const { browser } = await newSignIn();
     expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'SignIn' })).status).toBe(204);
     expect(await skip(browser)).toMatchObject({ status: 404, body: { code: 'session.identifier_not_found' } });
+    const bind = await browser.json('POST', '/api/experience/profile/mfa', { type: 'Totp', verificationId: 'dummy_verification_id' });
+    expect({ status: bind.status, code: bind.body.code }).toEqual({ status: 404, code: 'session.identifier_not_found' });
+    // In a password reset there is nothing to add or skip (Logto's sad-path.test.ts).
+    expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' })).status).toBe(204);
+    expect(await skip(browser)).toMatchObject({ status: 400, body: { code: 'session.not_supported_for_forgot_password' } });
+    const inReset = await browser.json('POST', '/api/experience/profile/mfa', { type: 'Totp', verificationId: 'dummy_verification_id' });
+    expect({ status: inReset.status, code: inReset.body.code }).toEqual({ status: 400, code: 'session.not_supported_for_forgot_password' });
     const user = await createUser({ username: 'configured', password: strong });
     const bad = await server.api('PATCH', `/api/users/${user.id}/logto-configs`, { body: { mfa: { skipped: 'yes' } } });
     expect(bad.status).toBe(400);
     expect((await server.api('GET', `/api/users/${user.id}/logto-configs`)).body).toEqual({ mfa: { skipped: false } });
     expect((await server.api('GET', '/api/users/nobody/logto-configs')).status).toBe(404);
+  });
+
+  it('makes backup codes and a passkey registration for a factor the settings do not offer, and refuses to bind them (400 session.mfa.mfa_factor_not_enabled), as Logto (its experience-api/bind-mfa/sad-path.test.ts)', async () => {
+    await policy('NoPrompt');
+    await createUser({ username: 'early_enroller', password: strong });
+    const browser = await signingIn('early_enroller');
+    const codes = await browser.json('POST', '/api/experience/verification/backup-code/generate');
+    expect(codes).toMatchObject({ status: 200, body: { verificationId: expect.any(String), codes: expect.any(Array) } });
+    expect((await browser.json('POST', '/api/experience/verification/web-authn/registration')).status).toBe(200);
+    const bound = await browser.json('POST', '/api/experience/profile/mfa', { type: 'BackupCode', verificationId: codes.body.verificationId });
+    expect({ status: bound.status, code: bound.body.code }).toEqual({ status: 400, code: 'session.mfa.mfa_factor_not_enabled' });
+    await completes(browser);
+    expect((await server.api('GET', `/api/users/${await idOf('early_enroller')}/mfa-verifications`)).body).toEqual([]);
   });
 
   it('the pages offer the skip only where the policy allows it, and skipping completes the sign-in', async () => {
