@@ -27,8 +27,8 @@ export function codeSteps(
      * the message, and what the code may be spent on: a code sent for a registration registers.
      */
     async sendCode(experience: ExperienceDocument, given: CodeTarget, caller: Caller, purpose?: InteractionKind): Promise<string> {
-      const event = purpose ?? requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
-      if (purpose) requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
+      const started = requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
+      const event = purpose ?? started;
       const target = codeTargetOf(given);
       const over = await countCodeSend(counters, target, caller.ip);
       if (over) {

@@ -78,10 +78,12 @@ export function passwordSteps(
       // only a registration's identification can use it.
       requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
       requireSignUpIdentifier(await deps.signInSettings(), 'username');
-      // Logto's order (a taken username is said before the password's faults), both before any hash.
+      // The hash first: each answer about a username (taken or not) costs the address one of its
+      // hashes, as identifying a registration did when this step was a registration's only, so that
+      // usernames cannot be tried without limit. Then Logto's order: a taken username before the password's faults.
+      const passwordHash = await hashFor(caller, () => passwords.hash(password));
       await accounts.assertUnused({ username });
       assertPasswordAllowed(password, [username, experience.profile.email]);
-      const passwordHash = await hashFor(caller, () => passwords.hash(password));
       const verificationId = generateId();
       await store.addVerification(experience._id, verificationId, { type: 'newPasswordIdentity', username, passwordHash });
       return verificationId;

@@ -38,6 +38,15 @@ describe('Experience API: verification steps in any interaction (Logto’s)', ()
     expect(await codeFrom(browser, submitted.body.redirectTo)).toEqual(expect.any(String));
   });
 
+  it('each answer about a username costs the address a password hash: past its budget (30 a minute) the probes are 429, so taken usernames cannot be listed without limit', async () => {
+    await createUser({ username: 'probed_name', password: strong });
+    const browser = await signingIn();
+    const probe = () =>
+      browser.json('POST', '/api/experience/verification/new-password-identity', { identifier: { type: 'username', value: 'probed_name' }, password: strong });
+    for (let tried = 0; tried < 30; tried += 1) expect((await probe()).body.code).toBe('user.username_already_in_use');
+    expect(await probe()).toMatchObject({ status: 429, body: { code: 'session.too_many_attempts' } });
+  });
+
   it('a password is verified in a registration too; identifying by it there names no verification a registration can use', async () => {
     await createUser({ username: 'verified_anywhere', password: strong });
     const { browser } = await newSignIn();

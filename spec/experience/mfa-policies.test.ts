@@ -53,6 +53,13 @@ describe('sign-in experience: the MFA policies Logto clients send', () => {
     body: expect.objectContaining({ code: 'user.missing_mfa', data: { availableFactors: ['Totp'], ...(skippable && { skippable: true }) } }),
   });
 
+  /** The submit asks (skippably), the skip is taken, and the submit then completes. */
+  async function askedThenSkips(browser: TestBrowser) {
+    expect(await submit(browser)).toMatchObject(missing(true));
+    expect((await skip(browser)).status).toBe(204);
+    await completes(browser);
+  }
+
   it('accepts every policy Logto defines, and stores it as given', async () => {
     for (const name of [
       'UserControlled',
@@ -94,19 +101,13 @@ describe('sign-in experience: the MFA policies Logto clients send', () => {
   it('UserControlled (Logto’s older name for PromptAtSignInAndSignUp) asks at sign-in, skippable', async () => {
     await policy('UserControlled');
     await createUser({ username: 'controlled_one', password: strong });
-    const browser = await signingIn('controlled_one');
-    expect(await submit(browser)).toMatchObject(missing(true));
-    expect((await skip(browser)).status).toBe(204);
-    await completes(browser);
+    await askedThenSkips(await signingIn('controlled_one'));
   });
 
   it('PromptOnlyAtSignIn: a registration is not asked; the first sign-in is, and may skip', async () => {
     await policy('PromptOnlyAtSignIn');
     await completes(await registering('later_prompted'));
-    const browser = await signingIn('later_prompted');
-    expect(await submit(browser)).toMatchObject(missing(true));
-    expect((await skip(browser)).status).toBe(204);
-    await completes(browser);
+    await askedThenSkips(await signingIn('later_prompted'));
   });
 
   it('NoPrompt: neither a registration nor a sign-in is asked', async () => {
