@@ -1,11 +1,9 @@
-import QRCode from 'qrcode';
-
 import { ApiError, assertThat, notFound } from '../lib/errors.js';
 import { guard } from '../lib/http/guard.js';
 import { generateId } from '../lib/ids.js';
 import { hashBackupCode, newBackupCodes } from '../lib/mfa/backup-codes.js';
 import { backupCodesSchema, isTotpSecret, mfaToApi, mfaVerificationResponse, totpSecretSchema, type MfaVerification } from '../lib/mfa/model.js';
-import { newTotpSecret, totpUri } from '../lib/mfa/totp.js';
+import { newTotpSecret, totpQrPng, totpUri } from '../lib/mfa/totp.js';
 import { userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import { originOf } from './origin.js';
@@ -78,7 +76,7 @@ export function mfaVerificationRoutes(router: ApiRouter, deps: ManagementDeps) {
           return [...current, { id: generateId(), type: 'Totp', key: deps.mfaBox.seal(secret, userId), createdAt }];
         });
         const label = updated.username ?? updated.primaryEmail ?? updated._id;
-        ctx.body = { type: 'Totp', secret, secretQrCode: await QRCode.toDataURL(totpUri(secret, { issuer: deps.productName, label })) };
+        ctx.body = { type: 'Totp', secret, secretQrCode: await totpQrPng(totpUri(secret, { issuer: deps.productName, label })) };
         return;
       }
       const codes = body.codes ?? newBackupCodes();

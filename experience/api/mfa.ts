@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 
 import { exactObject, guard, type TypedSchema } from '../../lib/http/guard.js';
+import { totpQrPng } from '../../lib/mfa/totp.js';
 import { callerOf, type ExperienceState } from '../http.js';
 import type { ExperienceService } from '../service.js';
 import { answer, verificationAnswer, verificationId } from './schemas.js';
@@ -28,8 +29,8 @@ export function mfaRoutes(router: Router<ExperienceState>, service: ExperienceSe
     '/verification/totp/secret',
     guard({ response: answer({ verificationId, secret: { type: 'string' }, secretQrCode: { type: 'string' } }), public: true }),
     async (ctx) => {
-      const { verificationId: id, secret, secretQrCode } = await service.mfa.totpSecret(ctx.state.experience);
-      ctx.body = { verificationId: id, secret, secretQrCode };
+      const { verificationId: id, secret, uri } = await service.mfa.totpSecret(ctx.state.experience);
+      ctx.body = { verificationId: id, secret, secretQrCode: await totpQrPng(uri) };
     },
   );
   router.post(

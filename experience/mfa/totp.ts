@@ -1,5 +1,3 @@
-import QRCode from 'qrcode';
-
 import { assertThat } from '../../lib/errors.js';
 import { generateId } from '../../lib/ids.js';
 import { type MfaVerification } from '../../lib/mfa/model.js';
@@ -11,7 +9,7 @@ import { invalidTotp, recordNotFound, pendingContext, type MfaContext } from './
 export function totpSteps(context: MfaContext) {
   const { deps, store, box, now, iso, subjectOf, recordOf, countTry, proved, replaceFactor } = context;
   return {
-    /** A new TOTP secret and its QR code (a data: URL of a PNG), for an authenticator app; kept sealed until bound. */
+    /** A new TOTP secret and its `otpauth://` URI, for an authenticator app; kept sealed until bound. */
     async totpSecret(experience: ExperienceDocument) {
       const { userId, label } = await subjectOf(experience);
       const secret = newTotpSecret();
@@ -22,8 +20,7 @@ export function totpSteps(context: MfaContext) {
         secret: box.seal(secret, pendingContext(experience)),
         verified: false,
       });
-      const uri = totpUri(secret, { issuer: deps.productName, label });
-      return { verificationId, secret, secretQrCode: await QRCode.toDataURL(uri), secretQrSvg: await QRCode.toString(uri, { type: 'svg', margin: 1 }) };
+      return { verificationId, secret, uri: totpUri(secret, { issuer: deps.productName, label }) };
     },
 
     /**

@@ -1,4 +1,5 @@
 import { ApiError } from '../../lib/errors.js';
+import { totpQrSvg } from '../../lib/mfa/totp.js';
 import * as views from '../views/pages.js';
 import { digitsOf, field, pageErrorOf, renderSignIn, withError } from './forms.js';
 import type { PageKit } from './kit.js';
@@ -26,7 +27,7 @@ export function mfaPages(kit: PageKit) {
     const { factors } = request.settings.mfa;
     const totp = factors.includes('Totp') ? await service.mfa.totpSecret(request.experience) : undefined;
     return views.mfaEnrolPage(withError(request, error), {
-      ...(totp && { totp: { verificationId: totp.verificationId, secret: totp.secret, qrSvg: totp.secretQrSvg } }),
+      ...(totp && { totp: { verificationId: totp.verificationId, secret: totp.secret, qrSvg: await totpQrSvg(totp.uri) } }),
       passkey: factors.includes('WebAuthn'),
       skippable: await service.mfa.skippable(request.experience),
     });

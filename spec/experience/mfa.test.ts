@@ -1,5 +1,7 @@
 import { decodeJwt } from 'jose';
+import jsQRModule from 'jsqr';
 import { generate } from 'otplib';
+import { PNG } from 'pngjs';
 
 import { snapshot } from '../support/db.js';
 import { eventsDuring } from '../support/hooks.js';
@@ -11,6 +13,13 @@ import { experienceWorld, redirectUri, strong } from './world.js';
 const mfaOn = (policy: 'NoPrompt' | 'Mandatory', factors = ['Totp', 'WebAuthn', 'BackupCode']) => ({ mfa: { factors, policy } });
 /** A TOTP code as an authenticator app shows it, from otplib, at `at` (ms; now unless pinned). */
 const totp = (secret: string, at = Date.now()) => generate({ secret, epoch: Math.floor(at / 1000) });
+// jsqr is CommonJS whose types declare a default export: under NodeNext the import is the function itself.
+const jsQR = jsQRModule as unknown as typeof jsQRModule.default;
+/** What a camera reads from a `data:image/png` QR code, as an authenticator app scans it. */
+const scan = (dataUrl: string) => {
+  const image = PNG.sync.read(Buffer.from(dataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
+  return jsQR(new Uint8ClampedArray(image.data), image.width, image.height)?.data;
+};
 
 /**
  * MFA in the Experience API, as Logto's (packages/core/src/routes/experience/verification-routes/
@@ -61,6 +70,8 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
       secret: expect.stringMatching(/^[A-Z2-7]+$/),
       secretQrCode: expect.stringMatching(/^data:image\/png;base64,/),
     });
+    const scanned = new URL(scan(secret.body.secretQrCode)!);
+    expect([scanned.protocol, scanned.host, scanned.searchParams.get('secret')]).toEqual(['otpauth:', 'totp', secret.body.secret]);
     const verified = await browser.json('POST', '/api/experience/verification/totp/verify', {
       code: await totp(secret.body.secret),
       verificationId: secret.body.verificationId,
@@ -276,6 +287,7 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
     const events = await eventsDuring(server, receiver, async () => {
       const added = await server.api('POST', path, { body: { type: 'Totp', secret } });
       expect(added.body).toEqual({ type: 'Totp', secret, secretQrCode: expect.stringMatching(/^data:image\/png/) });
+      expect(new URL(scan(added.body.secretQrCode)!).searchParams.get('secret')).toBe(secret);
       expect((await server.api('POST', path, { body: { type: 'Totp' } })).body.code).toBe('user.totp_already_in_use');
       const codes = await server.api('POST', path, { body: { type: 'BackupCode' } });
       expect(codes.body.codes).toHaveLength(10);
