@@ -1,6 +1,6 @@
 import type Provider from 'oidc-provider';
 
-import { createActorIdentifier } from '../grants/token-exchange/actor.js';
+import { createUserTokenReader } from '../grants/token-exchange/user-token.js';
 import * as tokenExchange from '../grants/token-exchange/index.js';
 import { organizationResourceServer, registerOrganizationGrants } from '../grants/organization-tokens.js';
 import type { MintedToken } from '../provider/token-types.js';
@@ -28,9 +28,10 @@ export function registerTokenExchange(
     tokenExchange.buildHandler({
       impersonation,
       resourceServerInfo: getResourceServerInfo,
-      identifyActor: createActorIdentifier(provider, getKey, queries, impersonation.audit, parts.impersonationAccounts.findHost),
+      readUserToken: createUserTokenReader(provider, getKey, queries, impersonation.audit, parts.impersonationAccounts.findHost),
       resourceScopes: async (indicator) => (await caches.resources.get(indicator))?.scopes ?? [],
       roles: caches.roles,
+      rolesOf: async (userId) => caches.roles((await caches.userRoleIds.get(userId)) ?? []),
       minted,
       policy: async () => (await caches.impersonationPolicy.get('policy'))!,
       subjectTokens: parts.subjectTokenSeal,

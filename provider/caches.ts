@@ -64,6 +64,7 @@ export async function createProviderCaches(
     resources,
     defaultResource,
     roles,
+    userRoleIds,
     held,
     heldManagementScopes,
     customizer,

@@ -1,26 +1,23 @@
-import { errors, type KoaContextWithOIDC, type ResourceServer, type ResourceServerInstance } from 'oidc-provider';
+import { errors, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provider';
 import type Provider from 'oidc-provider';
 
-import { ActorRefused } from './actor.js';
+import { exchangeOwnToken, type OwnTokenDeps } from './own-token.js';
+import { targetOf } from './target.js';
+import { TokenRefused, type UserToken } from './user-token.js';
 import { HostAccountsUnavailable, type HostAccount } from '../../impersonation/accounts.js';
 import type { ImpersonationQueries } from '../../impersonation/queries.js';
-import { permissionNames } from '../../provider/resource-servers.js';
-import type { ScopeDocument } from '../../lib/store/models.js';
 import { sha256 } from '../../lib/ids.js';
 import type { SubjectTokenFacts, SubjectTokenSeal } from '../../impersonation/subject-token.js';
-import { scopeIdsOf, type RoleLookup } from '../../provider/role-facts.js';
-import { accessTokenType, impersonationTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim, type MintedToken } from '../../provider/token-types.js';
+import type { RoleLookup } from '../../provider/role-facts.js';
+import { accessTokenType, impersonationTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim } from '../../provider/token-types.js';
 import { isProtected, withinCeiling, type ImpersonationPolicy } from '../../impersonation/policy.js';
-import {
-  organizationIdClaim,
-  organizationsResource,
-  organizationTokenTtl,
-  requestedOrganization,
-  type OrganizationAccess,
-} from '../../provider/organization-access.js';
-import { organizationScopeNamesOf, resourceScopeIdsOf } from '../../provider/organization-facts.js';
+import { organizationIdClaim, organizationsResource, requestedOrganization } from '../../provider/organization-access.js';
 
-/** RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token for its user. */
+/**
+ * RFC 8693 token exchange: a subject token from `POST /api/subject-tokens` becomes an access token
+ * for its user (an impersonation); a user's own access token becomes one for another API resource
+ * (`own-token.ts`).
+ */
 export const grantType = tokenExchangeGrantType;
 export const parameters = [
   'scope',
@@ -37,29 +34,21 @@ export const parameters = [
 /** RFC 8693 §2.1 `requested_token_type`s we answer: our access tokens are JWTs, so both describe what we issue. */
 const issuableTypes = new Set([accessTokenType, jwtTokenType]);
 
-/** Scopes about the user's own identity, granted when asked for, beside the resource's permissions. */
-const identityScopes = new Set(['openid', 'profile', 'email', 'phone', 'address']);
+/** The subject token types: Logto's two names for a subject token, and a user's own JWT access token. */
+const subjectTypes = [impersonationTokenType, accessTokenType, jwtTokenType];
 
-export interface TokenExchangeDeps {
+export interface TokenExchangeDeps extends OwnTokenDeps {
   /** Subject tokens' records and the impersonation audit, whose record spends a token. */
   impersonation: Pick<ImpersonationQueries, 'audit'>;
   resourceServerInfo(ctx: KoaContextWithOIDC, indicator: string, client: NonNullable<KoaContextWithOIDC['oidc']['client']>): Promise<ResourceServer>;
-  /** Verifies an actor token and returns who it names; throws when it is not acceptable. */
-  identifyActor(token: string): Promise<ActClaim>;
-  /** The permissions of an API resource we serve (from the resources cache). */
-  resourceScopes(indicator: string): Promise<ScopeDocument[]>;
+  /** Reads a user's own access token (`user-token.ts`), as actor or as subject; throws `TokenRefused` when it is not acceptable. */
+  readUserToken(token: string, role: 'actor' | 'user'): Promise<UserToken>;
   /** Roles with their permissions (from the roles cache). */
   roles: RoleLookup;
-  /** What this grant tells `extraTokenClaims` about each token it mints. */
-  minted: WeakMap<object, MintedToken>;
   /** The impersonation policy (from its cache). */
   policy(): Promise<ImpersonationPolicy>;
   /** Opens subject tokens (`impersonation/subject-token.ts`). */
   subjectTokens: Pick<SubjectTokenSeal, 'open'>;
-  /** Who may get a token for an organization (`provider/organization-access.ts`). */
-  organizations: Pick<OrganizationAccess, 'ofUser'>;
-  /** The resource server of an organization token, carrying these organization permissions. */
-  organizationServer(organizationId: string, available: Set<string>, ttl: number): ResourceServerInstance;
   /** An embedding host's account, for a subject token issued for one (`hostAccounts`): read at every exchange. */
   findHostAccount(id: string): Promise<HostAccount | undefined>;
 }
@@ -84,7 +73,7 @@ function refused(description: string, reason = description) {
 }
 const subjectRefused = (reason?: string) => refused('the subject token is invalid, expired or already used', reason);
 const actorRefused = (reason: unknown) =>
-  refused('the actor token is not acceptable', reason instanceof ActorRefused ? reason.message : 'the actor token could not be verified');
+  refused('the actor token is not acceptable', reason instanceof TokenRefused ? reason.message : 'the actor token could not be verified');
 
 /** The host's account lookup failed: `temporarily_unavailable` (503), which the client retries, never a refusal. */
 function hostAccountsUnavailable(cause: HostAccountsUnavailable) {
@@ -114,6 +103,10 @@ interface Attempt {
   subject?: Subject;
   /** The audit record that spent the subject token, once written. */
   claimed?: string;
+  /** A user's own access token was exchanged: no impersonation, nothing to audit. */
+  own?: true;
+  /** Why the subject token, sealed by no one here, was not taken as a user's own access token either. */
+  notOwn?: string;
 }
 
 /**
@@ -133,6 +126,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
     try {
       await tokenExchange(ctx, audit, attempt);
     } catch (error) {
+      if (attempt.own) throw error;
       if (attempt.claimed) {
         await impersonations.markFailed(attempt.claimed, reasonOf(error));
       } else {
@@ -160,8 +154,8 @@ export function buildHandler(deps: TokenExchangeDeps) {
     const params = ctx.oidc.params as Record<string, unknown>;
 
     if (!params.subject_token) throw new errors.InvalidRequest('missing required parameter subject_token');
-    if (params.subject_token_type !== accessTokenType && params.subject_token_type !== impersonationTokenType) {
-      throw new errors.InvalidRequest(`subject_token_type must be ${impersonationTokenType} or ${accessTokenType}`);
+    if (!subjectTypes.includes(params.subject_token_type as string)) {
+      throw new errors.InvalidRequest(`subject_token_type must be one of ${subjectTypes.join(', ')}`);
     }
     if (params.actor_token !== undefined && params.actor_token_type !== accessTokenType) {
       throw new errors.InvalidRequest(`actor_token_type must be ${accessTokenType}`);
@@ -185,14 +179,30 @@ export function buildHandler(deps: TokenExchangeDeps) {
     if (audience !== undefined && audience !== resource) throw new errors.InvalidTarget('audience and resource name different API resources');
     const info = resource ? await deps.resourceServerInfo(ctx, resource, client) : undefined;
 
+    const requested = typeof params.scope === 'string' ? [...new Set(params.scope.split(' ').filter(Boolean))] : [];
+
     // Everything that can fail without spending the subject token is checked first. The actor
     // token's signature is checked while the policy is fetched.
     const sealed = params.subject_token as string;
-    const facts = deps.subjectTokens.open(sealed);
+    const facts = params.subject_token_type === jwtTokenType ? undefined : deps.subjectTokens.open(sealed);
+    // Not a subject token of ours: a user's own access token, unless that is refused too.
+    if (!facts && params.subject_token_type !== impersonationTokenType) {
+      const own = await deps.readUserToken(sealed, 'user').catch((error: unknown) => {
+        if (!(error instanceof TokenRefused)) throw error;
+        attempt.notOwn = error.message;
+        return undefined;
+      });
+      if (own) {
+        attempt.own = true;
+        return exchangeOwnToken(ctx, deps, own, { subjectToken: sealed, requestedType, scope: requested, resource, info, organizationId });
+      }
+    }
     const subject: Subject | undefined = facts && { ...facts, _id: sha256(sealed) };
     attempt.subject = subject;
     const [actor, policy, hostAccount] = await Promise.allSettled([
-      typeof params.actor_token === 'string' ? deps.identifyActor(params.actor_token) : undefined,
+      typeof params.actor_token === 'string'
+        ? deps.readUserToken(params.actor_token, 'actor').then(({ sub, act }) => ({ sub, ...(act && { act }) }))
+        : undefined,
       deps.policy(),
       subject?.hostAccount ? deps.findHostAccount(subject.userId) : undefined,
     ]);
@@ -204,7 +214,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
     if (actor.status === 'rejected') throw actorRefused(actor.reason);
     const act: ActClaim | undefined = actor.value;
     // Not sealed here (forged, altered, another deployment's), or expired: one answer, as for a used one.
-    if (!subject || subject.expiresAt <= Date.now()) throw subjectRefused();
+    if (!subject || subject.expiresAt <= Date.now()) throw subjectRefused(attempt.notOwn);
     // A host's account is asked again: nothing the host changes voids its token.
     if (subject.hostAccount) {
       const account = hostAccount.value;
@@ -214,51 +224,34 @@ export function buildHandler(deps: TokenExchangeDeps) {
     }
     const { userId, roleIds } = subject;
     // Acting as oneself is no impersonation, and would let a user launder its own token.
-    if (act?.sub === userId) throw actorRefused(new ActorRefused("the actor is the subject token's own user"));
+    if (act?.sub === userId) throw actorRefused(new TokenRefused("the actor is the subject token's own user"));
     // RFC 8693 §4.4: a token bound to an actor goes only with that actor's token; the policy may ask an actor of every exchange.
     if (subject.actorId !== undefined && act?.sub !== subject.actorId) {
       throw actorRefused(
-        new ActorRefused(
+        new TokenRefused(
           act
             ? 'the actor token names another user than the one the subject token is bound to'
             : 'the subject token is bound to an actor: its actor token is required',
         ),
       );
     }
-    if (!act && policy.value.requireActorToken) throw actorRefused(new ActorRefused('the impersonation policy requires an actor token'));
+    if (!act && policy.value.requireActorToken) throw actorRefused(new TokenRefused('the impersonation policy requires an actor token'));
     // The policy as it is now, on the roles the user holds: any change to them voided the token.
     if (isProtected(policy.value, roleIds)) throw subjectRefused('the impersonation policy protects this user');
 
     // Within an organization, only what the user's roles there give; refused as Logto refuses (not a member, MFA required without a factor).
     const organizationRoles = organizationId === undefined ? undefined : await deps.organizations.ofUser(organizationId, client.clientId, userId);
-    const requested = typeof params.scope === 'string' ? [...new Set(params.scope.split(' ').filter(Boolean))] : [];
     const roles = await deps.roles(roleIds);
-    let scope: string;
-    let resourceServer: ResourceServerInstance;
-    if (resource) {
-      // Granted: what was asked ∩ (the resource's permissions the user holds, by id, plus identity
-      // scopes). By id, not name: a permission of the same name on another resource grants nothing here.
-      const held = organizationRoles ? resourceScopeIdsOf(organizationRoles) : scopeIdsOf(roles);
-      const grantable = new Set(permissionNames(await deps.resourceScopes(resource), held));
-      // Then the policy's ceiling: permissions an impersonated token never carries, whatever the user holds.
-      scope = withinCeiling(
-        policy.value,
-        resource,
-        requested.filter((name) => identityScopes.has(name) || grantable.has(name)),
-      ).join(' ');
-      // No longer than the resource allows, nor than the policy does.
-      const ttl = Math.min(info!.accessTokenTTL ?? policy.value.maxTokenTtl, policy.value.maxTokenTtl);
-      resourceServer = new provider.ResourceServer(resource, { ...info!, accessTokenTTL: ttl });
-    } else {
-      // The organization's own token: its permissions the user's roles give there, under the ceiling the policy sets for organizations.
-      const available = organizationScopeNamesOf(organizationRoles!);
-      scope = withinCeiling(
-        policy.value,
-        organizationsResource,
-        requested.filter((name) => available.has(name)),
-      ).join(' ');
-      resourceServer = deps.organizationServer(organizationId!, available, Math.min(organizationTokenTtl, policy.value.maxTokenTtl));
-    }
+    const target = await targetOf(provider, deps, { resource, info, organizationId, roles, organizationRoles });
+    // What was asked, within what the user's roles give there, and then within the policy's
+    // ceiling: permissions an impersonated token never carries, whatever the user holds.
+    const scope = withinCeiling(
+      policy.value,
+      resource ?? organizationsResource,
+      requested.filter((name) => target.grantable.has(name)),
+    ).join(' ');
+    // No longer than the resource or organization allows, nor than the policy does.
+    const resourceServer = target.server(Math.min(target.ttl ?? policy.value.maxTokenTtl, policy.value.maxTokenTtl));
 
     const token = new provider.AccessToken({
       accountId: userId,
