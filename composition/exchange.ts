@@ -28,7 +28,7 @@ export function registerTokenExchange(
     tokenExchange.buildHandler({
       impersonation,
       resourceServerInfo: getResourceServerInfo,
-      readUserToken: createUserTokenReader(provider, getKey, queries, impersonation.audit, parts.impersonationAccounts.findHost),
+      ...createUserTokenReader(provider, getKey, queries, impersonation.audit, parts.impersonationAccounts.findHost),
       resourceScopes: async (indicator) => (await caches.resources.get(indicator))?.scopes ?? [],
       roles: caches.roles,
       rolesOf: async (userId) => caches.roles((await caches.userRoleIds.get(userId)) ?? []),

@@ -60,6 +60,7 @@ export const recordedChanges = [
   'User.deleted',
   'User.suspension.updated',
   'User.roles.updated',
+  'User.personalAccessTokens.updated',
   'Organization.created',
   'Organization.updated',
   'Organization.deleted',

@@ -60,6 +60,7 @@ export const apiErrorStatus = {
   'session.verification_session_not_found': 404,
   'user.missing_mfa': 422,
   'user.totp_already_in_use': 422,
+  'user.personal_access_token_name_exists': 422,
   'user.totp_secret_invalid': 422,
   'user.backup_code_already_in_use': 422,
   'user.identity_already_in_use': 422,

@@ -22,6 +22,7 @@ import { memberRoleRoutes } from './organizations/member-roles.js';
 import { consentOrganizationRoutes } from './organizations/consent-organizations.js';
 import { invitationRoutes } from './organizations/invitations.js';
 import { oneTimeTokenRoutes } from './one-time-tokens.js';
+import { personalAccessTokenRoutes } from './personal-access-tokens.js';
 import { jitRoutes } from './organizations/jit.js';
 import { relationRoutes } from './relations/catalog.js';
 import { resourceRoutes } from './resources.js';
@@ -62,6 +63,7 @@ const routeTables = [
   userIdentityRoutes,
   sessionRoutes,
   mfaVerificationRoutes,
+  personalAccessTokenRoutes,
   roleRoutes,
   organizationRoutes,
   memberRoleRoutes,

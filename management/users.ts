@@ -254,6 +254,7 @@ export function userRoutes(router: ApiRouter, deps: ManagementDeps) {
       await queries.links.organizationUsers.removeAllOfRight(userId);
       await queries.organizationUserRoles.removeAllOfMember(userId);
       await queries.consentOrganizations.removeAllOfUser(userId);
+      await queries.personalAccessTokens.removeAllOfUser(userId);
       await deps.revokeAccount(userId, 'deletion');
       record({ entity: 'User', action: 'deleted', id: userId, data: userToApi(before) });
     });

@@ -13,7 +13,8 @@ import { createGetResourceServerInfo, type ResourceServerDeps } from './resource
 import { checkingOrganizationAccess, wantsOrganizationToken, type OrganizationAccess } from './organization-access.js';
 import { withOrganizationChooser } from './organization-binding.js';
 
-const defaultAccessTokenTtl = 3600;
+/** An access token's lifetime where its resource sets none, in seconds. */
+export const defaultAccessTokenTtl = 3600;
 /** A sign-in session lives 14 days (as in Logto and oidc-provider); an interaction, an hour. */
 const sessionTtl = 14 * 24 * 3600;
 const interactionTtl = 3600;

@@ -5,6 +5,8 @@ export const accessTokenType = 'urn:ietf:params:oauth:token-type:access_token';
 export const jwtTokenType = 'urn:ietf:params:oauth:token-type:jwt';
 /** Logto's name for a subject token of its `POST /api/subject-tokens` (beside `accessTokenType`, which it accepted first). */
 export const impersonationTokenType = 'urn:logto:token-type:impersonation_token';
+/** Logto's name for a personal access token (`POST /api/users/:userId/personal-access-tokens`) as a subject token. */
+export const personalAccessTokenType = 'urn:logto:token-type:personal_access_token';
 
 import type { UserDocument } from '../lib/store/models.js';
 

@@ -9,7 +9,14 @@ import type { ImpersonationQueries } from '../../impersonation/queries.js';
 import { sha256 } from '../../lib/ids.js';
 import type { SubjectTokenFacts, SubjectTokenSeal } from '../../impersonation/subject-token.js';
 import type { RoleLookup } from '../../provider/role-facts.js';
-import { accessTokenType, impersonationTokenType, jwtTokenType, tokenExchangeGrantType, type ActClaim } from '../../provider/token-types.js';
+import {
+  accessTokenType,
+  impersonationTokenType,
+  jwtTokenType,
+  personalAccessTokenType,
+  tokenExchangeGrantType,
+  type ActClaim,
+} from '../../provider/token-types.js';
 import { isProtected, withinCeiling, type ImpersonationPolicy } from '../../impersonation/policy.js';
 import { organizationIdClaim, organizationsResource, requestedOrganization } from '../../provider/organization-access.js';
 
@@ -34,8 +41,8 @@ export const parameters = [
 /** RFC 8693 §2.1 `requested_token_type`s we answer: our access tokens are JWTs, so both describe what we issue. */
 const issuableTypes = new Set([accessTokenType, jwtTokenType]);
 
-/** The subject token types: Logto's two names for a subject token, and a user's own JWT access token. */
-const subjectTypes = [impersonationTokenType, accessTokenType, jwtTokenType];
+/** The subject token types: Logto's two names for a subject token, a user's own JWT access token, a personal access token. */
+const subjectTypes = [impersonationTokenType, accessTokenType, jwtTokenType, personalAccessTokenType];
 
 export interface TokenExchangeDeps extends OwnTokenDeps {
   /** Subject tokens' records and the impersonation audit, whose record spends a token. */
@@ -43,6 +50,8 @@ export interface TokenExchangeDeps extends OwnTokenDeps {
   resourceServerInfo(ctx: KoaContextWithOIDC, indicator: string, client: NonNullable<KoaContextWithOIDC['oidc']['client']>): Promise<ResourceServer>;
   /** Reads a user's own access token (`user-token.ts`), as actor or as subject; throws `TokenRefused` when it is not acceptable. */
   readUserToken(token: string, role: 'actor' | 'user'): Promise<UserToken>;
+  /** Reads a personal access token; throws `TokenRefused` when it is not acceptable. */
+  readPersonalAccessToken(value: string): Promise<UserToken>;
   /** Roles with their permissions (from the roles cache). */
   roles: RoleLookup;
   /** The impersonation policy (from its cache). */
@@ -184,6 +193,13 @@ export function buildHandler(deps: TokenExchangeDeps) {
     // Everything that can fail without spending the subject token is checked first. The actor
     // token's signature is checked while the policy is fetched.
     const sealed = params.subject_token as string;
+    if (params.subject_token_type === personalAccessTokenType) {
+      attempt.own = true;
+      const own = await deps.readPersonalAccessToken(sealed).catch((error: unknown) => {
+        throw error instanceof TokenRefused ? subjectRefused(error.message) : error;
+      });
+      return exchangeOwnToken(ctx, deps, own, { subjectToken: sealed, requestedType, scope: requested, resource, info, organizationId });
+    }
     const facts = params.subject_token_type === jwtTokenType ? undefined : deps.subjectTokens.open(sealed);
     // Not a subject token of ours: a user's own access token, unless that is refused too.
     if (!facts && params.subject_token_type !== impersonationTokenType) {

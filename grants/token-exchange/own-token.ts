@@ -2,6 +2,7 @@ import { errors, type KoaContextWithOIDC, type ResourceServer } from 'oidc-provi
 import type Provider from 'oidc-provider';
 
 import { sha256 } from '../../lib/ids.js';
+import { defaultAccessTokenTtl } from '../../provider/configure.js';
 import type { OrganizationAccess } from '../../provider/organization-access.js';
 import { organizationIdClaim } from '../../provider/organization-access.js';
 import { tokenExchangeGrantType, type MintedToken, type RoleFacts } from '../../provider/token-types.js';
@@ -32,7 +33,8 @@ const refused = (description: string) => new errors.InvalidRequest(description);
 /**
  * Logto's access-token exchange: a user's own access token, issued to this client, traded for a
  * token of the same user for another API resource or an organization, with what the user's roles
- * give there now (as a sign-in for that resource would). No one else is named: there is no
+ * give there now (as a sign-in for that resource would); and its personal access token exchange,
+ * the same for a confidential client holding one of the user's personal access tokens. No one else is named: there is no
  * actor, and no impersonation is recorded. It never outlives the token it was exchanged for, so
  * that exchanging again and again cannot keep a signed-out user's authority alive.
  */
@@ -43,10 +45,15 @@ export async function exchangeOwnToken(ctx: KoaContextWithOIDC, deps: OwnTokenDe
   // RFC 8693 §1.1: with a subject token alone, the new token is the user's own (no delegation);
   // an actor goes with a subject token of `POST /api/subject-tokens` only.
   if (params.actor_token !== undefined) throw refused("actor_token is not accepted with a user's own access token");
-  // A token handed to a resource server must not become that server's key to the user's other APIs.
-  if (own.clientId !== client.clientId) throw refused('the subject token was issued to another client');
+  if (own.clientId === undefined) {
+    // A personal access token is a long-lived secret: only a client that proves itself may spend it (Logto's rule too).
+    if (client.clientAuthMethod === 'none') throw refused('a personal access token is exchanged by a confidential client only');
+  } else if (own.clientId !== client.clientId) {
+    // A token handed to a resource server must not become that server's key to the user's other APIs.
+    throw refused('the subject token was issued to another client');
+  }
   if (own.act) throw refused('the subject token names an actor: it represents someone else');
-  const remaining = own.expiresAt - Math.floor(Date.now() / 1000);
+  const remaining = own.expiresAt === undefined ? Infinity : own.expiresAt - Math.floor(Date.now() / 1000);
   if (remaining <= 0) throw refused('the subject token has expired');
 
   const { resource, info, organizationId } = request;
@@ -63,7 +70,7 @@ export async function exchangeOwnToken(ctx: KoaContextWithOIDC, deps: OwnTokenDe
     grantId: sha256(request.subjectToken),
     gty: tokenExchangeGrantType,
     ...(scope && { scope }),
-    resourceServer: target.server(Math.min(target.ttl ?? remaining, remaining)),
+    resourceServer: target.server(Math.min(target.ttl ?? defaultAccessTokenTtl, remaining)),
   });
   deps.minted.set(token, {
     claims: { ...(resource && organizationId !== undefined && { [organizationIdClaim]: organizationId }) },

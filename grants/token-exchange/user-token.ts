@@ -1,6 +1,7 @@
 import { jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type Provider from 'oidc-provider';
 
+import { sha256 } from '../../lib/ids.js';
 import { createBatch } from '../../lib/store/batch.js';
 import type { UserDocument } from '../../lib/store/models.js';
 import type { Queries } from '../../lib/store/queries/index.js';
@@ -23,10 +24,10 @@ export class TokenRefused extends Error {
 export interface UserToken {
   /** The user it was issued for. */
   sub: string;
-  /** The client it was issued to. */
-  clientId: string;
-  /** When it expires, in seconds since the epoch. */
-  expiresAt: number;
+  /** The client it was issued to; none for a personal access token, which any confidential client may exchange. */
+  clientId?: string;
+  /** When it expires, in seconds since the epoch; none for a personal access token that never expires. */
+  expiresAt?: number;
   /** The `act` it carries, nested in a new token's (RFC 8693 §4.1). */
   act?: ActClaim;
 }
@@ -96,14 +97,29 @@ export function createUserTokenReader(
     return account && { kind: 'host', account };
   }
 
-  /** The token, once it is known to be a live user's own; throws `TokenRefused` otherwise. */
-  return async function readUserToken(token: string, role: Role): Promise<UserToken> {
-    const { exchanged, ...userToken } = await read(token, role);
-    const [minted, account] = await Promise.all([exchanged, accountOf(userToken.sub)]);
-    if (minted) throw new TokenRefused(`${tokenName(role)} was minted by a token exchange`);
+  async function assertLive(sub: string, role: Role) {
+    const account = await accountOf(sub);
     if (!account)
       throw new TokenRefused(findHost === noHost ? `the ${role} is not one of our users, and no hostAccounts lookup is set` : `the ${role} no longer exists`);
     if (isSuspended(account)) throw new TokenRefused(`the ${role} is suspended`);
-    return userToken;
+  }
+
+  return {
+    /** The token, once it is known to be a live user's own; throws `TokenRefused` otherwise. */
+    async readUserToken(token: string, role: Role): Promise<UserToken> {
+      const { exchanged, ...userToken } = await read(token, role);
+      const [minted] = await Promise.all([exchanged, assertLive(userToken.sub, role)]);
+      if (minted) throw new TokenRefused(`${tokenName(role)} was minted by a token exchange`);
+      return userToken;
+    },
+
+    /** A personal access token (`POST /api/users/:userId/personal-access-tokens`) of a live user, unexpired; throws `TokenRefused` otherwise. */
+    async readPersonalAccessToken(value: string): Promise<UserToken> {
+      const found = await queries.personalAccessTokens.findByHash(sha256(value));
+      if (!found) throw new TokenRefused('the personal access token is not known');
+      if (found.expiresAt !== null && found.expiresAt <= Date.now()) throw new TokenRefused('the personal access token has expired');
+      await assertLive(found.userId, 'user');
+      return { sub: found.userId, ...(found.expiresAt !== null && { expiresAt: Math.floor(found.expiresAt / 1000) }) };
+    },
   };
 }

@@ -7,6 +7,7 @@ import type { Db } from 'mongodb';
 export const dataCollections = [
   'applications',
   'application_secrets',
+  'personal_access_tokens',
   'resources',
   'scopes',
   'roles',

@@ -10,6 +10,7 @@ import { createConsentOrganizationQueries } from './consent-organizations.js';
 import { createInvitationQueries } from './invitations.js';
 import { createOneTimeTokenQueries } from './one-time-tokens.js';
 import { createOrganizationMemberRoleQueries } from './organization-member-roles.js';
+import { createPersonalAccessTokenQueries } from './personal-access-tokens.js';
 import { createResourceQueries } from './resources.js';
 
 const inUse = (code: ApiError['code'], what: string) => () => new ApiError(code, `${what} is already in use`);
@@ -63,6 +64,7 @@ export function createQueries(db: Db) {
     consentOrganizations: createConsentOrganizationQueries(db),
     invitations: createInvitationQueries(db),
     oneTimeTokens: createOneTimeTokenQueries(db),
+    personalAccessTokens: createPersonalAccessTokenQueries(db),
     changes: createChangeQueries(db),
     links,
   };
