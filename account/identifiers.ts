@@ -15,7 +15,7 @@ import { accountPrefix, recordId, type AccountApiDeps, type AccountKit, type Acc
  * account has it. Removing one the settings require, or the account's last way to sign in, is 422.
  */
 export function identifierRoutes(router: AccountRouter, kit: AccountKit, deps: Pick<AccountApiDeps, 'queries' | 'signInSettings'>) {
-  const accounts = createAccountLookup(deps.queries);
+  const accounts = createAccountLookup(deps.queries, async () => (await deps.signInSettings()).emailBlocklistPolicy);
 
   /**
    * Whether the account keeps what the settings require, and a way to sign in, without `field`:
@@ -59,6 +59,8 @@ export function identifierRoutes(router: AccountRouter, kit: AccountKit, deps: P
           await kit.codes.isSpendable(kit.codeOwner(state), proof, 'Account', [target]),
           () => new ApiError('verification_record.not_found', `newIdentifierVerificationRecordId is not a verified code for this ${field}`),
         );
+        // The settings' email policy, before anything is spent (Logto's Account API checks it too).
+        if (field === 'email') await accounts.assertEmailAllowed(target.value);
         const owner = await accounts.findUser(target);
         assertThat(!owner || owner._id === state.user._id, () =>
           field === 'email'

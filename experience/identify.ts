@@ -54,7 +54,7 @@ export function createIdentification({
     },
     newPasswordIdentity: {
       async Register(_experience, { username, passwordHash }) {
-        await accounts.assertUnused({ username });
+        await accounts.assertAvailable({ username });
         return { profile: { username, passwordHash } };
       },
     },
@@ -78,7 +78,7 @@ export function createIdentification({
           ({ signUp }) => signUp.identifiers.includes(type),
           new ApiError('user.sign_up_method_not_enabled', `signing up with an ${type} is not enabled`),
         );
-        await accounts.assertUnused({ [type]: value });
+        await accounts.assertAvailable({ [type]: value });
         return { profile: { [type]: value } };
       },
       async ForgotPassword(experience, verificationId) {
@@ -107,6 +107,8 @@ export function createIdentification({
     if (event === 'Register') {
       assertThat(!owner, () => new ApiError('user.identity_already_in_use', 'this account of the provider belongs to another user already'));
       const email = upstream.email && !(await accounts.findUser({ type: 'email', value: upstream.email })) ? upstream.email : undefined;
+      // As Logto's: a new account does not get an address the settings' email policy refuses.
+      if (email) await accounts.assertEmailAllowed(email);
       return { profile: { socialIdentity, ...(email && { email }) } };
     }
     assertThat(event === 'SignIn', notFound);
@@ -188,7 +190,7 @@ export function createIdentification({
   async function oneTimeToken(event: InteractionKind, { email, jitOrganizationIds }: Extract<Verification, { type: 'oneTimeToken' }>): Promise<Identified> {
     const joins = jitOrganizationIds.length > 0 ? { jitOrganizationIds } : {};
     if (event === 'Register') {
-      await accounts.assertUnused({ email });
+      await accounts.assertAvailable({ email });
       return { profile: { email, ...joins } };
     }
     assertThat(event === 'SignIn', notFound);

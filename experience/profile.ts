@@ -66,6 +66,7 @@ export function profileSteps(
         target.type === type,
         new ApiError('guard.invalid_input', `the verification is for an ${target.type}, not an ${type}`, { field: 'body.type' }),
       );
+      if (target.type === 'email') await accounts.assertEmailAllowed(target.value);
       const owner = await accounts.findUser(target);
       assertThat(!owner || owner._id === experience.userId, () =>
         type === 'email'
@@ -85,7 +86,7 @@ export function profileSteps(
       const user = event === 'SignIn' ? await accountLacking(experience, type) : undefined;
       if (type === 'username') {
         if (event === 'Register') requireSignUpIdentifier(await deps.signInSettings(), 'username');
-        await accounts.assertUnused({ username: value });
+        await accounts.assertAvailable({ username: value });
         await setProfile(experience, { username: value });
       } else {
         assertPasswordAllowed(value, [user?.username ?? experience.profile.username, user?.primaryEmail ?? experience.profile.email]);

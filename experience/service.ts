@@ -23,7 +23,7 @@ export type { Identifier, IdentifierType } from '../sign-in/accounts.js';
  * these functions; each kind of step is a module of its own.
  */
 export function createExperienceService(deps: ExperienceServiceDeps) {
-  const accounts = createAccountLookup(deps.queries);
+  const accounts = createAccountLookup(deps.queries, async () => (await deps.signInSettings()).emailBlocklistPolicy);
   const interaction = createInteraction(deps);
   const { mfaStep } = interaction;
   // Every password hash goes through the address's budget, then the process's cap.

@@ -30,6 +30,8 @@ export const apiErrorStatus = {
   'scope.name_exists': 422,
   'user.username_already_in_use': 422,
   'user.email_already_in_use': 422,
+  'session.email_blocklist.email_not_allowed': 422,
+  'session.email_blocklist.email_subaddressing_not_allowed': 422,
   'user.phone_already_in_use': 422,
   'user.invalid_phone': 422,
   'user.suspended': 422,

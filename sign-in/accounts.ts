@@ -1,3 +1,4 @@
+import { assertEmailAllowed as assertAllowedByPolicy, type EmailPolicy } from './email-policy.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import type { Queries } from '../lib/store/queries/index.js';
@@ -15,10 +16,22 @@ const identifierFilter = ({ type, value }: Identifier) =>
   type === 'email' ? { emailKey: emailKey(value) } : type === 'phone' ? { primaryPhone: value } : { username: value };
 
 /** The accounts the sign-in experience looks up: by identifier, and whether a new one's identifiers are free. */
-export function createAccountLookup(queries: Queries) {
+/**
+ * Accounts as the sign-in experience finds them. `emailPolicy` reads the settings' email policy,
+ * which every address about to become an account's must pass.
+ */
+export function createAccountLookup(queries: Queries, emailPolicy: () => Promise<EmailPolicy | undefined> = async () => undefined) {
   const findUser = (identifier: Identifier) => queries.users.collection.findOne(identifierFilter(identifier));
 
-  async function assertUnused(profile: { username?: string | undefined; email?: string | undefined; phone?: string | undefined }) {
+  /** Refuses (422) an email address the settings' policy does not let become an account's. */
+  const assertEmailAllowed = async (email: string) => assertAllowedByPolicy(await emailPolicy(), email);
+
+  /**
+   * Refuses identifiers that cannot become this account's: taken by another account (422), or an
+   * email address the policy refuses (422, checked first: it says nothing of other accounts).
+   */
+  async function assertAvailable(profile: { username?: string | undefined; email?: string | undefined; phone?: string | undefined }) {
+    if (profile.email) await assertEmailAllowed(profile.email);
     if (profile.username) {
       assertThat(
         !(await findUser({ type: 'username', value: profile.username })),
@@ -45,7 +58,7 @@ export function createAccountLookup(queries: Queries) {
   /** The user an upstream account (`<target>:<id>`) is linked to. */
   const findUserByIdentity = (key: string) => queries.users.collection.findOne({ identityKeys: key });
 
-  return { findUser, findUserById, findUserByIdentity, assertUnused };
+  return { findUser, findUserById, findUserByIdentity, assertAvailable, assertEmailAllowed };
 }
 
 export type AccountLookup = ReturnType<typeof createAccountLookup>;

@@ -49,7 +49,7 @@ export function assertProfileComplete(settings: SignInSettings, held: ProfileHel
 export async function newAccountProfile(profile: GatheredProfile, accounts: AccountLookup, settings: SignInSettings) {
   const { username, email, phone, passwordHash } = profile;
   assertProfileComplete(settings, heldBy(profile));
-  await accounts.assertUnused({ username, email, phone });
+  await accounts.assertAvailable({ username, email, phone });
   return { username, email, phone, passwordHash };
 }
 

@@ -1,3 +1,4 @@
+import { emailPolicySchema, type EmailPolicy } from './email-policy.js';
 import type { Db } from 'mongodb';
 
 import { ApiError, assertThat, type ApiErrorCode } from '../lib/errors.js';
@@ -41,6 +42,8 @@ export interface SignInSettings {
   signIn: { methods: SignInMethod[] };
   mfa: MfaSettings;
   passkeySignIn: { enabled: boolean };
+  /** Which email addresses may become an account's (`sign-in/email-policy.ts`). */
+  emailBlocklistPolicy: EmailPolicy;
 }
 
 /**
@@ -98,6 +101,7 @@ export const defaultSignInSettings: SignInSettings = {
   },
   mfa: { factors: [], policy: 'UserControlled' },
   passkeySignIn: { enabled: false },
+  emailBlocklistPolicy: {},
 };
 
 const identifier = { enum: signInIdentifiers } as const;
@@ -155,6 +159,7 @@ export const signInSettingsSchemas = {
     required: ['enabled'],
     additionalProperties: false,
   },
+  emailBlocklistPolicy: emailPolicySchema,
 } as const;
 
 const invalid = (code: ApiErrorCode, message: string) => () => new ApiError(code, message);
@@ -253,8 +258,8 @@ export function missingProfile({ signUp }: SignInSettings, held: ProfileHeld): M
 }
 
 const settingsId = 'sign-in-exp';
-type SettingsDocument = Omit<SignInSettings, 'mfa' | 'passkeySignIn'> &
-  Partial<Pick<SignInSettings, 'mfa' | 'passkeySignIn'>> & { _id: typeof settingsId; updatedAt: number };
+type SettingsDocument = Omit<SignInSettings, 'mfa' | 'passkeySignIn' | 'emailBlocklistPolicy'> &
+  Partial<Pick<SignInSettings, 'mfa' | 'passkeySignIn' | 'emailBlocklistPolicy'>> & { _id: typeof settingsId; updatedAt: number };
 
 /** The settings as stored in `configs` (the defaults until the first PATCH). */
 export function signInSettingsStore(db: Db) {
@@ -270,6 +275,7 @@ export function signInSettingsStore(db: Db) {
             signIn: stored.signIn,
             ...(stored.mfa && { mfa: stored.mfa }),
             ...(stored.passkeySignIn && { passkeySignIn: stored.passkeySignIn }),
+            ...(stored.emailBlocklistPolicy && { emailBlocklistPolicy: stored.emailBlocklistPolicy }),
           }
         : defaultSignInSettings;
     },

@@ -37,6 +37,8 @@ const fieldOfError: Partial<Record<string, string>> = {
   'password.rejected': 'password',
   'user.username_already_in_use': 'username',
   'user.email_already_in_use': 'email',
+  'session.email_blocklist.email_not_allowed': 'email',
+  'session.email_blocklist.email_subaddressing_not_allowed': 'email',
   'user.phone_already_in_use': 'phone',
   'user.invalid_phone': 'phone',
 };

@@ -30,6 +30,8 @@ export function codeSteps(
       const started = requireEvent(experience, 'Register', 'SignIn', 'ForgotPassword');
       const event = purpose ?? started;
       const target = codeTargetOf(given);
+      // As Logto's: an address the settings' email policy refuses gets no registration code.
+      if (event === 'Register' && target.type === 'email') await accounts.assertEmailAllowed(target.value);
       const over = await countCodeSend(counters, target, caller.ip);
       if (over) {
         await interaction.announce(experience, caller, 'Message.RateLimited', rateLimitedFields(target));

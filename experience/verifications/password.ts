@@ -82,7 +82,7 @@ export function passwordSteps(
       // hashes, as identifying a registration did when this step was a registration's only, so that
       // usernames cannot be tried without limit. Then Logto's order: a taken username before the password's faults.
       const passwordHash = await hashFor(caller, () => passwords.hash(password));
-      await accounts.assertUnused({ username });
+      await accounts.assertAvailable({ username });
       assertPasswordAllowed(password, [username, experience.profile.email]);
       const verificationId = generateId();
       await store.addVerification(experience._id, verificationId, { type: 'newPasswordIdentity', username, passwordHash });

@@ -222,6 +222,21 @@ describe('the Account API (/api/my-account)', () => {
       );
     });
 
+    it("refuses an address the sign-in experience's email policy refuses (422), spending nothing and changing nothing", async () => {
+      await server.api('PATCH', '/api/sign-in-exp', { body: { emailBlocklistPolicy: { customBlocklist: ['@blocked.example'] } } });
+      try {
+        const token = await tokenFor(firstParty, 'openid email phone');
+        const stepUp = await provedBy(token, { type: 'phone', value: '+61 412 345 600' });
+        const proof = await provedBy(token, { type: 'email', value: 'me@blocked.example' });
+        const before = await snapshot(server.database.db);
+        const refused = await withStepUp(token, 'POST', '/primary-email', stepUp, { email: 'me@blocked.example', newIdentifierVerificationRecordId: proof });
+        expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 422, code: 'session.email_blocklist.email_not_allowed' });
+        expect(await snapshot(server.database.db)).toBe(before);
+      } finally {
+        await server.api('PATCH', '/api/sign-in-exp', { body: { emailBlocklistPolicy: {} } });
+      }
+    });
+
     it('adds and removes a phone with the phone scope, normalized; refuses another account’s number (422) and a removal the settings forbid', async () => {
       const token = await tokenFor(firstParty, 'openid phone');
       const password = async () =>

@@ -28,6 +28,7 @@ describe('sign-in experience settings (GET/PATCH /api/sign-in-exp)', () => {
       signIn: { methods: ['username', 'email', 'phone'].map((identifier) => method(identifier, true, false)) },
       mfa: { factors: [], policy: 'UserControlled' },
       passkeySignIn: { enabled: false },
+      emailBlocklistPolicy: {},
     });
   });
 

@@ -118,6 +118,21 @@ describe('social sign-in (connectors, Experience API)', () => {
     expect((await server.api('PATCH', `/api/connectors/${oidcConnector}`, { body: { config: { scope: 'openid email profile' } } })).status).toBe(200);
   });
 
+  it("refuses a registration whose provider-verified email the sign-in experience's email policy refuses, creating no account (Logto email-blocklist.test.ts)", async () => {
+    await server.api('PATCH', '/api/sign-in-exp', { body: { emailBlocklistPolicy: { customBlocklist: ['@blocked.example'] } } });
+    try {
+      idp.signInAs({ sub: 'upstream-blocked', email: 'someone@blocked.example', email_verified: true });
+      const register = await begin('Register');
+      const leg = await upstreamLeg(register.browser, oidcConnector);
+      expect((await verifyLeg(register.browser, oidcConnector, leg)).status).toBe(200);
+      const identified = await register.browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId });
+      expect({ status: identified.status, code: identified.body.code }).toEqual({ status: 422, code: 'session.email_blocklist.email_not_allowed' });
+      expect(await server.database.db.collection('users').countDocuments({ primaryEmail: 'someone@blocked.example' })).toBe(0);
+    } finally {
+      await server.api('PATCH', '/api/sign-in-exp', { body: { emailBlocklistPolicy: {} } });
+    }
+  });
+
   it('registers through the OpenID Connect provider (User.Created, PostRegister; the verified email taken), then signs in again (PostSignIn)', async () => {
     idp.signInAs({ sub: 'upstream-ada', email: 'ada.upstream@example.com', email_verified: true, name: 'Ada Upstream' });
     const register = await begin('Register');
