@@ -14,8 +14,11 @@ const notUsable = () => permissionDenied('the verification has expired, was used
 export function createAccountKit(deps: AccountApiDeps): AccountKit {
   const { queries } = deps;
   const records = createVerificationRecords(deps.db);
-  // Wrong passwords at the step-up: 5 per account per 15 minutes, as at sign-in, so that a stolen token cannot guess the password.
-  const counters = createCounters(deps.db, { limits: { ...defaultLimits, ...deps.limits } });
+  // Wrong passwords at the step-up: the account lockout of the sign-in (5 per 15 minutes, or the sentinel policy), so that a stolen token cannot guess the password.
+  const counters = createCounters(deps.db, {
+    limits: { ...defaultLimits, ...deps.limits },
+    sentinel: async () => (await deps.signInSettings()).sentinelPolicy,
+  });
   const codes = createCodes(deps.db);
 
   const codeOwner = (state: AccountState) => accountCodeOwner(state.user._id, state.auth.clientId);

@@ -143,7 +143,7 @@ function webAuthnBrowserBundle(): string {
 export function createExperience(deps: ExperienceDeps): Experience {
   const { db, provider, queries, logger, branding } = deps;
   const store = createExperienceStore(db);
-  const counters = createCounters(db, { limits: { ...defaultLimits, ...deps.limits } });
+  const counters = createCounters(db, { limits: { ...defaultLimits, ...deps.limits }, sentinel: async () => (await deps.signInSettings()).sentinelPolicy });
   const mfa = createExperienceMfa({
     queries,
     store,

@@ -69,11 +69,17 @@ const bucketsPerWindow = 10;
  * *before* the work it guards (one atomic upsert, the counts read after it), so parallel attempts
  * cannot all pass a check made before any counted.
  */
-export function createCounters(db: Db, { now = Date.now, limits = defaultLimits }: { now?: () => number; limits?: Limits } = {}) {
+export function createCounters(
+  db: Db,
+  { now = Date.now, limits = defaultLimits, sentinel }: { now?: () => number; limits?: Limits; sentinel?: () => Promise<SentinelPolicy | undefined> } = {},
+) {
   const counters = db.collection<CounterDocument>('attempt_counters');
 
-  const bucketsOf = (name: LimitName, key: string) => {
-    const { windowMs } = limits[name];
+  /** A limit as it is now: the account lockout as the sign-in settings' `sentinelPolicy` sets it, every other as configured. */
+  const limitOf = async (name: LimitName): Promise<Limit> =>
+    name === 'failedPassword' && sentinel ? lockoutLimit(limits[name], await sentinel()) : limits[name];
+
+  const bucketsOf = ({ windowMs }: Limit, name: LimitName, key: string) => {
     const bucketMs = Math.max(1, Math.ceil(windowMs / bucketsPerWindow));
     const at = now();
     const current = Math.floor(at / bucketMs) * bucketMs;
@@ -105,9 +111,10 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
     async hit(name: LimitName, key: string): Promise<Attempt> {
       const known = refusedUntil.get(`${name}:${key}`);
       if (known !== undefined && known > now()) {
-        return { count: limits[name].limit + 1, over: true, last: true, retryAfter: Math.max(1, Math.ceil((known - now()) / 1000)) };
+        return { count: (await limitOf(name)).limit + 1, over: true, last: true, retryAfter: Math.max(1, Math.ceil((known - now()) / 1000)) };
       }
-      const { at, windowMs, bucketMs, starts, id, expiresAt } = bucketsOf(name, key);
+      const current = await limitOf(name);
+      const { at, windowMs, bucketMs, starts, id, expiresAt } = bucketsOf(current, name, key);
       const increment = () => counters.updateOne({ _id: id(starts[0]) }, { $inc: { count: 1 }, $setOnInsert: { expiresAt } }, { upsert: true });
       try {
         await increment();
@@ -120,7 +127,7 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
       // This attempt is counted even if a refund raced it below zero.
       const counts = starts.map((start, index) => Math.max(index === 0 ? 1 : 0, found.get(id(start)) ?? 0));
       const count = counts.reduce((sum, value) => sum + value, 0);
-      const { limit } = limits[name];
+      const { limit } = current;
       // Until room for one more attempt: the oldest buckets leave the window one by one.
       let left = count;
       let until = at;
@@ -135,13 +142,13 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
 
     /** Takes back one counted attempt that turned out not to be what the limit is about (a right password). */
     async refund(name: LimitName, key: string): Promise<void> {
-      const { starts, id } = bucketsOf(name, key);
+      const { starts, id } = bucketsOf(await limitOf(name), name, key);
       await counters.updateOne({ _id: id(starts[0]), count: { $gt: 0 } }, { $inc: { count: -1 } });
     },
 
     /** Forgets every attempt of the sliding window (the owner proved who it is). */
     async clear(name: LimitName, key: string): Promise<void> {
-      const { starts, id } = bucketsOf(name, key);
+      const { starts, id } = bucketsOf(await limitOf(name), name, key);
       refusedUntil.delete(`${name}:${key}`);
       await counters.deleteMany({ _id: { $in: starts.map(id) } });
     },
@@ -149,6 +156,29 @@ export function createCounters(db: Db, { now = Date.now, limits = defaultLimits 
 }
 
 export type Counters = ReturnType<typeof createCounters>;
+
+/**
+ * Logto's `sentinelPolicy`: how many wrong passwords (and second-factor codes) an account takes
+ * from one client address (`maxAttempts`) within how many minutes (`lockoutDuration`). Here the
+ * count slides: after `maxAttempts` failures within `lockoutDuration` minutes, the account is
+ * locked from that address until the oldest of them is that old: at most `lockoutDuration`, and a
+ * tenth more (the window is counted in tenths).
+ */
+export interface SentinelPolicy {
+  maxAttempts?: number;
+  lockoutDuration?: number;
+}
+
+export const sentinelPolicySchema = {
+  type: 'object',
+  properties: { maxAttempts: { type: 'integer', minimum: 1, maximum: 1000 }, lockoutDuration: { type: 'integer', minimum: 1, maximum: 1440 } },
+  additionalProperties: false,
+} as const;
+
+const lockoutLimit = (configured: Limit, policy: SentinelPolicy | undefined): Limit => ({
+  limit: policy?.maxAttempts ?? configured.limit,
+  windowMs: policy?.lockoutDuration === undefined ? configured.windowMs : policy.lockoutDuration * minute,
+});
 
 /**
  * Counts one code sent to `target` from the client address `ip` against both limits (per recipient,

@@ -1,3 +1,4 @@
+import { sentinelPolicySchema, type SentinelPolicy } from './counters.js';
 import { emailPolicySchema, type EmailPolicy } from './email-policy.js';
 import type { Db } from 'mongodb';
 
@@ -44,6 +45,8 @@ export interface SignInSettings {
   passkeySignIn: { enabled: boolean };
   /** Which email addresses may become an account's (`sign-in/email-policy.ts`). */
   emailBlocklistPolicy: EmailPolicy;
+  /** The account lockout (`sign-in/counters.ts`); empty: 5 failures in 15 minutes. */
+  sentinelPolicy: SentinelPolicy;
 }
 
 /**
@@ -102,6 +105,7 @@ export const defaultSignInSettings: SignInSettings = {
   mfa: { factors: [], policy: 'UserControlled' },
   passkeySignIn: { enabled: false },
   emailBlocklistPolicy: {},
+  sentinelPolicy: {},
 };
 
 const identifier = { enum: signInIdentifiers } as const;
@@ -160,6 +164,7 @@ export const signInSettingsSchemas = {
     additionalProperties: false,
   },
   emailBlocklistPolicy: emailPolicySchema,
+  sentinelPolicy: sentinelPolicySchema,
 } as const;
 
 const invalid = (code: ApiErrorCode, message: string) => () => new ApiError(code, message);
@@ -258,8 +263,9 @@ export function missingProfile({ signUp }: SignInSettings, held: ProfileHeld): M
 }
 
 const settingsId = 'sign-in-exp';
-type SettingsDocument = Omit<SignInSettings, 'mfa' | 'passkeySignIn' | 'emailBlocklistPolicy'> &
-  Partial<Pick<SignInSettings, 'mfa' | 'passkeySignIn' | 'emailBlocklistPolicy'>> & { _id: typeof settingsId; updatedAt: number };
+/** Parts added after the first release: a document stored before them has their defaults. */
+type LaterParts = 'mfa' | 'passkeySignIn' | 'emailBlocklistPolicy' | 'sentinelPolicy';
+type SettingsDocument = Omit<SignInSettings, LaterParts> & Partial<Pick<SignInSettings, LaterParts>> & { _id: typeof settingsId; updatedAt: number };
 
 /** The settings as stored in `configs` (the defaults until the first PATCH). */
 export function signInSettingsStore(db: Db) {
@@ -276,6 +282,7 @@ export function signInSettingsStore(db: Db) {
             ...(stored.mfa && { mfa: stored.mfa }),
             ...(stored.passkeySignIn && { passkeySignIn: stored.passkeySignIn }),
             ...(stored.emailBlocklistPolicy && { emailBlocklistPolicy: stored.emailBlocklistPolicy }),
+            ...(stored.sentinelPolicy && { sentinelPolicy: stored.sentinelPolicy }),
           }
         : defaultSignInSettings;
     },

@@ -29,6 +29,7 @@ describe('sign-in experience settings (GET/PATCH /api/sign-in-exp)', () => {
       mfa: { factors: [], policy: 'UserControlled' },
       passkeySignIn: { enabled: false },
       emailBlocklistPolicy: {},
+      sentinelPolicy: {},
     });
   });
 

@@ -82,6 +82,30 @@ describe('sign-in experience hardening', () => {
       expect((await passwordAttempt(owner.browser, { type: 'email', value: 'two.forms@example.com' }, strong)).status).toBe(200);
     });
 
+    it("follows the sign-in settings' sentinelPolicy (Logto's maxAttempts and lockoutDuration)", async () => {
+      await server.create('/api/users', { username: 'sentinel_target', password: strong });
+      expect((await server.api('PATCH', '/api/sign-in-exp', { body: { sentinelPolicy: { maxAttempts: 2, lockoutDuration: 30 } } })).status).toBe(200);
+      try {
+        const { browser } = await onSignInPage();
+        const statuses: number[] = [];
+        for (let attempt = 0; attempt < 3; attempt += 1)
+          statuses.push((await passwordAttempt(browser, { type: 'username', value: 'sentinel_target' }, `wrong ${attempt}`)).status);
+        expect(statuses).toEqual([422, 429, 429]);
+        const refused = await passwordAttempt(browser, { type: 'username', value: 'sentinel_target' }, strong);
+        expect(refused.status).toBe(429);
+        // Locked for the 30 minutes (and at most a tenth more: the window is counted in tenths), not the default 15.
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(15 * 60);
+        expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(33 * 60);
+        // Out of range: 400, and the policy stays.
+        for (const sentinelPolicy of [{ maxAttempts: 0 }, { lockoutDuration: 2000 }, { maxAttempts: 'five' }]) {
+          expect((await server.api('PATCH', '/api/sign-in-exp', { body: { sentinelPolicy } })).status).toBe(400);
+        }
+        expect((await server.api('GET', '/api/sign-in-exp')).body.sentinelPolicy).toEqual({ maxAttempts: 2, lockoutDuration: 30 });
+      } finally {
+        await server.api('PATCH', '/api/sign-in-exp', { body: { sentinelPolicy: {} } });
+      }
+    });
+
     it('counts IPv6 clients per /64: changing the last 64 bits does not reset the count', async () => {
       await server.create('/api/users', { username: 'v6_target', password: strong });
       const statuses: number[] = [];
