@@ -2,7 +2,7 @@ import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import type { AccountLookup } from '../sign-in/accounts.js';
 import { suspended } from '../sign-in/accounts.js';
-import type { Codes } from '../sign-in/codes.js';
+import type { CodeTarget, Codes } from '../sign-in/codes.js';
 import type { SignInSettings } from '../sign-in/settings.js';
 import type { ExperienceDocument, ExperienceStore, Identified, Verification } from './state.js';
 import { generateId } from '../lib/ids.js';
@@ -44,6 +44,20 @@ export function createIdentification({
     return target!;
   };
 
+  /**
+   * A code's address or number, checked by `check` before the code is spent: a refusal (an address
+   * taken, or without an account) leaves the person the code, to go on as Logto lets them (a
+   * registration that finds the address taken switches to a sign-in with the same code, and back).
+   */
+  async function checkedCode<T>(experience: ExperienceDocument, verificationId: string, event: InteractionKind, check: (target: CodeTarget) => Promise<T>) {
+    const proved = await codes.provedBy(experience._id, verificationId, event);
+    // Not spendable: spending it says why (unknown, not verified, spent, expired).
+    if (!proved) return check(await spentCode(experience, verificationId, event));
+    const result = await check(proved);
+    await spentCode(experience, verificationId, event);
+    return result;
+  }
+
   const rules: {
     password: Partial<Record<InteractionKind, Rule<Extract<Verification, { type: 'password' }>>>>;
     newPasswordIdentity: Partial<Record<InteractionKind, Rule<Extract<Verification, { type: 'newPasswordIdentity' }>>>>;
@@ -61,35 +75,35 @@ export function createIdentification({
     code: {
       // Sign-in by code, when the settings allow it (a sign-in code may also have been asked for to link the
       // address, so the settings are checked here, where it is used); an address without an account identifies nobody.
-      async SignIn(experience, verificationId) {
-        const target = await spentCode(experience, verificationId, 'SignIn');
-        await requireEnabled(
-          ({ signIn }) => signIn.methods.some(({ identifier, verificationCode }) => identifier === target.type && verificationCode),
-          new ApiError('user.sign_in_method_not_enabled', `signing in by ${target.type} with a code is not enabled`),
-        );
-        const user = await accounts.findUser(target);
-        assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
-        assertThat(!user.isSuspended, suspended);
-        return { userId: user._id, amr: ['otp'] };
-      },
-      async Register(experience, verificationId) {
-        const { type, value } = await spentCode(experience, verificationId, 'Register');
-        await requireEnabled(
-          ({ signUp }) => signUp.identifiers.includes(type),
-          new ApiError('user.sign_up_method_not_enabled', `signing up with an ${type} is not enabled`),
-        );
-        await accounts.assertAvailable({ [type]: value });
-        return { profile: { [type]: value } };
-      },
-      async ForgotPassword(experience, verificationId) {
-        const target = await spentCode(experience, verificationId, 'ForgotPassword');
-        const user = await accounts.findUser(target);
-        // A reset code is only sent where an account is, so a verified one has its user.
-        assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
-        // As at sign-in: a suspended account is not signed in, and its password is not changed.
-        assertThat(!user.isSuspended, suspended);
-        return { userId: user._id };
-      },
+      SignIn: (experience, verificationId) =>
+        checkedCode(experience, verificationId, 'SignIn', async (target) => {
+          await requireEnabled(
+            ({ signIn }) => signIn.methods.some(({ identifier, verificationCode }) => identifier === target.type && verificationCode),
+            new ApiError('user.sign_in_method_not_enabled', `signing in by ${target.type} with a code is not enabled`),
+          );
+          const user = await accounts.findUser(target);
+          assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
+          assertThat(!user.isSuspended, suspended);
+          return { userId: user._id, amr: ['otp'] };
+        }),
+      Register: (experience, verificationId) =>
+        checkedCode(experience, verificationId, 'Register', async ({ type, value }) => {
+          await requireEnabled(
+            ({ signUp }) => signUp.identifiers.includes(type),
+            new ApiError('user.sign_up_method_not_enabled', `signing up with an ${type} is not enabled`),
+          );
+          await accounts.assertAvailable({ [type]: value });
+          return { profile: { [type]: value } };
+        }),
+      ForgotPassword: (experience, verificationId) =>
+        checkedCode(experience, verificationId, 'ForgotPassword', async (target) => {
+          const user = await accounts.findUser(target);
+          // A reset code is only sent where an account is, so a verified one has its user.
+          assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
+          // As at sign-in: a suspended account is not signed in, and its password is not changed.
+          assertThat(!user.isSuspended, suspended);
+          return { userId: user._id };
+        }),
     },
   };
 
@@ -207,6 +221,11 @@ export function createIdentification({
     { linkSocialIdentity = false } = {},
   ): Promise<void> {
     const stored = Object.hasOwn(experience.verifications, verificationId) ? experience.verifications[verificationId] : undefined;
+    // As Logto's: a reset identifies by a code only (a password, an upstream account or a passkey proves nothing of the address to reset).
+    assertThat(
+      event !== 'ForgotPassword' || stored === undefined,
+      () => new ApiError('session.not_supported_for_forgot_password', 'a password reset identifies by a code only', undefined, 422),
+    );
     let identified: Identified;
     if (stored?.type === 'password') {
       const rule = rules.password[event];

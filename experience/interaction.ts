@@ -134,6 +134,11 @@ export function createInteraction(deps: Pick<ExperienceServiceDeps, 'provider' |
     /** Changes the kind of interaction, keeping what was verified (a social sign-in that finds no account goes on as a registration). */
     async switchEvent(experience: ExperienceDocument, event: InteractionKind): Promise<ExperienceDocument> {
       assertThat(experience.submittedAt === null, alreadySubmitted);
+      // As Logto's: a reset is its own interaction; nothing proved for it carries to a sign-in or a registration, nor back.
+      assertThat(
+        experience.event !== 'ForgotPassword' && event !== 'ForgotPassword',
+        () => new ApiError('session.not_supported_for_forgot_password', 'a password reset is started with PUT /api/experience, not switched to or from'),
+      );
       await store.switchEvent(experience._id, event);
       return store.get(experience._id);
     },

@@ -101,6 +101,10 @@ export function profileSteps(
       assertThat(experience.userId, new ApiError('session.identifier_not_found', 'verify the email code and identify first'));
       const user = await queries.users.findByIdOrThrow(experience.userId);
       assertPasswordAllowed(password, [user.username, user.primaryEmail]);
+      // As Logto's: a reset to the password the account has is refused (the check is a hash, from the address's budget).
+      const current = user.passwordHash;
+      const unchanged = current !== null && (await hashFor(caller, () => deps.passwords.verify(password, current)));
+      assertThat(!unchanged, new ApiError('user.same_password', 'the new password is the one the account has; choose another'));
       await setProfile(experience, { passwordHash: await hashFor(caller, () => deps.passwords.hash(password)) });
     },
 

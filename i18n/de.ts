@@ -183,6 +183,7 @@ export const de: Messages = {
   'error.session.mfa.webauthn_verification_failed': 'Der Passkey konnte nicht geprüft werden. Bitte versuchen Sie es erneut.',
   'error.user.username_already_in_use': 'Dieser Benutzername ist vergeben. Wählen Sie einen anderen.',
   'error.user.email_already_in_use': 'Zu dieser E-Mail-Adresse gibt es bereits ein Konto.',
+  'error.user.same_password': 'Das ist Ihr bisheriges Passwort. Wählen Sie ein neues.',
   'error.session.email_blocklist.email_not_allowed': 'Diese E-Mail-Adresse kann hier nicht verwendet werden. Wählen Sie eine andere.',
   'error.session.email_blocklist.email_subaddressing_not_allowed': 'Eine E-Mail-Adresse mit einem +-Zusatz kann hier nicht verwendet werden.',
   'error.user.phone_already_in_use': 'Zu dieser Telefonnummer gibt es bereits ein Konto.',

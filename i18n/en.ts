@@ -198,6 +198,7 @@ export const en = {
   'error.session.mfa.webauthn_verification_failed': 'The passkey could not be checked. Try again.',
   'error.user.username_already_in_use': 'This username is taken. Choose another.',
   'error.user.email_already_in_use': 'This email address already has an account.',
+  'error.user.same_password': 'This is the password you have now. Choose a new one.',
   'error.session.email_blocklist.email_not_allowed': 'This email address cannot be used here. Choose another.',
   'error.session.email_blocklist.email_subaddressing_not_allowed': 'An email address with a + tag cannot be used here.',
   'error.user.phone_already_in_use': 'This phone number already has an account.',

@@ -182,6 +182,7 @@ export const ja: Messages = {
   'error.session.mfa.webauthn_verification_failed': 'パスキーを確認できませんでした。もう一度お試しください。',
   'error.user.username_already_in_use': 'このユーザー名は使われています。別のものを選んでください。',
   'error.user.email_already_in_use': 'このメールアドレスのアカウントはすでにあります。',
+  'error.user.same_password': '現在のパスワードと同じです。新しいパスワードを選んでください。',
   'error.session.email_blocklist.email_not_allowed': 'このメールアドレスはここでは使えません。別のアドレスを選んでください。',
   'error.session.email_blocklist.email_subaddressing_not_allowed': '+ 付きのメールアドレスはここでは使えません。',
   'error.user.phone_already_in_use': 'この電話番号のアカウントはすでにあります。',

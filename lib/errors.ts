@@ -79,6 +79,7 @@ export const apiErrorStatus = {
   'session.mfa.backup_code_required': 422,
   'session.mfa.mfa_policy_not_user_controlled': 422,
   'session.not_supported_for_forgot_password': 400,
+  'user.same_password': 422,
   'user.password_algorithm_required': 400,
   'role.name_in_use': 422,
   'role.type_mismatch': 422,

@@ -75,6 +75,15 @@ const wrongCode = () => new ApiError('verification_code.code_mismatch', 'the ver
 const unverified = () => new ApiError('session.verification_failed', 'the verification code is not verified for this step');
 
 /**
+ * Whether a code sent for `sentFor` may be spent on `event`: its own, or, as in Logto, a sign-in's
+ * for a registration and back (a registration that finds the address taken goes on as a sign-in
+ * with the same code; both prove only that the person holds the address). A reset's code resets,
+ * and the Account API's stays there.
+ */
+const spendableOn = (sentFor: CodePurpose, event: CodePurpose) =>
+  sentFor === event || ((sentFor === 'SignIn' || sentFor === 'Register') && (event === 'SignIn' || event === 'Register'));
+
+/**
  * Six-digit codes for an email address or a phone number, stored as hashes. Verifying counts the attempt before comparing (one
  * conditional update), so that parallel guesses cannot exceed the limit, and a code becomes
  * `verified` and then `used` through conditional updates too: single use holds across processes.
@@ -135,7 +144,7 @@ export function createCodes(db: Db, now: () => number = Date.now) {
     async spend(owner: string, verificationId: string, event: CodePurpose, { accept }: { accept?: CodeTarget[] } = {}): Promise<CodeTarget | undefined> {
       const found = await codes.findOne({ _id: verificationId, owner }, inUnit());
       if (!found) return undefined;
-      if (found.event !== event) throw unverified();
+      if (!spendableOn(found.event, event)) throw unverified();
       if (accept && !accept.some((target) => target.type === found.targetType && keyOf(target) === found.target)) throw unverified();
       // The conditional update is what decides single use; the read above only found the target.
       const spent = await codes.updateOne(
@@ -145,6 +154,16 @@ export function createCodes(db: Db, now: () => number = Date.now) {
       );
       if (spent.modifiedCount === 0) throw unverified();
       return { type: found.targetType, value: found.target };
+    },
+
+    /**
+     * What a verified, unspent, unexpired code of `owner` proved, if it may be spent on `event`,
+     * without spending it: for the checks a step makes before it spends (an identifier taken must
+     * not cost the person the code they would go on with).
+     */
+    async provedBy(owner: string, verificationId: string, event: CodePurpose): Promise<CodeTarget | undefined> {
+      const found = await codes.findOne({ _id: verificationId, owner, state: 'verified', expiresAt: { $gt: new Date(now()) } });
+      return found && spendableOn(found.event, event) ? { type: found.targetType, value: found.target } : undefined;
     },
 
     /** Whether `owner` has a verified, unspent, unexpired code of that id for one of `accept` (a check before a unit of work spends it). */

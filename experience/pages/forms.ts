@@ -35,6 +35,7 @@ const fieldOfError: Partial<Record<string, string>> = {
   'session.mfa.invalid_totp_code': 'totp',
   'session.mfa.invalid_backup_code': 'backup-code',
   'password.rejected': 'password',
+  'user.same_password': 'password',
   'user.username_already_in_use': 'username',
   'user.email_already_in_use': 'email',
   'session.email_blocklist.email_not_allowed': 'email',

@@ -87,4 +87,88 @@ describe('Experience API: verification steps in any interaction (Logto’s)', ()
     const users = (await server.api('GET', '/api/users?page_size=100')).body as Array<{ primaryEmail: string | null }>;
     expect(users.some(({ primaryEmail }) => primaryEmail === 'switcher@example.com')).toBe(true);
   });
+
+  /** A verified code for `email`, sent for `purpose` in this browser's interaction: its verification id. */
+  async function verifiedCode(browser: Awaited<ReturnType<typeof signingIn>>, email: string, purpose: 'SignIn' | 'Register' | 'ForgotPassword') {
+    const identifier = { type: 'email', value: email };
+    const sent = await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: purpose });
+    expect(sent.status).toBe(200);
+    const code = await world.mail.nextCode(email);
+    expect(
+      (await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId: sent.body.verificationId, code }))
+        .status,
+    ).toBe(200);
+    return sent.body.verificationId as string;
+  }
+  const identify = (browser: Awaited<ReturnType<typeof signingIn>>, verificationId: string) =>
+    browser.json('POST', '/api/experience/identification', { verificationId });
+  const switchTo = (browser: Awaited<ReturnType<typeof signingIn>>, interactionEvent: string) =>
+    browser.json('PUT', '/api/experience/interaction-event', { interactionEvent });
+
+  describe('with sign-in by email code on', () => {
+    beforeAll(async () => {
+      const methods = ['username', 'email', 'phone'].map((identifier) => ({
+        identifier,
+        password: true,
+        verificationCode: identifier !== 'username',
+        isPasswordPrimary: true,
+      }));
+      expect((await server.api('PATCH', '/api/sign-in-exp', { body: { signIn: { methods } } })).status).toBe(200);
+    });
+
+    it('a registration that finds the email taken (422, the code kept) goes on as a sign-in with the same code (Logto register-interaction tests)', async () => {
+      const user = await createUser({ username: 'already_here', primaryEmail: 'already.here@example.com', password: strong });
+      const { browser } = await newSignIn();
+      expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' })).status).toBe(204);
+      const verificationId = await verifiedCode(browser, 'already.here@example.com', 'Register');
+      expect(await identify(browser, verificationId)).toMatchObject({ status: 422, body: { code: 'user.email_already_in_use' } });
+      expect((await switchTo(browser, 'SignIn')).status).toBe(204);
+      expect((await identify(browser, verificationId)).status).toBe(204);
+      const submitted = await browser.json('POST', '/api/experience/submit');
+      expect(submitted.status).toBe(200);
+      expect(await codeFrom(browser, submitted.body.redirectTo)).toEqual(expect.any(String));
+      // Spent once it identified: it does not identify again.
+      expect((await identify(browser, verificationId)).status).toBeGreaterThanOrEqual(400);
+      expect((await server.api('GET', `/api/users/${user.id}`)).body.lastSignInAt).toEqual(expect.any(Number));
+    });
+
+    it('a sign-in that finds no account (404 user.user_not_exist, the code kept) goes on as a registration with the same code', async () => {
+      const browser = await signingIn();
+      const verificationId = await verifiedCode(browser, 'newcomer@example.com', 'SignIn');
+      expect(await identify(browser, verificationId)).toMatchObject({
+        status: 404,
+        body: { code: 'user.user_not_exist', data: { identifier: 'newcomer@example.com' } },
+      });
+      expect((await switchTo(browser, 'Register')).status).toBe(204);
+      expect((await identify(browser, verificationId)).status).toBe(201);
+      expect((await browser.json('POST', '/api/experience/profile', { type: 'password', value: strong })).status).toBe(204);
+      expect((await browser.json('POST', '/api/experience/submit')).status).toBe(200);
+      expect(await server.database.db.collection('users').countDocuments({ primaryEmail: 'newcomer@example.com' })).toBe(1);
+    });
+  });
+
+  it('a reset is not switched to or from (400 session.not_supported_for_forgot_password), identifies by a code only (422), and refuses the password the account has (422 user.same_password)', async () => {
+    const user = await createUser({ username: 'resetter', primaryEmail: 'resetter@example.com', password: strong });
+    const browser = await signingIn();
+    expect(await switchTo(browser, 'ForgotPassword')).toMatchObject({ status: 400, body: { code: 'session.not_supported_for_forgot_password' } });
+    expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' })).status).toBe(204);
+    expect(await switchTo(browser, 'SignIn')).toMatchObject({ status: 400, body: { code: 'session.not_supported_for_forgot_password' } });
+
+    const byPassword = await browser.json('POST', '/api/experience/verification/password', {
+      identifier: { type: 'username', value: 'resetter' },
+      password: strong,
+    });
+    expect(byPassword.status).toBe(200);
+    expect(await identify(browser, byPassword.body.verificationId)).toMatchObject({ status: 422, body: { code: 'session.not_supported_for_forgot_password' } });
+
+    expect((await identify(browser, await verifiedCode(browser, 'resetter@example.com', 'ForgotPassword'))).status).toBe(204);
+    const before = (await server.database.db.collection('users').findOne({ _id: user.id as never }))!.passwordHash;
+    expect(await browser.json('PUT', '/api/experience/profile/password', { password: strong })).toMatchObject({
+      status: 422,
+      body: { code: 'user.same_password' },
+    });
+    expect((await browser.json('PUT', '/api/experience/profile/password', { password: 'an entirely new secret' })).status).toBe(204);
+    expect((await browser.json('POST', '/api/experience/submit')).status).toBe(204);
+    expect((await server.database.db.collection('users').findOne({ _id: user.id as never }))!.passwordHash).not.toBe(before);
+  });
 });
