@@ -34,7 +34,15 @@ function checkConfig(connectorId: string, config: Record<string, unknown>) {
   const validate = ajv.compile(factory.configSchema);
   const merged = { ...factory.defaults, ...config };
   if (!validate(merged)) {
-    const [first] = validate.errors ?? [];
+    const errors = validate.errors ?? [];
+    // An OpenID Connect connector is configured one of two ways; say both.
+    if (errors.some(({ keyword }) => keyword === 'anyOf')) {
+      throw new ApiError(
+        'connector.invalid_config',
+        'config needs `issuer` (its discovery), or `authorizationEndpoint`, `tokenEndpoint` and `idTokenVerificationConfig: {jwksUri, issuer}`',
+      );
+    }
+    const [first] = errors;
     throw new ApiError('connector.invalid_config', `config${first?.instancePath ?? ''} ${first?.message ?? 'is invalid'}`);
   }
   return merged;

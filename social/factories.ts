@@ -19,12 +19,37 @@ export interface ConnectorFactory {
 }
 
 const url = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s]+$', format: 'web-url' } as const;
+/** Authorization parameters a configuration may not set: each is this service's to choose per sign-in. */
+export const reservedAuthorizationParameters = [
+  'client_id',
+  'redirect_uri',
+  'response_type',
+  'scope',
+  'state',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+];
 const clientFields = {
   clientId: { type: 'string', minLength: 1, maxLength: 512 },
   clientSecret: { type: 'string', minLength: 1, maxLength: 2048 },
   scope: { type: 'string', minLength: 1, maxLength: 1024 },
   // Logto's field: take an email the provider did not say it verified as verified (off by default).
   trustUnverifiedEmail: { type: 'boolean' },
+  // Logto's fields. Only the authorization code flow is built: these say so, or are refused.
+  responseType: { const: 'code' },
+  grantType: { const: 'authorization_code' },
+  /** How this service authenticates at the token endpoint (Logto's choices but `private_key_jwt`). */
+  tokenEndpointAuthMethod: { enum: ['client_secret_post', 'client_secret_basic', 'client_secret_jwt'] },
+  // openid-client signs client assertions with HS256 only.
+  clientSecretJwtSigningAlgorithm: { const: 'HS256' },
+  /** More authorization request parameters, sent as given (none of `reservedAuthorizationParameters`). */
+  customConfig: {
+    type: 'object',
+    propertyNames: { not: { enum: reservedAuthorizationParameters }, maxLength: 64 },
+    additionalProperties: { type: 'string', maxLength: 1024 },
+    maxProperties: 20,
+  },
 } as const;
 /** Which fields of the upstream profile are the id, name, email and picture (dotted paths allowed). */
 const profileMap = {
@@ -33,10 +58,48 @@ const profileMap = {
   additionalProperties: false,
 } as const;
 
+/**
+ * Logto's OpenID Connect connector, configured by hand instead of by discovery: where people are
+ * sent, where codes are redeemed, and how ID tokens are checked. Unlike Logto, the ID token's
+ * issuer is required (OpenID Connect Core §3.1.3.7: it MUST match), one issuer, with the keys at `jwksUri`.
+ */
+const idTokenVerificationConfig = {
+  type: 'object',
+  properties: {
+    jwksUri: url,
+    issuer: { type: 'string', minLength: 1, maxLength: 2048 },
+    algorithms: {
+      type: 'array',
+      items: { enum: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] },
+      minItems: 1,
+      maxItems: 1,
+    },
+  },
+  required: ['jwksUri', 'issuer'],
+  additionalProperties: false,
+} as const;
+/** Logto's optional authorization request parameters, by their names there. */
+const authRequestOptionalConfig = {
+  type: 'object',
+  properties: Object.fromEntries(
+    ['display', 'prompt', 'maxAge', 'uiLocales', 'idTokenHint', 'loginHint', 'acrValues'].map((name) => [name, { type: 'string', maxLength: 1024 }]),
+  ),
+  additionalProperties: false,
+} as const;
 const oidcSchema = {
   type: 'object',
-  properties: { issuer: url, ...clientFields },
-  required: ['issuer', 'clientId', 'clientSecret'],
+  properties: {
+    issuer: url,
+    authorizationEndpoint: url,
+    tokenEndpoint: url,
+    userInfoEndpoint: url,
+    idTokenVerificationConfig,
+    authRequestOptionalConfig,
+    ...clientFields,
+  },
+  // Discovery from the issuer, or Logto's endpoints and keys by hand.
+  anyOf: [{ required: ['issuer'] }, { required: ['authorizationEndpoint', 'tokenEndpoint', 'idTokenVerificationConfig'] }],
+  required: ['clientId', 'clientSecret'],
   additionalProperties: false,
 } as const;
 const oauth2Schema = {
@@ -48,6 +111,8 @@ const oauth2Schema = {
     /** GitHub's `/user/emails`: where a verified primary email is found when the profile has none. */
     emailsEndpoint: url,
     profileMap,
+    /** Logto's: how the token endpoint answers, JSON or a form-encoded body (as GitHub's does without an Accept header). */
+    tokenEndpointResponseType: { enum: ['json', 'query-string'] },
     ...clientFields,
   },
   required: ['authorizationEndpoint', 'tokenEndpoint', 'userInfoEndpoint', 'clientId', 'clientSecret'],

@@ -62,6 +62,49 @@ function reasonOf(error: unknown): string {
   return [message, code && `(${code})`, detail && `- ${detail}`].filter(Boolean).join(' ');
 }
 
+/** How this service authenticates at the provider's token endpoint (Logto's `tokenEndpointAuthMethod`; a POSTed secret unless set). */
+function clientAuthOf(method: string | undefined, secret: string): client.ClientAuth {
+  if (method === 'client_secret_basic') return client.ClientSecretBasic(secret);
+  if (method === 'client_secret_jwt') return client.ClientSecretJwt(secret);
+  return client.ClientSecretPost(secret);
+}
+
+/**
+ * A fetch that reads a form-encoded answer of `tokenEndpoint` as the JSON openid-client expects
+ * (Logto's `tokenEndpointResponseType: "query-string"`); every other answer as it is.
+ */
+function formTokenResponses(fetch: typeof globalThis.fetch, tokenEndpoint: string): typeof globalThis.fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    const url = input instanceof Request ? input.url : String(input);
+    if (url !== tokenEndpoint || (response.headers.get('content-type') ?? '').includes('json')) return response;
+    const fields = Object.fromEntries(new URLSearchParams(await response.text()));
+    if (typeof fields.expires_in === 'string' && /^\d+$/.test(fields.expires_in)) (fields as Record<string, unknown>).expires_in = Number(fields.expires_in);
+    const headers = new Headers(response.headers);
+    headers.set('content-type', 'application/json');
+    headers.delete('content-length');
+    return new Response(JSON.stringify(fields), { status: response.status, statusText: response.statusText, headers });
+  };
+}
+
+/** Logto's `authRequestOptionalConfig` names, as the authorization request spells them (OpenID Connect Core §3.1.2.1). */
+const optionalParameterNames: Record<string, string> = {
+  display: 'display',
+  prompt: 'prompt',
+  maxAge: 'max_age',
+  uiLocales: 'ui_locales',
+  idTokenHint: 'id_token_hint',
+  loginHint: 'login_hint',
+  acrValues: 'acr_values',
+};
+
+/** The authorization request parameters a configuration adds: Logto's `authRequestOptionalConfig` and `customConfig`. */
+function extraParametersOf(config: Record<string, unknown>): Record<string, string> {
+  const optional = (config.authRequestOptionalConfig ?? {}) as Record<string, string>;
+  const named = Object.entries(optional).flatMap(([name, value]) => (optionalParameterNames[name] ? [[optionalParameterNames[name], value]] : []));
+  return { ...Object.fromEntries(named), ...((config.customConfig ?? {}) as Record<string, string>) };
+}
+
 /** A dotted path of an upstream profile (`id`, `data.login`). */
 const pick = (profile: Record<string, unknown>, path: string | undefined) =>
   path
@@ -92,7 +135,8 @@ export function createUpstream({ fetch }: { fetch: typeof globalThis.fetch }) {
 
   async function build(upstream: UpstreamClient): Promise<client.Configuration> {
     const config = upstream.config as Record<string, string>;
-    const auth = client.ClientSecretPost(upstream.secret());
+    const auth = clientAuthOf(config.tokenEndpointAuthMethod, upstream.secret());
+    if (upstream.kind === 'oidc' && !config.issuer) return configured(upstream, auth);
     if (upstream.kind === 'oidc') {
       return client
         .discovery(new URL(config.issuer!), config.clientId!, undefined, auth, {
@@ -113,8 +157,34 @@ export function createUpstream({ fetch }: { fetch: typeof globalThis.fetch }) {
       undefined,
       auth,
     );
-    configuration[client.customFetch] = fetch;
+    configuration[client.customFetch] = config.tokenEndpointResponseType === 'query-string' ? formTokenResponses(fetch, config.tokenEndpoint!) : fetch;
     if ([config.authorizationEndpoint!, config.tokenEndpoint!, config.userInfoEndpoint!].every(insecureAllowed)) client.allowInsecureRequests(configuration);
+    return configuration;
+  }
+
+  /**
+   * Logto's OpenID Connect connector configured by hand: its endpoints and the keys and issuer its
+   * ID tokens are checked with (signature, issuer, audience, nonce: as after discovery).
+   */
+  function configured(upstream: UpstreamClient, auth: client.ClientAuth): client.Configuration {
+    const config = upstream.config as Record<string, string> & { idTokenVerificationConfig: { jwksUri: string; issuer: string; algorithms?: string[] } };
+    const { jwksUri, issuer, algorithms } = config.idTokenVerificationConfig;
+    const urls = [config.authorizationEndpoint!, config.tokenEndpoint!, jwksUri, ...(config.userInfoEndpoint ? [config.userInfoEndpoint] : [])];
+    if (!urls.every((url) => URL.canParse(url))) throw failed("the connector's endpoints are not all URLs; correct its configuration");
+    const configuration = new client.Configuration(
+      {
+        issuer,
+        authorization_endpoint: config.authorizationEndpoint!,
+        token_endpoint: config.tokenEndpoint!,
+        jwks_uri: jwksUri,
+        ...(config.userInfoEndpoint && { userinfo_endpoint: config.userInfoEndpoint }),
+      },
+      config.clientId!,
+      algorithms?.[0] ? { id_token_signed_response_alg: algorithms[0] } : undefined,
+      auth,
+    );
+    configuration[client.customFetch] = fetch;
+    if (urls.every(insecureAllowed)) client.allowInsecureRequests(configuration);
     return configuration;
   }
 
@@ -122,9 +192,13 @@ export function createUpstream({ fetch }: { fetch: typeof globalThis.fetch }) {
     /** The provider's authorization URL for one sign-in. */
     async authorizationUri(upstream: UpstreamClient, checks: AuthorizationChecks): Promise<string> {
       const configuration = await configurationOf(upstream);
-      const scope = (upstream.config.scope as string | undefined) ?? '';
+      const configured = (upstream.config.scope as string | undefined) ?? '';
+      // OpenID Connect Core §3.1.2.1: an OpenID Connect request MUST ask for `openid` (added, as Logto adds it).
+      const scope = upstream.kind === 'oidc' && !configured.split(/[ +]/).includes('openid') ? `${configured} openid`.trim() : configured;
       return client
         .buildAuthorizationUrl(configuration, {
+          // The configuration's own parameters first: the per-sign-in ones below always win.
+          ...extraParametersOf(upstream.config),
           redirect_uri: checks.redirectUri,
           ...(scope && { scope }),
           state: checks.state,

@@ -133,6 +133,70 @@ describe('social sign-in (connectors, Experience API)', () => {
     }
   });
 
+  it("takes Logto's OpenID Connect connector configured by hand (endpoints and keys, no discovery), with its optional and custom parameters; the ID token's issuer is required and checked (Logto connector-oidc types.ts)", async () => {
+    const discovered = (await (await fetch(`${idp.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
+    const byHand = {
+      clientId: idp.clientId,
+      clientSecret: idp.clientSecret,
+      scope: 'profile email',
+      authorizationEndpoint: discovered.authorization_endpoint!,
+      tokenEndpoint: discovered.token_endpoint!,
+      responseType: 'code',
+      grantType: 'authorization_code',
+      tokenEndpointAuthMethod: 'client_secret_post',
+    };
+    const create = (config: Record<string, unknown>) =>
+      server.api('POST', '/api/connectors', { body: { connectorId: 'oidc', config, metadata: { target: 'acme-by-hand' } } });
+    const before = await snapshot(server.database.db);
+    // Logto takes an ID token's issuer on trust without one; here it is required (OpenID Connect Core §3.1.3.7).
+    const noIssuer = await create({ ...byHand, idTokenVerificationConfig: { jwksUri: discovered.jwks_uri } });
+    expect(noIssuer).toMatchObject({ status: 400, body: { code: 'connector.invalid_config', message: expect.stringContaining('issuer') } });
+    const neither = await create({ clientId: 'x', clientSecret: 'y' });
+    expect(neither).toMatchObject({ status: 400, body: { code: 'connector.invalid_config', message: expect.stringContaining('idTokenVerificationConfig') } });
+    // A configuration may not set what each sign-in sets.
+    const reserved = await create({
+      ...byHand,
+      idTokenVerificationConfig: { jwksUri: discovered.jwks_uri, issuer: idp.issuer },
+      customConfig: { state: 'fixed' },
+    });
+    expect(reserved).toMatchObject({ status: 400, body: { code: 'connector.invalid_config' } });
+    expect(await snapshot(server.database.db)).toBe(before);
+
+    const made = await create({
+      ...byHand,
+      idTokenVerificationConfig: { jwksUri: discovered.jwks_uri, issuer: idp.issuer },
+      authRequestOptionalConfig: { prompt: 'login', loginHint: 'hand@example.com' },
+      customConfig: { resource_hint: 'tenant-a' },
+    });
+    expect(made.status).toBe(200);
+    const connectorId = made.body.id as string;
+    try {
+      idp.signInAs({ sub: 'upstream-by-hand', email: 'hand@example.com', email_verified: true, name: 'By Hand' });
+      const register = await begin('Register');
+      const leg = await upstreamLeg(register.browser, connectorId);
+      const sent = leg.authorizationUri.searchParams;
+      expect([sent.get('prompt'), sent.get('login_hint'), sent.get('resource_hint')]).toEqual(['login', 'hand@example.com', 'tenant-a']);
+      // `openid` added to the scope, as Logto adds it; PKCE and nonce as ever.
+      expect(sent.get('scope')!.split(' ')).toEqual(expect.arrayContaining(['openid', 'profile', 'email']));
+      expect([sent.get('code_challenge_method'), typeof sent.get('nonce')]).toEqual(['S256', 'string']);
+      expect((await verifyLeg(register.browser, connectorId, leg)).status).toBe(200);
+      expect((await register.browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId })).status).toBe(201);
+
+      // Another issuer configured: the provider's ID token no longer passes.
+      const patched = await server.api('PATCH', `/api/connectors/${connectorId}`, {
+        body: { config: { idTokenVerificationConfig: { jwksUri: discovered.jwks_uri, issuer: 'https://not-the-issuer.example' } } },
+      });
+      expect(patched.status).toBe(200);
+      const again = await begin('Register');
+      const second = await upstreamLeg(again.browser, connectorId);
+      const refused = await verifyLeg(again.browser, connectorId, second);
+      expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 400, code: 'connector.general' });
+      expect(refused.body.message).toMatch(/iss/);
+    } finally {
+      await server.api('DELETE', `/api/connectors/${connectorId}`);
+    }
+  });
+
   it('registers through the OpenID Connect provider (User.Created, PostRegister; the verified email taken), then signs in again (PostSignIn)', async () => {
     idp.signInAs({ sub: 'upstream-ada', email: 'ada.upstream@example.com', email_verified: true, name: 'Ada Upstream' });
     const register = await begin('Register');
@@ -385,6 +449,41 @@ describe('social sign-in (connectors, Experience API)', () => {
       avatar: 'https://avatars.example/583231',
       identities: { github: { userId: '583231' } },
     });
+  });
+
+  it("takes Logto's OAuth 2.0 connector fields: HTTP Basic at the token endpoint, a form-encoded token answer read as Logto's tokenEndpointResponseType says, custom parameters (Logto connector-oauth2)", async () => {
+    const config = {
+      clientId: github.clientId,
+      clientSecret: github.clientSecret,
+      authorizationEndpoint: `${github.url}/login/oauth/authorize`,
+      tokenEndpoint: `${github.url}/login/oauth/access_token`,
+      userInfoEndpoint: `${github.url}/user`,
+      scope: 'read:user',
+      responseType: 'code',
+      grantType: 'authorization_code',
+      tokenEndpointAuthMethod: 'client_secret_basic',
+      tokenEndpointResponseType: 'query-string',
+      profileMap: { id: 'id', name: 'name', avatar: 'avatar_url' },
+      customConfig: { allow_signup: 'false' },
+    };
+    const made = await server.create('/api/connectors', { connectorId: 'oauth2', config, metadata: { target: 'octo-logto', name: 'Octo' } });
+    github.answerTokensAs('form');
+    try {
+      github.signInAs({ id: 77, login: 'formal', name: 'Form Al' }, []);
+      const register = await begin('Register');
+      const leg = await upstreamLeg(register.browser, made.id);
+      expect(leg.authorizationUri.searchParams.get('allow_signup')).toBe('false');
+      expect((await verifyLeg(register.browser, made.id, leg)).status).toBe(200);
+      expect((await register.browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId })).status).toBe(201);
+      // Told to expect JSON, the form-encoded answer fails the sign-in (400), as it would at any provider that answers otherwise.
+      await server.api('PATCH', `/api/connectors/${made.id}`, { body: { config: { tokenEndpointResponseType: 'json' } } });
+      const again = await begin('Register');
+      const second = await upstreamLeg(again.browser, made.id);
+      expect((await verifyLeg(again.browser, made.id, second)).body.code).toBe('connector.general');
+    } finally {
+      github.answerTokensAs('json');
+      await server.api('DELETE', `/api/connectors/${made.id}`);
+    }
   });
 
   it('offers on the sign-in page each connector as soon as it is made, and none once it is deleted (the page reads them from a cache the changes clear)', async () => {

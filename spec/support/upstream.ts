@@ -107,13 +107,15 @@ export interface GitHubLike {
   clientSecret: string;
   /** Who the next sign-in is, with the emails `/user/emails` lists. */
   signInAs(user: { id: number; login: string; name: string }, emails: Array<{ email: string; primary: boolean; verified: boolean }>): void;
+  /** How the token endpoint answers: JSON (the default), or a form-encoded body, as GitHub does for a client that does not ask for JSON. */
+  answerTokensAs(format: 'json' | 'form'): void;
   close(): Promise<void>;
 }
 
 /**
  * An OAuth 2.0 server shaped like GitHub's: `/login/oauth/authorize` (answering at once for the
- * user `signInAs` named), `/login/oauth/access_token` (a code once, with its PKCE verifier), `/user`
- * and `/user/emails` with the bearer token.
+ * user `signInAs` named), `/login/oauth/access_token` (a code once, with its PKCE verifier; the
+ * client's secret in the body or by HTTP Basic), `/user` and `/user/emails` with the bearer token.
  */
 export async function startGitHubLike(): Promise<GitHubLike> {
   const clientId = 'Iv1.identity';
@@ -122,6 +124,7 @@ export async function startGitHubLike(): Promise<GitHubLike> {
   let emails: Array<{ email: string; primary: boolean; verified: boolean }> = [];
   const codes = new Map<string, { challenge: string; redirectUri: string; user: typeof user; emails: typeof emails }>();
   const tokens = new Map<string, { user: typeof user; emails: typeof emails }>();
+  let tokenFormat: 'json' | 'form' = 'json';
   const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   const { server, port } = await listen((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -143,9 +146,11 @@ export async function startGitHubLike(): Promise<GitHubLike> {
         codes.delete(form.get('code') ?? '');
         const verifier = form.get('code_verifier') ?? '';
         const proved = grant && createHash('sha256').update(verifier).digest('base64url') === grant.challenge;
+        const basic = /^Basic (.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+        const [basicId, basicSecret] = basic ? Buffer.from(basic, 'base64').toString().split(':').map(decodeURIComponent) : [];
         if (
-          form.get('client_id') !== clientId ||
-          form.get('client_secret') !== clientSecret ||
+          (basic ? basicId : form.get('client_id')) !== clientId ||
+          (basic ? basicSecret : form.get('client_secret')) !== clientSecret ||
           !grant ||
           !proved ||
           form.get('redirect_uri') !== grant.redirectUri
@@ -155,7 +160,9 @@ export async function startGitHubLike(): Promise<GitHubLike> {
         }
         const token = randomBytes(20).toString('hex');
         tokens.set(token, { user: grant.user, emails: grant.emails });
-        json(res, 200, { access_token: token, token_type: 'bearer', scope: 'read:user,user:email' });
+        const answer = { access_token: token, token_type: 'bearer', scope: 'read:user,user:email' };
+        if (tokenFormat === 'form') res.writeHead(200, { 'content-type': 'application/x-www-form-urlencoded' }).end(new URLSearchParams(answer).toString());
+        else json(res, 200, answer);
       });
       return;
     }
@@ -175,6 +182,9 @@ export async function startGitHubLike(): Promise<GitHubLike> {
     signInAs(next, nextEmails) {
       user = next;
       emails = nextEmails;
+    },
+    answerTokensAs(format) {
+      tokenFormat = format;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
