@@ -24,7 +24,7 @@ import { createCodes } from '../sign-in/codes.js';
 import { createExperienceMfa } from './mfa/index.js';
 import { createExperienceSocial } from './social.js';
 import { createExperienceSso } from './sso.js';
-import { samlEndpoints, samlPrefix } from './saml-endpoints.js';
+import { logtoSamlPrefix, samlEndpoints, samlPrefix } from './saml-endpoints.js';
 import { createSamlServiceProvider } from '../sso/saml.js';
 import type { SsoConnectorStore } from '../sso/connectors.js';
 import type { ConnectorStore } from '../social/connectors.js';
@@ -307,10 +307,11 @@ export function createExperience(deps: ExperienceDeps): Experience {
 
   const serveApi = mountApp(experiencePrefix, apiApp);
   const serveSaml = mountApp(samlPrefix, samlApp);
+  const serveLogtoSaml = mountApp(logtoSamlPrefix, samlApp);
   const servePages = mountApp(pagesPrefix, pagesApp);
 
   return {
     service,
-    middleware: compose([serveStylesheet, serveApi, serveSaml, servePages]),
+    middleware: compose([serveStylesheet, serveApi, serveSaml, serveLogtoSaml, servePages]),
   };
 }

@@ -32,7 +32,7 @@ const acceptable = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
  * Gives each request an id (the caller's `X-Request-Id` when it looks like one, else a new one),
- * answers it in `X-Request-Id`, and makes it current for everything the request does. A request
+ * answers it in `X-Request-Id` (and Logto's `Logto-Core-Request-Id`), and makes it current for everything the request does. A request
  * that already has one (an outer layer of ours set it) keeps it.
  */
 export const requestIds: Middleware = async (ctx, next) => {
@@ -45,6 +45,8 @@ export const requestIds: Middleware = async (ctx, next) => {
   const requestId = acceptable.test(given) ? given : generateId();
   ctx.state.requestId = requestId;
   ctx.set('X-Request-Id', requestId);
+  // Logto's name for it, which its clients and SDKs read.
+  ctx.set('Logto-Core-Request-Id', requestId);
   await storage.run({ requestId }, next);
 };
 

@@ -53,6 +53,15 @@ describe('Management API authentication', () => {
     }
   });
 
+  it("answers each request's id in X-Request-Id and Logto's Logto-Core-Request-Id alike (Logto integration-tests health-check.test.ts)", async () => {
+    const status = await fetch(`${server.url}/api/status`);
+    expect(status.status).toBe(204);
+    expect(status.headers.get('logto-core-request-id')).toMatch(/^[A-Za-z0-9_-]{8,}$/);
+    expect(status.headers.get('logto-core-request-id')).toBe(status.headers.get('x-request-id'));
+    const refused = await fetch(`${server.url}/api/users`, { headers: { 'x-request-id': 'caller-given-1' } });
+    expect([refused.status, refused.headers.get('logto-core-request-id')]).toEqual([401, 'caller-given-1']);
+  });
+
   it('answers 401 without an Authorization header, and writes nothing on POST', async () => {
     const before = await server.database.db.collection('applications').countDocuments();
     const { status, body, headers } = await server.api('POST', '/api/applications', { token: null, body: { name: 'x', type: 'SPA' } });

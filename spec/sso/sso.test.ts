@@ -239,6 +239,16 @@ describe('enterprise SSO (SAML and OIDC connectors)', () => {
     expect((await browser.json('GET', '/api/experience/sso-connectors?email=not-an-email')).status).toBe(400);
   });
 
+  it("consumes a SAML response at Logto's assertion consumer path too (POST /api/authn/single-sign-on/saml/:connectorId)", async () => {
+    saml.signInAs({ nameId: 'logto.path@acme.test', email: 'logto.path@acme.test' });
+    const browser = await begin('SignIn');
+    const leg = await samlLeg(browser);
+    const consumed = await post(browser, { ...leg.form, acs: `${server.url}/api/authn/single-sign-on/saml/${samlConnector}` });
+    expect(consumed.status).toBe(303);
+    expect(consumed.headers.get('location')).toBe(`${callbackUrl}?state=${encodeURIComponent(leg.state)}`);
+    expect((await verify(browser, samlConnector, leg.verificationId, { state: leg.state })).status).toBe(200);
+  });
+
   it('registers through SAML (User.Created, PostRegister, the SSO identity kept), then signs in again with PostSignIn alone', async () => {
     saml.signInAs({ nameId: 'ada@acme.test', email: 'ada@acme.test', name: 'Ada Acme' });
     const browser = await begin('SignIn');
