@@ -72,8 +72,8 @@ export async function createIdentity(given: IdentityOptions): Promise<Identity> 
     install(provider: Provider) {
       if (!configured) throw new TypeError('call configure() and build the provider from its result before install()');
       const installed = installProvider(provider, options, parts, configured);
-      registerTokenExchange(provider, parts, configured, installed, minted, options.accessTokenAlg);
-      registerOrganizationTokens(provider, parts, options);
+      registerTokenExchange(provider, parts, configured, installed, minted);
+      registerOrganizationTokens(provider, parts, configured);
       background = startBackground(provider, options, parts, installed);
       return createApis(provider, options, parts, configured, installed);
     },

@@ -7,6 +7,7 @@ import { configureProvider } from '../provider/configure.js';
 import { organizationTokenClaims } from '../grants/organization-tokens.js';
 import { bindingOrganization } from '../provider/organization-binding.js';
 import type { MintedToken } from '../provider/token-types.js';
+import type { AccessTokenAlg } from '../lib/config.js';
 import type { ResolvedOptions } from './options.js';
 import type { Parts } from './parts.js';
 
@@ -17,6 +18,10 @@ import type { Parts } from './parts.js';
 export function configureWith(host: Configuration, options: ResolvedOptions, parts: Parts, minted: WeakMap<object, MintedToken>) {
   const { logger, branding, catalogs } = options;
   const { caches, customClaimsFor } = parts;
+  // Whether the provider's keys are ours (and so rotated through the Management API), not a host's own.
+  const keysManaged = !host.jwks && !host.cookies?.keys;
+  // Ours: the algorithm of the family the current key set was made for (ACCESS_TOKEN_ALG's until a rotation picks another); a host's keys: the setting.
+  const accessTokenAlg = keysManaged ? () => parts.keyRing.signingAlg() : () => options.accessTokenAlg as AccessTokenAlg;
   if (host.features?.devInteractions?.enabled === true) {
     logger.warn(
       "oidc-provider's development interactions (features.devInteractions) are on: anyone can sign in as any account id with any password. Never in production.",
@@ -32,7 +37,7 @@ export function configureWith(host: Configuration, options: ResolvedOptions, par
     defaultResource: () => caches.defaultResource.get('default'),
     held: caches.held,
     organizations: caches.organizations,
-    accessTokenAlg: options.accessTokenAlg,
+    accessTokenAlg,
     managementApiTokenTtl: options.managementApiTokenTtl,
     outboundAllowedHosts: options.outboundAllowedHosts,
     extraTokenClaims: async (ctx, token) => ({
@@ -67,9 +72,7 @@ export function configureWith(host: Configuration, options: ResolvedOptions, par
   });
   // A host's adapter keeps the provider's models: the session routes cannot see them.
   if (host.adapter) parts.sessions.storedElsewhere();
-  // Whether the provider's keys are ours (and so rotated through the Management API), not a host's own.
-  const keysManaged = !host.jwks && !host.cookies?.keys;
-  return { configuration, getResourceServerInfo, keysManaged };
+  return { configuration, getResourceServerInfo, keysManaged, accessTokenAlg };
 }
 
 export type Configured = ReturnType<typeof configureWith>;

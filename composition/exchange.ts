@@ -6,7 +6,6 @@ import { organizationResourceServer, registerOrganizationGrants } from '../grant
 import type { MintedToken } from '../provider/token-types.js';
 import type { Configured } from './configure.js';
 import type { Installed } from './install-provider.js';
-import type { ResolvedOptions } from './options.js';
 import type { Parts } from './parts.js';
 
 /**
@@ -17,10 +16,9 @@ import type { Parts } from './parts.js';
 export function registerTokenExchange(
   provider: Provider,
   parts: Parts,
-  { getResourceServerInfo }: Configured,
+  { getResourceServerInfo, accessTokenAlg }: Configured,
   { getKey }: Installed,
   minted: WeakMap<object, MintedToken>,
-  accessTokenAlg: ResolvedOptions['accessTokenAlg'],
 ) {
   const { caches, impersonation, queries } = parts;
   provider.registerGrantType(
@@ -44,6 +42,6 @@ export function registerTokenExchange(
 }
 
 /** Organization tokens on the provider's own `refresh_token` and `client_credentials` grants (`grants/organization-tokens.ts`). */
-export function registerOrganizationTokens(provider: Provider, parts: Parts, options: ResolvedOptions) {
-  registerOrganizationGrants(provider, parts.organizationAccess, options.accessTokenAlg);
+export function registerOrganizationTokens(provider: Provider, parts: Parts, { accessTokenAlg }: Configured) {
+  registerOrganizationGrants(provider, parts.organizationAccess, accessTokenAlg);
 }

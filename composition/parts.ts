@@ -27,7 +27,7 @@ import { createSessionStore } from '../provider/sessions.js';
 import { createOrganizationAccess } from '../provider/organization-access.js';
 import { createCustomClaims } from '../provider/custom-claims.js';
 import { createProviderFetch } from '../provider/fetch.js';
-import { loadProviderSecrets } from '../provider/keys.js';
+import { familyOfAlg, loadProviderSecrets } from '../provider/keys.js';
 import { createKeyRing } from '../provider/oidc-keys.js';
 import { Sandbox } from '../provider/sandbox/index.js';
 import { createConnectorStore } from '../social/connectors.js';
@@ -113,6 +113,10 @@ export async function createParts(options: ResolvedOptions) {
   const announceEnded = (userId: string, ended: EndedOfAccount, cause: SessionRevocationCause) =>
     hooks.outbox.reportLifecycle(revocationReports(userId, ended, cause));
 
+  // The key sets as stored (a rotation may have made one for another family than ACCESS_TOKEN_ALG's).
+  const keyRing = createKeyRing(db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys }, { family: familyOfAlg(options.accessTokenAlg) });
+  await keyRing.reload();
+
   return {
     db,
     /** Every collection the service declares, with its indexes (the sweeper reads their TTLs). */
@@ -125,7 +129,7 @@ export async function createParts(options: ResolvedOptions) {
     secrets,
     sealingKey,
     box,
-    keyRing: createKeyRing(db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys }),
+    keyRing,
     subjectTokenSeal: subjectTokenSeal(sealingKey),
     outboundFetch,
     upstream: createUpstream({ fetch: outboundFetch }),

@@ -15,13 +15,19 @@ import {
 import { organizationScopeNamesOf } from '../provider/organization-facts.js';
 
 /** The resource server of an organization token: its audience the organization, offering the organization permissions `available`. */
-export const organizationResourceServer = (provider: Provider, accessTokenAlg: AccessTokenAlg, organizationId: string, available: Set<string>, ttl: number) =>
+export const organizationResourceServer = (
+  provider: Provider,
+  accessTokenAlg: () => AccessTokenAlg,
+  organizationId: string,
+  available: Set<string>,
+  ttl: number,
+) =>
   new provider.ResourceServer(organizationAudience(organizationId), {
     audience: organizationAudience(organizationId),
     scope: [...available].join(' '),
     accessTokenTTL: ttl,
     accessTokenFormat: 'jwt',
-    jwt: { sign: { alg: accessTokenAlg } },
+    jwt: { sign: { alg: accessTokenAlg() } },
   });
 
 /** The request parameter that names the organization (Logto's RFC 0001 and 0006). */
@@ -46,7 +52,7 @@ export function organizationTokenClaims(ctx: KoaContextWithOIDC, token: { kind?:
  * `resource` too, the resource's permissions narrow to those roles (`resource-servers.ts`) and the
  * token names the organization (`organization_id`). Everything else is the built-in grant's.
  */
-export function registerOrganizationGrants(provider: Provider, access: OrganizationAccess, accessTokenAlg: AccessTokenAlg) {
+export function registerOrganizationGrants(provider: Provider, access: OrganizationAccess, accessTokenAlg: () => AccessTokenAlg) {
   const organizationServer = (organizationId: string, available: Set<string>) =>
     organizationResourceServer(provider, accessTokenAlg, organizationId, available, organizationTokenTtl);
 

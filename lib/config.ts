@@ -124,7 +124,7 @@ export const coreEnvironment = {
     enum: accessTokenAlgs,
     default: 'ES256',
     description:
-      "Signing algorithm of access tokens for API resources: `ES256`, `EdDSA` (both several times faster to sign than RSA) or `RS256` for clients that need it. ID tokens follow the client's `id_token_signed_response_alg` (RS256 by default).",
+      "Signing algorithm of access tokens for API resources: `ES256`, `EdDSA` (both several times faster to sign than RSA) or `RS256` for clients that need it. It names the family of the first signing key set; a key rotation (`POST /api/configs/oidc/private-keys/rotate {signingKeyAlgorithm}`) may choose another. ID tokens follow the client's `id_token_signed_response_alg` (RS256 by default).",
   },
   BOOTSTRAP_CLIENT_ID: {
     type: 'string',

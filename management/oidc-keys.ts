@@ -17,6 +17,7 @@ const keyResponse = {
       createdAt: { type: 'number' },
       signingKeyAlgorithm: { enum: signingKeyFamilies },
       alg: { type: 'string' },
+      keys: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, alg: { type: 'string' } }, required: ['id', 'alg'] } },
       status: { enum: ['current', 'previous'] },
     },
     required: ['id', 'createdAt', 'status'],
@@ -26,7 +27,9 @@ const keyResponse = {
 /**
  * The provider's signing keys and cookie keys, as Logto's `/configs/oidc/:keyType` routes show and
  * change them: ids, algorithms and dates, never key material. A rotation makes a key that signs
- * from now on and keeps the one it replaces for verification; deleting that one ends it.
+ * from now on and keeps the one it replaces for verification; deleting that one ends it. A
+ * private key is a key set, one key per algorithm (`provider/oidc-keys.ts`), so that clients
+ * asking for RS256, ES256 or EdDSA ID tokens keep getting them whatever family it was made for.
  */
 export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
   const { keyRing } = deps;

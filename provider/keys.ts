@@ -25,7 +25,26 @@ export interface StoredSecrets {
   created?: Record<string, number>;
   /** Bumped by every rotation and deletion: the condition of the next one. */
   version?: number;
+  /** Signing keys only: the key sets, newest first (`provider/oidc-keys.ts`); older documents have none. */
+  generations?: KeyGeneration[];
 }
+
+/**
+ * One rotation's signing keys: a key of every algorithm we offer, made together. `family` is the
+ * one asked for (Logto's `signingKeyAlgorithm`): access tokens are signed with its algorithm while
+ * this set is current; `id` is that key's `kid`.
+ */
+export interface KeyGeneration {
+  id: string;
+  family: KeyFamily;
+  createdAt: number;
+  kids: string[];
+}
+
+/** The algorithm of a key family, as `keyTypes` pairs them. */
+export const algOfFamily = (family: KeyFamily) => keyTypes.find(({ kty }) => kty === family)!.alg;
+/** The family of an algorithm. */
+export const familyOfAlg = (alg: string): KeyFamily => keyTypes.find((type) => type.alg === alg)?.kty ?? 'EC';
 
 export async function generateSigningKey({ alg, options }: (typeof keyTypes)[number]): Promise<JWK> {
   const { privateKey } = await generateKeyPair(alg, { ...options, extractable: true });

@@ -59,7 +59,8 @@ export interface ResourceServerDeps {
   resources: KeyedCache<CachedResource>;
   held: HeldPermissions;
   organizations: OrganizationCaches;
-  accessTokenAlg: AccessTokenAlg;
+  /** The algorithm access tokens are signed with now (the current key set's, or the host's setting). */
+  accessTokenAlg: () => AccessTokenAlg;
   /** Lifetime of a Management API token, in seconds. */
   managementApiTokenTtl: number;
   /** The host's own resolver, asked about indicators we do not know. */
@@ -123,7 +124,7 @@ export function createGetResourceServerInfo(deps: ResourceServerDeps): GetResour
         audience: organizationsResource,
         accessTokenTTL: organizationTokenTtl,
         accessTokenFormat: 'jwt',
-        jwt: { sign: { alg: accessTokenAlg } },
+        jwt: { sign: { alg: accessTokenAlg() } },
       };
     }
     const found = await resources.get(indicator);
@@ -140,7 +141,7 @@ export function createGetResourceServerInfo(deps: ResourceServerDeps): GetResour
       audience: found.resource.indicator,
       accessTokenTTL: managementApi ? deps.managementApiTokenTtl : found.resource.accessTokenTtl,
       accessTokenFormat: 'jwt',
-      jwt: { sign: { alg: accessTokenAlg } },
+      jwt: { sign: { alg: accessTokenAlg() } },
     };
   };
 }

@@ -8,9 +8,11 @@ const admin = { BOOTSTRAP_CLIENT_ID: 'admin', BOOTSTRAP_CLIENT_SECRET: 'rotation
 const management = `${baseUrl}/api`;
 
 /**
- * Signing-key rotation (Logto's `/api/configs/oidc/:keyType` routes) across two server processes
- * over one database: tokens verify with jose against the published JWKS (RFC 7517) before and
- * after a rotation, and the other process signs with the new key within its refresh interval.
+ * Signing-key rotation (Logto's `/api/configs/oidc/:keyType` routes, its integration-tests
+ * api/logto-config.test.ts) across two server processes over one database: tokens verify with
+ * jose against the published JWKS (RFC 7517) before and after a rotation, and the other process
+ * signs with the new key within its refresh interval. A private key is a key set (one key per
+ * algorithm), listed in Logto's shape and counts: one current, at most one previous.
  */
 describe('signing-key rotation', () => {
   let a: ServerProcess;
@@ -41,18 +43,13 @@ describe('signing-key rotation', () => {
   it('lists the keys without their material', async () => {
     const { status, body } = await callApi(a, token, 'GET', '/api/configs/oidc/private-keys');
     expect(status).toBe(200);
-    expect(body.map(({ signingKeyAlgorithm, alg, status: state }: Record<string, string>) => [signingKeyAlgorithm, alg, state]).sort()).toEqual([
-      ['EC', 'ES256', 'current'],
-      ['OKP', 'EdDSA', 'current'],
-      ['RSA', 'RS256', 'current'],
+    // One set, made for ACCESS_TOKEN_ALG's family (ES256 by default), named by that key; a key of every algorithm in it.
+    expect(body).toEqual([
+      { id: expect.any(String), createdAt: expect.any(Number), signingKeyAlgorithm: 'EC', alg: 'ES256', keys: expect.any(Array), status: 'current' },
     ]);
-    expect(body[0]).toEqual({
-      id: expect.any(String),
-      createdAt: expect.any(Number),
-      signingKeyAlgorithm: expect.any(String),
-      alg: expect.any(String),
-      status: 'current',
-    });
+    expect(body[0].keys.map(({ alg }: { alg: string }) => alg).sort()).toEqual(['ES256', 'EdDSA', 'RS256']);
+    expect(body[0].keys[0].id).toBe(body[0].id);
+    expect((await jwksOf(a)).keys.map(({ kid }) => kid).sort()).toEqual(body[0].keys.map(({ id }: { id: string }) => id).sort());
     const cookies = await callApi(a, token, 'GET', '/api/configs/oidc/cookie-keys');
     expect(cookies.body).toEqual([{ id: expect.any(String), createdAt: expect.any(Number), status: 'current' }]);
     expect(JSON.stringify([body, cookies.body])).not.toMatch(/"d"|"p"|"q"|"k"/);
@@ -63,10 +60,12 @@ describe('signing-key rotation', () => {
     const oldKid = decodeProtectedHeader(before).kid!;
     const rotated = await callApi(a, token, 'POST', '/api/configs/oidc/private-keys/rotate', { signingKeyAlgorithm: 'EC' });
     expect(rotated.status).toBe(200);
-    const ec = rotated.body.filter(({ alg }: { alg: string }) => alg === 'ES256');
-    expect(ec.map(({ status }: { status: string }) => status)).toEqual(['current', 'previous']);
-    expect(ec[1].id).toBe(oldKid);
-    const newKid = ec[0].id as string;
+    expect(rotated.body.map(({ alg, status }: { alg: string; status: string }) => [alg, status])).toEqual([
+      ['ES256', 'current'],
+      ['ES256', 'previous'],
+    ]);
+    expect(rotated.body[1].id).toBe(oldKid);
+    const newKid = rotated.body[0].id as string;
 
     const after = await issue(a);
     expect(decodeProtectedHeader(after).kid).toBe(newKid);
@@ -98,7 +97,48 @@ describe('signing-key rotation', () => {
     token = after;
   });
 
+  it('rotates to the family asked for, as Logto: its algorithm then signs access tokens, every algorithm stays declared for ID tokens, and two sets at most are kept', async () => {
+    const before = (await callApi(a, token, 'GET', '/api/configs/oidc/private-keys')).body as Array<{ id: string }>;
+    const toRsa = await callApi(a, token, 'POST', '/api/configs/oidc/private-keys/rotate', { signingKeyAlgorithm: 'RSA' });
+    expect(toRsa.body.map(({ signingKeyAlgorithm, status }: Record<string, string>) => [signingKeyAlgorithm, status])).toEqual([
+      ['RSA', 'current'],
+      ['EC', 'previous'],
+    ]);
+    expect(toRsa.body[1].id).toBe(before[0]!.id);
+    const rsaToken = await issue(a);
+    expect(decodeProtectedHeader(rsaToken)).toMatchObject({ alg: 'RS256', kid: toRsa.body[0].id });
+    expect((await callApi(a, rsaToken, 'GET', '/api/users')).status).toBe(200);
+    token = rsaToken;
+    // Each set holds a key of every algorithm: discovery still offers them all to clients choosing their ID tokens'.
+    const discovery = (await (await fetch(`${a.local}/oidc/.well-known/openid-configuration`)).json()) as Record<string, string[]>;
+    expect(discovery.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['ES256', 'EdDSA', 'RS256']));
+    // The other process follows.
+    const deadline = Date.now() + 10_000;
+    while (decodeProtectedHeader(await issue(b)).alg !== 'RS256' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(decodeProtectedHeader(await issue(b)).alg).toBe('RS256');
+    // Logto's default family is EC; the set before is the previous one, the one before that is gone.
+    const toEc = await callApi(a, token, 'POST', '/api/configs/oidc/private-keys/rotate', {});
+    expect(toEc.body.map(({ signingKeyAlgorithm, status }: Record<string, string>) => [signingKeyAlgorithm, status])).toEqual([
+      ['EC', 'current'],
+      ['RSA', 'previous'],
+    ]);
+    // The set before the previous one is gone, with the tokens it signed.
+    expect(JSON.stringify((await jwksOf(a)).keys)).not.toContain(before[0]!.id);
+    token = await issue(a);
+    expect(decodeProtectedHeader(token).alg).toBe('ES256');
+    // Deleting the previous set by its name leaves one, which cannot be deleted.
+    expect((await callApi(a, token, 'DELETE', `/api/configs/oidc/private-keys/${toEc.body[1].id}`)).status).toBe(204);
+    const left = (await callApi(a, token, 'GET', '/api/configs/oidc/private-keys')).body as Array<{ id: string; status: string }>;
+    expect(left.map(({ id, status }) => [id, status])).toEqual([[toEc.body[0].id, 'current']]);
+    expect(await callApi(a, token, 'DELETE', `/api/configs/oidc/private-keys/${left[0]!.id}`)).toMatchObject({
+      status: 422,
+      body: { code: 'oidc.key_required' },
+    });
+    token = await issue(a);
+  });
+
   it('refuses to delete a key in use, the last key, or an unknown key', async () => {
+    await callApi(a, token, 'POST', '/api/configs/oidc/private-keys/rotate', {});
     const keys = (await callApi(a, token, 'GET', '/api/configs/oidc/private-keys')).body as Array<{ id: string; status: string }>;
     const current = keys.find(({ status }) => status === 'current')!;
     expect(await callApi(a, token, 'DELETE', `/api/configs/oidc/private-keys/${current.id}`)).toMatchObject({
