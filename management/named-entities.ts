@@ -1,7 +1,7 @@
 import { asNothingDeleted } from '../lib/errors.js';
 import { containsPattern, type EntityDocument, type EntityQueries } from '../lib/store/entities.js';
 import { guard, type Admitted, type Schema, type TypedSchema } from '../lib/http/guard.js';
-import { pageOf, setPageHeaders } from '../lib/http/pagination.js';
+import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import type { Write } from '../lib/store/unit-of-work.js';
 import type { ChangeOf } from '../lib/store/changes.js';
 import type { ChangeKey } from '../hooks/catalog.js';
@@ -27,8 +27,10 @@ export interface NamedEntitySpec<T extends Named, CreateSchema extends TypedSche
   build(body: Admitted<CreateSchema>): T;
   /** Answers for a page of documents (e.g. with their permissions attached). */
   present(documents: T[]): Promise<unknown[]>;
-  /** The list's answers when it is asked `showFeatured=true` (Logto's, for organizations). */
+  /** The list's answers when it is asked `showFeatured=true` (or `1`; Logto's, for organizations). */
   presentFeatured?(documents: T[]): Promise<unknown[]>;
+  /** Without `page` or `page_size`, the whole list (Logto's `isPaginationOptional`). */
+  optionalPaging?: boolean;
   /** Checks a create body against the database in the create's unit of work, before it writes (e.g. that referenced ids exist). */
   beforeCreate?(body: Admitted<CreateSchema>): Promise<void>;
   /**
@@ -52,16 +54,17 @@ export function namedEntityRoutes<T extends Named, const C extends TypedSchema, 
   router.get(
     path,
     guard({
-      query: paginationQuery({ q: { type: 'string', maxLength: 256 }, ...(spec.presentFeatured && { showFeatured: { enum: ['true', 'false'] } }) }),
+      query: paginationQuery({ q: { type: 'string', maxLength: 256 }, ...(spec.presentFeatured && { showFeatured: { enum: ['true', 'false', '1', '0'] } }) }),
       response: { type: 'array', items: spec.response },
     }),
     async (ctx) => {
       const { q, showFeatured } = ctx.guard.query as { q?: string; showFeatured?: string };
       const filter = q ? { name: containsPattern(q) } : {};
-      const page = pageOf(ctx.guard.query);
-      const [total, found] = await Promise.all([queries.count(filter), queries.find(filter, page)]);
+      const page = pageOrAll(ctx.guard.query, { optional: spec.optionalPaging === true });
+      const [total, found] = await Promise.all([page ? queries.count(filter) : undefined, queries.find(filter, page)]);
       setPageHeaders(ctx, page, total);
-      ctx.body = showFeatured === 'true' && spec.presentFeatured ? await spec.presentFeatured(found) : await spec.present(found);
+      const featured = showFeatured === 'true' || showFeatured === '1';
+      ctx.body = featured && spec.presentFeatured ? await spec.presentFeatured(found) : await spec.present(found);
     },
   );
 

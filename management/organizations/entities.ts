@@ -103,6 +103,8 @@ export function organizationRoutes(router: ApiRouter, deps: ManagementDeps) {
     path: '/organization-scopes',
     entity: 'OrganizationScope',
     queries: organizationScopes,
+    // As Logto's: the whole list unless a page is asked for.
+    optionalPaging: true,
     createSchema: namedCreateSchema(),
     patchSchema: namedPatchSchema,
     response: organizationScopeResponse,

@@ -128,7 +128,7 @@ describe("lists searched as Logto's are", () => {
     expect(await members('ann_smith')).toEqual([]);
   });
 
-  it('organizations: showFeatured=true adds the member count and up to three members', async () => {
+  it('organizations: showFeatured=true (or 1, as Logto clients send it) adds the member count and up to three members', async () => {
     const listed = await server.api('GET', '/api/organizations?showFeatured=true&q=Searchers');
     expect(listed.body).toEqual([
       expect.objectContaining({
@@ -140,6 +140,7 @@ describe("lists searched as Logto's are", () => {
         ]),
       }),
     ]);
+    expect((await server.api('GET', '/api/organizations?showFeatured=1&q=Searchers')).body).toEqual(listed.body);
     expect((await server.api('GET', '/api/organizations?q=Searchers')).body[0]).not.toHaveProperty('usersCount');
   });
 });
