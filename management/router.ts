@@ -17,6 +17,7 @@ import { ApiError } from '../lib/errors.js';
 import { packageVersion } from '../lib/version.js';
 import { apiDocsRoutes } from './docs.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { asOpenApi30 } from './openapi-30.js';
 import { organizationRoutes } from './organizations/entities.js';
 import { memberRoleRoutes } from './organizations/member-roles.js';
 import { consentOrganizationRoutes } from './organizations/consent-organizations.js';
@@ -136,17 +137,24 @@ export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log
   // The API reference: the OpenAPI document holds no data, so it needs no token; built on first
   // request, once every route is declared, and rendered by the page at /api/docs.
   let document: ReturnType<typeof buildOpenApiDocument> | undefined;
-  const serveDocument = guard({ response: { type: 'object' }, public: true, summary: 'The OpenAPI 3.1 document of this API' });
-  for (const path of ['/openapi.json', '/swagger.json']) {
-    router.get(path, serveDocument, (ctx) => {
-      document ??= buildOpenApiDocument(router, {
-        serverUrl: deps.managementApiIndicator.replace(/\/api$/, ''),
-        version: packageVersion,
-        tokenUrl: `${auth.issuer}/token`,
-      });
-      ctx.body = document;
-    });
-  }
+  const documentOf = () =>
+    (document ??= buildOpenApiDocument(router, {
+      serverUrl: deps.managementApiIndicator.replace(/\/api$/, ''),
+      version: packageVersion,
+      tokenUrl: `${auth.issuer}/token`,
+    }));
+  router.get('/openapi.json', guard({ response: { type: 'object' }, public: true, summary: 'The OpenAPI 3.1 document of this API' }), (ctx) => {
+    ctx.body = documentOf();
+  });
+  // Logto's path, in Logto's version (3.0), for tools that read no other.
+  let document30: Record<string, unknown> | undefined;
+  router.get(
+    '/swagger.json',
+    guard({ response: { type: 'object' }, public: true, summary: 'The OpenAPI 3.0 document of this API (as Logto serves it)' }),
+    (ctx) => {
+      ctx.body = document30 ??= asOpenApi30(documentOf() as Record<string, unknown>);
+    },
+  );
   apiDocsRoutes(router, managementPrefix);
 
   // Declared after /status and the hooks' keys, so that it runs for every route but those.

@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 
+import { Validator } from '@seriousme/openapi-schema-validator';
+
 import { renderConfiguration } from '../../tools/reference/configuration.js';
 import { renderEvents } from '../../tools/reference/events.js';
 import { renderManagementApi } from '../../tools/reference/management-api.js';
@@ -40,6 +42,22 @@ describe('the generated reference pages', () => {
     expect(text).toBe(renderManagementApi(document));
     for (const [path, operations] of Object.entries(document.paths as Record<string, object>))
       for (const method of Object.keys(operations)) expect(text).toContain(`\`${method.toUpperCase()} ${path}\``);
+  });
+
+  it("the API's OpenAPI documents are valid by the specification's own schemas: 3.1 at /api/openapi.json, 3.0 at Logto's /api/swagger.json", async () => {
+    const current = (await server.api('GET', '/api/openapi.json', { token: null })).body;
+    const logtos = (await server.api('GET', '/api/swagger.json', { token: null })).body;
+    expect([current.openapi, logtos.openapi]).toEqual(['3.1.0', '3.0.3']);
+    for (const document of [current, logtos]) {
+      const { valid, errors } = await new Validator().validate(document);
+      expect({ openapi: document.openapi, valid, errors: valid ? undefined : JSON.stringify(errors).slice(0, 2000) }).toEqual({
+        openapi: document.openapi,
+        valid: true,
+        errors: undefined,
+      });
+    }
+    // The same operations in both.
+    expect(Object.keys(logtos.paths).sort()).toEqual(Object.keys(current.paths).sort());
   });
 
   it('docs/embedding.md shows the code of examples/embedded.ts as it is, so that what a reader copies is what the tests run', async () => {
