@@ -89,6 +89,7 @@ export const apiErrorStatus = {
   'role.scope_exists': 422,
   'role.management_api_scopes_not_assignable_to_user_role': 400,
   'organization.require_membership': 422,
+  'organization.role_names_not_found': 422,
   'application.third_party_application_only': 422,
   'one_time_token.active_token_not_found': 404,
   'one_time_token.token_expired': 400,

@@ -1,4 +1,4 @@
-import { ApiError, asBrokenForeignKey, assertThat, notFound } from '../../lib/errors.js';
+import { ApiError, asBrokenForeignKey, assertThat } from '../../lib/errors.js';
 import { guard } from '../../lib/http/guard.js';
 import { byName, withId, type OrganizationRoleDocument } from '../../lib/store/models.js';
 import { keepLiveTargets } from '../../lib/store/links.js';
@@ -73,18 +73,23 @@ function memberKindRoleRoutes(router: ApiRouter, deps: ManagementDeps, kind: Mem
   } as const;
 
   /**
-   * The roles a body names, by id and by name, each once; an unknown one is a broken foreign key
-   * (422 `entity.relation_foreign_key_not_found`, Logto's). At least `minimum` of them.
+   * The roles a body names, by id and by name, each once: an unknown id is a broken foreign key
+   * (422 `entity.relation_foreign_key_not_found`), an unknown name 422
+   * `organization.role_names_not_found`, both Logto's. At least `minimum` of them.
    */
   async function rolesNamed(body: { organizationRoleIds?: string[]; organizationRoleNames?: string[] }, minimum: number): Promise<OrganizationRoleDocument[]> {
     const ids = [...new Set(body.organizationRoleIds ?? [])];
     const names = [...new Set(body.organizationRoleNames ?? [])];
     const byId = await organizationRoles.assertAllExist(ids).catch(asBrokenForeignKey);
     const byName = names.length > 0 ? await organizationRoles.find({ name: { $in: names } }) : [];
-    const unknown = names.find((name) => !byName.some((role) => role.name === name));
+    const unknown = names.filter((name) => !byName.some((role) => role.name === name));
+    // Logto's code for names (organization/user/role-relations.ts); an unknown id stays a broken foreign key.
     assertThat(
-      unknown === undefined,
-      () => new ApiError('entity.relation_foreign_key_not_found', `organization role named \`${unknown}\` does not exist`, { name: unknown }),
+      unknown.length === 0,
+      () =>
+        new ApiError('organization.role_names_not_found', `no organization role is named ${unknown.map((name) => `\`${name}\``).join(', ')}`, {
+          roleNames: unknown,
+        }),
     );
     const roles = [...new Map([...byId, ...byName].map((role) => [role._id, role])).values()];
     // A role of the other type is not for this member (users hold User roles, applications MachineToMachine ones); Logto's database refuses it (a check constraint).
@@ -177,7 +182,19 @@ function memberKindRoleRoutes(router: ApiRouter, deps: ManagementDeps, kind: Mem
 
   router.post(
     memberRoles,
-    guard({ params: idParams('id', memberParam), body: memberRoleBody, status: 201, response: { type: 'array', items: organizationRoleResponse } }),
+    guard({
+      params: idParams('id', memberParam),
+      body: memberRoleBody,
+      status: 201,
+      response: {
+        type: 'object',
+        properties: {
+          organizationRoleIds: { type: 'array', items: { type: 'string' } },
+          organizationRoles: { type: 'array', items: organizationRoleResponse },
+        },
+        required: ['organizationRoleIds', 'organizationRoles'],
+      },
+    }),
     async (ctx) => {
       const {
         params: { id },
@@ -196,7 +213,8 @@ function memberKindRoleRoutes(router: ApiRouter, deps: ManagementDeps, kind: Mem
           removed: [],
         };
       });
-      ctx.body = await presentOrganizationRoles(queries, roles);
+      // Logto's answer, the ids (by name too), and ours beside it, the roles as the list shows them.
+      ctx.body = { organizationRoleIds: roles.map(({ _id }) => _id), organizationRoles: await presentOrganizationRoles(queries, roles) };
       ctx.status = 201;
     },
   );
@@ -222,7 +240,11 @@ function memberKindRoleRoutes(router: ApiRouter, deps: ManagementDeps, kind: Mem
     const { id, organizationRoleId } = ctx.guard.params;
     const userId = memberOf(ctx.guard.params);
     await changeMemberRoles(ctx, id, userId, async () => {
-      assertThat(await organizationUserRoles.remove(id, userId, organizationRoleId), () => notFound("member's organization role", organizationRoleId));
+      // Logto's answer for a role the member does not hold: 404 `entity.not_found`.
+      assertThat(
+        await organizationUserRoles.remove(id, userId, organizationRoleId),
+        () => new ApiError('entity.not_found', `the ${kind} does not hold organization role \`${organizationRoleId}\``, { organizationRoleId }),
+      );
       return { added: [], removed: [organizationRoleId] };
     });
     ctx.status = 204;
