@@ -96,6 +96,17 @@ describe("the sign-in experience's email policy", () => {
     expect((await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
   });
 
+  it('says the refusal at the email field of the sign-up page (422), creating nothing', async () => {
+    await setPolicy({ customBlocklist: ['@block.test'] });
+    const { browser, page, csrf } = await newSignIn();
+    const answered = await browser.form(`${page}/sign-up`, { csrf, username: 'page_blocked', email: 'someone@block.test', password: strong });
+    const html = await answered.text();
+    expect(answered.status).toBe(422);
+    expect(html).toMatch(/<input[^>]*id="email"[^>]*aria-invalid="true"|<input[^>]*aria-invalid="true"[^>]*id="email"/);
+    expect(html).toContain('This email address cannot be used here. Choose another.');
+    expect(await server.database.db.collection('users').countDocuments({ username: 'page_blocked' })).toBe(0);
+  });
+
   it('refuses at identification a registration whose code was sent before the address was blocked, creating no account', async () => {
     const early = await registrationCode('late@block.test');
     expect(early.status).toBe(200);
