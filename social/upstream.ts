@@ -74,10 +74,11 @@ function clientAuthOf(method: string | undefined, secret: string): client.Client
  * (Logto's `tokenEndpointResponseType: "query-string"`); every other answer as it is.
  */
 function formTokenResponses(fetch: typeof globalThis.fetch, tokenEndpoint: string): typeof globalThis.fetch {
+  const endpoint = new URL(tokenEndpoint).href;
   return async (input, init) => {
     const response = await fetch(input, init);
-    const url = input instanceof Request ? input.url : String(input);
-    if (url !== tokenEndpoint || (response.headers.get('content-type') ?? '').includes('json')) return response;
+    const url = new URL(input instanceof Request ? input.url : String(input)).href;
+    if (url !== endpoint || (response.headers.get('content-type') ?? '').includes('json')) return response;
     const fields = Object.fromEntries(new URLSearchParams(await response.text()));
     if (typeof fields.expires_in === 'string' && /^\d+$/.test(fields.expires_in)) (fields as Record<string, unknown>).expires_in = Number(fields.expires_in);
     const headers = new Headers(response.headers);
