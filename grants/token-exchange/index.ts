@@ -92,6 +92,9 @@ function hostAccountsUnavailable(cause: HostAccountsUnavailable) {
   return error;
 }
 
+/** The host's account lookup failing is a 503 the client retries; anything else goes on as it is. */
+const unavailableOr = (error: unknown) => (error instanceof HostAccountsUnavailable ? hostAccountsUnavailable(error) : error);
+
 const reasonOf = (error: unknown) =>
   // oidc-provider keeps the public description generic; the detail is for the audit.
   (error as { error_detail?: string }).error_detail ?? (error as { error_description?: string }).error_description ?? (error as Error).message;
@@ -196,7 +199,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
     if (params.subject_token_type === personalAccessTokenType) {
       attempt.own = true;
       const own = await deps.readPersonalAccessToken(sealed).catch((error: unknown) => {
-        throw error instanceof TokenRefused ? subjectRefused(error.message) : error;
+        throw error instanceof TokenRefused ? subjectRefused(error.message) : unavailableOr(error);
       });
       return exchangeOwnToken(ctx, deps, own, { subjectToken: sealed, requestedType, scope: requested, resource, info, organizationId });
     }
@@ -204,7 +207,7 @@ export function buildHandler(deps: TokenExchangeDeps) {
     // Not a subject token of ours: a user's own access token, unless that is refused too.
     if (!facts && params.subject_token_type !== impersonationTokenType) {
       const own = await deps.readUserToken(sealed, 'user').catch((error: unknown) => {
-        if (!(error instanceof TokenRefused)) throw error;
+        if (!(error instanceof TokenRefused)) throw unavailableOr(error);
         attempt.notOwn = error.message;
         return undefined;
       });
