@@ -11,7 +11,7 @@ import { databaseRetryAfterSeconds, databaseUnavailable, isDatabaseUnavailable }
 import { callerOf, experienceCookie, experiencePrefix, pagesPrefix } from '../http.js';
 import type { ExperienceService } from '../service.js';
 import * as views from '../views/pages.js';
-import { isHexColor } from '../views/stylesheet.js';
+import { asHexColor } from '../views/stylesheet.js';
 import { pageErrorOf } from './forms.js';
 import type { Details, PageHandler, PageRender, PageRequest, PageResult, PagesOptions } from './request.js';
 
@@ -49,13 +49,13 @@ type Client = NonNullable<Awaited<ReturnType<Provider['Client']['find']>>>;
 export function lookOf(client: Client): views.ApplicationLook {
   const metadata = client.metadata() as { signInExperience?: ApplicationSignInExperience; logo_uri?: string };
   const own = metadata.signInExperience;
-  const primary = own?.color.primaryColor;
-  const dark = own?.color.darkPrimaryColor;
+  const primary = asHexColor(own?.color.primaryColor);
+  const dark = asHexColor(own?.color.darkPrimaryColor);
   return {
     name: own?.displayName ?? client.clientName ?? client.clientId,
     logoUrl: own?.branding.logoUrl ?? metadata.logo_uri,
     darkLogoUrl: own?.branding.logoUrl ? own.branding.darkLogoUrl : undefined,
-    colors: isHexColor(primary) ? { primaryColor: primary, darkPrimaryColor: isHexColor(dark) ? dark : primary } : undefined,
+    colors: primary ? { primaryColor: primary, darkPrimaryColor: dark ?? primary } : undefined,
     termsOfUseUrl: own?.termsOfUseUrl ?? undefined,
     privacyPolicyUrl: own?.privacyPolicyUrl ?? undefined,
   };
@@ -67,11 +67,13 @@ export function lookOf(client: Client): views.ApplicationLook {
  */
 export function withOrganizationLook(look: views.ApplicationLook, organization: Awaited<ReturnType<PagesOptions['organizationLook']>>): views.ApplicationLook {
   if (!organization) return look;
-  const { logoUrl, darkLogoUrl, primaryColor, darkPrimaryColor } = organization;
+  const { logoUrl, darkLogoUrl } = organization;
+  const primaryColor = asHexColor(organization.primaryColor);
+  const darkPrimaryColor = asHexColor(organization.darkPrimaryColor);
   return {
     ...look,
     ...(logoUrl && { logoUrl, darkLogoUrl }),
-    ...(isHexColor(primaryColor) && { colors: { primaryColor, darkPrimaryColor: isHexColor(darkPrimaryColor) ? darkPrimaryColor : primaryColor } }),
+    ...(primaryColor && { colors: { primaryColor, darkPrimaryColor: darkPrimaryColor ?? primaryColor } }),
   };
 }
 

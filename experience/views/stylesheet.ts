@@ -13,6 +13,13 @@ export interface BrandColors {
 const hexColor = /^#[0-9a-f]{6}$/i;
 export const isHexColor = (value: unknown): value is string => typeof value === 'string' && hexColor.test(value);
 
+/** A hex colour as the stylesheet draws it, `#rrggbb`: a short one (`#rgb`, which Logto accepts) doubled out; anything else none. */
+export function asHexColor(value: unknown): string | undefined {
+  if (isHexColor(value)) return value;
+  if (typeof value !== 'string' || !/^#[0-9a-f]{3}$/i.test(value)) return undefined;
+  return `#${[...value.slice(1)].map((digit) => digit + digit).join('')}`;
+}
+
 /**
  * Where the stylesheet for these colours is: the operator's at the plain path; an application's
  * own with its colours in the query (`?primary=…&dark=…`, checked again when served), so that the

@@ -127,7 +127,8 @@ export const secretWithValueResponse = {
 // An application's sign-in experience. Its values reach the pages' HTML, CSS and CSP: colours are
 // hex colours only, and links and logos http(s) URLs with nothing that could end an attribute.
 const webUrl = { type: 'string', maxLength: 2048, pattern: '^https?://[^\\s"\'<>]+$', format: 'web-url' } as const;
-const hexColor = { type: 'string', pattern: '^#[0-9A-Fa-f]{6}$' } as const;
+// `#rrggbb`, or `#rgb` as Logto accepts it (the pages draw it doubled out).
+const hexColor = { type: 'string', pattern: '^#([0-9A-Fa-f]{3}){1,2}$' } as const;
 /** A look's logos (Logto's `branding`), for an application or an organization. */
 export const brandingSchema = {
   type: 'object',

@@ -118,6 +118,20 @@ describe('/api/applications/:id/sign-in-experience (Logto’s application-level 
     expect(plain).not.toContain('x}');
   });
 
+  it("takes Logto's short colours (#rgb), keeps them as given, and draws them doubled out; anything else is 400", async () => {
+    const path = `/api/applications/${applicationId}/sign-in-experience`;
+    const set = await server.api('PUT', path, { body: { color: { primaryColor: '#fc0', darkPrimaryColor: '#FC0' } } });
+    expect(set.status).toBe(200);
+    expect(set.body.color).toEqual({ primaryColor: '#fc0', darkPrimaryColor: '#FC0' });
+    const html = await (await signInPageOf(applicationId, 'https://reports.test/cb')).text();
+    expect(html).toContain('href="/interaction-assets/style.css?primary=ffcc00&amp;dark=ffcc00"');
+    for (const primaryColor of ['#fc', '#ffcc0', 'fc0', '#ggg', '#ffcc00aa']) {
+      const refused = await server.api('PUT', path, { body: { color: { primaryColor } } });
+      expect({ primaryColor, status: refused.status }).toEqual({ primaryColor, status: 400 });
+    }
+    await server.api('PUT', path, { body: { color: { primaryColor: '#ffcc00', darkPrimaryColor: '#ffcc00' } } });
+  });
+
   it('refuses an OIDC logo or redirect URI whose host would reach the CSP badly, and never writes one saved earlier into it', async () => {
     const before = await snapshot(server.database.db);
     for (const oidcClientMetadata of [
