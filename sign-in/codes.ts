@@ -7,6 +7,7 @@ import { emailKey } from '../lib/identifiers.js';
 import { generateId } from '../lib/ids.js';
 import { requirePhone } from '../lib/phone.js';
 import type { InteractionKind } from '../hooks/catalog.js';
+import { expiring } from '../lib/store/database.js';
 import { inUnit } from '../lib/store/session.js';
 
 /** What a code is for: an interaction's step, or a signed-in user's verification through the Account API. */
@@ -44,11 +45,17 @@ interface CodeDocument {
   target: string;
   codeHash: string;
   attempts: number;
-  /** `pending` until the right code is given, `verified` then, `used` once an identification spent it. */
-  state: 'pending' | 'verified' | 'used';
+  /**
+   * `pending` until the right code is given, `verified` then, `used` once an identification spent
+   * it; `replaced` once a newer code was sent to the same address for the same owner.
+   */
+  state: 'pending' | 'verified' | 'used' | 'replaced';
   createdAt: Date;
   expiresAt: Date;
 }
+
+/** Codes expire by themselves; an owner's codes to one address are found together (a new one replaces them). */
+export const codeIndexes = [expiring, { key: { owner: 1, targetType: 1, target: 1 }, name: 'owner_target' }];
 
 const hashCode = (verificationId: string, code: string) => createHash('sha256').update(`${verificationId}:${code}`).digest();
 
@@ -65,6 +72,7 @@ function refusal(found: CodeDocument | null, target: CodeTarget, at: number): Ap
       ? new ApiError('verification_code.email_mismatch', 'this code was sent to another email address')
       : new ApiError('verification_code.phone_mismatch', 'this code was sent to another phone number');
   }
+  if (found.state === 'replaced') return new ApiError('verification_code.not_found', 'a newer code was sent to this address; use that one');
   if (found.state !== 'pending') return new ApiError('verification_code.not_found', 'this code was used already; ask for a new one');
   if (found.expiresAt.getTime() <= at) return new ApiError('verification_code.expired', 'the verification code has expired; ask for a new one');
   if (found.attempts >= maxCodeAttempts) return new ApiError('verification_code.exceed_max_try', 'too many wrong codes; ask for a new one');
@@ -92,8 +100,17 @@ export function createCodes(db: Db, now: () => number = Date.now) {
   const codes = db.collection<CodeDocument>('verification_codes');
 
   return {
-    /** Makes a code for `target`; answers the verification id and the code (to send, or not). */
+    /**
+     * Makes a code for `target`; answers the verification id and the code (to send, or not). As
+     * Logto keeps one verification per identifier, the owner's earlier codes to the same address
+     * stop counting first (verified or not): one live code per address, so that asking again and
+     * again does not multiply the guesses a code allows.
+     */
     async issue(owner: string, event: CodePurpose, target: CodeTarget): Promise<{ verificationId: string; code: string; expiresAt: Date }> {
+      await codes.updateMany(
+        { owner, targetType: target.type, target: keyOf(target), state: { $in: ['pending', 'verified'] } },
+        { $set: { state: 'replaced' } },
+      );
       const verificationId = generateId();
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
       const createdAt = new Date(now());

@@ -134,6 +134,31 @@ describe('sign-in experience: codes, resets, cross-site requests and pages (Expe
     ).toMatchObject({ status: 404, body: { code: 'session.verification_session_not_found' } });
   });
 
+  it('keeps one live code per address, as Logto keeps one verification per identifier: a new code replaces the one before, verified or not', async () => {
+    const identifier = { type: 'email', value: 'one.code@example.com' };
+    const { browser } = await newSignIn();
+    await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
+    const send = async () => {
+      const sent = await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: 'Register' });
+      return { verificationId: sent.body.verificationId as string, code: await mail.nextCode(identifier.value) };
+    };
+    const verify = (verificationId: string, code: string) =>
+      browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId, code });
+    const first = await send();
+    const second = await send();
+    // The first, right as it is, no longer counts; so guesses cannot be multiplied by asking again.
+    expect(await verify(first.verificationId, first.code)).toMatchObject({ status: 400, body: { code: 'verification_code.not_found' } });
+    expect((await verify(second.verificationId, second.code)).status).toBe(200);
+    // A verified one is replaced too: it no longer identifies.
+    const third = await send();
+    expect(await browser.json('POST', '/api/experience/identification', { verificationId: second.verificationId })).toMatchObject({
+      status: 400,
+      body: { code: 'session.verification_failed' },
+    });
+    expect((await verify(third.verificationId, third.code)).status).toBe(200);
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: third.verificationId })).status).toBe(201);
+  });
+
   it('limits how many codes one address can be sent', async () => {
     const { browser } = await newSignIn();
     await browser.json('PUT', '/api/experience', { interactionEvent: 'Register' });
