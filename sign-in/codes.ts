@@ -103,8 +103,9 @@ export function createCodes(db: Db, now: () => number = Date.now) {
     /**
      * Makes a code for `target`; answers the verification id and the code (to send, or not). As
      * Logto keeps one verification per identifier, the owner's earlier codes to the same address
-     * stop counting first (verified or not): one live code per address, so that asking again and
-     * again does not multiply the guesses a code allows.
+     * stop counting first (verified or not), so that asking again and again does not multiply the
+     * guesses a code allows. (Two sends at the same instant may both stay live: each retires only
+     * what was there before it.)
      */
     async issue(owner: string, event: CodePurpose, target: CodeTarget): Promise<{ verificationId: string; code: string; expiresAt: Date }> {
       await codes.updateMany(
