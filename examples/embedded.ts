@@ -93,7 +93,8 @@ export async function embedIdentity({
     // The host's own custom claims, as a function: trusted code, so it runs as it is.
     getCustomJwtClaims: ({ context }) => {
       const grant = context.grant as { type?: string; subjectTokenContext?: Record<string, unknown> } | undefined;
-      return grant?.type === 'urn:ietf:params:oauth:grant-type:token-exchange' ? { impersonation_context: grant.subjectTokenContext ?? {} } : {};
+      // A token exchange of a subject token is an impersonation; one of a user's own token is not, and has no context.
+      return grant?.subjectTokenContext ? { impersonation_context: grant.subjectTokenContext } : {};
     },
   });
   const provider = new Provider(issuer, identity.configure(hostConfiguration(directory)));

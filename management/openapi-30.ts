@@ -29,13 +29,17 @@ const dropped = new Set([
   'contains',
 ]);
 
+/** Keywords whose value maps names to schemas: a property may be called `if` or `const` without being the keyword. */
+const schemaMaps = new Set(['properties', 'patternProperties']);
+const convertMap = (map: Record<string, unknown>) => Object.fromEntries(Object.entries(map).map(([name, schema]) => [name, convert(schema)]));
+
 function convert(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(convert);
   if (value === null || typeof value !== 'object') return value;
   const out: Record<string, unknown> = {};
   for (const [key, inner] of Object.entries(value as Record<string, unknown>)) {
     if (dropped.has(key)) continue;
-    out[key] = convert(inner);
+    out[key] = schemaMaps.has(key) && inner !== null && typeof inner === 'object' ? convertMap(inner as Record<string, unknown>) : convert(inner);
   }
   if (Array.isArray(out.type)) {
     const types = (out.type as string[]).filter((type) => type !== 'null');

@@ -24,11 +24,15 @@ export const reservedAuthorizationParameters = [
   'client_id',
   'redirect_uri',
   'response_type',
+  'response_mode',
   'scope',
   'state',
   'nonce',
   'code_challenge',
   'code_challenge_method',
+  // A request object would stand for all of the above (OpenID Connect Core §6.1).
+  'request',
+  'request_uri',
 ];
 const clientFields = {
   clientId: { type: 'string', minLength: 1, maxLength: 512 },

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 
 import { Validator } from '@seriousme/openapi-schema-validator';
 
+import { asOpenApi30 } from '../../management/openapi-30.js';
+
 import { renderConfiguration } from '../../tools/reference/configuration.js';
 import { renderEvents } from '../../tools/reference/events.js';
 import { renderManagementApi } from '../../tools/reference/management-api.js';
@@ -58,6 +60,29 @@ describe('the generated reference pages', () => {
     }
     // The same operations in both.
     expect(Object.keys(logtos.paths).sort()).toEqual(Object.keys(current.paths).sort());
+  });
+
+  it('turns 3.1 schemas into 3.0 ones keyword by keyword, leaving properties that happen to bear a keyword’s name', () => {
+    const converted = asOpenApi30({
+      openapi: '3.1.0',
+      webhooks: {},
+      components: {
+        schemas: {
+          X: { type: 'object', properties: { if: { type: ['string', 'null'] }, const: { const: 1 }, dependencies: { type: 'integer', exclusiveMinimum: 0 } } },
+        },
+      },
+    });
+    expect(converted).toEqual({
+      openapi: '3.0.3',
+      components: {
+        schemas: {
+          X: {
+            type: 'object',
+            properties: { if: { type: 'string', nullable: true }, const: { enum: [1] }, dependencies: { type: 'integer', minimum: 0, exclusiveMinimum: true } },
+          },
+        },
+      },
+    });
   });
 
   it('docs/embedding.md shows the code of examples/embedded.ts as it is, so that what a reader copies is what the tests run', async () => {

@@ -130,8 +130,9 @@ describe('personal access tokens', () => {
       error_description: 'a personal access token is exchanged by a confidential client only',
     });
     await expect(exchange('pat_unknown')).rejects.toMatchObject(refused);
-    const soon = (await create({ name: 'soon', expiresAt: Date.now() + 200 })).body.value;
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // Expired: made with a future expiry, then moved into the past in the store (no sleep racing a busy machine).
+    const soon = (await create({ name: 'soon', expiresAt: Date.now() + 3_600_000 })).body.value;
+    await server.database.db.collection('personal_access_tokens').updateOne({ userId, name: 'soon' }, { $set: { expiresAt: Date.now() - 1000 } });
     await expect(exchange(soon)).rejects.toMatchObject(refused);
 
     await server.api('PATCH', `/api/users/${userId}/is-suspended`, { body: { isSuspended: true } });

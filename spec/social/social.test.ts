@@ -160,6 +160,13 @@ describe('social sign-in (connectors, Experience API)', () => {
       customConfig: { state: 'fixed' },
     });
     expect(reserved).toMatchObject({ status: 400, body: { code: 'connector.invalid_config' } });
+    // Nor a request object, which would stand for them all (OpenID Connect Core §6.1).
+    const requestObject = await create({
+      ...byHand,
+      idTokenVerificationConfig: { jwksUri: discovered.jwks_uri, issuer: idp.issuer },
+      customConfig: { request_uri: 'https://x.example/r' },
+    });
+    expect(requestObject).toMatchObject({ status: 400, body: { code: 'connector.invalid_config' } });
     expect(await snapshot(server.database.db)).toBe(before);
 
     const made = await create({
