@@ -86,6 +86,7 @@ export async function createIdentity(given: IdentityOptions): Promise<Identity> 
 
     async close() {
       parts.watch.stop();
+      parts.keyRing.stop();
       await background?.stop();
       caches.registry.stop();
       await Promise.all([parts.sandbox.close(), parts.dryRuns.close(), hooks.close()]);

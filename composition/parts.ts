@@ -114,7 +114,14 @@ export async function createParts(options: ResolvedOptions) {
     hooks.outbox.reportLifecycle(revocationReports(userId, ended, cause));
 
   // The key sets as stored (a rotation may have made one for another family than ACCESS_TOKEN_ALG's).
-  const keyRing = createKeyRing(db, { signing: secrets.jwks.keys, cookies: secrets.cookieKeys }, { family: familyOfAlg(options.accessTokenAlg) });
+  const keyRing = createKeyRing(
+    db,
+    { signing: secrets.jwks.keys, cookies: secrets.cookieKeys },
+    {
+      family: familyOfAlg(options.accessTokenAlg),
+      clock: options.clock,
+    },
+  );
   await keyRing.reload();
 
   return {

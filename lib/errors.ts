@@ -98,6 +98,7 @@ export const apiErrorStatus = {
   'oidc.key_required': 422,
   'oidc.key_not_found': 404,
   'oidc.only_previous_key_can_be_deleted': 422,
+  'oidc.invalid_request': 422,
   'oidc.keys_managed_by_host': 422,
   'hook.url_not_allowed': 422,
   'hook.missing_events': 400,

@@ -29,14 +29,15 @@ export interface OidcKeyView {
   createdAt: number;
   signingKeyAlgorithm?: SigningKeyFamily;
   alg?: string;
-  /** `current` signs; `previous` only verifies. */
-  status: 'current' | 'previous';
+  /** `current` signs; `previous` only verifies; `next` is staged, published ahead and signing from `activatesAt`. */
+  status: 'next' | 'current' | 'previous';
+  activatesAt?: number;
 }
 
 /** The provider's key ring as the key routes use it (`provider/oidc-keys.ts`). */
 export interface KeyRotation {
   list: (type: OidcKeyType) => Promise<OidcKeyView[]>;
-  rotate: (type: OidcKeyType, family?: SigningKeyFamily) => Promise<OidcKeyView[]>;
+  rotate: (type: OidcKeyType, family?: SigningKeyFamily, gracePeriodSeconds?: number) => Promise<OidcKeyView[]>;
   remove: (type: OidcKeyType, id: string) => Promise<void>;
 }
 

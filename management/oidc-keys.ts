@@ -6,6 +6,8 @@ import { originOf } from './origin.js';
 /** Logto's two kinds of keys, and the families a signing key may be of (`OKP` is EdDSA's). */
 const oidcKeyTypes: OidcKeyType[] = ['private-keys', 'cookie-keys'];
 const signingKeyFamilies: SigningKeyFamily[] = ['EC', 'OKP', 'RSA'];
+/** The longest grace period a staged rotation may ask for: 30 days, in seconds. */
+const maxRotationGracePeriod = 30 * 24 * 60 * 60;
 
 const keyTypeParam = { type: 'object', properties: { keyType: { enum: oidcKeyTypes } }, required: ['keyType'] } as const;
 const keyResponse = {
@@ -18,7 +20,8 @@ const keyResponse = {
       signingKeyAlgorithm: { enum: signingKeyFamilies },
       alg: { type: 'string' },
       keys: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, alg: { type: 'string' } }, required: ['id', 'alg'] } },
-      status: { enum: ['current', 'previous'] },
+      status: { enum: ['next', 'current', 'previous'] },
+      activatesAt: { type: 'number' },
     },
     required: ['id', 'createdAt', 'status'],
   },
@@ -51,7 +54,14 @@ export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
     '/configs/oidc/:keyType/rotate',
     guard({
       params: keyTypeParam,
-      body: { type: 'object', properties: { signingKeyAlgorithm: { enum: signingKeyFamilies } }, additionalProperties: false },
+      body: {
+        type: 'object',
+        properties: {
+          signingKeyAlgorithm: { enum: signingKeyFamilies },
+          rotationGracePeriod: { type: 'integer', minimum: 0, maximum: maxRotationGracePeriod },
+        },
+        additionalProperties: false,
+      },
       bodyOptional: true,
       response: keyResponse,
     }),
@@ -59,13 +69,15 @@ export function oidcKeyRoutes(router: ApiRouter, deps: ManagementDeps) {
       managed();
       const {
         params: { keyType },
-        body: { signingKeyAlgorithm },
+        body: { signingKeyAlgorithm, rotationGracePeriod },
       } = ctx.guard;
-      assertThat(
-        keyType === 'private-keys' || signingKeyAlgorithm === undefined,
-        () => new ApiError('guard.invalid_input', 'body.signingKeyAlgorithm is for private keys only', { field: 'body.signingKeyAlgorithm' }),
-      );
-      const keys = await keyRing!.rotate(keyType, signingKeyAlgorithm);
+      for (const [field, value] of Object.entries({ signingKeyAlgorithm, rotationGracePeriod })) {
+        assertThat(
+          keyType === 'private-keys' || value === undefined,
+          () => new ApiError('guard.invalid_input', `body.${field} is for private keys only`, { field: `body.${field}` }),
+        );
+      }
+      const keys = await keyRing!.rotate(keyType, signingKeyAlgorithm, rotationGracePeriod);
       await changed(ctx, keyType, 'rotated', { keys: keys.map(({ id, alg, status }) => ({ id, alg, status })) });
       ctx.body = keys;
     },

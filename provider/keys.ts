@@ -27,6 +27,8 @@ export interface StoredSecrets {
   version?: number;
   /** Signing keys only: the key sets, newest first (`provider/oidc-keys.ts`); older documents have none. */
   generations?: KeyGeneration[];
+  /** Signing keys only: while in the future, when the first of `generations` (a staged rotation's) begins to sign. */
+  nextAt?: number;
 }
 
 /**

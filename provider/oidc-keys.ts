@@ -1,6 +1,7 @@
 import { createLocalJWKSet, type JWK, type JWTVerifyGetKey } from 'jose';
 import type { Db } from 'mongodb';
 
+import type { Clock } from '../lib/clock.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { sha256 } from '../lib/ids.js';
 import { algOfFamily, generateCookieKey, generateSigningKey, keyTypes, publicJwks, type KeyFamily, type KeyGeneration, type StoredSecrets } from './keys.js';
@@ -21,9 +22,17 @@ export interface OidcKeyInfo {
   alg?: string;
   /** Private keys: every key of the set, one per algorithm we offer (ID tokens use the one their client asks for). */
   keys?: Array<{ id: string; alg: string }>;
-  /** `current` signs (or, for cookies, signs new cookies); `previous` only verifies. */
-  status: 'current' | 'previous';
+  /**
+   * `current` signs (or, for cookies, signs new cookies); `previous` only verifies; `next` (a
+   * staged rotation's set) is published for verifiers to fetch ahead, and signs from `activatesAt`.
+   */
+  status: KeyStatus;
+  /** A `next` set: when it becomes current (epoch milliseconds). */
+  activatesAt?: number;
 }
+
+export type KeyStatus = 'next' | 'current' | 'previous';
+type StandingSet = KeyGeneration & { status: KeyStatus };
 
 /**
  * The key sets of a stored document, newest first. A document from before sets were kept has its
@@ -49,6 +58,32 @@ function generationsOf(stored: Pick<StoredSecrets, 'keys' | 'generations' | 'cre
   });
 }
 
+/**
+ * The key sets as they stand at `now`, newest first. A staged rotation's set (`nextAt` in the
+ * future) is `next` and the sets after it keep their places; once its time has come it is current,
+ * the one before it previous, and the one before that is no longer served (as an immediate
+ * rotation would have left them). No write is needed for that turn: every process reads it from
+ * the same document at the same time.
+ */
+function standingSets(stored: Pick<StoredSecrets, 'keys' | 'generations' | 'created' | 'createdAt' | 'nextAt'>, family: KeyFamily, now: number): StandingSet[] {
+  const sets = generationsOf(stored, family);
+  const staged = stored.nextAt !== undefined && sets.length > 1;
+  if (staged && now < stored.nextAt!) {
+    return sets.slice(0, kept + 1).map((set, index) => ({ ...set, status: index === 0 ? 'next' : index === 1 ? 'current' : 'previous' }));
+  }
+  return (staged ? sets.slice(0, kept) : sets).map((set, index) => ({ ...set, status: index === 0 ? 'current' : 'previous' }));
+}
+
+/** The keys the provider holds, in the order it picks them: the current set's first, then a staged set's, then the previous set's. */
+function servedKeys(keys: JWK[], sets: StandingSet[]): JWK[] {
+  const rank: Record<KeyStatus, number> = { current: 0, next: 1, previous: 2 };
+  const byKid = new Map(keys.map((key) => [key.kid!, key]));
+  return [...sets]
+    .sort((a, b) => rank[a.status] - rank[b.status])
+    .flatMap(({ kids }) => kids.map((kid) => byKid.get(kid)))
+    .filter((key): key is JWK => key !== undefined);
+}
+
 /** A cookie key's id: part of its hash, never the key. */
 export const cookieKeyId = (key: string) => sha256(key).slice(0, 16);
 /** How many key sets (or cookie keys) are kept: the one in use and the one before, as Logto does. */
@@ -61,47 +96,95 @@ const kept = 2;
  * under a version condition (a concurrent change is a 409) and then `reload()`; other processes
  * reload when the ring's cache generation moves, within their refresh interval.
  */
-export function createKeyRing(db: Db, initial: { signing: JWK[]; cookies: string[] }, { family = 'EC' }: { family?: KeyFamily } = {}) {
+export function createKeyRing(
+  db: Db,
+  initial: { signing: JWK[]; cookies: string[] },
+  { family = 'EC', clock }: { family?: KeyFamily; clock?: Pick<Clock, 'now' | 'wait'> } = {},
+) {
   const system = db.collection<StoredSecrets>('system');
+  const now = () => clock?.now().getTime() ?? Date.now();
   const signing: JWK[] = [...initial.signing];
-  /** The key sets as loaded, newest first; until the first load, those of the initial keys. */
-  let generations = generationsOf({ keys: initial.signing, createdAt: new Date() }, family);
+  /** The signing document as last loaded; until the first load, one of the initial keys. */
+  let stored: Pick<StoredSecrets, 'keys' | 'generations' | 'created' | 'createdAt' | 'nextAt'> = { keys: initial.signing, createdAt: new Date() };
+  /** The key sets as they stood when the ring was last applied, newest first. */
+  let standing = standingSets(stored, family, now());
   const cookieKeys: string[] = [...initial.cookies];
   let verify = createLocalJWKSet(publicJwks(signing));
   /** The stored versions the ring holds (bumped by every rotation and deletion). */
   const loaded = { signing: 0, cookies: 0 };
   const listeners: Array<(jwks: { keys: JWK[] }) => void> = [];
+  /** The wait for a staged set's time, when one is pending. */
+  let activation: { cancel(): void } | undefined;
 
   const documentOf = async (type: OidcKeyType) => (await system.findOne({ _id: type === 'private-keys' ? 'signing' : 'cookies' }))!;
 
-  function describe(type: OidcKeyType, stored: StoredSecrets): OidcKeyInfo[] {
-    const createdAt = (id: string) => stored.created?.[id] ?? stored.createdAt.getTime();
+  function describe(type: OidcKeyType, document: StoredSecrets): OidcKeyInfo[] {
+    const createdAt = (id: string) => document.created?.[id] ?? document.createdAt.getTime();
     if (type === 'cookie-keys') {
-      return (stored.keys as string[]).map((key, index) => ({
+      return (document.keys as string[]).map((key, index) => ({
         id: cookieKeyId(key),
         createdAt: createdAt(cookieKeyId(key)),
         status: index === 0 ? 'current' : 'previous',
       }));
     }
-    const algOf = new Map((stored.keys as JWK[]).map(({ kid, alg }) => [kid!, alg!]));
-    return generationsOf(stored, family).map((set, index) => ({
+    const algOf = new Map((document.keys as JWK[]).map(({ kid, alg }) => [kid!, alg!]));
+    return standingSets(document, family, now()).map((set) => ({
       id: set.id,
       createdAt: set.createdAt,
       signingKeyAlgorithm: set.family,
       alg: algOfFamily(set.family),
       keys: set.kids.map((kid) => ({ id: kid, alg: algOf.get(kid)! })),
-      status: index === 0 ? 'current' : 'previous',
+      status: set.status,
+      ...(set.status === 'next' && { activatesAt: document.nextAt! }),
     }));
   }
 
   /** Writes the new key list if nobody changed it since it was read. */
-  async function replace(stored: StoredSecrets, keys: JWK[] | string[], created: Record<string, number>, sets?: KeyGeneration[]) {
-    const version = stored.version ?? 0;
+  async function replace(
+    document: StoredSecrets,
+    keys: JWK[] | string[],
+    created: Record<string, number>,
+    sets?: { generations: KeyGeneration[]; nextAt?: number },
+  ) {
+    const version = document.version ?? 0;
     const { modifiedCount } = await system.updateOne(
-      { _id: stored._id, ...(version === 0 ? { $or: [{ version: { $exists: false } }, { version: 0 }] } : { version }) },
-      { $set: { keys, created, version: version + 1, ...(sets && { generations: sets }) } },
+      { _id: document._id, ...(version === 0 ? { $or: [{ version: { $exists: false } }, { version: 0 }] } : { version }) },
+      {
+        $set: {
+          keys,
+          created,
+          version: version + 1,
+          ...(sets && { generations: sets.generations }),
+          ...(sets?.nextAt !== undefined && { nextAt: sets.nextAt }),
+        },
+        ...(sets && sets.nextAt === undefined && { $unset: { nextAt: '' } }),
+      },
     );
     assertThat(modifiedCount === 1, () => new ApiError('request.conflict', 'the keys were changed at the same time; read them again and retry'));
+  }
+
+  /** The loaded document's keys as they stand now, to the provider and our verifier; and a wait for a staged set's time. */
+  function apply() {
+    standing = standingSets(stored, family, now());
+    signing.splice(0, signing.length, ...servedKeys(stored.keys as JWK[], standing));
+    verify = createLocalJWKSet(publicJwks(signing));
+    for (const listener of listeners) listener({ keys: [...signing] });
+    activation?.cancel();
+    activation = undefined;
+    if (standing[0]?.status === 'next' && clock) {
+      // A timer fires at most about 24.8 days ahead; a longer wait is taken in steps.
+      const wait = clock.wait(Math.min(stored.nextAt! - now(), 2 ** 31 - 1));
+      let cancelled = false;
+      activation = {
+        cancel() {
+          cancelled = true;
+          wait.cancel();
+        },
+      };
+      void wait.done.then(() => {
+        if (!cancelled) apply();
+      });
+    }
   }
 
   const ring = {
@@ -110,10 +193,15 @@ export function createKeyRing(db: Db, initial: { signing: JWK[]; cookies: string
     getKey: ((header, token) => verify(header, token)) as JWTVerifyGetKey,
     jwks: () => ({ keys: [...signing] }),
     /** The algorithm access tokens are signed with: that of the family the current key set was made for. */
-    signingAlg: () => algOfFamily(generations[0]?.family ?? family),
+    signingAlg: () => algOfFamily(standing.find(({ status }) => status === 'current')?.family ?? family),
     /** Called with the private JWKS whenever the ring changes (to hand it to oidc-provider). */
     onChange(listener: (jwks: { keys: JWK[] }) => void) {
       listeners.push(listener);
+    },
+    /** Ends the wait for a staged set (at shutdown). */
+    stop() {
+      activation?.cancel();
+      activation = undefined;
     },
 
     async reload() {
@@ -124,10 +212,8 @@ export function createKeyRing(db: Db, initial: { signing: JWK[]; cookies: string
       const cookiesVersion = cookies.version ?? 0;
       if (signedVersion >= loaded.signing) {
         loaded.signing = signedVersion;
-        signing.splice(0, signing.length, ...(signed.keys as JWK[]));
-        generations = generationsOf(signed, family);
-        verify = createLocalJWKSet(publicJwks(signing));
-        for (const listener of listeners) listener({ keys: [...signing] });
+        stored = signed;
+        apply();
       }
       if (cookiesVersion >= loaded.cookies) {
         loaded.cookies = cookiesVersion;
@@ -142,58 +228,87 @@ export function createKeyRing(db: Db, initial: { signing: JWK[]; cookies: string
     /**
      * New keys that sign from now on; the ones they replace stay, to verify, until deleted or
      * rotated out. Private keys: a new key set, one key per algorithm, made for `asked` (Logto's
-     * `signingKeyAlgorithm`, `EC` unless given), whose algorithm then signs access tokens.
+     * `signingKeyAlgorithm`, `EC` unless given), whose algorithm then signs access tokens. With a
+     * grace period (seconds, private keys only) the set is staged: published at once, signing from
+     * then on; a second staged rotation replaces a staged set that has not begun to sign, and an
+     * immediate one waits for it (422).
      */
-    async rotate(type: OidcKeyType, asked: KeyFamily = 'EC'): Promise<OidcKeyInfo[]> {
-      const stored = await documentOf(type);
-      const created = { ...stored.created };
-      const now = Date.now();
-      let keys: JWK[] | string[];
+    async rotate(type: OidcKeyType, asked: KeyFamily = 'EC', gracePeriod = 0): Promise<OidcKeyInfo[]> {
+      const document = await documentOf(type);
+      const created = { ...document.created };
+      const at = now();
       if (type === 'cookie-keys') {
         const key = generateCookieKey();
-        created[cookieKeyId(key)] = now;
-        keys = [key, ...(stored.keys as string[])].slice(0, kept);
-      } else {
-        // The asked family's key first, so that the set is named by it.
-        const fresh = await Promise.all([...keyTypes].sort((a, b) => Number(b.kty === asked) - Number(a.kty === asked)).map(generateSigningKey));
-        for (const { kid } of fresh) created[kid!] = now;
-        const set: KeyGeneration = { id: fresh[0]!.kid!, family: asked, createdAt: now, kids: fresh.map(({ kid }) => kid!) };
-        // At most `kept` sets, newest first, with their keys: the new one signs, the one before verifies.
-        const sets = [set, ...generationsOf(stored, family)].slice(0, kept);
-        const keptKids = new Set(sets.flatMap(({ kids }) => kids));
-        keys = [...fresh, ...(stored.keys as JWK[]).filter(({ kid }) => keptKids.has(kid!))];
-        await replace(stored, keys, created, sets);
+        created[cookieKeyId(key)] = at;
+        const keys = [key, ...(document.keys as string[])].slice(0, kept);
+        await replace(document, keys, created);
         await ring.reload();
-        return describe(type, { ...stored, keys, created, generations: sets });
+        return describe(type, { ...document, keys, created });
       }
-      await replace(stored, keys, created);
+      const sets = standingSets(document, family, at);
+      const next = sets.find(({ status }) => status === 'next');
+      assertThat(
+        gracePeriod > 0 || !next,
+        () =>
+          new ApiError(
+            'oidc.invalid_request',
+            `a staged key set becomes current at ${new Date(document.nextAt!).toISOString()}; rotate with a grace period to replace it, or wait`,
+          ),
+      );
+      // The asked family's key first, so that the set is named by it.
+      const fresh = await Promise.all([...keyTypes].sort((a, b) => Number(b.kty === asked) - Number(a.kty === asked)).map(generateSigningKey));
+      for (const { kid } of fresh) created[kid!] = at;
+      const set: KeyGeneration = { id: fresh[0]!.kid!, family: asked, createdAt: at, kids: fresh.map(({ kid }) => kid!) };
+      // Newest first: a staged set before the current one and its previous; else the new set and the one it replaces.
+      const settled = sets.filter(({ status }) => status !== 'next');
+      const generations = (gracePeriod > 0 ? [set, ...settled.slice(0, kept)] : [set, ...settled].slice(0, kept)).map(
+        ({ id, family: of, createdAt, kids }) => ({
+          id,
+          family: of,
+          createdAt,
+          kids,
+        }),
+      );
+      const nextAt = gracePeriod > 0 ? at + gracePeriod * 1000 : undefined;
+      const keptKids = new Set(generations.flatMap(({ kids }) => kids));
+      const keys = [...fresh, ...(document.keys as JWK[]).filter(({ kid }) => keptKids.has(kid!))];
+      const keptCreated = Object.fromEntries(Object.entries(created).filter(([kid]) => keptKids.has(kid)));
+      await replace(document, keys, keptCreated, { generations, nextAt });
       await ring.reload();
-      return describe(type, { ...stored, keys, created });
+      return describe(type, { ...document, keys, created: keptCreated, generations, nextAt });
     },
 
-    /** Deletes a key (a private key's whole set, named by any of its keys) that no longer signs. The last key, and a key in use, stay (422). */
+    /** Deletes a key (a private key's whole set, named by any of its keys) that no longer signs. The last key, a key in use and a staged one stay (422). */
     async remove(type: OidcKeyType, id: string): Promise<void> {
-      const stored = await documentOf(type);
-      const listed = describe(type, stored);
+      const document = await documentOf(type);
+      const listed = describe(type, document);
       const index = listed.findIndex((key) => key.id === id || key.keys?.some((member) => member.id === id));
       assertThat(listed.length > 1, () => new ApiError('oidc.key_required', 'the last key cannot be deleted; rotate first'));
       assertThat(index >= 0, () => new ApiError('oidc.key_not_found', `no ${type === 'private-keys' ? 'private' : 'cookie'} key has id \`${id}\``, { id }));
       assertThat(
         listed[index]!.status === 'previous',
-        () => new ApiError('oidc.only_previous_key_can_be_deleted', 'this key is in use; rotate first, then delete it'),
+        () =>
+          new ApiError(
+            'oidc.only_previous_key_can_be_deleted',
+            listed[index]!.status === 'next'
+              ? 'this key set is staged to sign; rotate again to replace it'
+              : 'this key is in use; rotate first, then delete it',
+          ),
       );
       if (type === 'private-keys') {
-        const sets = generationsOf(stored, family).filter((_set, position) => position !== index);
-        const gone = new Set(listed[index]!.keys!.map((member) => member.id));
-        const keys = (stored.keys as JWK[]).filter(({ kid }) => !gone.has(kid!));
-        const created = Object.fromEntries(Object.entries(stored.created ?? {}).filter(([kid]) => !gone.has(kid)));
-        await replace(stored, keys, created, sets);
+        const sets = standingSets(document, family, now()).filter((_set, position) => position !== index);
+        const pending = sets[0]?.status === 'next';
+        const generations = sets.map(({ id: setId, family: of, createdAt, kids }) => ({ id: setId, family: of, createdAt, kids }));
+        const keptKids = new Set(generations.flatMap(({ kids }) => kids));
+        const keys = (document.keys as JWK[]).filter(({ kid }) => keptKids.has(kid!));
+        const created = Object.fromEntries(Object.entries(document.created ?? {}).filter(([kid]) => keptKids.has(kid)));
+        await replace(document, keys, created, { generations, nextAt: pending ? document.nextAt : undefined });
         await ring.reload();
         return;
       }
-      const keys = (stored.keys as Array<JWK | string>).filter((_key, position) => position !== index) as JWK[] | string[];
-      const { [id]: _gone, ...created } = stored.created ?? {};
-      await replace(stored, keys, created);
+      const keys = (document.keys as Array<JWK | string>).filter((_key, position) => position !== index) as JWK[] | string[];
+      const { [id]: _gone, ...created } = document.created ?? {};
+      await replace(document, keys, created);
       await ring.reload();
     },
   };
