@@ -26,6 +26,7 @@ import { revocationReports, type EndedOfAccount } from '../hooks/lifecycle-event
 import { createSessionStore } from '../provider/sessions.js';
 import { createOrganizationAccess } from '../provider/organization-access.js';
 import { createCustomClaims } from '../provider/custom-claims.js';
+import { createSignInLookup } from '../provider/session-contexts.js';
 import { createProviderFetch } from '../provider/fetch.js';
 import { familyOfAlg, loadProviderSecrets } from '../provider/keys.js';
 import { createKeyRing } from '../provider/oidc-keys.js';
@@ -86,6 +87,7 @@ export async function createParts(options: ResolvedOptions) {
   const box = secretBox(sealingKey);
   const outboundFetch = createProviderFetch(createOutboundPolicy(options.outboundAllowedHosts));
   const sandbox = new Sandbox({ timeoutMs: options.customClaimsTimeoutMs });
+  const signInOf = createSignInLookup(db);
   const customClaimsFor = createCustomClaims({
     queries,
     customizer: caches.customizer,
@@ -96,6 +98,7 @@ export async function createParts(options: ResolvedOptions) {
     onError: options.customClaimsOnError,
     exemptAudiences: new Set([options.managementApiIndicator]),
     ...(metrics && { metrics }),
+    signInOf: (sessionUid, accountId) => outsideUnit(() => signInOf(sessionUid, accountId)),
   });
 
   // Who may get a token for an organization (`provider/organization-access.ts`).

@@ -4,6 +4,7 @@ import type { Catalogs } from '../i18n/index.js';
 import type { AccountRevocationCause, ChangeKey, InteractionKind } from '../hooks/catalog.js';
 import type { ExceptionReport, InteractionReport } from '../hooks/outbox.js';
 import type { Logger } from '../lib/logger.js';
+import type { SignInInteraction } from '../provider/sessions.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import type { Writer } from '../lib/store/unit-of-work.js';
 import type { Codes } from '../sign-in/codes.js';
@@ -84,4 +85,6 @@ export interface ExperienceServiceDeps {
 /** What the interaction result carries besides the login, for the events to name the flow. */
 export interface ExperienceResult {
   identityEvent: InteractionKind;
+  /** What the sign-in proved (`provider/session-contexts.ts` keeps it with the session). */
+  signIn: SignInInteraction;
 }

@@ -13,6 +13,7 @@ import type { Origin } from '../lib/store/changes.js';
 import { suspended, type AccountLookup } from '../sign-in/accounts.js';
 import type { Caller, ExperienceResult, ExperienceServiceDeps } from './deps.js';
 import type { InteractionSteps } from './interaction.js';
+import { signInRecordOf } from './sign-in-record.js';
 import type { ExperienceDocument } from './state.js';
 import { assertIdentitiesFree, withIdentity, withSsoIdentity } from '../lib/store/identities.js';
 import { assertProfileComplete, heldBy, newAccountProfile } from '../sign-in/profile.js';
@@ -179,7 +180,7 @@ export function createSubmitters(
  * password and, when the account has one, its second factor; it answers undefined.
  */
 export function submitStep(
-  deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount' | 'signInSettings' | 'mfa' | 'store' | 'reportInteraction' | 'logger'>,
+  deps: Pick<ExperienceServiceDeps, 'queries' | 'write' | 'revokeAccount' | 'signInSettings' | 'mfa' | 'store' | 'reportInteraction' | 'logger' | 'codes'>,
   interaction: Pick<InteractionSteps, 'requireEvent' | 'originOf' | 'finish'>,
   accounts: AccountLookup,
 ) {
@@ -226,7 +227,9 @@ export function submitStep(
       return undefined;
     }
     try {
-      const result: ExperienceResult = { identityEvent: event };
+      // What the sign-in proved, kept with its session for the JWT customizer's `interaction` context.
+      const account = await deps.queries.users.findByIdOrThrow(accountId);
+      const result: ExperienceResult = { identityEvent: event, signIn: await signInRecordOf(experience, event, account, deps.codes) };
       // A new account proved a password, a code, or both; a sign-in, what identified it; then the
       // second factors proved for this very account (a proof names the account it is for).
       // A registration proved a code, a password, or (through a connector) none of RFC 8176's kinds.

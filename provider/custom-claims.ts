@@ -8,6 +8,7 @@ import { userToApi } from '../lib/store/models.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { customizerId, type CustomizerType, type JwtCustomizer } from '../lib/store/queries/jwt-customizer.js';
 import type { RoleLookup } from './role-facts.js';
+import type { SignInInteraction } from './sessions.js';
 import { SandboxError, type Sandbox } from './sandbox/index.js';
 import type { GrantFacts } from './token-types.js';
 
@@ -83,9 +84,21 @@ export interface CustomClaimsDeps {
   logger: Logger;
   /** Counts script runs and their outcomes, when metrics are on. */
   metrics?: Metrics;
+  /** What the sign-in behind a session proved, for its account's tokens (`session-contexts.ts`). */
+  signInOf(sessionUid: string, accountId: string): Promise<SignInInteraction | undefined>;
 }
 
-type IssuedToken = { jti?: string; accountId?: string; clientId?: string; aud?: string | string[]; scope?: string; gty?: string; kind?: string };
+type IssuedToken = {
+  jti?: string;
+  accountId?: string;
+  clientId?: string;
+  aud?: string | string[];
+  scope?: string;
+  gty?: string;
+  kind?: string;
+  /** The session a token descends from (an authorization code's, and the refresh tokens after it). */
+  sessionUid?: string;
+};
 
 export function createCustomClaims(deps: CustomClaimsDeps) {
   // Tokens customized at the same time read their users in one command (a token exchange carries only the user's id).
@@ -102,10 +115,13 @@ export function createCustomClaims(deps: CustomClaimsDeps) {
     const user = facts?.user ?? (token.accountId ? await userById(token.accountId) : null);
     const roles = facts?.roles ?? (user ? await deps.roles(await deps.queries.links.usersRoles.rightsOf(user._id)) : []);
     const client = ctx.oidc?.client;
+    // The sign-in a user's token descends from (Logto's `interaction`); a token exchange has none.
+    const interaction = token.sessionUid && user ? await deps.signInOf(token.sessionUid, user._id) : undefined;
     return {
       grant: { type: grantType, ...(facts?.subjectTokenContext && { subjectTokenContext: facts.subjectTokenContext }) },
       ...(user && { user: { ...userToApi(user), roles: roles.map(({ id, name, type }) => ({ id, name, type })) } }),
       ...(client && { application: { id: client.clientId, name: client.clientName ?? null } }),
+      ...(interaction && { interaction }),
     };
   }
 

@@ -37,6 +37,19 @@ export interface SessionContext {
   userAgent?: string;
   signedInAt: Date;
   expiresAt?: Date;
+  /** The sign-in itself, as Logto's JWT customizer context names it (`interaction`); none from before it was kept. */
+  interaction?: SignInInteraction;
+}
+
+/**
+ * What a sign-in proved (Logto's `JwtCustomizerUserInteractionContext`): its kind, the account, and
+ * its verification records without any secret (no password hash, code, TOTP secret, challenge or
+ * token), only those for that account.
+ */
+export interface SignInInteraction {
+  interactionEvent: 'SignIn' | 'Register';
+  userId: string;
+  verificationRecords: Array<{ id: string; type: string; [field: string]: unknown }>;
 }
 
 /** A session as Logto's session routes answer it. */

@@ -184,6 +184,12 @@ export function createCodes(db: Db, now: () => number = Date.now) {
       return found && spendableOn(found.event, event) ? { type: found.targetType, value: found.target } : undefined;
     },
 
+    /** The codes `owner` spent (on an identification or a profile field): what they proved, by verification id. */
+    async spentBy(owner: string): Promise<Array<{ verificationId: string; target: CodeTarget }>> {
+      const spent = await codes.find({ owner, state: 'used' }).toArray();
+      return spent.map(({ _id, targetType, target }) => ({ verificationId: _id, target: { type: targetType, value: target } }));
+    },
+
     /** Whether `owner` has a verified, unspent, unexpired code of that id for one of `accept` (a check before a unit of work spends it). */
     async isSpendable(owner: string, verificationId: string, event: CodePurpose, accept: CodeTarget[]): Promise<boolean> {
       const found = await codes.findOne({ _id: verificationId, owner, event, state: 'verified', expiresAt: { $gt: new Date(now()) } });
