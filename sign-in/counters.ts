@@ -200,4 +200,4 @@ export const rateLimitedFields = (target: CodeTarget) => ({
 
 /** The answer to a refused send. */
 export const tooManyCodes = (over: Attempt) =>
-  new ApiError('verification_code.too_many_requests', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });
+  new ApiError('request.message_rate_limited', 'too many codes were asked for; try again later', { retryAfter: over.retryAfter });

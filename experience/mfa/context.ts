@@ -29,7 +29,9 @@ export const invalidBackupCode = () => new ApiError('session.mfa.invalid_backup_
 export const webAuthnFailed = () => new ApiError('session.mfa.webauthn_verification_failed', 'the passkey could not be verified; try again');
 export const recordNotFound = () => new ApiError('session.verification_session_not_found', 'no MFA verification of this interaction has that id');
 export const identityChanged = () => new ApiError('session.identity_conflict', 'the interaction now names another account; prove the factor again');
-export const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_attempts', 'too many attempts; try again later', { retryAfter });
+/** The account locked by failed attempts (its passwords and second factors count together): Logto's sentinel answer, with when to try again. */
+export const accountBlocked = (retryAfter: number) =>
+  new ApiError('session.verification_blocked_too_many_attempts', 'too many failed attempts for this account; try again later', { retryAfter });
 
 /** The sealed-secret context of a TOTP secret before it belongs to a user: the interaction. */
 export const pendingContext = (experience: ExperienceDocument) => `experience:${experience._id}`;
@@ -81,7 +83,7 @@ export function createMfaContext(deps: ExperienceMfaDeps) {
   async function countTry(userId: string, ip: string) {
     const key = `account:${userId}|${addressKey(ip)}`;
     const attempt = await deps.counters.hit('failedPassword', key);
-    if (attempt.over) throw tooManyAttempts(attempt.retryAfter);
+    if (attempt.over) throw accountBlocked(attempt.retryAfter);
     return { refund: () => deps.counters.refund('failedPassword', key), attempt };
   }
 

@@ -216,7 +216,7 @@ export function pagePipeline(
         }
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
-        if (error.status === 429 && typeof error.data?.retryAfter === 'number') ctx.set('Retry-After', String(error.data.retryAfter));
+        if (typeof error.data?.retryAfter === 'number') ctx.set('Retry-After', String(error.data.retryAfter));
         result = { html: await render(request, pageErrorOf(error, request.t)), status: error.status };
       }
       if ('redirect' in result) {

@@ -17,9 +17,17 @@ export type HashFor = <T>(caller: Caller, work: () => Promise<T>) => Promise<T>;
 // One answer for an unknown identifier and a wrong password, so that neither tells an account exists.
 const invalidCredentials = () => new ApiError('session.invalid_credentials', 'the identifier or the password is wrong');
 const tooManyAttempts = (retryAfter: number) => new ApiError('session.too_many_attempts', 'too many attempts; try again later', { retryAfter });
+/** An identifier locked by failed attempts: Logto's sentinel answer (400, its code), with when to try again. */
+const blocked = (retryAfter: number) =>
+  new ApiError('session.verification_blocked_too_many_attempts', 'too many failed attempts for this account; try again later', { retryAfter });
 
 /** The refusals of a password sign-in that `SignIn.Failed` announces. */
-const signInFailures = new Set(['session.invalid_credentials', 'session.too_many_attempts', 'user.suspended']);
+const signInFailures = new Set([
+  'session.invalid_credentials',
+  'session.too_many_attempts',
+  'session.verification_blocked_too_many_attempts',
+  'user.suspended',
+]);
 
 const identifierKey = ({ type, value }: Identifier) => `${type}:${type === 'email' ? emailKey(value) : value}`;
 
@@ -102,7 +110,7 @@ export function passwordSteps(
     const user = await accounts.findUser(identifier);
     const lockKey = `${user ? `account:${user._id}` : identifierKey(identifier)}|${address}`;
     const attempt = await counters.hit('failedPassword', lockKey);
-    if (attempt.over) throw tooManyAttempts(attempt.retryAfter);
+    if (attempt.over) throw blocked(attempt.retryAfter);
 
     let matches: boolean;
     try {
@@ -117,7 +125,7 @@ export function passwordSteps(
       if (!attempt.last) throw invalidCredentials();
       // This failure locks the identifier: announced (Logto's Identifier.Lockout, the value as typed).
       await interaction.announce(experience, caller, 'Identifier.Lockout', { type: given.type, value: given.value });
-      throw tooManyAttempts(attempt.retryAfter);
+      throw blocked(attempt.retryAfter);
     }
     // The right password: the attempts of this window were not an attack on it.
     await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);

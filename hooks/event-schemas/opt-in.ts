@@ -58,7 +58,8 @@ const optInFields: Record<OptInEvent, { properties: Record<string, unknown>; req
       identifierType: { enum: ['username', 'email', 'phone'] },
       reason: {
         ...string,
-        description: 'The error code the sign-in was answered with (`session.invalid_credentials`, `session.too_many_attempts`, `user.suspended`).',
+        description:
+          'The error code the sign-in was answered with (`session.invalid_credentials`, `session.verification_blocked_too_many_attempts`, `session.too_many_attempts`, `user.suspended`).',
       },
       interactionEvent: { enum: interactionKinds },
       applicationId,

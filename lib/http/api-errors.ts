@@ -50,7 +50,8 @@ export function apiErrors(log: ErrorLogger): Middleware {
       else if (answer.status === 401) ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
       if (answer.status === 403 && answer.code.startsWith('auth.')) ctx.set('WWW-Authenticate', 'Bearer error="insufficient_scope"');
       const retryAfter = answer.data?.retryAfter;
-      if ((answer.status === 429 || answer.status === 503) && typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
+      // A limit or a lockout (429, or Logto's 400 for a locked account) and an outage say when to come back.
+      if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
     }
   };
 }

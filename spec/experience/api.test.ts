@@ -126,9 +126,9 @@ describe('sign-in experience: sign-up and password sign-in (Experience API and p
     for (let attempt = 0; attempt < 5; attempt += 1) {
       statuses.push((await signInWithApi(browser, { type: 'username', value: 'targeted' }, `guess number ${attempt}`)).status);
     }
-    expect(statuses).toEqual([422, 422, 422, 422, 429]);
+    expect(statuses).toEqual([422, 422, 422, 422, 400]);
     const locked = await signInWithApi(browser, { type: 'username', value: 'targeted' }, strong);
-    expect(locked).toMatchObject({ status: 429, body: { code: 'session.too_many_attempts' } });
+    expect(locked).toMatchObject({ status: 400, body: { code: 'session.verification_blocked_too_many_attempts' } });
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0);
 
     // The owner, elsewhere, still signs in.

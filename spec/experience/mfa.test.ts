@@ -191,7 +191,7 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
     expect(listed.find(({ type }) => type === 'BackupCode')?.remainCodes).toBe(9);
   });
 
-  it('counts wrong second-factor codes toward the account’s lockout: after five, even the right code waits (429)', async () => {
+  it('counts wrong second-factor codes toward the account’s lockout: after five, even the right code waits (Logto’s 400 lockout)', async () => {
     await createUser({ username: 'mfa_guessed', password: strong });
     const { signIn, secret } = await enrol('mfa_guessed');
     await finish(signIn);
@@ -201,7 +201,7 @@ describe('sign-in experience: MFA (TOTP and backup codes)', () => {
       expect((await browser.json('POST', '/api/experience/verification/totp/verify', { code: wrong })).status).toBe(400);
     }
     const locked = await browser.json('POST', '/api/experience/verification/totp/verify', { code: await totp(secret) });
-    expect({ status: locked.status, code: locked.body.code }).toEqual({ status: 429, code: 'session.too_many_attempts' });
+    expect({ status: locked.status, code: locked.body.code }).toEqual({ status: 400, code: 'session.verification_blocked_too_many_attempts' });
   });
 
   it('refuses another interaction’s verification (404), and one of the wrong type', async () => {

@@ -114,7 +114,7 @@ describe('sign-in experience: phone numbers (Experience API, SMS through the HTT
       identifier: { type: 'phone', value: '61412345672' },
       interactionEvent: 'Register',
     });
-    expect({ status: sixth.status, code: sixth.body.code }).toEqual({ status: 429, code: 'verification_code.too_many_requests' });
+    expect({ status: sixth.status, code: sixth.body.code }).toEqual({ status: 429, code: 'request.message_rate_limited' });
     for (let i = 0; i < 5; i += 1) await sms.nextCode('+61412345672');
     expect(sms.texts.filter(({ to }) => to === '+61412345672')).toHaveLength(5);
   });

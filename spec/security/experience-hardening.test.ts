@@ -73,9 +73,9 @@ describe('sign-in experience hardening', () => {
         statuses.push((await passwordAttempt(browser, { type: 'username', value: 'two_forms' }, `wrong ${attempt}`)).status);
       for (let attempt = 0; attempt < 3; attempt += 1)
         statuses.push((await passwordAttempt(browser, { type: 'email', value: 'TWO.FORMS@example.com' }, `wrong ${attempt}`)).status);
-      expect(statuses).toEqual([422, 422, 422, 422, 429, 429]);
+      expect(statuses).toEqual([422, 422, 422, 422, 400, 400]);
       const refused = await passwordAttempt(browser, { type: 'username', value: 'two_forms' }, strong);
-      expect(refused.status).toBe(429);
+      expect(refused).toMatchObject({ status: 400, body: { code: 'session.verification_blocked_too_many_attempts' } });
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
 
       const owner = await onSignInPage();
@@ -90,9 +90,9 @@ describe('sign-in experience hardening', () => {
         const statuses: number[] = [];
         for (let attempt = 0; attempt < 3; attempt += 1)
           statuses.push((await passwordAttempt(browser, { type: 'username', value: 'sentinel_target' }, `wrong ${attempt}`)).status);
-        expect(statuses).toEqual([422, 429, 429]);
+        expect(statuses).toEqual([422, 400, 400]);
         const refused = await passwordAttempt(browser, { type: 'username', value: 'sentinel_target' }, strong);
-        expect(refused.status).toBe(429);
+        expect(refused.status).toBe(400);
         // Locked for the 30 minutes (and at most a tenth more: the window is counted in tenths), not the default 15.
         expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(15 * 60);
         expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(33 * 60);
@@ -113,7 +113,7 @@ describe('sign-in experience hardening', () => {
         const { browser } = await onSignInPage(`2001:db8:77:1::${attempt + 1}`);
         statuses.push((await passwordAttempt(browser, { type: 'username', value: 'v6_target' }, `wrong ${attempt}`)).status);
       }
-      expect(statuses).toEqual([422, 422, 422, 422, 429, 429]);
+      expect(statuses).toEqual([422, 422, 422, 422, 400, 400]);
       const { browser } = await onSignInPage('2001:db8:77:2::1');
       expect((await passwordAttempt(browser, { type: 'username', value: 'v6_target' }, strong)).status).toBe(200);
     });
