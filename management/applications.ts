@@ -211,7 +211,7 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
       await confidentialApplication(id);
       assertThat(
         !body.expiresAt || body.expiresAt > Date.now(),
-        new ApiError('guard.invalid_input', 'body.expiresAt must be in the future', { field: 'body.expiresAt' }),
+        new ApiError('request.invalid_input', 'body.expiresAt must be in the future', { field: 'body.expiresAt' }),
       );
       const { value, document } = newSecret(id, body.name, body.expiresAt ?? null);
       await refusingDuplicates(

@@ -184,7 +184,8 @@ describe('/api/applications', () => {
     const { body: app } = await server.api('POST', '/api/applications', { body: { name: 'Expiring', type: 'MachineToMachine' } });
     const past = await server.api('POST', `/api/applications/${app.id}/secrets`, { body: { name: 'old', expiresAt: Date.now() - 1000 } });
     expect(past.status).toBe(400);
-    expect(past.body).toMatchObject({ code: 'guard.invalid_input', message: 'body.expiresAt must be in the future' });
+    // As Logto's routes/applications/application-secret.ts: 400 request.invalid_input.
+    expect(past.body).toMatchObject({ code: 'request.invalid_input', message: 'body.expiresAt must be in the future', data: { field: 'body.expiresAt' } });
     const soon = await server.api('POST', `/api/applications/${app.id}/secrets`, { body: { name: 'soon', expiresAt: Date.now() + 1500 } });
     await tokenFor(app.id, soon.body.value);
     clock.advance(1600);
