@@ -2,7 +2,7 @@ import type { Configuration } from 'oidc-provider';
 
 import { createGrantLoader } from '../experience/consent.js';
 import { interactionUrl } from '../experience/index.js';
-import { messagePage as errorPage, signOutPage } from '../experience/views/pages.js';
+import { messagePage, signOutPage } from '../experience/views/pages.js';
 import { configureProvider } from '../provider/configure.js';
 import { organizationTokenClaims } from '../grants/organization-tokens.js';
 import { bindingOrganization } from '../provider/organization-binding.js';
@@ -60,12 +60,17 @@ export function configureWith(host: Configuration, options: ResolvedOptions, par
             const t = catalogs.forRequest(ctx.oidc?.params?.ui_locales, ctx.get('accept-language'));
             const said = String(out.error_description ?? out.error ?? '');
             ctx.type = 'html';
-            ctx.body = errorPage({ branding, t }, t.t('message.failed.title'), said, t.locale === 'en' ? undefined : 'en');
+            ctx.body = messagePage({ branding, t }, t.t('message.failed.title'), said, t.locale === 'en' ? undefined : 'en');
           },
           logoutSource: (ctx, form) => {
             ctx.type = 'html';
             // RP-Initiated Logout §2 `ui_locales`, then the browser's Accept-Language.
             ctx.body = signOutPage({ branding, t: catalogs.forRequest(ctx.oidc?.params?.ui_locales, ctx.get('accept-language')) }, form);
+          },
+          postLogoutSuccessSource: (ctx) => {
+            const t = catalogs.forRequest(ctx.oidc?.params?.ui_locales, ctx.get('accept-language'));
+            ctx.type = 'html';
+            ctx.body = messagePage({ branding, t }, t.t('signedOut.title'), t.t('signedOut.lead'));
           },
         },
       }),

@@ -155,6 +155,8 @@ export const de: Messages = {
   'signOut.lead': 'Möchten Sie sich auf diesem Gerät abmelden?',
   'signOut.yes': 'Ja, abmelden',
   'signOut.no': 'Nein, angemeldet bleiben',
+  'signedOut.title': 'Sie sind abgemeldet',
+  'signedOut.lead': 'Sie haben sich auf diesem Gerät abgemeldet. Sie können diese Seite schließen.',
 
   'error.generic': 'Das hat nicht geklappt. Prüfen Sie Ihre Eingabe und versuchen Sie es erneut.',
   'error.identifierAndPassword': 'Geben Sie Ihre Kennung und Ihr Passwort ein.',

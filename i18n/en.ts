@@ -169,6 +169,8 @@ export const en = {
   'signOut.lead': 'Do you want to sign out of this device?',
   'signOut.yes': 'Yes, sign me out',
   'signOut.no': 'No, stay signed in',
+  'signedOut.title': 'You are signed out',
+  'signedOut.lead': 'You have signed out on this device. You can close this page.',
 
   // What went wrong, as a page says it (the API's own messages stay English).
   'error.generic': 'That did not work. Check what you entered and try again.',

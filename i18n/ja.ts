@@ -154,6 +154,8 @@ export const ja: Messages = {
   'signOut.lead': 'このデバイスからサインアウトしますか？',
   'signOut.yes': 'はい、サインアウトします',
   'signOut.no': 'いいえ、サインインしたままにします',
+  'signedOut.title': 'サインアウトしました',
+  'signedOut.lead': 'このデバイスからサインアウトしました。このページは閉じてかまいません。',
 
   'error.generic': 'うまくいきませんでした。入力内容を確認して、もう一度お試しください。',
   'error.identifierAndPassword': 'ID とパスワードを入力してください。',

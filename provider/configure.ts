@@ -20,7 +20,9 @@ const sessionTtl = 14 * 24 * 3600;
 const interactionTtl = 3600;
 
 type ExtraTokenClaims = NonNullable<Configuration['extraTokenClaims']>;
-type LogoutSource = NonNullable<NonNullable<NonNullable<Configuration['features']>['rpInitiatedLogout']>['logoutSource']>;
+type RpInitiatedLogout = NonNullable<NonNullable<Configuration['features']>['rpInitiatedLogout']>;
+type LogoutSource = NonNullable<RpInitiatedLogout['logoutSource']>;
+type PostLogoutSuccessSource = NonNullable<RpInitiatedLogout['postLogoutSuccessSource']>;
 
 export interface ProviderDeps extends Omit<ResourceServerDeps, 'fallback'> {
   db: Db;
@@ -40,6 +42,8 @@ export interface ProviderDeps extends Omit<ResourceServerDeps, 'fallback'> {
     interactionUrl(uid: string): string;
     loadExistingGrant(host: Configuration['loadExistingGrant']): NonNullable<Configuration['loadExistingGrant']>;
     logoutSource: LogoutSource;
+    /** The page after a sign-out that names no `post_logout_redirect_uri`, in the pages' look (oidc-provider's loads a web font from Google). */
+    postLogoutSuccessSource: PostLogoutSuccessSource;
     /** The provider's error page (a bad authorization request, say), in the pages' look. */
     renderError: NonNullable<Configuration['renderError']>;
     /** The languages the pages speak, for discovery's `ui_locales_supported`. */
@@ -134,7 +138,11 @@ export function configureProvider(host: Configuration, deps: ProviderDeps) {
     features: {
       ...features,
       ...(experience && {
-        rpInitiatedLogout: { ...features.rpInitiatedLogout, logoutSource: features.rpInitiatedLogout?.logoutSource ?? experience.logoutSource },
+        rpInitiatedLogout: {
+          ...features.rpInitiatedLogout,
+          logoutSource: features.rpInitiatedLogout?.logoutSource ?? experience.logoutSource,
+          postLogoutSuccessSource: features.rpInitiatedLogout?.postLogoutSuccessSource ?? experience.postLogoutSuccessSource,
+        },
       }),
       // oidc-provider's development login signs in any account id with any password: off
       // unless the host turned it on itself (and then it is said at startup).

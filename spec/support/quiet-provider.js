@@ -9,6 +9,9 @@ const quiet = [
   'oidc-provider WARNING: a quick start development-only in-memory adapter',
   'Construct identity  provider - missing endpoint of SingleLogoutService',
   'oidc-provider WARNING: a quick start development-only feature devInteractions is enabled',
+  // Under Jest's module sandbox oidc-provider cannot find undici's dispatcher for its own address
+  // check; the service gives it a fetch with its own outbound policy (`provider/fetch.ts`) anyway.
+  'oidc-provider WARNING: failed to setup SSRF protection for fetch',
 ];
 const warn = console.warn.bind(console);
 console.warn = (...args) => {
