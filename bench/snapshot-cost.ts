@@ -26,7 +26,11 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const settleSeconds = Number(process.env.BENCH_SETTLE_SECONDS ?? 15);
 
 const managementToken = (server: ServerChild) =>
-  tokenRequest(server, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), { grant_type: 'client_credentials', resource: `${baseUrl}/api`, scope: 'all' });
+  tokenRequest(server, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
+    grant_type: 'client_credentials',
+    resource: `${baseUrl}/api`,
+    scope: 'all',
+  });
 
 async function setUp(server: ServerChild) {
   const token = await managementToken(server);
