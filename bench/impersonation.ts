@@ -15,14 +15,14 @@
  */
 import os from 'node:os';
 
-import autocannon from 'autocannon';
 import type { Db } from 'mongodb';
 
 import { openDatabase } from '../lib/store/database.js';
 import { startEmbeddedMongo } from '../lib/store/embedded-mongo.js';
 import { baselineClient, benchResource } from './support/fixtures.js';
 import { pinLoadGenerator, pinning, startServerChild, type ServerChild } from './support/processes.js';
-import { admin, api, basic, baseUrl, exchangeBody, load, tokenRequest } from './support/token-load.js';
+import { issueSubjectTokens, managementToken, setUpImpersonation } from './support/impersonation-setup.js';
+import { admin, basic, baseUrl, exchangeBody, load } from './support/token-load.js';
 
 const loads = (process.env.BENCH_LOADS ?? '4,16,50').split(',').map(Number);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -48,37 +48,6 @@ async function settled(db: Db) {
   }
 }
 
-/**
- * Up to `amount` subject tokens for `userId`, through the Management API at `connections` at once,
- * and how many requests were answered otherwise, by status (the embedded engine answers too slowly
- * past a few thousand records at 50 connections: those requests are 503, and the round goes on).
- */
-async function issue(server: ServerChild, token: string, userId: string, amount: number, connections: number) {
-  const tokens: string[] = [];
-  const refused = new Map<number, number>();
-  const result = await autocannon({
-    url: server.url,
-    connections: Math.min(connections, amount),
-    amount,
-    timeout: 60,
-    requests: [
-      {
-        method: 'POST',
-        path: '/api/subject-tokens',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ userId, reason: 'benchmark', ticketId: 'BENCH-1' }),
-        onResponse: (status: number, body: string) => {
-          if (status === 201) tokens.push((JSON.parse(body) as { subjectToken: string }).subjectToken);
-          else refused.set(status, (refused.get(status) ?? 0) + 1);
-        },
-      },
-    ],
-  });
-  if (tokens.length === 0 || result.errors > 0)
-    throw new Error(`issuance: ${tokens.length} of ${amount} subject tokens (${result.non2xx} not 2xx, ${result.errors} errors)`);
-  return { tokens, refused: [...refused].map(([status, count]) => `${count} answered ${status}`).join(', ') };
-}
-
 const ccBody = () => new URLSearchParams({ grant_type: 'client_credentials', resource: benchResource, scope: 'read:data' }).toString();
 
 /** Our server's CPU and commands from `before` until what `work` caused has settled. */
@@ -88,31 +57,6 @@ async function measured(server: ServerChild, db: Db, work: () => Promise<unknown
   await settled(db);
   const after = await server.stats();
   return { cpuMicros: after.cpuMicros - before.cpuMicros, commands: after.commands - before.commands };
-}
-
-/** A Management API token (they live 10 minutes: each round asks for its own). */
-const managementToken = (identity: ServerChild) =>
-  tokenRequest(identity, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
-    grant_type: 'client_credentials',
-    resource: `${baseUrl}/api`,
-    scope: 'all',
-  });
-
-/** The deployment a bench server is part of, set up through the Management API as an operator would. */
-async function setUp(identity: ServerChild) {
-  const adminToken = await managementToken(identity);
-  const resource = await api(identity, adminToken, 'POST', '/api/resources', { name: 'Bench API', indicator: benchResource });
-  const scope = await api(identity, adminToken, 'POST', `/api/resources/${resource.id}/scopes`, { name: 'read:data' });
-  const role = await api(identity, adminToken, 'POST', '/api/roles', { name: 'reader', scopeIds: [scope.id] });
-  const target = await api(identity, adminToken, 'POST', '/api/users', { username: 'target' });
-  await api(identity, adminToken, 'POST', `/api/users/${target.id}/roles`, { roleIds: [role.id] });
-  const app = await api(identity, adminToken, 'POST', '/api/applications', {
-    name: 'support console',
-    type: 'Traditional',
-    customClientMetadata: { allowTokenExchange: true },
-    oidcClientMetadata: { redirectUris: ['http://localhost/callback'], postLogoutRedirectUris: [] },
-  });
-  return { userId: target.id, appAuth: basic(app.id, app.secret) };
 }
 
 async function main() {
@@ -131,11 +75,11 @@ async function main() {
   try {
     const baseline = await startServerChild('baseline', env);
     let identity = await startServerChild('identity', env);
-    const { userId, appAuth } = await setUp(identity);
+    const { userId, appAuth } = await setUpImpersonation(identity);
     const baselineAuth = basic(baselineClient.id, baselineClient.secret);
     say('set up; warming both servers');
     await load(baseline, 300, baselineAuth, ccBody);
-    const { tokens: warm } = await issue(identity, await managementToken(identity), userId, 300, 16);
+    const { tokens: warm } = await issueSubjectTokens(identity, await managementToken(identity), userId, 300, 16);
     await load(identity, 300, appAuth, (i) => exchangeBody(warm[i]!));
     await settled(database.db);
 
@@ -152,7 +96,7 @@ async function main() {
         // BENCH_PROFILE=dir: a CPU profile of each phase, the settling included.
         const issued = await identity.profiled(`issuance-${connections}-${round}`, () =>
           measured(identity, database.db, async () => {
-            ({ tokens, refused } = await issue(identity, adminToken, userId, roundSize, connections));
+            ({ tokens, refused } = await issueSubjectTokens(identity, adminToken, userId, roundSize, connections));
           }),
         );
         // The tokens issued, each exchanged once; a refused issuance costs CPU too, and counts as a request.
@@ -183,7 +127,7 @@ async function main() {
     let tokens: string[] = [];
     const adminToken = await managementToken(identity);
     const issued = await measured(identity, database.db, async () => {
-      ({ tokens } = await issue(identity, adminToken, userId, roundSize, 16));
+      ({ tokens } = await issueSubjectTokens(identity, adminToken, userId, roundSize, 16));
     });
     const exchanged = await measured(identity, database.db, () => load(identity, tokens.length, appAuth, (i) => exchangeBody(tokens[i]!), 16));
     lines.push(

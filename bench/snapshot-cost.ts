@@ -14,61 +14,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import { join } from 'node:path';
 
-import autocannon from 'autocannon';
-
 import { pinLoadGenerator, startServerChild, type ServerChild } from './support/processes.js';
-import { admin, api, basic, baseUrl, exchangeBody, load, tokenRequest } from './support/token-load.js';
-import { benchResource } from './support/fixtures.js';
+import { issueSubjectTokens, managementToken, setUpImpersonation } from './support/impersonation-setup.js';
+import { admin, baseUrl, exchangeBody, load } from './support/token-load.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
 const roundSize = Number(process.env.BENCH_ROUND_SIZE ?? 300);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const settleSeconds = Number(process.env.BENCH_SETTLE_SECONDS ?? 15);
-
-const managementToken = (server: ServerChild) =>
-  tokenRequest(server, basic(admin.BOOTSTRAP_CLIENT_ID, admin.BOOTSTRAP_CLIENT_SECRET), {
-    grant_type: 'client_credentials',
-    resource: `${baseUrl}/api`,
-    scope: 'all',
-  });
-
-async function setUp(server: ServerChild) {
-  const token = await managementToken(server);
-  const resource = await api(server, token, 'POST', '/api/resources', { name: 'Bench API', indicator: benchResource });
-  const scope = await api(server, token, 'POST', `/api/resources/${resource.id}/scopes`, { name: 'read:data' });
-  const role = await api(server, token, 'POST', '/api/roles', { name: 'reader', scopeIds: [scope.id] });
-  const target = await api(server, token, 'POST', '/api/users', { username: 'target' });
-  await api(server, token, 'POST', `/api/users/${target.id}/roles`, { roleIds: [role.id] });
-  const app = await api(server, token, 'POST', '/api/applications', {
-    name: 'support console',
-    type: 'Traditional',
-    customClientMetadata: { allowTokenExchange: true },
-    oidcClientMetadata: { redirectUris: ['http://localhost/callback'], postLogoutRedirectUris: [] },
-  });
-  return { userId: target.id, appAuth: basic(app.id, app.secret) };
-}
-
-async function issue(server: ServerChild, token: string, userId: string) {
-  const tokens: string[] = [];
-  await autocannon({
-    url: server.url,
-    connections,
-    amount: roundSize,
-    timeout: 60,
-    requests: [
-      {
-        method: 'POST',
-        path: '/api/subject-tokens',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ userId, reason: 'benchmark', ticketId: 'BENCH-1' }),
-        onResponse: (status: number, body: string) => {
-          if (status === 201) tokens.push((JSON.parse(body) as { subjectToken: string }).subjectToken);
-        },
-      },
-    ],
-  });
-  return tokens;
-}
 
 async function main() {
   pinLoadGenerator();
@@ -79,14 +32,14 @@ async function main() {
     'in memory': await startServerChild('identity', { ...env, DATA_DIR: '' }),
   };
   try {
-    const fixtures = new Map<ServerChild, Awaited<ReturnType<typeof setUp>>>();
-    for (const server of Object.values(servers)) fixtures.set(server, await setUp(server));
+    const fixtures = new Map<ServerChild, Awaited<ReturnType<typeof setUpImpersonation>>>();
+    for (const server of Object.values(servers)) fixtures.set(server, await setUpImpersonation(server));
     const perRound: Record<string, string[]> = { 'data directory': [], 'in memory': [] };
     for (let round = 1; round <= rounds; round += 1) {
       for (const [name, server] of Object.entries(servers)) {
         const { userId, appAuth } = fixtures.get(server)!;
         const before = await server.stats();
-        const tokens = await issue(server, await managementToken(server), userId);
+        const { tokens } = await issueSubjectTokens(server, await managementToken(server), userId, roundSize, connections);
         await load(server, tokens.length, appAuth, (index) => exchangeBody(tokens[index]!), connections);
         await new Promise((resolve) => setTimeout(resolve, settleSeconds * 1000));
         const after = await server.stats();
