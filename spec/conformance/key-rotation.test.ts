@@ -170,14 +170,17 @@ describe('signing-key rotation', () => {
   });
 
   it('turns a staged set into the current one in both processes at its time, with no write in between', async () => {
-    const staged = await callApi(a, token, 'POST', '/api/configs/oidc/private-keys/rotate', { rotationGracePeriod: 2 });
+    const staged = await callApi(a, token, 'POST', '/api/configs/oidc/private-keys/rotate', { rotationGracePeriod: 5 });
     expect(staged.body.map(({ status }: { status: string }) => status)).toEqual(['next', 'current', 'previous']);
     const [next, current] = staged.body as Array<{ id: string; activatesAt: number }>;
     // Published ahead by both processes, while the current set still signs.
     const published = Date.now() + 10_000;
     while (!(await jwksOf(b)).keys.some(({ kid }) => kid === next!.id) && Date.now() < published) await new Promise((resolve) => setTimeout(resolve, 100));
     expect((await jwksOf(b)).keys.map(({ kid }) => kid)).toContain(next!.id);
-    expect(decodeProtectedHeader(await issue(b)).kid).toBe(current!.id);
+    const during = await issue(b);
+    // Unless this machine took the whole grace period to get here, the current set still signs.
+    if (Date.now() < next!.activatesAt - 500) expect(decodeProtectedHeader(during).kid).toBe(current!.id);
+    expect([current!.id, next!.id]).toContain(decodeProtectedHeader(during).kid);
     // Both sign with it once its time has come (each process reads the time from the stored document).
     for (const server of [a, b]) {
       const deadline = next!.activatesAt + 10_000;

@@ -49,13 +49,15 @@ describe('staged signing-key rotation', () => {
 
   it('publishes a staged set at once and signs with it only when its grace period has passed', async () => {
     const [before] = await listed();
+    const asked = clock.now().getTime();
     const staged = await api('POST', '/api/configs/oidc/private-keys/rotate', { signingKeyAlgorithm: 'RSA', rotationGracePeriod: 3600 });
+    const answered = clock.now().getTime();
     expect(staged.status).toBe(200);
     const [next, current] = staged.body as Listed[];
     expect(staged.body.map(({ status }: Listed) => status)).toEqual(['next', 'current']);
     expect(current!.id).toBe(before!.id);
-    expect(next!.activatesAt).toBeGreaterThanOrEqual(clock.now().getTime() + 3_599_000);
-    expect(next!.activatesAt).toBeLessThanOrEqual(clock.now().getTime() + 3_600_000);
+    expect(next!.activatesAt).toBeGreaterThanOrEqual(asked + 3_600_000);
+    expect(next!.activatesAt).toBeLessThanOrEqual(answered + 3_600_000);
     // Published ahead: every key of both sets is in the JWKS.
     expect(await kidsOf()).toEqual(expect.arrayContaining([...next!.keys, ...current!.keys].map(({ id }) => id)));
     // Still signed by the current set, with its family's algorithm.
