@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { sha256 } from '../lib/ids.js';
 import { algOfFamily, generateCookieKey, generateSigningKey, keyTypes, publicJwks, type KeyFamily, type KeyGeneration, type StoredSecrets } from './keys.js';
+import { kept, servedKeys, standingSets, type KeyStatus } from './key-sets.js';
 
 /** Logto's names for the provider's signing keys and its cookie keys. */
 export type OidcKeyType = 'private-keys' | 'cookie-keys';
@@ -31,63 +32,8 @@ export interface OidcKeyInfo {
   activatesAt?: number;
 }
 
-export type KeyStatus = 'next' | 'current' | 'previous';
-type StandingSet = KeyGeneration & { status: KeyStatus };
-
-/**
- * The key sets of a stored document, newest first. A document from before sets were kept has its
- * keys in order, per algorithm the one in use first: its first key of each algorithm is one set,
- * the second of each another.
- */
-function generationsOf(stored: Pick<StoredSecrets, 'keys' | 'generations' | 'created' | 'createdAt'>, family: KeyFamily): KeyGeneration[] {
-  if (stored.generations) return stored.generations;
-  const sets: JWK[][] = [];
-  for (const key of stored.keys as JWK[]) {
-    const index = sets.findIndex((set) => !set.some(({ alg }) => alg === key.alg));
-    if (index >= 0) sets[index]!.push(key);
-    else sets.push([key]);
-  }
-  return sets.map((set) => {
-    const named = set.find(({ kty }) => kty === family) ?? set[0]!;
-    return {
-      id: named.kid!,
-      family: named.kty as KeyFamily,
-      createdAt: stored.created?.[named.kid!] ?? stored.createdAt.getTime(),
-      kids: set.map(({ kid }) => kid!),
-    };
-  });
-}
-
-/**
- * The key sets as they stand at `now`, newest first. A staged rotation's set (`nextAt` in the
- * future) is `next` and the sets after it keep their places; once its time has come it is current,
- * the one before it previous, and the one before that is no longer served (as an immediate
- * rotation would have left them). No write is needed for that turn: every process reads it from
- * the same document at the same time.
- */
-function standingSets(stored: Pick<StoredSecrets, 'keys' | 'generations' | 'created' | 'createdAt' | 'nextAt'>, family: KeyFamily, now: number): StandingSet[] {
-  const sets = generationsOf(stored, family);
-  const staged = stored.nextAt !== undefined && sets.length > 1;
-  if (staged && now < stored.nextAt!) {
-    return sets.slice(0, kept + 1).map((set, index) => ({ ...set, status: index === 0 ? 'next' : index === 1 ? 'current' : 'previous' }));
-  }
-  return (staged ? sets.slice(0, kept) : sets).map((set, index) => ({ ...set, status: index === 0 ? 'current' : 'previous' }));
-}
-
-/** The keys the provider holds, in the order it picks them: the current set's first, then a staged set's, then the previous set's. */
-function servedKeys(keys: JWK[], sets: StandingSet[]): JWK[] {
-  const rank: Record<KeyStatus, number> = { current: 0, next: 1, previous: 2 };
-  const byKid = new Map(keys.map((key) => [key.kid!, key]));
-  return [...sets]
-    .sort((a, b) => rank[a.status] - rank[b.status])
-    .flatMap(({ kids }) => kids.map((kid) => byKid.get(kid)))
-    .filter((key): key is JWK => key !== undefined);
-}
-
 /** A cookie key's id: part of its hash, never the key. */
 export const cookieKeyId = (key: string) => sha256(key).slice(0, 16);
-/** How many key sets (or cookie keys) are kept: the one in use and the one before, as Logto does. */
-const kept = 2;
 
 /**
  * The provider's signing and cookie keys as one ring every part reads from: oidc-provider (through
