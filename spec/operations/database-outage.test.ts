@@ -1,3 +1,5 @@
+import { readdir, readFile } from 'node:fs/promises';
+
 import { startEmbeddedMongo, type EmbeddedMongo } from '../../lib/store/embedded-mongo.js';
 import { uniqueDbName, withDatabase } from '../support/env.js';
 import { startAuthorization, TestBrowser } from '../support/browser.js';
@@ -14,6 +16,22 @@ async function until(probe: () => Promise<boolean>, timeoutMs: number, what: str
   while (!(await probe())) {
     if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms:\n${output().slice(-3000)}`);
     await sleep(200);
+  }
+}
+
+/**
+ * Waits until every thread of `pid` is stopped (state `T` in /proc). A signal stops a
+ * multi-threaded process one thread at a time as each is next scheduled: on a busy machine a
+ * command sent just after `kill` may still be answered, and a probe made then sees no outage.
+ */
+async function stoppedCompletely(pid: number) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const threads = await readdir(`/proc/${pid}/task`);
+    const states = await Promise.all(threads.map(async (thread) => (await readFile(`/proc/${pid}/task/${thread}/stat`, 'utf8')).replace(/^.*\) /s, '')[0]));
+    if (states.every((state) => state === 'T' || state === 't')) return;
+    if (Date.now() > deadline) throw new Error(`process ${pid} did not stop: thread states ${states.join('')}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
 
@@ -104,6 +122,7 @@ describe('a database that stops answering (SIGSTOP of the engine for 10 s)', () 
     const { page } = await startAuthorization(browser, application.body.id, 'http://127.0.0.1/callback');
 
     process.kill(engine.pid, 'SIGSTOP');
+    await stoppedCompletely(engine.pid);
     const stoppedAt = Date.now();
     const unavailable = { status: 503, retryAfter: '5', code: 'database.unavailable' };
     const expected = { list: unavailable, create: unavailable, health: unavailable, issued: { status: 503, retryAfter: '5', code: 'temporarily_unavailable' } };
