@@ -27,10 +27,14 @@ const logtoType: { [Kind in Verification['type']]: string } = {
 export async function signInRecordOf(
   experience: ExperienceDocument,
   event: 'SignIn' | 'Register',
-  account: Pick<UserDocument, '_id' | 'primaryEmail' | 'identities' | 'ssoIdentities'>,
+  accountId: string,
+  /** The account's addresses and linked identities, read only when a record names one (most sign-ins have none). */
+  loadAccount: () => Promise<Pick<UserDocument, 'primaryEmail' | 'identities' | 'ssoIdentities'>>,
   codes: Pick<Codes, 'spentBy'>,
 ): Promise<SignInInteraction> {
   const records: VerificationRecord[] = [];
+  const namesAnAccount = Object.values(experience.verifications).some(({ type }) => type === 'oneTimeToken' || type === 'social' || type === 'enterpriseSso');
+  const account = { _id: accountId, ...(namesAnAccount ? await loadAccount() : { primaryEmail: null, identities: {} }) };
   const upstreamOfAccount = (target: string, id: string | undefined) =>
     (account.identities[target] as { userId?: string } | undefined)?.userId === id && id !== undefined;
   for (const [id, verification] of Object.entries(experience.verifications)) {

@@ -228,8 +228,8 @@ export function submitStep(
     }
     try {
       // What the sign-in proved, kept with its session for the JWT customizer's `interaction` context.
-      const account = await deps.queries.users.findByIdOrThrow(accountId);
-      const result: ExperienceResult = { identityEvent: event, signIn: await signInRecordOf(experience, event, account, deps.codes) };
+      const signIn = await signInRecordOf(experience, event, accountId, () => deps.queries.users.findByIdOrThrow(accountId), deps.codes);
+      const result: ExperienceResult = { identityEvent: event, signIn };
       // A new account proved a password, a code, or both; a sign-in, what identified it; then the
       // second factors proved for this very account (a proof names the account it is for).
       // A registration proved a code, a password, or (through a connector) none of RFC 8176's kinds.
