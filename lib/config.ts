@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject } from 'ajv';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 
 import { logFormats, logLevels } from './logger.js';
 import { defaultBodyLimit } from './http/json-body.js';
@@ -20,6 +20,22 @@ export class ConfigError extends Error {
 
 const ajv = addWebUrlFormats(new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false }));
 const strict = addWebUrlFormats(new Ajv({ allErrors: false }));
+
+/**
+ * One compiled validator per distinct schema and instance. Ajv remembers schemas by object, and the
+ * callers build theirs anew on every start (parts join their variables), so without this each start
+ * would compile the same schema again and keep every copy.
+ */
+const validators = new Map<string, ValidateFunction>();
+function compiled(instance: Ajv, schema: Record<string, unknown>): ValidateFunction {
+  const key = `${instance === ajv ? 'env' : 'options'}:${JSON.stringify(schema)}`;
+  let validate = validators.get(key);
+  if (!validate) {
+    validate = instance.compile(schema);
+    validators.set(key, validate);
+  }
+  return validate;
+}
 
 function describe(error: ErrorObject, prefix: string): string {
   if (error.keyword === 'dependencies') {
@@ -47,14 +63,14 @@ export function readEnvironment(spec: EnvironmentSpec, env: NodeJS.ProcessEnv, d
     const value = env[key];
     if (value !== undefined && value !== '') picked[key] = value;
   }
-  const validate = ajv.compile({ type: 'object', properties: spec, dependencies });
+  const validate = compiled(ajv, { type: 'object', properties: spec, dependencies });
   if (!validate(picked)) throw new ConfigError(`Invalid setting: ${describe(validate.errors![0], '')}`);
   return picked;
 }
 
 /** Checks an embedding host's options against `schema`, without converting them; a bad one is a ConfigError naming it under `prefix`. */
 export function checkOptions(schema: Record<string, unknown>, options: unknown, prefix: string): void {
-  const validate = strict.compile(schema);
+  const validate = compiled(strict, schema);
   if (!validate(options)) throw new ConfigError(`Invalid option: ${describe(validate.errors![0], prefix)}`);
 }
 

@@ -47,10 +47,16 @@ const configSchemas: Record<SsoProviderName, object> = {
     additionalProperties: false,
   },
 };
-const validators = Object.fromEntries(Object.entries(configSchemas).map(([name, schema]) => [name, ajv.compile(schema)])) as Record<
-  SsoProviderName,
-  ReturnType<typeof ajv.compile>
->;
+/** Each kind's configuration check, compiled when a connector of that kind is first written (not at every start). */
+const validators = new Map<SsoProviderName, ReturnType<typeof ajv.compile>>();
+function validatorOf(providerName: SsoProviderName): ReturnType<typeof ajv.compile> {
+  let validate = validators.get(providerName);
+  if (!validate) {
+    validate = ajv.compile(configSchemas[providerName]);
+    validators.set(providerName, validate);
+  }
+  return validate;
+}
 
 // Any spelling a person writes (`Bücher.Example`); `domainKey` decides whether it is a domain name.
 const domain = { type: 'string', minLength: 3, maxLength: 253 } as const;
@@ -148,7 +154,7 @@ export function ssoConnectorRoutes(router: ApiRouter, deps: ManagementDeps) {
   async function configure(id: string, providerName: SsoProviderName, config: Record<string, unknown>, current?: SsoConnectorDocument) {
     // A PATCH of an OIDC connector may leave the secret out: the stored one stays.
     const merged = providerName === 'OIDC' && current ? { ...current.config, clientSecret: config.clientSecret ?? 'kept', ...config } : config;
-    const validate = validators[providerName];
+    const validate = validatorOf(providerName);
     if (!validate(merged)) {
       const [problem] = validate.errors ?? [];
       throw new ApiError('connector.invalid_config', `config${problem?.instancePath ?? ''} ${problem?.message ?? 'is invalid'}`);

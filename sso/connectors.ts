@@ -80,11 +80,12 @@ interface XmlElement {
   getElementsByTagNameNS(namespace: string, name: string): ArrayLike<XmlElement>;
 }
 /** xmldom's parser (node-saml's), typed here: its own types would bring the DOM library into the whole program. */
-const { DOMParser } = createRequire(import.meta.url)('@xmldom/xmldom') as {
-  DOMParser: new (options: { errorHandler: (level: string, message: string) => void }) => {
-    parseFromString(xml: string, type: string): XmlElement & { documentElement: XmlElement | null };
-  };
+type XmlParser = new (options: { errorHandler: (level: string, message: string) => void }) => {
+  parseFromString(xml: string, type: string): XmlElement & { documentElement: XmlElement | null };
 };
+/** Loaded when SAML metadata is first read: most deployments never do. */
+let xmlParser: XmlParser | undefined;
+const domParser = (): XmlParser => (xmlParser ??= (createRequire(import.meta.url)('@xmldom/xmldom') as { DOMParser: XmlParser }).DOMParser);
 
 const invalid = (message: string) => new ApiError('connector.invalid_config', message);
 const certificateText = (value: string) => value.replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, '');
@@ -95,6 +96,7 @@ const REDIRECT_BINDING = 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect';
 /** The identity provider an IdP metadata document describes: its entity id, redirect-binding SSO endpoint, and signing certificates. */
 export function parseIdpMetadata(xml: string): SamlIdentityProvider {
   const problems: string[] = [];
+  const DOMParser = domParser();
   const document = new DOMParser({ errorHandler: (level, message) => void (level !== 'warning' && problems.push(message)) }).parseFromString(xml, 'text/xml');
   assertThat(problems.length === 0 && document.documentElement, () => invalid(`config.metadata is not well-formed XML (${problems[0] ?? 'empty'})`));
   const entities = [document.documentElement!, ...Array.from(document.getElementsByTagNameNS(SAML_METADATA, 'EntityDescriptor'))].filter(
