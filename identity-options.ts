@@ -109,5 +109,10 @@ export interface IdentityOptions {
    * and oidc-provider's `interactions.url` pointed at them. Off unless given (a host may have its own).
    */
   experience?: ExperienceOptions;
+  /**
+   * The admin console (docs/console.md): where it is mounted, `/console` unless given; `false`
+   * turns it off. It needs the sign-in experience, and is off without it.
+   */
+  console?: { path?: string } | false;
   logger: Logger;
 }

@@ -12,6 +12,8 @@ import { resolveOptions } from './composition/options.js';
 import { createParts } from './composition/parts.js';
 import type { Hooks, InteractionReport } from './hooks/index.js';
 import type { Queries } from './lib/store/queries/index.js';
+import { ensureFirstAdministrator } from './console/built-in.js';
+import { createPasswords } from './lib/password.js';
 import { bootstrap, type BootstrapCredentials, type BootstrapResult } from './management/bootstrap.js';
 import type { ManagementApi } from './management/router.js';
 import type { MintedToken } from './provider/token-types.js';
@@ -27,7 +29,12 @@ export interface Identity {
   /** Installs into a provider built from `configure`'s result; returns the Management API to mount. */
   install(provider: Provider): ManagementApi;
   /** Ensures a machine-to-machine application can call the Management API (docs/operations.md, The first start). */
-  bootstrap(credentials?: BootstrapCredentials): Promise<BootstrapResult>;
+  /**
+   * Makes sure someone can manage the service: the Management API's first application (or the
+   * configured one), and with the console on and `consoleAdministrator` named, the console's
+   * first administrator of that name when no user holds the console role.
+   */
+  bootstrap(credentials?: BootstrapCredentials, options?: { consoleAdministrator?: string }): Promise<BootstrapResult>;
   /**
    * Announces an interaction event (PostRegister, PostSignIn, PostResetPassword) to the hooks
    * subscribed to it: the one entry point for sign-up, sign-in and reset code, ours or a host's.
@@ -78,8 +85,15 @@ export async function createIdentity(given: IdentityOptions): Promise<Identity> 
       return createApis(provider, options, parts, configured, installed);
     },
 
-    async bootstrap(credentials) {
-      const result = await bootstrap(parts.db, queries, credentials);
+    async bootstrap(credentials, { consoleAdministrator } = {}) {
+      const result: BootstrapResult = await bootstrap(parts.db, queries, credentials);
+      if (options.consolePath && consoleAdministrator) {
+        const administrator = await ensureFirstAdministrator(parts.db, {
+          username: consoleAdministrator,
+          hashPassword: createPasswords(options.passwordHashing).hash,
+        });
+        if (administrator) result.administrator = administrator;
+      }
       await Promise.all([caches.registry.changed('applications'), caches.registry.changed('applicationRoles')]);
       return result;
     },

@@ -28,12 +28,20 @@ async function main() {
     discovery: `${server.issuer}/.well-known/openid-configuration`,
     managementApi: server.identity.managementApiIndicator,
     apiReference: `${server.url}/api/docs`,
+    ...(server.consoleUrl && { console: server.consoleUrl }),
   });
   if (server.createdCredentials) {
     const { clientId, clientSecret } = server.createdCredentials;
     // On the terminal, not in the log stream: a secret has no place in collected logs.
     process.stdout.write(
       `Created a machine-to-machine application for the Management API (shown once, keep it):\n  client id         ${clientId}\n  client secret     ${clientSecret}\n`,
+    );
+  }
+
+  if (server.createdAdministrator) {
+    const { username, password } = server.createdAdministrator;
+    process.stdout.write(
+      `Created the admin console's first administrator (shown once, keep it; a second factor is enrolled at the first sign-in):\n  console           ${server.consoleUrl}\n  username          ${username}\n  password          ${password}\n`,
     );
   }
 

@@ -33,6 +33,10 @@ export interface Settings {
   accessTokenAlg: AccessTokenAlg;
   bootstrapClientId: string | undefined;
   bootstrapClientSecret: string | undefined;
+  /** `CONSOLE_PATH`: where the admin console is served, or false (`off`). */
+  consolePath: string | false;
+  /** `CONSOLE_ADMIN_USERNAME`: the console's first administrator's name, made at a start where no one holds the role. */
+  consoleAdministrator: string | undefined;
   apiBodyLimit: number;
   cacheRefreshMs: number;
   /** On SIGTERM, how long requests in flight may take to finish before their connections are closed. */
@@ -125,6 +129,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     accessTokenAlg: e.ACCESS_TOKEN_ALG as AccessTokenAlg,
     bootstrapClientId: e.BOOTSTRAP_CLIENT_ID as string | undefined,
     bootstrapClientSecret: e.BOOTSTRAP_CLIENT_SECRET as string | undefined,
+    consolePath: e.CONSOLE_PATH === 'off' ? false : (e.CONSOLE_PATH as string),
+    consoleAdministrator: e.CONSOLE_ADMIN_USERNAME as string | undefined,
     apiBodyLimit: e.API_BODY_LIMIT as number,
     cacheRefreshMs: e.CACHE_REFRESH_MS as number,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS as number,

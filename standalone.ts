@@ -42,6 +42,10 @@ export interface StandaloneServer {
   failed: Promise<Error>;
   /** Credentials of a Management API client created by this start (empty database, no BOOTSTRAP_* settings). */
   createdCredentials?: BootstrapCredentials;
+  /** The console's first administrator, made by this start: printed once. */
+  createdAdministrator?: { username: string; password: string };
+  /** Where the admin console is, when it is on. */
+  consoleUrl?: string;
   close(): Promise<void>;
 }
 
@@ -149,6 +153,7 @@ export async function startStandaloneServer(
       ...(settings.mfaEncryptionKey && { mfaEncryptionKey: settings.mfaEncryptionKey }),
       hooks: settings.hooks,
       experience: experienceOf(settings.experience),
+      console: settings.consolePath === false ? false : { path: settings.consolePath },
       ...(clock && { clock }),
       ...(metrics && { metrics }),
       onDatabaseLost: (reason) => fail(new Error(reason)),
@@ -166,15 +171,16 @@ export async function startStandaloneServer(
     app.use(requestIds);
     app.use(accessLog(logger));
     if (metrics) app.use(metricsEndpoint(metrics, settings.metricsToken!));
-    app.use(frontDoor({ baseUrl, issuer }));
+    app.use(frontDoor({ baseUrl, issuer, consoleUrl: settings.consolePath === false ? undefined : `${baseUrl}${settings.consolePath}` }));
     app.use(managementApi.middleware);
     app.use(mountApp(providerPrefix, provider, { strip: true }));
     handler = app.callback();
 
-    const { created } = await identity.bootstrap(
+    const { created, administrator } = await identity.bootstrap(
       settings.bootstrapClientId && settings.bootstrapClientSecret
         ? { clientId: settings.bootstrapClientId, clientSecret: settings.bootstrapClientSecret }
         : undefined,
+      settings.consoleAdministrator ? { consoleAdministrator: settings.consoleAdministrator } : {},
     );
     const openDb = database;
     return {
@@ -187,6 +193,8 @@ export async function startStandaloneServer(
       database: openDb,
       failed,
       ...(created && { createdCredentials: created }),
+      ...(administrator && { createdAdministrator: administrator }),
+      ...(settings.consolePath !== false && { consoleUrl: `${baseUrl}${settings.consolePath}` }),
       async close() {
         // Requests in flight finish first (up to SHUTDOWN_GRACE_MS); then the webhook worker
         // finishes or releases its deliveries, and the database closes.

@@ -4,6 +4,9 @@ import compose from 'koa-compose';
 import type Provider from 'oidc-provider';
 
 import { accountApi } from '../account/index.js';
+import { consoleBuiltIn, consolePathsOf } from '../console/built-in.js';
+import { consoleAuthentication, createDispatcher } from '../console/dispatch.js';
+import { createConsole } from '../console/index.js';
 import { createExperience, pagesPrefix } from '../experience/index.js';
 import { loadOfferedConnectors, type OfferedConnectors } from '../experience/offered-connectors.js';
 import { changeEvents, type ChangeKey } from '../hooks/catalog.js';
@@ -13,7 +16,8 @@ import { relyingPartyOf } from '../lib/mfa/webauthn.js';
 import { currentRequest, requestIds } from '../lib/request-context.js';
 import { createWriter } from '../lib/store/unit-of-work.js';
 import { hookEventsScope, impersonationScope, managementScope } from '../management/bootstrap.js';
-import { createManagementApi, managementPrefix, type ManagementApi } from '../management/router.js';
+import type { ManagementDeps } from '../management/deps.js';
+import { createManagementApi, managementPrefix, managementRoutesBehind, type ManagementApi } from '../management/router.js';
 import { toClientMetadata } from '../provider/clients.js';
 import { createDryRun } from '../provider/custom-claims.js';
 import { cachesStaleAfter } from '../provider/stale-caches.js';
@@ -37,7 +41,7 @@ export function createApis(
   parts: Parts,
   { configuration, keysManaged }: Configured,
   installed: Installed,
-): ManagementApi {
+): ManagementApi & { prefixes: string[] } {
   const { database, logger, metrics, experience: experienceOptions } = options;
   const { queries, hooks, caches, watch } = parts;
   /** A request our APIs could not answer: the operator reads why in the log. */
@@ -90,60 +94,60 @@ export function createApis(
       offeredConnectors: async () => (await offered.get('offered'))!,
       findApplication: (id) => caches.applications.get(id),
       organizationAccess: parts.organizationAccess,
+      // The console's sign-in takes a second factor, whatever the MFA policy.
+      ...(options.consolePath && { mfaRequiredBy: (applicationId: string) => applicationId === consoleBuiltIn.applicationId }),
       ...limits,
       hashing,
       passwords,
       databaseReady: () => watch.admit(),
     });
-  const managementApi = createManagementApi(
-    {
-      database,
-      queries,
-      impersonation: parts.impersonation,
-      impersonationAccounts: parts.impersonationAccounts,
-      hooks,
-      write,
-      dryRunCustomClaims: createDryRun(parts.dryRuns),
-      revokeAccount: parts.revoke,
-      sessions: parts.sessions,
-      announceEnded: parts.announceEnded,
-      passwords,
-      subjectTokenTtl: options.subjectTokenTtl,
-      subjectTokenSeal: parts.subjectTokenSeal,
-      impersonationPolicy: async () => (await caches.impersonationPolicy.get('policy'))!,
-      managementApiIndicator: options.managementApiIndicator,
-      // A placeholder secret: validation needs one for confidential clients, never sees a real one.
-      validateApplication: (application) => provider.Client.validate(toClientMetadata(application, [])),
-      keyRing: keysManaged ? parts.keyRing : undefined,
-      mfaBox: parts.box,
-      productName: options.productName,
-      connectors: parts.connectors,
-      upstream: parts.upstream,
-      ssoConnectors: parts.ssoConnectors,
-      ssoPublicEmailDomains: options.ssoPublicEmailDomains,
-      searching: createSearchGate(),
-      origin: options.origin,
-      outboundFetch: parts.outboundFetch,
-      sendInvitation:
-        messengers &&
-        invitationMessenger({
-          email: messengers.email,
-          productName: options.productName,
-          counters: createCounters(database.db, { limits: { ...defaultLimits, ...experienceOptions?.limits } }),
-        }),
+  const managementDeps: ManagementDeps = {
+    database,
+    queries,
+    impersonation: parts.impersonation,
+    impersonationAccounts: parts.impersonationAccounts,
+    hooks,
+    write,
+    dryRunCustomClaims: createDryRun(parts.dryRuns),
+    revokeAccount: parts.revoke,
+    sessions: parts.sessions,
+    announceEnded: parts.announceEnded,
+    passwords,
+    subjectTokenTtl: options.subjectTokenTtl,
+    subjectTokenSeal: parts.subjectTokenSeal,
+    impersonationPolicy: async () => (await caches.impersonationPolicy.get('policy'))!,
+    managementApiIndicator: options.managementApiIndicator,
+    // A placeholder secret: validation needs one for confidential clients, never sees a real one.
+    validateApplication: (application) => provider.Client.validate(toClientMetadata(application, [])),
+    keyRing: keysManaged ? parts.keyRing : undefined,
+    mfaBox: parts.box,
+    productName: options.productName,
+    connectors: parts.connectors,
+    upstream: parts.upstream,
+    ssoConnectors: parts.ssoConnectors,
+    ssoPublicEmailDomains: options.ssoPublicEmailDomains,
+    searching: createSearchGate(),
+    origin: options.origin,
+    outboundFetch: parts.outboundFetch,
+    sendInvitation:
+      messengers &&
+      invitationMessenger({
+        email: messengers.email,
+        productName: options.productName,
+        counters: createCounters(database.db, { limits: { ...defaultLimits, ...experienceOptions?.limits } }),
+      }),
+  };
+  const managementApi = createManagementApi(managementDeps, {
+    ...http,
+    auth: {
+      issuer: options.issuer,
+      audience: options.managementApiIndicator,
+      getKey: installed.getKey,
+      algorithms: installed.algorithms,
+      acceptedScopes: [managementScope, impersonationScope, hookEventsScope],
+      heldScopes: caches.heldManagementScopes,
     },
-    {
-      ...http,
-      auth: {
-        issuer: options.issuer,
-        audience: options.managementApiIndicator,
-        getKey: installed.getKey,
-        algorithms: installed.algorithms,
-        acceptedScopes: [managementScope, impersonationScope, hookEventsScope],
-        heldScopes: caches.heldManagementScopes,
-      },
-    },
-  );
+  });
   // The user's own Account API, authorized by the user's token, not the Management API's.
   const account = accountApi({
     ...http,
@@ -165,8 +169,25 @@ export function createApis(
     sessions: parts.sessions,
     announceEnded: parts.announceEnded,
   });
+  // The admin console: its pages call the Management API's own handlers, in process, for the administrator.
+  const adminConsole =
+    options.consolePath && branding && catalogs
+      ? createConsole({
+          db: database.db,
+          provider,
+          queries,
+          clock: options.clock,
+          logger,
+          issuer: options.issuer,
+          origin: options.origin,
+          paths: consolePathsOf(options.origin, options.consolePath),
+          branding,
+          catalogs,
+          dispatch: createDispatcher(managementRoutesBehind(managementDeps, consoleAuthentication, http)),
+        })
+      : undefined;
   // These routes come first: `/api/experience` and `/api/my-account` are not the Management API's, which would ask for its token.
-  const faces = [...(experience ? [experience.middleware] : []), account, managementApi.middleware];
+  const faces = [...(experience ? [experience.middleware] : []), ...(adminConsole ? [adminConsole] : []), account, managementApi.middleware];
   // Liveness asks no database: only a lost one (the process must restart) fails it. The pages
   // answer an unreachable database with a page of their own (`databaseReady`).
   const watched: Middleware = (ctx, next) => {
@@ -187,11 +208,11 @@ export function createApis(
         },
       ]
     : [];
-  return { ...managementApi, middleware: compose([...[requestIds, ...counted, watched].map(whenOurs), ...faces]) };
+  const ours = [managementPrefix, pagesPrefix, ...(options.consolePath ? [options.consolePath] : [])];
+  return { ...managementApi, prefixes: ours, middleware: compose([...[requestIds, ...counted, watched].map((each) => whenOurs(ours, each)), ...faces]) };
 }
 
-/** Runs `middleware` for our own paths only (the Management and Experience APIs, the sign-in pages), never for the host's. */
-function whenOurs(middleware: Middleware): Middleware {
-  const ours = [managementPrefix, pagesPrefix];
+/** Runs `middleware` for our own paths only (the Management and Experience APIs, the sign-in pages, the console), never for the host's. */
+function whenOurs(ours: string[], middleware: Middleware): Middleware {
   return (ctx, next) => (ours.some((prefix) => ctx.path === prefix || ctx.path.startsWith(`${prefix}/`)) ? middleware(ctx, next) : next());
 }

@@ -10,6 +10,17 @@ import { defaultChangeRetentionDays } from '../lib/store/changes.js';
 import { managementPrefix } from '../management/router.js';
 import type { IdentityOptions } from '../identity-options.js';
 
+/** Paths of our own and the provider's a console may not take. */
+const takenPaths = ['/api', '/interaction', '/interaction-assets', '/oidc'];
+
+/** The console's path, checked: `/console` unless given, one or more lower-case segments, none of ours. */
+function consolePathOf(path = '/console'): string {
+  const taken = takenPaths.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+  if (!/^(\/[a-z0-9-]+)+$/.test(path) || taken)
+    throw new ConfigError(`Invalid option: console.path must be a path like /console, not one of ${takenPaths.join(', ')}`);
+  return path;
+}
+
 /**
  * The options with every default applied, once: the parts read these, never `IdentityOptions`
  * with a fallback of their own. Checked before anything is written, with the rules the
@@ -33,6 +44,8 @@ export function resolveOptions(options: IdentityOptions) {
     changesRetentionDays,
     passwordHashing,
     sweepIntervalMs: options.sweepIntervalMs ?? 60_000,
+    // The console signs administrators in through the sign-in pages: without them, none.
+    consolePath: experience && options.console !== false ? consolePathOf(options.console?.path) : undefined,
     changeStreams: options.changeStreams ?? true,
     accessTokenAlg: options.accessTokenAlg ?? 'ES256',
     managementApiIndicator: `${options.baseUrl.replace(/\/+$/, '')}${managementPrefix}`,

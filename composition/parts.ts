@@ -1,4 +1,6 @@
 import { accountCollections } from '../account/collections.js';
+import { consolePathsOf, ensureConsole } from '../console/built-in.js';
+import { consoleCollections } from '../console/store.js';
 import { experienceCollections } from '../experience/collections.js';
 import { logConnector, logSmsConnector } from '../experience/index.js';
 import { hookCollections } from '../hooks/collections.js';
@@ -65,6 +67,7 @@ export async function createParts(options: ResolvedOptions) {
     ...impersonationCollections,
     ...upstreamCollections,
     ...(options.experience && experienceCollections),
+    ...(options.consolePath && consoleCollections),
   };
   await ensureIndexes(db, featureCollections);
   const watch = await watchDatabaseIdentity(database.client, db, { logger, ...(options.onDatabaseLost && { onLost: options.onDatabaseLost }) });
@@ -81,6 +84,7 @@ export async function createParts(options: ResolvedOptions) {
   if (metrics) watchDatabase(metrics, database.client);
 
   await ensureManagementApi(db, options.managementApiIndicator);
+  if (options.consolePath) await ensureConsole(db, consolePathsOf(options.origin, options.consolePath));
   const secrets = await loadProviderSecrets(db);
   // The deployment's sealing key: MFA secrets, connectors' client secrets, and (derived from it) subject tokens.
   const sealingKey = options.mfaEncryptionKey ?? secrets.mfaKey;

@@ -123,6 +123,8 @@ export interface ExperienceDeps {
   findApplication(id: string): Promise<ApplicationDocument | undefined>;
   /** Who may act in an organization (the organization chooser checks a pick as a token request would be). */
   organizationAccess: OrganizationAccess;
+  /** Whether signing in to this application takes a second factor whatever the MFA policy (the admin console). */
+  mfaRequiredBy?: (applicationId: string) => boolean;
 }
 
 export interface Experience {
@@ -152,6 +154,7 @@ export function createExperience(deps: ExperienceDeps): Experience {
     box: secretBox(deps.mfaKey),
     rp: relyingPartyOf(deps.origin, branding.productName),
     productName: branding.productName,
+    ...(deps.mfaRequiredBy && { mfaRequiredBy: deps.mfaRequiredBy }),
   });
   const saml = createSamlServiceProvider({ db, origin: deps.origin });
   const service = createExperienceService({

@@ -73,8 +73,8 @@ export function createExperienceService(deps: ExperienceServiceDeps) {
       webAuthnAuthenticationVerify: async (given: ExperienceDocument, verificationId: string, payload: AuthenticationResponseJSON, caller: Caller) =>
         mfa.webAuthnAuthenticationVerify(await mfaStep(given), verificationId, payload, caller.ip),
       bind: async (given: ExperienceDocument, type: MfaFactor, verificationId: string) => mfa.bind(await mfaStep(given), type, verificationId),
-      skip: async (given: ExperienceDocument) => mfa.skip(await mfaStep(given)),
-      skippable: async (given: ExperienceDocument) => mfa.skippable(await mfaStep(given)),
+      skip: async (given: ExperienceDocument, applicationId: string | undefined) => mfa.skip(await mfaStep(given), applicationId),
+      skippable: async (given: ExperienceDocument, applicationId: string | undefined) => mfa.skippable(await mfaStep(given), applicationId),
       /** What the settings and the account allow and require now, for a page to offer. */
       async state(given: ExperienceDocument) {
         const experience = await deps.store.get(given._id);

@@ -48,7 +48,7 @@ export function createSubmitters(
       // An account without what the settings now require completes its profile first (Logto's profile fulfilment).
       assertProfileComplete(await deps.signInSettings(), heldBy(profile, user!));
       // A user with a second factor proves it; mandatory MFA enrols one (Logto's 403 and 422).
-      await deps.mfa.assertSatisfied(experience, userId, user!);
+      await deps.mfa.assertSatisfied(experience, userId, user!, origin.interaction?.applicationId);
       const factors = deps.mfa.pendingFactors(experience, userId);
       const skipped = deps.mfa.skipped(experience, userId) && user!.mfaSkipped !== true;
       const nothingNew =
@@ -117,7 +117,7 @@ export function createSubmitters(
       const { username, email, phone, passwordHash } = await newAccountProfile(experience.profile, accounts, await deps.signInSettings());
       // The id a passkey registered in this interaction names, when there is one.
       const id = experience.newUserId ?? generateId(12);
-      await deps.mfa.assertSatisfied(experience, id, undefined);
+      await deps.mfa.assertSatisfied(experience, id, undefined, origin.interaction?.applicationId);
       const now = Date.now();
       const mfaVerifications = deps.mfa.pendingFactors(experience, id);
       const { socialIdentity, ssoIdentity } = experience.profile;

@@ -155,6 +155,18 @@ export const coreEnvironment = {
     description:
       'Set both to have startup ensure a machine-to-machine application with exactly these credentials and the Management API role. The secret takes 16 to 256 characters.',
   },
+  CONSOLE_PATH: {
+    type: 'string',
+    pattern: '^((/[a-z0-9-]+)+|off)$',
+    default: '/console',
+    description: 'Where the admin console is served (docs/console.md); `off` turns it off. Not `/api`, `/interaction` or `/oidc`, which are taken.',
+  },
+  CONSOLE_ADMIN_USERNAME: {
+    type: 'string',
+    pattern: '^[A-Za-z_][A-Za-z0-9_]{0,127}$',
+    description:
+      "Unset: none is made. The console's first administrator: on a start where no user holds the Console administrator role, a user of this name is made with a random password and the role, and printed once (unless a user of that name exists already).",
+  },
   API_BODY_LIMIT: {
     type: 'integer',
     minimum: 1024,

@@ -117,6 +117,8 @@ export interface BootstrapCredentials {
 export interface BootstrapResult {
   /** Credentials created by this start, to print once; undefined when nothing new was made. */
   created?: BootstrapCredentials;
+  /** The console's first administrator, made by this start (console/built-in.ts): to print once. */
+  administrator?: { username: string; password: string };
 }
 
 function m2mApplication(id: string, name: string): ApplicationDocument {

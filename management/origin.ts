@@ -14,7 +14,8 @@ export function originOf(ctx: RouteContext): Origin {
     params: { ...ctx.params },
     // The status the route's guard declares for success: the change commits only if the request succeeds.
     status: ctx.state.successStatus ?? 200,
-    ...(ctx.state.auth?.clientId && { clientId: ctx.state.auth.clientId }),
+    // A person acting through the console is named, not the console's application.
+    ...(ctx.state.auth?.userId ? { type: 'user' as const, id: ctx.state.auth.userId } : ctx.state.auth?.clientId && { clientId: ctx.state.auth.clientId }),
     ip: ctx.ip,
     ...(userAgent && { userAgent }),
   };

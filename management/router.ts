@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 
 import Router from '@koa/router';
+import type Koa from 'koa';
 import type { Middleware } from 'koa';
 
 import { bearerAuth, type BearerAuthOptions } from '../lib/http/auth.js';
@@ -97,6 +98,26 @@ export interface ManagementApi {
   middleware: Middleware;
   /** The routes, for introspection (the OpenAPI document). */
   router: Router;
+}
+
+/**
+ * The Management API's protected routes behind another authentication, as one Koa app answering
+ * under `/api`, errors and all as the API answers them: for a face that calls the same handlers
+ * in process instead of over HTTP (the admin console, whose administrators hold a session, not a
+ * token). `authenticate` sets `ctx.state.auth` as the bearer check would. Bodies come parsed.
+ */
+export function managementRoutesBehind(
+  deps: ManagementDeps,
+  authenticate: Middleware,
+  { log, proxy = false, clientAddress }: Pick<ManagementApiOptions, 'log' | 'proxy' | 'clientAddress'>,
+): Koa {
+  const router = new Router({ prefix: managementPrefix });
+  router.use(authenticate);
+  for (const routes of routeTables) routes(router, deps);
+  const app = jsonApiApp({ proxy, clientAddress, log });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
 }
 
 export function createManagementApi(deps: ManagementDeps, { auth, bodyLimit, log, proxy = false, clientAddress }: ManagementApiOptions): ManagementApi {

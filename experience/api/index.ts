@@ -170,7 +170,7 @@ export function experienceApi(service: ExperienceService, { origin, bodyLimit, c
   );
   // Logto's skip of enrolling, where the MFA policy lets the account go on without a factor.
   router.post('/profile/mfa/mfa-skipped', guard({ status: 204, public: true }), async (ctx) => {
-    await service.mfa.skip(ctx.state.experience);
+    await service.mfa.skip(ctx.state.experience, ctx.state.clientId);
     ctx.status = 204;
   });
 

@@ -18,6 +18,8 @@ export interface ExperienceMfaDeps {
   box: SecretBox;
   rp: RelyingParty;
   productName: string;
+  /** Whether signing in to this application takes a second factor whatever the policy (the admin console's). */
+  mfaRequiredBy?: (applicationId: string) => boolean;
   now?: () => number;
 }
 

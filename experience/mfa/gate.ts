@@ -19,9 +19,11 @@ export function mfaGate(context: MfaContext) {
     const organizations = await queries.organizations.findByIds(await queries.links.organizationUsers.leftsOf(user._id));
     return organizations.some(({ isMfaRequired }) => isMfaRequired === true);
   }
-  /** Whether the policy lets `user` (undefined: an account to create) go on without a factor. */
-  const maySkip = async (mfa: SignInSettings['mfa'], user: UserDocument | undefined) =>
-    mfaPolicySkippable(mfa.policy) && !(await organizationRequiresMfa(mfa.organizationRequiredMfaPolicy, user));
+  /** Whether signing in to this application takes a second factor whatever the policy (the admin console's). */
+  const applicationRequiresMfa = (applicationId: string | undefined) => applicationId !== undefined && deps.mfaRequiredBy?.(applicationId) === true;
+  /** Whether the policy lets `user` (undefined: an account to create) go on without a factor, signing in to `applicationId`. */
+  const maySkip = async (mfa: SignInSettings['mfa'], user: UserDocument | undefined, applicationId: string | undefined) =>
+    mfaPolicySkippable(mfa.policy) && !applicationRequiresMfa(applicationId) && !(await organizationRequiresMfa(mfa.organizationRequiredMfaPolicy, user));
   return {
     /**
      * Logto's `POST /profile/mfa {type, verificationId}`: a new factor of this interaction to add at
@@ -62,23 +64,23 @@ export function mfaGate(context: MfaContext) {
      * for a member of an organization that requires MFA). A user with factors proves one first
      * (403), as for binding. The submit keeps the skip on the account.
      */
-    async skip(experience: ExperienceDocument) {
+    async skip(experience: ExperienceDocument, applicationId: string | undefined) {
       const settings = await deps.signInSettings();
       const { userId, user } = await subjectOf(experience);
       if (user && usableFactors(settings, user).length > 0) {
         assertThat(secondFactorsFor(experience, userId).amr.length, () => requireMfaVerification(usableFactors(settings, user)));
       }
       assertThat(
-        await maySkip(settings.mfa, user),
+        await maySkip(settings.mfa, user, applicationId),
         () => new ApiError('session.mfa.mfa_policy_not_user_controlled', `the MFA policy (${settings.mfa.policy}) does not let this account skip enrolling`),
       );
       assertThat(await store.skipFactors(experience._id, userId), identityChanged);
     },
 
     /** Whether the policy lets this interaction's account skip enrolling now (for a page to offer it). */
-    async skippable(experience: ExperienceDocument): Promise<boolean> {
+    async skippable(experience: ExperienceDocument, applicationId: string | undefined): Promise<boolean> {
       const { user } = await subjectOf(experience);
-      return maySkip((await deps.signInSettings()).mfa, user);
+      return maySkip((await deps.signInSettings()).mfa, user, applicationId);
     },
 
     /**
@@ -86,10 +88,11 @@ export function mfaGate(context: MfaContext) {
      * (403 `session.mfa.require_mfa_verification`); an account without a factor enrols one when
      * the policy asks at this kind of submit (`mfaPolicies`) and it has not skipped (422
      * `user.missing_mfa`, `skippable` where it may), or always as a member of an organization that
-     * requires MFA under `organizationRequiredMfaPolicy: Mandatory`; backup codes too when they
-     * are offered (422 `session.mfa.backup_code_required`). Passes when MFA is off (no factors offered).
+     * requires MFA under `organizationRequiredMfaPolicy: Mandatory`, or for an application that
+     * requires it (`mfaRequiredBy`: the admin console); backup codes too when they are offered
+     * (422 `session.mfa.backup_code_required`). Passes when MFA is off (no factors offered).
      */
-    async assertSatisfied(experience: ExperienceDocument, userId: string, user: UserDocument | undefined) {
+    async assertSatisfied(experience: ExperienceDocument, userId: string, user: UserDocument | undefined, applicationId?: string) {
       const settings = await deps.signInSettings();
       const usable = usableFactors(settings, user);
       const held = boundFor(experience, userId);
@@ -98,7 +101,7 @@ export function mfaGate(context: MfaContext) {
       if (usable.length > 0 && !passkey) assertThat(held.amr.length, () => requireMfaVerification(usable));
       if (settings.mfa.factors.length === 0) return;
       const { policy } = settings.mfa;
-      const required = await organizationRequiresMfa(settings.mfa.organizationRequiredMfaPolicy, user);
+      const required = applicationRequiresMfa(applicationId) || (await organizationRequiresMfa(settings.mfa.organizationRequiredMfaPolicy, user));
       const skippable = !required && mfaPolicySkippable(policy);
       if (!required && !mfaPolicyPrompts(policy, experience.event === 'Register' ? 'Register' : 'SignIn')) return;
       // A skip counts for the account it was made for, in this interaction or an earlier one (kept on the account).

@@ -1,7 +1,7 @@
 import { ApiError } from '../../lib/errors.js';
 import { totpQrSvg } from '../../lib/mfa/totp.js';
 import * as views from '../views/pages.js';
-import { digitsOf, field, pageErrorOf, renderSignIn, withError } from './forms.js';
+import { clientOf, digitsOf, field, pageErrorOf, renderSignIn, withError } from './forms.js';
 import type { PageKit } from './kit.js';
 import type { PageRequest } from './request.js';
 
@@ -29,7 +29,7 @@ export function mfaPages(kit: PageKit) {
     return views.mfaEnrolPage(withError(request, error), {
       ...(totp && { totp: { verificationId: totp.verificationId, secret: totp.secret, qrSvg: await totpQrSvg(totp.uri) } }),
       passkey: factors.includes('WebAuthn'),
-      skippable: await service.mfa.skippable(request.experience),
+      skippable: await service.mfa.skippable(request.experience, clientOf(request)),
     });
   }
   router.get(
@@ -56,7 +56,7 @@ export function mfaPages(kit: PageKit) {
     '/:uid/mfa/enrol/skip',
     route(renderSignIn, async (request) => {
       try {
-        await service.mfa.skip(request.experience);
+        await service.mfa.skip(request.experience, clientOf(request));
       } catch (error) {
         if (!(error instanceof ApiError) || error.status >= 500) throw error;
         return { html: await enrolPage(request, pageErrorOf(error, request.t)), status: error.status };

@@ -12,27 +12,14 @@ import { callerOf, experienceCookie, experiencePrefix, pagesPrefix } from '../ht
 import type { ExperienceService } from '../service.js';
 import * as views from '../views/pages.js';
 import { asHexColor } from '../views/stylesheet.js';
+import { readForm } from '../../lib/http/form-body.js';
 import { pageErrorOf } from './forms.js';
 import type { Details, PageHandler, PageRender, PageRequest, PageResult, PagesOptions } from './request.js';
 
 /** Names the interaction a social sign-in returns to, for the callback (whose path is not the interaction's). */
 const socialCookie = '_social';
-const formLimit = 16 * 1024;
 /** An http(s) URL's origin for the CSP, written anew from a valid host (`webOrigin`); nothing for anything else (a `data:` URL has no origin to allow). */
 const originOf = webOrigin;
-
-async function readForm(ctx: ParameterizedContext): Promise<URLSearchParams> {
-  if (ctx.method !== 'POST') return new URLSearchParams(ctx.querystring);
-  if (!ctx.is('application/x-www-form-urlencoded')) throw new ApiError('guard.unsupported_media_type', 'forms are sent as application/x-www-form-urlencoded');
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > formLimit) throw new ApiError('guard.payload_too_large', 'the form is too large');
-    chunks.push(chunk);
-  }
-  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-}
 
 const sameSecret = (given: string, expected: string) => {
   const a = Buffer.from(given);

@@ -8,6 +8,8 @@ export interface ApiAuth {
   clientId: string;
   /** The token's scopes that the application still holds. */
   scopes: Set<string>;
+  /** A person acting through the console (its own session, not a token): the change records name them. */
+  userId?: string;
 }
 
 export interface BearerAuthOptions {

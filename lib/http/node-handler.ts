@@ -5,7 +5,7 @@ import type Provider from 'oidc-provider';
 
 import { mountApp } from './mount.js';
 
-/** Where oidc-identity answers beside the provider: the APIs, the sign-in pages and their files. */
+/** Where oidc-identity answers beside the provider: the APIs, the sign-in pages and their files (and the console, where `install()` says). */
 const ownPrefixes = ['/api', '/interaction', '/interaction-assets'];
 
 /**
@@ -14,13 +14,13 @@ const ownPrefixes = ['/api', '/interaction', '/interaction-assets'];
  * listener, with `handles(url)` to route to it and a Connect-style `middleware` that answers our
  * paths and passes the host's on. Mount it before any body parser: our routes read their bodies.
  */
-export function nodeHandler(provider: Provider, installed: { middleware: Middleware }, { providerPrefix = '/oidc' } = {}) {
+export function nodeHandler(provider: Provider, installed: { middleware: Middleware; prefixes?: string[] }, { providerPrefix = '/oidc' } = {}) {
   const app = new Koa();
   app.proxy = provider.proxy;
   app.use(installed.middleware);
   app.use(mountApp(providerPrefix, provider, { strip: true }));
   const listener = app.callback();
-  const prefixes = [providerPrefix, ...ownPrefixes];
+  const prefixes = [...new Set([providerPrefix, ...ownPrefixes, ...(installed.prefixes ?? [])])];
   const handles = (url: string) => {
     const path = url.split('?', 1)[0]!;
     return prefixes.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));

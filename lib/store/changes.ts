@@ -15,6 +15,9 @@ export interface Origin {
   status?: number;
   /** The client whose token made the request. */
   clientId?: string;
+  /** A person made the request (an administrator, through the console): `type` is `user`, `id` theirs. No `clientId` then. */
+  type?: 'user';
+  id?: string;
   ip?: string;
   userAgent?: string;
   /** The request that made it (`X-Request-Id`): on the events it announces, and their deliveries' log lines. */

@@ -1,0 +1,36 @@
+import type { Queries } from '../lib/store/queries/index.js';
+import { consoleBuiltIn } from './built-in.js';
+import type { ConsoleSession } from './store.js';
+import type { ConsolePage } from './views.js';
+
+/** What a console route has once the session admitted it. */
+export interface Admitted {
+  session: ConsoleSession;
+  page: ConsolePage;
+}
+
+/** Why someone may not enter, for the page that says so. */
+export type Refusal = 'permission' | 'secondFactor';
+
+/** RFC 8176 methods that prove a second factor: `mfa` (a factor besides the first), `hwk` (a passkey, a key bound to a device and its own check of the person). */
+const strongMethods = new Set(['mfa', 'hwk']);
+
+/** Whether a sign-in's methods include a second factor. */
+export const provedSecondFactor = (amr: string[]) => amr.some((method) => strongMethods.has(method));
+
+/**
+ * Who may be in the console, asked again at every request (a role taken away or a suspension
+ * counts at once): a user that exists, is not suspended, and holds the console permission through
+ * any of their user roles.
+ */
+export function createConsoleAccess(queries: Queries) {
+  return {
+    async admits(userId: string): Promise<boolean> {
+      const [user, roleIds] = await Promise.all([queries.users.findById(userId), queries.links.usersRoles.rightsOf(userId)]);
+      if (!user || user.isSuspended || roleIds.length === 0) return false;
+      return (await queries.links.rolesScopes.rightsOfMany(roleIds)).includes(consoleBuiltIn.scopeId);
+    },
+  };
+}
+
+export type ConsoleAccess = ReturnType<typeof createConsoleAccess>;

@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto';
+
+import Router from '@koa/router';
+import type { Middleware, ParameterizedContext } from 'koa';
+import type { Db } from 'mongodb';
+import type Provider from 'oidc-provider';
+
+import type { Catalogs } from '../i18n/index.js';
+import type { Branding } from '../experience/views/frame.js';
+import type { Clock } from '../lib/clock.js';
+import { readForm } from '../lib/http/form-body.js';
+import type { Logger } from '../lib/logger.js';
+import type { Queries } from '../lib/store/queries/index.js';
+import { redeemOwnCode } from '../provider/own-codes.js';
+import { createConsoleAccess, provedSecondFactor, type Admitted, type Refusal } from './access.js';
+import { consoleBuiltIn, type ConsolePaths } from './built-in.js';
+import type { Dispatch } from './dispatch.js';
+import { createConsoleStore, csrfMatches, consoleLoginMs, consoleSessionMs, type ConsoleSession } from './store.js';
+import { userRoutes } from './users.js';
+import { consoleStylesheet, consoleStylesheetPath, messagePage, type ConsolePage } from './views.js';
+
+export interface ConsoleDeps {
+  db: Db;
+  provider: Provider;
+  queries: Queries;
+  clock: Clock;
+  logger: Logger;
+  /** The provider's issuer: its authorization endpoint is `${issuer}/auth`. */
+  issuer: string;
+  /** The service's public origin: what a form's `Origin` must be. */
+  origin: string;
+  paths: ConsolePaths;
+  branding: Branding;
+  catalogs: Catalogs;
+  /** The Management API's handlers, called in process for the administrator. */
+  dispatch: Dispatch;
+}
+
+/** The console's two cookies: the session (SameSite=Strict), and a sign-in under way (Lax: it comes back through the provider's redirects). */
+const sessionCookie = 'console_session';
+const loginCookie = 'console_login';
+
+/** A path inside the console to go back to after signing in; anything else goes to the start. */
+const insideConsole = (base: string, value: unknown) =>
+  typeof value === 'string' && value.startsWith(`${base}/`) && !value.startsWith('//') && /^[\w\-/.%?=&+]*$/.test(value) ? value : `${base}/users`;
+
+/**
+ * The admin console under `paths.base`: an administrator signs in through this provider's own
+ * authorization code flow (PKCE) as the console's application, with a second factor, and must
+ * hold the console permission through a user role; the browser then holds only an httpOnly,
+ * SameSite=Strict session cookie, and every form carries the session's CSRF token. The pages call
+ * the Management API's handlers in process, so every change names the administrator.
+ */
+export function createConsole(deps: ConsoleDeps): Middleware {
+  const { paths, catalogs, branding } = deps;
+  const { base } = paths;
+  const store = createConsoleStore(deps.db, deps.clock);
+  const access = createConsoleAccess(deps.queries);
+  const router = new Router({ prefix: base });
+  const secure = deps.origin.startsWith('https:');
+
+  const pageOf = (ctx: ParameterizedContext, session?: ConsoleSession): ConsolePage => ({
+    t: catalogs.forRequest(undefined, ctx.get('accept-language')),
+    branding,
+    base,
+    ...(session && { csrf: session.csrf }),
+  });
+  const headers = (ctx: ParameterizedContext) => {
+    ctx.set(
+      'Content-Security-Policy',
+      ["default-src 'none'", "style-src 'self'", "img-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; '),
+    );
+    ctx.set('X-Frame-Options', 'DENY');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.set('Cache-Control', 'no-store');
+  };
+  const draw = (ctx: ParameterizedContext, body: string, status = 200) => {
+    headers(ctx);
+    ctx.status = status;
+    ctx.type = 'html';
+    ctx.body = body;
+  };
+  const refuse = (ctx: ParameterizedContext, why: Refusal | 'signIn' | 'form', status: number) => {
+    const page = pageOf(ctx);
+    draw(
+      ctx,
+      messagePage(page, page.t.t('console.refused.title'), page.t.t(`console.refused.${why}`), { href: `${base}/sign-in`, label: page.t.t('console.signIn') }),
+      status,
+    );
+  };
+  const cookie = (secure: boolean, sameSite: 'strict' | 'lax', maxAge: number) => ({ httpOnly: true, secure, sameSite, path: base, maxAge, overwrite: true });
+
+  router.get(consoleStylesheetPath, (ctx) => {
+    ctx.set('Cache-Control', 'public, max-age=3600');
+    ctx.type = 'text/css';
+    ctx.body = consoleStylesheet;
+  });
+
+  // Leaves for the provider's sign-in; `prompt=login` asks for a fresh sign-in every time, so that its second factor is of now.
+  router.get('/sign-in', async (ctx) => {
+    const login = await store.beginLogin(insideConsole(base, ctx.query.returnTo));
+    ctx.cookies.set(loginCookie, login.token, cookie(secure, 'lax', consoleLoginMs));
+    const challenge = createHash('sha256').update(login.verifier).digest('base64url');
+    const request = new URLSearchParams({
+      client_id: consoleBuiltIn.applicationId,
+      response_type: 'code',
+      redirect_uri: paths.callback,
+      scope: 'openid',
+      state: login.state,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      prompt: 'login',
+    });
+    headers(ctx);
+    ctx.redirect(`${deps.issuer}/auth?${request.toString()}`);
+  });
+
+  // RFC 6749 §4.1.2: the provider's answer. The state and the verifier are this browser's sign-in's, spent once.
+  router.get('/callback', async (ctx) => {
+    const login = await store.spendLogin(ctx.cookies.get(loginCookie));
+    ctx.cookies.set(loginCookie, null, cookie(secure, 'lax', 0));
+    const { code, state } = ctx.query;
+    if (!login || typeof state !== 'string' || state !== login.state || typeof code !== 'string') return refuse(ctx, 'signIn', 400);
+    const signedIn = await redeemOwnCode(deps.provider, deps.db, deps.clock, {
+      code,
+      clientId: consoleBuiltIn.applicationId,
+      redirectUri: paths.callback,
+      verifier: login.verifier,
+    });
+    if (!signedIn) return refuse(ctx, 'signIn', 400);
+    if (!(await access.admits(signedIn.accountId))) return refuse(ctx, 'permission', 403);
+    if (!provedSecondFactor(signedIn.amr)) return refuse(ctx, 'secondFactor', 403);
+    const { token } = await store.createSession(signedIn.accountId, signedIn.amr);
+    ctx.cookies.set(sessionCookie, token, cookie(secure, 'strict', consoleSessionMs));
+    headers(ctx);
+    ctx.status = 303;
+    ctx.redirect(login.returnTo);
+  });
+
+  router.get('/signed-out', (ctx) => {
+    const page = pageOf(ctx);
+    draw(
+      ctx,
+      messagePage(page, page.t.t('console.signedOut.title'), page.t.t('console.signedOut.lead'), {
+        href: `${base}/sign-in`,
+        label: page.t.t('console.signIn'),
+      }),
+    );
+  });
+
+  /**
+   * Every other route: a live session of someone the console still admits, else the sign-in (a
+   * page) or a refusal (a form). A form must come from the console: its `Origin` (and, where the
+   * browser says, `Sec-Fetch-Site`) is ours, and its token is the session's.
+   */
+  const admitted = async (ctx: ParameterizedContext, next: () => Promise<unknown>) => {
+    const token = ctx.cookies.get(sessionCookie);
+    const session = await store.findSession(token);
+    const leave = () => {
+      if (ctx.method === 'GET') {
+        headers(ctx);
+        return ctx.redirect(`${base}/sign-in?${new URLSearchParams({ returnTo: ctx.originalUrl }).toString()}`);
+      }
+      return refuse(ctx, 'form', 403);
+    };
+    if (!session) return leave();
+    if (!(await access.admits(session.userId))) {
+      await store.endSession(token);
+      return leave();
+    }
+    if (ctx.method === 'POST') {
+      const site = ctx.get('sec-fetch-site');
+      const origin = ctx.get('origin');
+      const form = await readForm(ctx);
+      if ((site && site !== 'same-origin') || (origin && origin !== deps.origin) || !csrfMatches(session, form.get('csrf'))) return refuse(ctx, 'form', 403);
+      ctx.state.form = form;
+    }
+    ctx.state.console = { session, page: pageOf(ctx, session) } satisfies Admitted;
+    headers(ctx);
+    await next();
+  };
+
+  router.post('/sign-out', admitted, async (ctx) => {
+    await store.endSession(ctx.cookies.get(sessionCookie));
+    ctx.cookies.set(sessionCookie, null, cookie(secure, 'strict', 0));
+    ctx.status = 303;
+    ctx.redirect(`${base}/signed-out`);
+  });
+
+  router.get('/', admitted, (ctx) => {
+    ctx.redirect(`${base}/users`);
+  });
+  userRoutes(router, admitted, deps.dispatch, draw);
+
+  const routes = router.routes() as Middleware;
+  return (ctx, next) => (ctx.path === base || ctx.path.startsWith(`${base}/`) ? routes(ctx, next) : next());
+}

@@ -1,0 +1,107 @@
+import type { MessageKey, Translator } from '../i18n/index.js';
+import type { Branding } from '../experience/views/frame.js';
+import { html, type Html } from '../experience/views/markup.js';
+import { stylesheetHref } from '../experience/views/stylesheet.js';
+
+/** The console's own stylesheet's path under its base: the layout over the sign-in pages' palette and controls. */
+export const consoleStylesheetPath = '/assets/console.css';
+
+/** What every console page is drawn with. */
+export interface ConsolePage {
+  t: Translator;
+  branding: Branding;
+  /** Where the console is mounted (`/console`). */
+  base: string;
+  /** The session's form token, when someone is signed in (the sign-out form and every action carry it). */
+  csrf?: string | undefined;
+  /** Which part of the console the page belongs to, for the navigation's `aria-current`. */
+  section?: 'users' | undefined;
+}
+
+export const csrfInput = (page: ConsolePage) => html`<input type="hidden" name="csrf" value="${page.csrf ?? ''}" />`;
+
+/** A form that posts to `action` (under the console) with the session's token. */
+export const postForm = (page: ConsolePage, action: string, content: Html) =>
+  html`<form method="post" action="${page.base}${action}">${csrfInput(page)} ${content}</form>`;
+
+/** The frame of every console page: the service's name, the navigation and the way out, then the page's own content. */
+export function consoleLayout(
+  page: ConsolePage,
+  { title, notice, error }: { title: string; notice?: string | undefined; error?: string | undefined },
+  content: Html,
+): string {
+  const { t, branding, base } = page;
+  const navItem = (section: NonNullable<ConsolePage['section']>, key: MessageKey) =>
+    html`<a href="${base}/${section}" ${page.section === section ? html`aria-current="page"` : ''}>${t.t(key)}</a>`;
+  return `<!doctype html>${
+    html`<html lang="${t.locale}">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>${title} · ${t.t('console.title')} · ${branding.productName}</title>
+        <link rel="stylesheet" href="${stylesheetHref({ primaryColor: branding.primaryColor }, { primaryColor: branding.primaryColor })}" />
+        <link rel="stylesheet" href="${base}${consoleStylesheetPath}" />
+      </head>
+      <body class="console">
+        <header class="bar">
+          <p class="product">${branding.productName} · ${t.t('console.title')}</p>
+          ${page.csrf ? html`<nav aria-label="${t.t('console.nav')}">${navItem('users', 'console.nav.users')}</nav>` : ''}
+          ${page.csrf ? postForm(page, '/sign-out', html`<button type="submit" class="link">${t.t('console.signOut')}</button>`) : ''}
+        </header>
+        <main>
+          <h1>${title}</h1>
+          ${error ? html`<p class="error" role="alert">${error}</p>` : ''} ${notice ? html`<p class="notice" role="status">${notice}</p>` : ''} ${content}
+        </main>
+      </body>
+    </html>`.markup
+  }`;
+}
+
+/** A page that only says something (a refusal, the end of a session), with a link onwards. */
+export function messagePage(page: ConsolePage, title: string, text: string, link?: { href: string; label: string }): string {
+  return consoleLayout(
+    page,
+    { title },
+    html`<p>${text}</p>
+      ${link ? html`<p><a href="${link.href}">${link.label}</a></p>` : ''}`,
+  );
+}
+
+/**
+ * The layout over the sign-in pages' stylesheet (its colours, fields and buttons): a bar across the
+ * top, a wide column, tables that scroll sideways on a phone instead of the page. Static: the
+ * colours are the other stylesheet's variables.
+ */
+export const consoleStylesheet = `
+body.console { display: block; }
+body.console header.bar { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.5rem; margin: 0; padding: .75rem 1.5rem; text-align: left;
+  background: var(--card); border-bottom: 1px solid var(--line); }
+body.console header.bar .product { margin: 0; font-weight: 600; color: var(--text); font-size: 1rem; }
+body.console header.bar nav { margin: 0; justify-content: flex-start; font-size: 1rem; flex: 1; }
+body.console header.bar nav a { padding: .5rem .25rem; }
+body.console header.bar nav a[aria-current=page] { font-weight: 700; }
+body.console header.bar form { margin: 0; }
+body.console main { width: min(100% - 2rem, 72rem); margin: 1.5rem auto; }
+body.console button { width: auto; min-width: 8rem; padding: .6rem 1.2rem; }
+body.console button.link { min-width: 0; padding: .5rem .25rem; min-height: 44px; }
+body.console form.search { display: flex; flex-wrap: wrap; align-items: flex-end; gap: .5rem 1rem; }
+body.console form.search label { margin-top: 0; width: 100%; }
+body.console form.search input { flex: 1 1 16rem; width: auto; }
+body.console form.search button { margin-top: 0; }
+.table { overflow-x: auto; margin: 1rem 0; }
+table { width: 100%; border-collapse: collapse; }
+caption { text-align: left; color: var(--muted); padding: .25rem 0; }
+th, td { text-align: left; vertical-align: top; padding: .6rem .5rem; border-bottom: 1px solid var(--line); }
+th { font-weight: 600; }
+dl.facts { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; gap: .4rem 1.5rem; margin: 1rem 0; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+.actions { display: flex; flex-wrap: wrap; gap: .75rem; align-items: center; margin-top: 1.5rem; }
+.actions button, .actions a.button { margin-top: 0; width: auto; display: inline-block; }
+nav.pages { justify-content: flex-start; gap: 1.5rem; }
+@media (max-width: 480px) {
+  body.console main { width: 100%; margin: 0; }
+  dl.facts { grid-template-columns: 1fr; }
+}
+`;
