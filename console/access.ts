@@ -9,8 +9,8 @@ export interface Admitted {
   page: ConsolePage;
 }
 
-/** Why someone may not enter, for the page that says so. */
-export type Refusal = 'permission' | 'secondFactor';
+/** Why someone may not enter, for the page that says so (`enrolled`: a second factor was just set up, and has not been used yet). */
+export type Refusal = 'permission' | 'secondFactor' | 'enrolled';
 
 /** RFC 8176 methods that prove a second factor: `mfa` (a factor besides the first), `hwk` (a passkey, a key bound to a device and its own check of the person). */
 const strongMethods = new Set(['mfa', 'hwk']);
@@ -25,6 +25,11 @@ export const provedSecondFactor = (amr: string[]) => amr.some((method) => strong
  */
 export function createConsoleAccess(queries: Queries) {
   return {
+    /** Whether the user has a second factor now (one set up in the sign-in that just ended proved nothing yet: a sign-in with it will). */
+    async hasSecondFactor(userId: string): Promise<boolean> {
+      return ((await queries.users.findById(userId))?.mfaVerifications ?? []).length > 0;
+    },
+
     async admits(userId: string): Promise<boolean> {
       const [user, roleIds] = await Promise.all([queries.users.findById(userId), queries.links.usersRoles.rightsOf(userId)]);
       if (!user || user.isSuspended || roleIds.length === 0) return false;

@@ -72,7 +72,8 @@ export function createConsole(deps: ConsoleDeps): Middleware {
     );
     ctx.set('X-Frame-Options', 'DENY');
     ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
+    // Not no-referrer: with it a browser sends `Origin: null` on the console's own forms, which the CSRF check refuses.
+    ctx.set('Referrer-Policy', 'same-origin');
     ctx.set('Cache-Control', 'no-store');
   };
   const draw = (ctx: ParameterizedContext, body: string, status = 200) => {
@@ -85,7 +86,10 @@ export function createConsole(deps: ConsoleDeps): Middleware {
     const page = pageOf(ctx);
     draw(
       ctx,
-      messagePage(page, page.t.t('console.refused.title'), page.t.t(`console.refused.${why}`), { href: `${base}/sign-in`, label: page.t.t('console.signIn') }),
+      messagePage(page, page.t.t(why === 'enrolled' ? 'console.enrolled.title' : 'console.refused.title'), page.t.t(`console.refused.${why}`), {
+        href: `${base}/sign-in`,
+        label: page.t.t('console.signIn'),
+      }),
       status,
     );
   };
@@ -130,7 +134,8 @@ export function createConsole(deps: ConsoleDeps): Middleware {
     });
     if (!signedIn) return refuse(ctx, 'signIn', 400);
     if (!(await access.admits(signedIn.accountId))) return refuse(ctx, 'permission', 403);
-    if (!provedSecondFactor(signedIn.amr)) return refuse(ctx, 'secondFactor', 403);
+    // A factor enrolled in this very sign-in was given to whoever held the password: it counts once a sign-in uses it.
+    if (!provedSecondFactor(signedIn.amr)) return refuse(ctx, (await access.hasSecondFactor(signedIn.accountId)) ? 'enrolled' : 'secondFactor', 403);
     const { token } = await store.createSession(signedIn.accountId, signedIn.amr);
     ctx.cookies.set(sessionCookie, token, cookie(secure, 'strict', consoleSessionMs));
     headers(ctx);

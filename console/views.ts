@@ -38,7 +38,7 @@ export function consoleLayout(
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
+        <meta name="referrer" content="same-origin" />
         <title>${title} · ${t.t('console.title')} · ${branding.productName}</title>
         <link rel="stylesheet" href="${stylesheetHref({ primaryColor: branding.primaryColor }, { primaryColor: branding.primaryColor })}" />
         <link rel="stylesheet" href="${base}${consoleStylesheetPath}" />
@@ -74,7 +74,7 @@ export function messagePage(page: ConsolePage, title: string, text: string, link
  * colours are the other stylesheet's variables.
  */
 export const consoleStylesheet = `
-body.console { display: block; }
+body.console { display: block; place-items: normal; }
 body.console header.bar { display: flex; flex-wrap: wrap; align-items: center; gap: .5rem 1.5rem; margin: 0; padding: .75rem 1.5rem; text-align: left;
   background: var(--card); border-bottom: 1px solid var(--line); }
 body.console header.bar .product { margin: 0; font-weight: 600; color: var(--text); font-size: 1rem; }

@@ -172,6 +172,8 @@ export const de: Messages = {
     'Dieses Konto hat die Berechtigung für die Konsole nicht. Eine Administratorin oder ein Administrator kann ihm die Rolle Console administrator geben.',
   'console.refused.secondFactor':
     'Die Konsole verlangt eine Anmeldung mit einem zweiten Faktor (Authenticator-App oder Passkey). Bietet der Dienst keinen an, muss ihn zuerst jemand in den Anmeldeeinstellungen einschalten.',
+  'console.refused.enrolled': 'Ihr zweiter Faktor ist eingerichtet. Melden Sie sich noch einmal an und verwenden Sie ihn, um die Konsole zu betreten.',
+  'console.enrolled.title': 'Noch eine Anmeldung',
   'console.refused.signIn': 'Die Anmeldung wurde nicht abgeschlossen oder hat zu lange gedauert. Versuchen Sie es erneut.',
   'console.refused.form':
     'Dieses Formular ist abgelaufen oder stammt nicht aus der Konsole. Gehen Sie zurück, laden Sie die Seite neu und versuchen Sie es erneut.',

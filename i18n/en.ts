@@ -185,6 +185,8 @@ export const en = {
   'console.refused.permission': 'This account does not hold the console permission. An administrator can give it the Console administrator role.',
   'console.refused.secondFactor':
     'The console needs a sign-in with a second factor (an authenticator app or a passkey). If the service offers none, an administrator turns one on in the sign-in settings first.',
+  'console.refused.enrolled': 'Your second factor is set up. Sign in once more and use it to enter the console.',
+  'console.enrolled.title': 'One more sign-in',
   'console.refused.signIn': 'The sign-in did not complete, or it took too long. Try again.',
   'console.refused.form': 'This form has expired or did not come from the console. Go back, reload the page and try again.',
   'console.error.title': 'Something went wrong',

@@ -170,6 +170,8 @@ export const ja: Messages = {
   'console.refused.permission': 'このアカウントにはコンソールの権限がありません。管理者が Console administrator ロールを付与できます。',
   'console.refused.secondFactor':
     'コンソールには 2 要素目を使ったサインイン（認証アプリまたはパスキー）が必要です。サービスが提供していない場合は、まず管理者がサインイン設定で有効にしてください。',
+  'console.refused.enrolled': '2 要素目の設定が完了しました。もう一度サインインし、それを使ってコンソールに入ってください。',
+  'console.enrolled.title': 'もう一度サインイン',
   'console.refused.signIn': 'サインインが完了しなかったか、時間がかかりすぎました。もう一度お試しください。',
   'console.refused.form': 'このフォームは期限切れか、コンソールから送信されたものではありません。戻ってページを再読み込みし、もう一度お試しください。',
   'console.error.title': '問題が発生しました',

@@ -23,6 +23,8 @@ describe('settings', () => {
       accessTokenAlg: 'ES256',
       bootstrapClientId: undefined,
       bootstrapClientSecret: undefined,
+      consolePath: '/console',
+      consoleAdministrator: undefined,
       apiBodyLimit: 102400,
       cacheRefreshMs: 1000,
       shutdownGraceMs: 10000,
@@ -70,6 +72,33 @@ describe('settings', () => {
       expect(server.database.client.readConcern?.level).toBe('majority');
     } finally {
       await server.close();
+    }
+  });
+
+  it('reads where the console is: /console unless CONSOLE_PATH says, off with `off`, and nothing else', () => {
+    expect(loadSettings({}).consolePath).toBe('/console');
+    expect(loadSettings({ CONSOLE_PATH: '/admin/console' }).consolePath).toBe('/admin/console');
+    expect(loadSettings({ CONSOLE_PATH: 'off' }).consolePath).toBe(false);
+    for (const bad of ['console', '/Console', '/console/', 'https://x/console']) expect(() => loadSettings({ CONSOLE_PATH: bad })).toThrow(ConfigError);
+    expect(() => loadSettings({ CONSOLE_ADMIN_USERNAME: 'not a name' })).toThrow(ConfigError);
+  });
+
+  it('refuses a console path that is ours or the provider’s', async () => {
+    const database = await openDatabase(testMongoUri(), { dbName: uniqueDbName('console-path') });
+    try {
+      for (const path of ['/api', '/interaction', '/oidc/console'])
+        await expect(
+          createIdentity({
+            database,
+            issuer: 'http://localhost:1/oidc',
+            baseUrl: 'http://localhost:1',
+            logger: silentLogger,
+            experience: {},
+            console: { path },
+          }),
+        ).rejects.toThrow(/console\.path/);
+    } finally {
+      await database.close();
     }
   });
 
