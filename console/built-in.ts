@@ -3,8 +3,8 @@ import type { Db } from 'mongodb';
 import { isDuplicateKeyError } from '../lib/errors.js';
 import { generateSecret } from '../lib/ids.js';
 import { createLinks } from '../lib/store/links.js';
-import { newUser, type ApplicationDocument, type RoleDocument, type ScopeDocument, type UserDocument } from '../lib/store/models.js';
-import { builtIn } from '../management/bootstrap.js';
+import { newUser, type ApplicationDocument, type UserDocument } from '../lib/store/models.js';
+import { ensureBuiltInRole, ensureBuiltInScope, upsertRetrying } from '../management/bootstrap.js';
 
 /** What the console is made of in every deployment, under fixed ids so that concurrent starts converge on one copy. */
 export const consoleBuiltIn = {
@@ -31,51 +31,18 @@ export interface ConsolePaths {
 
 export const consolePathsOf = (origin: string, base: string): ConsolePaths => ({ base, callback: `${origin}${base}/callback`, home: `${origin}${base}` });
 
-async function upsertRetrying(write: () => Promise<unknown>) {
-  try {
-    await write();
-  } catch (error) {
-    if (!isDuplicateKeyError(error)) throw error;
-    await write();
-  }
-}
-
 /**
  * The console permission (a scope of the Management API), the user role that holds it, and the
  * console's application, whose redirect URIs follow the base URL at every start. The application
  * has no secret: its codes are redeemed only by the console, in process, never at the token endpoint.
  */
 export async function ensureConsole(db: Db, paths: ConsolePaths): Promise<void> {
-  const now = Date.now();
-  await upsertRetrying(() =>
-    db.collection<ScopeDocument>('scopes').updateOne(
-      { _id: consoleBuiltIn.scopeId },
-      {
-        $setOnInsert: {
-          resourceId: builtIn.managementResourceId,
-          name: consoleScope,
-          description: 'Enter the admin console (held by users through a role)',
-          createdAt: now,
-        },
-      },
-      { upsert: true },
-    ),
-  );
-  await upsertRetrying(() =>
-    db.collection<RoleDocument>('roles').updateOne(
-      { _id: consoleBuiltIn.roleId },
-      {
-        $setOnInsert: {
-          name: 'Console administrator',
-          description: 'Enters the admin console, and through it manages the whole service',
-          type: 'User',
-          isDefault: false,
-          createdAt: now,
-        },
-      },
-      { upsert: true },
-    ),
-  );
+  await ensureBuiltInScope(db, consoleBuiltIn.scopeId, consoleScope, 'Enter the admin console (held by users through a role)');
+  await ensureBuiltInRole(db, consoleBuiltIn.roleId, {
+    name: 'Console administrator',
+    description: 'Enters the admin console, and through it manages the whole service',
+    type: 'User',
+  });
   await upsertRetrying(() => createLinks(db, 'roles_scopes').add(consoleBuiltIn.roleId, [consoleBuiltIn.scopeId]));
   const metadata: ApplicationDocument['oidcClientMetadata'] = { redirectUris: [paths.callback], postLogoutRedirectUris: [paths.home] };
   await upsertRetrying(() =>
@@ -88,7 +55,7 @@ export async function ensureConsole(db: Db, paths: ConsolePaths): Promise<void> 
           description: 'Built in: the admin console signs administrators in as this application',
           customClientMetadata: { allowTokenExchange: false },
           customData: {},
-          createdAt: now,
+          createdAt: Date.now(),
         },
       },
       { upsert: true },

@@ -22,13 +22,29 @@ export const impersonationScope = 'impersonation';
 export const hookEventsScope = 'hook-events';
 
 /** An upsert by `_id` that lost a race to another process's insert simply retries once, and then matches. */
-async function upsertRetrying(write: () => Promise<unknown>) {
+export async function upsertRetrying(write: () => Promise<unknown>) {
   try {
     await write();
   } catch (error) {
     if (!isDuplicateKeyError(error)) throw error;
     await write();
   }
+}
+
+/** A permission of the Management API resource, made once under a fixed id (a later start leaves it as an operator changed it). */
+export async function ensureBuiltInScope(db: Db, id: string, name: string, description: string): Promise<void> {
+  await upsertRetrying(() =>
+    db
+      .collection<ScopeDocument>('scopes')
+      .updateOne({ _id: id }, { $setOnInsert: { resourceId: builtIn.managementResourceId, name, description, createdAt: Date.now() } }, { upsert: true }),
+  );
+}
+
+/** A role made once under a fixed id (a later start leaves it as an operator changed it). */
+export async function ensureBuiltInRole(db: Db, id: string, role: Pick<RoleDocument, 'name' | 'description' | 'type'>): Promise<void> {
+  await upsertRetrying(() =>
+    db.collection<RoleDocument>('roles').updateOne({ _id: id }, { $setOnInsert: { ...role, isDefault: false, createdAt: Date.now() } }, { upsert: true }),
+  );
 }
 
 /**
@@ -54,58 +70,19 @@ export async function ensureManagementApi(db: Db, indicator: string): Promise<vo
     }
     throw error;
   }
-  await upsertRetrying(() =>
-    db
-      .collection<ScopeDocument>('scopes')
-      .updateOne(
-        { _id: builtIn.managementScopeId },
-        { $setOnInsert: { resourceId: builtIn.managementResourceId, name: managementScope, description: 'Full access to the Management API', createdAt: now } },
-        { upsert: true },
-      ),
+  await ensureBuiltInScope(db, builtIn.managementScopeId, managementScope, 'Full access to the Management API');
+  await ensureBuiltInScope(
+    db,
+    builtIn.impersonationScopeId,
+    impersonationScope,
+    'Issue subject tokens for impersonation and revoke impersonations, nothing else',
   );
-  await upsertRetrying(() =>
-    db.collection<ScopeDocument>('scopes').updateOne(
-      { _id: builtIn.impersonationScopeId },
-      {
-        $setOnInsert: {
-          resourceId: builtIn.managementResourceId,
-          name: impersonationScope,
-          description: 'Issue subject tokens for impersonation and revoke impersonations, nothing else',
-          createdAt: now,
-        },
-      },
-      { upsert: true },
-    ),
-  );
-  await upsertRetrying(() =>
-    db.collection<ScopeDocument>('scopes').updateOne(
-      { _id: builtIn.hookEventsScopeId },
-      {
-        $setOnInsert: {
-          resourceId: builtIn.managementResourceId,
-          name: hookEventsScope,
-          description: 'Read the webhook events feed, and nothing else',
-          createdAt: now,
-        },
-      },
-      { upsert: true },
-    ),
-  );
-  await upsertRetrying(() =>
-    db.collection<RoleDocument>('roles').updateOne(
-      { _id: builtIn.managementRoleId },
-      {
-        $setOnInsert: {
-          name: 'Management API access',
-          description: 'Machine-to-machine access to the whole Management API',
-          type: 'MachineToMachine',
-          isDefault: false,
-          createdAt: now,
-        },
-      },
-      { upsert: true },
-    ),
-  );
+  await ensureBuiltInScope(db, builtIn.hookEventsScopeId, hookEventsScope, 'Read the webhook events feed, and nothing else');
+  await ensureBuiltInRole(db, builtIn.managementRoleId, {
+    name: 'Management API access',
+    description: 'Machine-to-machine access to the whole Management API',
+    type: 'MachineToMachine',
+  });
   await upsertRetrying(() => createLinks(db, 'roles_scopes').add(builtIn.managementRoleId, [builtIn.managementScopeId]));
 }
 
