@@ -93,6 +93,8 @@ export async function createIdentity(given: IdentityOptions): Promise<Identity> 
           hashPassword: createPasswords(options.passwordHashing).hash,
         });
         if (administrator) result.administrator = administrator;
+        // Its start may have offered a second factor: every process reads the sign-in settings again.
+        if (administrator?.offeredTotp) await caches.registry.changed('signInExperience');
       }
       await Promise.all([caches.registry.changed('applications'), caches.registry.changed('applicationRoles')]);
       return result;

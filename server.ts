@@ -39,9 +39,10 @@ async function main() {
   }
 
   if (server.createdAdministrator) {
-    const { username, password } = server.createdAdministrator;
+    const { username, password, offeredTotp } = server.createdAdministrator;
     process.stdout.write(
-      `Created the admin console's first administrator (shown once, keep it; a second factor is enrolled at the first sign-in):\n  console           ${server.consoleUrl}\n  username          ${username}\n  password          ${password}\n`,
+      `Created the admin console's first administrator (shown once, keep it; a second factor is enrolled at the first sign-in):\n  console           ${server.consoleUrl}\n  username          ${username}\n  password          ${password}\n` +
+        (offeredTotp ? `Authenticator apps are now offered as a second factor (policy NoPrompt: no one else is asked to enrol).\n` : ''),
     );
   }
 

@@ -43,7 +43,7 @@ export interface StandaloneServer {
   /** Credentials of a Management API client created by this start (empty database, no BOOTSTRAP_* settings). */
   createdCredentials?: BootstrapCredentials;
   /** The console's first administrator, made by this start: printed once. */
-  createdAdministrator?: { username: string; password: string };
+  createdAdministrator?: { username: string; password: string; offeredTotp?: boolean };
   /** Where the admin console is, when it is on. */
   consoleUrl?: string;
   close(): Promise<void>;

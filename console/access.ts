@@ -5,6 +5,8 @@ import type { ConsolePage } from './views.js';
 
 /** What a console route has once the session admitted it. */
 export interface Admitted {
+  /** The session cookie's value (what a revealed secret is sealed with). */
+  token: string;
   session: ConsoleSession;
   page: ConsolePage;
 }

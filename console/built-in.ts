@@ -3,13 +3,14 @@ import type { Db } from 'mongodb';
 import { isDuplicateKeyError } from '../lib/errors.js';
 import { generateSecret } from '../lib/ids.js';
 import { createLinks } from '../lib/store/links.js';
+import { signInSettingsStore } from '../sign-in/settings.js';
 import { newUser, type ApplicationDocument, type UserDocument } from '../lib/store/models.js';
-import { ensureBuiltInRole, ensureBuiltInScope, upsertRetrying } from '../management/bootstrap.js';
+import { builtIn, ensureBuiltInRole, ensureBuiltInScope, upsertRetrying } from '../management/bootstrap.js';
 
 /** What the console is made of in every deployment, under fixed ids so that concurrent starts converge on one copy. */
 export const consoleBuiltIn = {
   /** The first-party application the console signs administrators in as. */
-  applicationId: 'oidc-identity-console',
+  applicationId: builtIn.consoleApplicationId,
   /** The console permission, a scope of the Management API resource. */
   scopeId: 'management-api-console',
   /** The user role that holds it. */
@@ -67,6 +68,8 @@ export async function ensureConsole(db: Db, paths: ConsolePaths): Promise<void> 
 export interface FirstAdministrator {
   username: string;
   password: string;
+  /** Whether this start turned on authenticator apps as a second factor (none was offered), so that the administrator can enrol one. */
+  offeredTotp?: boolean;
 }
 
 /**
@@ -92,5 +95,11 @@ export async function ensureFirstAdministrator(
   const user = newUser({ username, passwordHash: await hashPassword(password) });
   await db.collection<UserDocument>('users').insertOne(user);
   await holders.add(user._id, [consoleBuiltIn.roleId]);
-  return { username, password };
+  // The console asks for a second factor, and it can only be enrolled where one is offered. Where
+  // none is, an authenticator app is offered, under a policy that asks nobody else to enrol one.
+  const settings = signInSettingsStore(db);
+  const current = await settings.load();
+  const offered = current.mfa.factors.length === 0;
+  if (offered) await settings.save({ ...current, mfa: { ...current.mfa, factors: ['Totp'], policy: 'NoPrompt' } });
+  return { username, password, ...(offered && { offeredTotp: true }) };
 }

@@ -8,7 +8,9 @@ import type Provider from 'oidc-provider';
 import type { Catalogs } from '../i18n/index.js';
 import type { Branding } from '../experience/views/frame.js';
 import type { Clock } from '../lib/clock.js';
+import { ApiError } from '../lib/errors.js';
 import { readForm } from '../lib/http/form-body.js';
+import { isDatabaseUnavailable } from '../lib/store/availability.js';
 import type { Logger } from '../lib/logger.js';
 import type { Queries } from '../lib/store/queries/index.js';
 import { redeemOwnCode } from '../provider/own-codes.js';
@@ -16,6 +18,7 @@ import { createConsoleAccess, provedSecondFactor, type Admitted, type Refusal } 
 import { consoleBuiltIn, type ConsolePaths } from './built-in.js';
 import type { Dispatch } from './dispatch.js';
 import { createConsoleStore, csrfMatches, consoleLoginMs, consoleSessionMs, type ConsoleSession } from './store.js';
+import { applicationRoutes } from './applications.js';
 import { userRoutes } from './users.js';
 import { consoleStylesheet, consoleStylesheetPath, messagePage, type ConsolePage } from './views.js';
 
@@ -181,7 +184,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
       if ((site && site !== 'same-origin') || (origin && origin !== deps.origin) || !csrfMatches(session, form.get('csrf'))) return refuse(ctx, 'form', 403);
       ctx.state.form = form;
     }
-    ctx.state.console = { session, page: pageOf(ctx, session) } satisfies Admitted;
+    ctx.state.console = { token: token!, session, page: pageOf(ctx, session) } satisfies Admitted;
     headers(ctx);
     await next();
   };
@@ -197,7 +200,36 @@ export function createConsole(deps: ConsoleDeps): Middleware {
     ctx.redirect(`${base}/users`);
   });
   userRoutes(router, admitted, deps.dispatch, draw);
+  applicationRoutes(router, admitted, deps.dispatch, draw, store);
 
   const routes = router.routes() as Middleware;
-  return (ctx, next) => (ctx.path === base || ctx.path.startsWith(`${base}/`) ? routes(ctx, next) : next());
+  /**
+   * What went wrong, as a page: a bad request (a form too large, not a form) says so with its
+   * status; an unreachable database is 503; anything else is logged and 500, its detail kept.
+   */
+  const failed = (ctx: ParameterizedContext, error: unknown) => {
+    const page = pageOf(ctx);
+    const unavailable = isDatabaseUnavailable(error);
+    const known = error instanceof ApiError && error.expose;
+    if (!unavailable && !known) deps.logger.error(`${ctx.method} ${ctx.path} failed`, error);
+    const status = unavailable ? 503 : known ? error.status : 500;
+    const text = unavailable ? page.t.t('message.unavailable.text') : known ? error.message : page.t.t('console.error.text');
+    draw(ctx, messagePage(page, page.t.t('console.error.title'), text, { href: `${base}/users`, label: page.t.t('console.back') }), status);
+  };
+  return async (ctx, next) => {
+    if (ctx.path !== base && !ctx.path.startsWith(`${base}/`)) return next();
+    try {
+      // The console owns its path: a route it does not have is its own 404 page, never the host's.
+      await routes(ctx, async () => {
+        const page = pageOf(ctx);
+        draw(
+          ctx,
+          messagePage(page, page.t.t('console.notFound.title'), page.t.t('console.notFound.text'), { href: `${base}/users`, label: page.t.t('console.back') }),
+          404,
+        );
+      });
+    } catch (error) {
+      failed(ctx, error);
+    }
+  };
 }

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 import type { Db } from 'mongodb';
 
@@ -14,12 +14,28 @@ export const consoleCollections: CollectionIndexes = {
 
 /** How long a console session lasts from its sign-in, whatever is done in it. */
 export const consoleSessionMs = 8 * 60 * 60 * 1000;
+/** How long a secret just made waits for the page that shows it. */
+const revealMs = 60 * 1000;
+/** The key a session's revealed secret is sealed with: from the cookie's value, under another name than the session's id. */
+const revealKey = (token: string) => createHash('sha256').update(`console-reveal:${token}`).digest();
+
 /** How long a sign-in may take between leaving the console and coming back to its callback. */
 export const consoleLoginMs = 10 * 60 * 1000;
+
+/** A secret to show once on the next page, sealed with a key only the browser's cookie gives (the database alone cannot open it). */
+interface SealedReveal {
+  /** What it belongs to: the application whose page shows it. */
+  subject: string;
+  name: string;
+  /** AES-256-GCM: iv, tag and ciphertext, base64url, joined by dots. */
+  sealed: string;
+  expiresAt: Date;
+}
 
 /** A signed-in administrator: kept under the hash of the cookie's value, never the value itself. */
 export interface ConsoleSession {
   _id: string;
+  reveal?: SealedReveal;
   userId: string;
   /** The token every form of this session carries (compared in constant time). */
   csrf: string;
@@ -90,6 +106,32 @@ export function createConsoleStore(db: Db, clock: Clock = systemClock) {
     /** Ends the session a cookie's value names. */
     async endSession(token: string | undefined): Promise<void> {
       if (token) await sessions.deleteOne({ _id: sha256(token) });
+    },
+
+    /**
+     * Keeps `value` (a secret just made) for the next page of this session to show, once, within a
+     * minute: the redirect after the form cannot carry it. Sealed with a key derived from the
+     * cookie's value, which is stored nowhere.
+     */
+    async reveal(token: string, session: ConsoleSession, item: { subject: string; name: string; value: string }): Promise<void> {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', revealKey(token), iv);
+      const body = Buffer.concat([cipher.update(item.value, 'utf8'), cipher.final()]);
+      const sealed = [iv, cipher.getAuthTag(), body].map((part) => part.toString('base64url')).join('.');
+      const reveal: SealedReveal = { subject: item.subject, name: item.name, sealed, expiresAt: new Date(clock.now().getTime() + revealMs) };
+      await sessions.updateOne({ _id: session._id }, { $set: { reveal } });
+    },
+
+    /** The secret kept for `subject`'s page, taken: one conditional write decides, so it is shown once. */
+    async takeReveal(token: string, session: ConsoleSession, subject: string): Promise<{ name: string; value: string } | undefined> {
+      const { reveal } = session;
+      if (!reveal || reveal.subject !== subject || reveal.expiresAt <= clock.now()) return undefined;
+      const { modifiedCount } = await sessions.updateOne({ _id: session._id, 'reveal.sealed': reveal.sealed }, { $unset: { reveal: '' } });
+      if (modifiedCount !== 1) return undefined;
+      const [iv, tag, body] = reveal.sealed.split('.').map((part) => Buffer.from(part, 'base64url'));
+      const decipher = createDecipheriv('aes-256-gcm', revealKey(token), iv!);
+      decipher.setAuthTag(tag!);
+      return { name: reveal.name, value: Buffer.concat([decipher.update(body!), decipher.final()]).toString('utf8') };
     },
 
     /** Ends every console session of a user (who lost the role, or was suspended). */

@@ -15,7 +15,7 @@ export interface ConsolePage {
   /** The session's form token, when someone is signed in (the sign-out form and every action carry it). */
   csrf?: string | undefined;
   /** Which part of the console the page belongs to, for the navigation's `aria-current`. */
-  section?: 'users' | undefined;
+  section?: 'users' | 'applications' | undefined;
 }
 
 export const csrfInput = (page: ConsolePage) => html`<input type="hidden" name="csrf" value="${page.csrf ?? ''}" />`;
@@ -46,7 +46,13 @@ export function consoleLayout(
       <body class="console">
         <header class="bar">
           <p class="product">${branding.productName} · ${t.t('console.title')}</p>
-          ${page.csrf ? html`<nav aria-label="${t.t('console.nav')}">${navItem('users', 'console.nav.users')}</nav>` : ''}
+          ${
+            page.csrf
+              ? html`<nav aria-label="${t.t('console.nav')}">
+                  ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')}
+                </nav>`
+              : ''
+          }
           ${page.csrf ? postForm(page, '/sign-out', html`<button type="submit" class="link">${t.t('console.signOut')}</button>`) : ''}
         </header>
         <main>
@@ -100,6 +106,12 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .actions { display: flex; flex-wrap: wrap; gap: .75rem; align-items: center; margin-top: 1.5rem; }
 .actions button, .actions a.button { margin-top: 0; width: auto; display: inline-block; }
 nav.pages { justify-content: flex-start; gap: 1.5rem; }
+ul.plain { margin: 0; padding: 0; list-style: none; }
+select, textarea { width: 100%; min-height: 44px; padding: .6rem .7rem; font: inherit; color: var(--text); background: var(--field); border: 1px solid var(--control); border-radius: 8px; }
+select:focus-visible, textarea:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+select[aria-invalid=true], textarea[aria-invalid=true] { border: 2px solid var(--error); }
+code.secret { font-size: 1.05rem; overflow-wrap: anywhere; }
+body.console a.button { display: inline-block; width: auto; padding: .6rem 1.2rem; margin-top: 0; }
 @media (max-width: 480px) {
   body.console main { width: 100%; margin: 0; }
   dl.facts { grid-template-columns: 1fr; }

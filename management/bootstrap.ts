@@ -13,6 +13,8 @@ export const builtIn = {
   impersonationScopeId: 'management-api-impersonation',
   hookEventsScopeId: 'management-api-hook-events',
   managementRoleId: 'management-api-access',
+  /** The admin console's application (console/built-in.ts): made at start, so it is not "an application someone made". */
+  consoleApplicationId: 'oidc-identity-console',
 } as const;
 
 /** The Management API's scopes: everything, or only issuing subject tokens. */
@@ -95,7 +97,7 @@ export interface BootstrapResult {
   /** Credentials created by this start, to print once; undefined when nothing new was made. */
   created?: BootstrapCredentials;
   /** The console's first administrator, made by this start (console/built-in.ts): to print once. */
-  administrator?: { username: string; password: string };
+  administrator?: { username: string; password: string; offeredTotp?: boolean };
 }
 
 function m2mApplication(id: string, name: string): ApplicationDocument {
@@ -137,7 +139,8 @@ export async function bootstrap(db: Db, queries: Queries, configured?: Bootstrap
     return {};
   }
 
-  if (await applications.findOne({})) return {};
+  // A database whose only application is the console's built-in one has none of its own yet.
+  if (await applications.findOne({ _id: { $ne: builtIn.consoleApplicationId } })) return {};
   // Only one of several processes starting on an empty database may create it.
   try {
     await db.collection<{ _id: string; at: Date }>('system').insertOne({ _id: 'bootstrap', at: new Date() });

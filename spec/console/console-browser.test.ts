@@ -36,7 +36,7 @@ describe('the admin console in a real browser (Chromium, axe-core)', () => {
   });
   const shoot = screenshotsOf(() => page);
 
-  it('a first sign-in enrols an authenticator app, then the administrator finds a user and suspends them after confirming', async () => {
+  it('a first sign-in enrols an authenticator app; the administrator finds a user and suspends them after confirming, and creates an application and sees its secret once', async () => {
     const admin = await server.create('/api/users', { username: 'root_admin', password });
     await server.create(`/api/users/${admin.id}/roles`, { roleIds: [consoleBuiltIn.roleId] });
     const target = await server.create('/api/users', { username: 'noisy_neighbour', primaryEmail: 'noisy@example.com', password });
@@ -81,6 +81,26 @@ describe('the admin console in a real browser (Chromium, axe-core)', () => {
     await page.getByRole('status').filter({ hasText: 'The user is suspended.' }).waitFor();
     expect(await pageProblems(page)).toEqual([]);
     expect((await server.api('GET', `/api/users/${target.id}`)).body.isSuspended).toBe(true);
+
+    // Create an application and see its secret, once.
+    await page.getByRole('link', { name: 'Applications' }).click();
+    await page.getByRole('heading', { name: 'Applications' }).waitFor();
+    expect(await pageProblems(page)).toEqual([]);
+    await page.getByRole('link', { name: 'Create application' }).click();
+    await page.getByLabel('Name').fill('Billing portal');
+    await page.getByLabel('Type').selectOption('Traditional');
+    await page.getByLabel('Redirect URIs').fill('https://billing.example/callback');
+    expect(await pageProblems(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Create application' }).click();
+    await page.getByRole('heading', { name: 'Billing portal' }).waitFor();
+    const applicationSecret = await page.locator('code.secret').innerText();
+    expect(applicationSecret.length).toBeGreaterThan(20);
+    await shoot('console-application-secret');
+    expect(await pageProblems(page)).toEqual([]);
+    // The form posted, then redirected: a reload shows the application, not its secret again, and makes nothing twice.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Billing portal' }).waitFor();
+    expect(await page.locator('code.secret').count()).toBe(0);
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'You left the console' }).waitFor();

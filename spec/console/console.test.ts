@@ -1,7 +1,12 @@
 import { generate } from 'otplib';
 
 import { consoleBuiltIn } from '../../console/built-in.js';
+import { silentLogger } from '../../lib/logger.js';
+import { loadSettings } from '../../settings.js';
+import { signInSettingsStore } from '../../sign-in/settings.js';
+import { startStandaloneServer } from '../../standalone.js';
 import { TestBrowser, csrfOf } from '../support/browser.js';
+import { testMongoUri, testPasswordScrypt, uniqueDbName } from '../support/env.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 /**
@@ -219,6 +224,119 @@ describe('the admin console', () => {
     expect((await replay.go('/console/users')).status).toBe(302);
   });
 
+  it('creates an application by type and shows its secret once; a new secret likewise; the secret is the one the token endpoint takes', async () => {
+    const admin = await person('console_mia');
+    const { browser } = await signIn(admin);
+    const form = await browser.go('/console/applications/new');
+    expect(form.status).toBe(200);
+    const created = await browser.form('/console/applications/new', {
+      csrf: csrfOf(await form.text()),
+      name: 'Console shop',
+      type: 'Traditional',
+      redirectUris: 'https://shop.example/callback\n',
+    });
+    expect(created.status).toBe(303);
+    const html = await (await browser.go(created.headers.get('location')!)).text();
+    const secret = /<code class="secret">([^<]+)<\/code>/.exec(html)?.[1];
+    expect(secret).toBeDefined();
+    const id = /<dd><code>([^<]+)<\/code><\/dd>/.exec(html)![1]!;
+    const application = await server.api('GET', `/api/applications/${id}`);
+    expect(application.body).toMatchObject({
+      name: 'Console shop',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: ['https://shop.example/callback'] },
+    });
+    // Shown once: the application's page does not have it again.
+    expect(await (await browser.go(`/console/applications/${id}`)).text()).not.toContain(secret);
+    // The token endpoint knows the secret: a made-up grant is then invalid_grant, not invalid_client.
+    const token = (clientSecret: string) =>
+      fetch(`${server.issuer}/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${id}:${clientSecret}`).toString('base64')}` },
+        body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'made-up' }).toString(),
+      }).then(async (response) => ((await response.json()) as { error: string }).error);
+    expect(await token(secret!)).toBe('invalid_grant');
+    expect(await token('wrong')).toBe('invalid_client');
+    const detail = await (await browser.go(`/console/applications/${id}`)).text();
+    const again = await browser.form(`/console/applications/${id}/secrets`, { csrf: csrfOf(detail) });
+    expect(again.status).toBe(303);
+    const second = /<code class="secret">([^<]+)<\/code>/.exec(await (await browser.go(again.headers.get('location')!)).text())![1]!;
+    // Kept sealed for the page that shows it, then gone: the database alone cannot open it, and the next look finds nothing.
+    expect(await (await browser.go(`/console/applications/${id}`)).text()).not.toContain(second);
+    expect(await token(second)).toBe('invalid_grant');
+    const changes = await server.api('GET', `/api/changes?entityId=${id}`);
+    expect(changes.body.map(({ origin }: { origin: { type?: string; id?: string } }) => [origin.type, origin.id])).toEqual([
+      ['user', admin.id],
+      ['user', admin.id],
+    ]);
+  });
+
+  it('an application the API refuses is said at the field, and nothing is made', async () => {
+    const admin = await person('console_nora');
+    const { browser } = await signIn(admin);
+    const csrf = csrfOf(await (await browser.go('/console/applications/new')).text());
+    const before = (await server.api('GET', '/api/applications?page=1&page_size=100')).body.length;
+    const unnamed = await browser.form('/console/applications/new', { csrf, name: '', type: 'SPA', redirectUris: '' });
+    expect(unnamed.status).toBe(400);
+    expect(await unnamed.text()).toMatch(/id="name"[^>]*aria-invalid="true"/);
+    const badUri = await browser.form('/console/applications/new', { csrf, name: 'Bad', type: 'SPA', redirectUris: 'not a url' });
+    expect(badUri.status).toBe(400);
+    const page = await badUri.text();
+    expect(page).toMatch(/id="redirectUris"[^>]*aria-invalid="true"/);
+    expect(page).toContain('not a url');
+    const badType = await browser.form('/console/applications/new', { csrf, name: 'Bad', type: 'Mainframe', redirectUris: '' });
+    expect(badType.status).toBe(400);
+    expect((await server.api('GET', '/api/applications?page=1&page_size=100')).body.length).toBe(before);
+  });
+
+  it('deletes an application after confirming on its own page', async () => {
+    const admin = await person('console_otto');
+    const doomed = await server.create('/api/applications', {
+      name: 'Doomed',
+      type: 'SPA',
+      oidcClientMetadata: { redirectUris: ['https://doomed.example/cb'] },
+    });
+    const { browser } = await signIn(admin);
+    const confirm = await browser.go(`/console/applications/${doomed.id}/delete`);
+    expect(confirm.status).toBe(200);
+    const deleted = await browser.form(`/console/applications/${doomed.id}/delete`, { csrf: csrfOf(await confirm.text()) });
+    expect(deleted.status).toBe(303);
+    expect((await server.api('GET', `/api/applications/${doomed.id}`)).status).toBe(404);
+  });
+
+  it('a first start names the first administrator (CONSOLE_ADMIN_USERNAME) once, beside the first Management API credentials; a second start makes none', async () => {
+    const dbName = uniqueDbName('console-first');
+    const settings = { ...loadSettings({ PORT: '0', PASSWORD_SCRYPT: testPasswordScrypt, CONSOLE_ADMIN_USERNAME: 'first_admin' }), mongodbUri: testMongoUri() };
+    const first = await startStandaloneServer(settings, { logger: silentLogger, dbName });
+    try {
+      expect(first.createdCredentials?.clientId).toEqual(expect.any(String));
+      // No factor was offered: an authenticator app now is, and nobody else is asked to enrol one.
+      expect(first.createdAdministrator).toEqual({ username: 'first_admin', password: expect.any(String), offeredTotp: true });
+      expect((await signInSettingsStore(first.database.db).load()).mfa).toMatchObject({ factors: ['Totp'], policy: 'NoPrompt' });
+      // The administrator's first sign-in goes to enrol it.
+      const browser = new TestBrowser(first.url);
+      const start = await browser.follow('/console', `${first.url}/never`);
+      const signedIn = await browser.form(`${start.url.pathname}/sign-in`, {
+        csrf: csrfOf(await start.response.text()),
+        identifier: 'first_admin',
+        password: first.createdAdministrator!.password,
+      });
+      expect((await browser.follow(signedIn.headers.get('location')!, `${first.url}/never`)).url.pathname).toMatch(/\/mfa\/enrol$/);
+      expect(first.consoleUrl).toBe(`${first.url}/console`);
+      const users = await first.identity.queries.links.usersRoles.leftsOf(consoleBuiltIn.roleId);
+      expect(users).toHaveLength(1);
+    } finally {
+      await first.close();
+    }
+    const second = await startStandaloneServer(settings, { logger: silentLogger, dbName });
+    try {
+      expect(second.createdCredentials).toBeUndefined();
+      expect(second.createdAdministrator).toBeUndefined();
+    } finally {
+      await second.close();
+    }
+  });
+
   it('finds users by Logto’s search, and speaks the browser’s language (English, German, Japanese)', async () => {
     const admin = await person('console_jane');
     await person('console_findme_kurt', { role: false, factor: false });
@@ -231,5 +349,20 @@ describe('the admin console', () => {
     const japanese = await browser.go('/console/users', { headers: { 'accept-language': 'ja' } });
     expect(await japanese.text()).toContain('ユーザー');
     expect((await browser.go('/console/users/no-such-user')).status).toBe(404);
+    const nowhere = await browser.go('/console/no-such-page');
+    expect(nowhere.status).toBe(404);
+    expect(nowhere.headers.get('content-type')).toMatch(/^text\/html/);
+  });
+
+  it('a bad form is a page that says so, with its status, and changes nothing: not a form (415), too large (413)', async () => {
+    const admin = await person('console_lena');
+    const target = await person('console_target_3', { role: false, factor: false });
+    const { browser } = await signIn(admin);
+    const json = await browser.go(`/console/users/${target.id}/suspend`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(json.status).toBe(415);
+    expect(await json.text()).toContain('forms are sent as application/x-www-form-urlencoded');
+    const large = await browser.form(`/console/users/${target.id}/suspend`, { csrf: 'x', padding: 'a'.repeat(20_000) });
+    expect(large.status).toBe(413);
+    expect((await server.api('GET', `/api/users/${target.id}`)).body.isSuspended).toBe(false);
   });
 });

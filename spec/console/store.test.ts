@@ -25,6 +25,22 @@ describe('the console store', () => {
     expect(await store.spendLogin('made-up')).toBeUndefined();
   });
 
+  it('a secret kept for the next page is sealed by the cookie (the stored session cannot show it), shown once, and not after a minute', async () => {
+    const clock = createTestClock();
+    const store = createConsoleStore(database.db, clock);
+    const { token, session } = await store.createSession('u2', ['pwd', 'otp', 'mfa']);
+    const value = 'the-secret-value-0123456789';
+    await store.reveal(token, session, { subject: 'app1', name: 'Default secret', value });
+    const stored = (await store.findSession(token))!;
+    expect(JSON.stringify(stored)).not.toContain(value);
+    expect(await store.takeReveal(token, stored, 'another-app')).toBeUndefined();
+    const [first, second] = await Promise.all([store.takeReveal(token, stored, 'app1'), store.takeReveal(token, stored, 'app1')]);
+    expect([first, second].filter(Boolean)).toEqual([{ name: 'Default secret', value }]);
+    await store.reveal(token, stored, { subject: 'app1', name: 'Later', value });
+    clock.advance(61_000);
+    expect(await store.takeReveal(token, (await store.findSession(token))!, 'app1')).toBeUndefined();
+  });
+
   it('a sign-in and a session end with their time; the cookie value is never what is stored', async () => {
     const clock = createTestClock();
     const store = createConsoleStore(database.db, clock);

@@ -1,0 +1,130 @@
+import type Router from '@koa/router';
+import type { ParameterizedContext } from 'koa';
+
+import type { Admitted } from './access.js';
+import type { Answer, Dispatch } from './dispatch.js';
+import type { ConsoleStore } from './store.js';
+import {
+  applicationPage,
+  applicationsPage,
+  deleteApplicationPage,
+  newApplicationPage,
+  type ApiApplication,
+  type ApplicationDraft,
+} from './application-views.js';
+import { messagePage } from './views.js';
+
+type Admit = (ctx: ParameterizedContext, next: () => Promise<unknown>) => Promise<unknown>;
+type Draw = (ctx: ParameterizedContext, body: string, status?: number) => void;
+
+/** The form's field a Management API error names (`data.field`: `body.name`, `body.oidcClientMetadata.redirectUris.0`). */
+function formFieldOf(answer: Answer): string | undefined {
+  const field = (answer.body as { data?: { field?: unknown } } | undefined)?.data?.field;
+  if (typeof field !== 'string') return undefined;
+  if (field.startsWith('body.oidcClientMetadata.redirectUris')) return 'redirectUris';
+  return ({ 'body.name': 'name', 'body.type': 'type' } as Record<string, string>)[field];
+}
+
+const messageOf = (answer: Answer) => (answer.body as { message?: string } | undefined)?.message ?? String(answer.status);
+
+/** Applications: the list, creating one by type (its secret shown once), a new secret (shown once), deleting one (confirmed on its own page). */
+export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw, store: Pick<ConsoleStore, 'reveal' | 'takeReveal'>) {
+  const console = (ctx: ParameterizedContext) => ctx.state.console as Admitted;
+  const form = (ctx: ParameterizedContext) => ctx.state.form as URLSearchParams;
+
+  async function applicationOf(ctx: ParameterizedContext): Promise<ApiApplication | undefined> {
+    const { session, page } = console(ctx);
+    const found = await dispatch(ctx, session.userId, 'GET', `/api/applications/${encodeURIComponent(ctx.params.applicationId!)}`);
+    if (found.status === 200) return found.body as ApiApplication;
+    draw(
+      ctx,
+      messagePage(page, page.t.t('console.error.title'), page.t.t('console.application.notFound'), {
+        href: `${page.base}/applications`,
+        label: page.t.t('console.back'),
+      }),
+      404,
+    );
+    return undefined;
+  }
+
+  async function showApplication(ctx: ParameterizedContext, application: ApiApplication) {
+    const { token, session, page } = console(ctx);
+    const created = await store.takeReveal(token, session, application.id);
+    const secrets = await dispatch(ctx, session.userId, 'GET', `/api/applications/${encodeURIComponent(application.id)}/secrets`);
+    draw(
+      ctx,
+      applicationPage(page, { application, secrets: secrets.status === 200 ? (secrets.body as Array<{ name: string; createdAt: number }>) : [], created }),
+    );
+  }
+
+  router.get('/applications', admitted, async (ctx) => {
+    const { session, page } = console(ctx);
+    const answer = await dispatch(ctx, session.userId, 'GET', '/api/applications?page=1&page_size=100');
+    if (answer.status !== 200) throw new Error(`the applications could not be listed: ${answer.status} ${messageOf(answer)}`);
+    draw(ctx, applicationsPage(page, { applications: answer.body as ApiApplication[] }));
+  });
+
+  router.get('/applications/new', admitted, (ctx) => {
+    draw(ctx, newApplicationPage(console(ctx).page, { name: '', type: 'Traditional', redirectUris: '' }));
+  });
+
+  // Logto's POST /api/applications: a confidential application's first secret is in this answer only, and so on this page only.
+  router.post('/applications/new', admitted, async (ctx) => {
+    const { session, page } = console(ctx);
+    const fields = form(ctx);
+    const draft: ApplicationDraft = { name: fields.get('name') ?? '', type: fields.get('type') ?? '', redirectUris: fields.get('redirectUris') ?? '' };
+    const redirectUris = draft.redirectUris
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter(Boolean);
+    const answer = await dispatch(ctx, session.userId, 'POST', '/api/applications', {
+      name: draft.name,
+      type: draft.type,
+      ...(draft.type !== 'MachineToMachine' && { oidcClientMetadata: { redirectUris, postLogoutRedirectUris: [] } }),
+    });
+    if (answer.status !== 200) {
+      draw(ctx, newApplicationPage(page, { ...draft, error: { field: formFieldOf(answer), text: messageOf(answer) } }), answer.status >= 500 ? 503 : 400);
+      return;
+    }
+    const created = answer.body as ApiApplication & { secret?: string };
+    if (created.secret) await store.reveal(console(ctx).token, session, { subject: created.id, name: 'Default secret', value: created.secret });
+    ctx.status = 303;
+    ctx.redirect(`${page.base}/applications/${encodeURIComponent(created.id)}`);
+  });
+
+  router.get('/applications/:applicationId', admitted, async (ctx) => {
+    const application = await applicationOf(ctx);
+    if (application) await showApplication(ctx, application);
+  });
+
+  // A new secret, named for when it was made; its value is on this page only.
+  router.post('/applications/:applicationId/secrets', admitted, async (ctx) => {
+    const { token, session, page } = console(ctx);
+    const application = await applicationOf(ctx);
+    if (!application) return;
+    const name = `console ${new Date().toISOString()}`;
+    const answer = await dispatch(ctx, session.userId, 'POST', `/api/applications/${encodeURIComponent(application.id)}/secrets`, { name });
+    if (answer.status !== 201) throw new Error(`the secret could not be made: ${answer.status} ${messageOf(answer)}`);
+    await store.reveal(token, session, { subject: application.id, name, value: (answer.body as { value: string }).value });
+    ctx.status = 303;
+    ctx.redirect(`${page.base}/applications/${encodeURIComponent(application.id)}`);
+  });
+
+  router.get('/applications/:applicationId/delete', admitted, async (ctx) => {
+    const application = await applicationOf(ctx);
+    if (application) draw(ctx, deleteApplicationPage(console(ctx).page, { application }));
+  });
+
+  router.post('/applications/:applicationId/delete', admitted, async (ctx) => {
+    const { session, page } = console(ctx);
+    const application = await applicationOf(ctx);
+    if (!application) return;
+    const answer = await dispatch(ctx, session.userId, 'DELETE', `/api/applications/${encodeURIComponent(application.id)}`);
+    if (answer.status !== 204) {
+      draw(ctx, deleteApplicationPage(page, { application, error: messageOf(answer) }), answer.status >= 500 ? 503 : 400);
+      return;
+    }
+    ctx.status = 303;
+    ctx.redirect(`${page.base}/applications`);
+  });
+}
