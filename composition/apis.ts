@@ -192,7 +192,11 @@ export function createApis(
   // answer an unreachable database with a page of their own (`databaseReady`).
   const watched: Middleware = (ctx, next) => {
     if (ctx.path === `${managementPrefix}/status`) return watch.lostOnlyMiddleware(ctx, next);
-    if (ctx.path === pagesPrefix || ctx.path.startsWith(`${pagesPrefix}/`)) return watch.observe(ctx, next);
+    // Pages (the sign-in pages, the console) say an outage with a page of their own.
+    const page = [pagesPrefix, ...(options.consolePath ? [options.consolePath] : [])].some(
+      (prefix) => ctx.path === prefix || ctx.path.startsWith(`${prefix}/`),
+    );
+    if (page) return watch.observe(ctx, next);
     return watch.middleware(ctx, next);
   };
   const counted: Middleware[] = metrics

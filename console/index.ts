@@ -60,7 +60,6 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   const store = createConsoleStore(deps.db, deps.clock);
   const access = createConsoleAccess(deps.queries);
   const router = new Router({ prefix: base });
-  const secure = deps.origin.startsWith('https:');
 
   const pageOf = (ctx: ParameterizedContext, session?: ConsoleSession): ConsolePage => ({
     t: catalogs.forRequest(undefined, ctx.get('accept-language')),
@@ -96,7 +95,15 @@ export function createConsole(deps: ConsoleDeps): Middleware {
       status,
     );
   };
-  const cookie = (secure: boolean, sameSite: 'strict' | 'lax', maxAge: number) => ({ httpOnly: true, secure, sameSite, path: base, maxAge, overwrite: true });
+  /** Secure whenever the request came over HTTPS (behind a proxy, as TRUST_PROXY tells): a browser then never sends it in the clear. */
+  const cookie = (ctx: ParameterizedContext, sameSite: 'strict' | 'lax', maxAge: number) => ({
+    httpOnly: true,
+    secure: ctx.secure,
+    sameSite,
+    path: base,
+    maxAge,
+    overwrite: true,
+  });
 
   router.get(consoleStylesheetPath, (ctx) => {
     ctx.set('Cache-Control', 'public, max-age=3600');
@@ -107,7 +114,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   // Leaves for the provider's sign-in; `prompt=login` asks for a fresh sign-in every time, so that its second factor is of now.
   router.get('/sign-in', async (ctx) => {
     const login = await store.beginLogin(insideConsole(base, ctx.query.returnTo));
-    ctx.cookies.set(loginCookie, login.token, cookie(secure, 'lax', consoleLoginMs));
+    ctx.cookies.set(loginCookie, login.token, cookie(ctx, 'lax', consoleLoginMs));
     const challenge = createHash('sha256').update(login.verifier).digest('base64url');
     const request = new URLSearchParams({
       client_id: consoleBuiltIn.applicationId,
@@ -126,7 +133,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   // RFC 6749 §4.1.2: the provider's answer. The state and the verifier are this browser's sign-in's, spent once.
   router.get('/callback', async (ctx) => {
     const login = await store.spendLogin(ctx.cookies.get(loginCookie));
-    ctx.cookies.set(loginCookie, null, cookie(secure, 'lax', 0));
+    ctx.cookies.set(loginCookie, null, cookie(ctx, 'lax', 0));
     const { code, state } = ctx.query;
     if (!login || typeof state !== 'string' || state !== login.state || typeof code !== 'string') return refuse(ctx, 'signIn', 400);
     const signedIn = await redeemOwnCode(deps.provider, deps.db, deps.clock, {
@@ -140,7 +147,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
     // A factor enrolled in this very sign-in was given to whoever held the password: it counts once a sign-in uses it.
     if (!provedSecondFactor(signedIn.amr)) return refuse(ctx, (await access.hasSecondFactor(signedIn.accountId)) ? 'enrolled' : 'secondFactor', 403);
     const { token } = await store.createSession(signedIn.accountId, signedIn.amr);
-    ctx.cookies.set(sessionCookie, token, cookie(secure, 'strict', consoleSessionMs));
+    ctx.cookies.set(sessionCookie, token, cookie(ctx, 'strict', consoleSessionMs));
     headers(ctx);
     ctx.status = 303;
     ctx.redirect(login.returnTo);
@@ -191,7 +198,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
 
   router.post('/sign-out', admitted, async (ctx) => {
     await store.endSession(ctx.cookies.get(sessionCookie));
-    ctx.cookies.set(sessionCookie, null, cookie(secure, 'strict', 0));
+    ctx.cookies.set(sessionCookie, null, cookie(ctx, 'strict', 0));
     ctx.status = 303;
     ctx.redirect(`${base}/signed-out`);
   });
