@@ -19,6 +19,7 @@ import { consoleBuiltIn, type ConsolePaths } from './built-in.js';
 import type { Dispatch } from './dispatch.js';
 import { createConsoleStore, csrfMatches, consoleLoginMs, consoleSessionMs, type ConsoleSession } from './store.js';
 import { applicationRoutes } from './applications.js';
+import { changeRoutes } from './changes.js';
 import { userRoutes } from './users.js';
 import { consoleStylesheet, consoleStylesheetPath, messagePage, type ConsolePage } from './views.js';
 
@@ -208,6 +209,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   });
   userRoutes(router, admitted, deps.dispatch, draw);
   applicationRoutes(router, admitted, deps.dispatch, draw, store);
+  changeRoutes(router, admitted, deps.dispatch, draw);
 
   const routes = router.routes() as Middleware;
   /**

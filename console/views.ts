@@ -15,7 +15,7 @@ export interface ConsolePage {
   /** The session's form token, when someone is signed in (the sign-out form and every action carry it). */
   csrf?: string | undefined;
   /** Which part of the console the page belongs to, for the navigation's `aria-current`. */
-  section?: 'users' | 'applications' | undefined;
+  section?: 'users' | 'applications' | 'changes' | undefined;
 }
 
 export const csrfInput = (page: ConsolePage) => html`<input type="hidden" name="csrf" value="${page.csrf ?? ''}" />`;
@@ -49,7 +49,7 @@ export function consoleLayout(
           ${
             page.csrf
               ? html`<nav aria-label="${t.t('console.nav')}">
-                  ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')}
+                  ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')} ${navItem('changes', 'console.nav.changes')}
                 </nav>`
               : ''
           }

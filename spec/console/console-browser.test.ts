@@ -82,6 +82,10 @@ describe('the admin console in a real browser (Chromium, axe-core)', () => {
     expect(await pageProblems(page)).toEqual([]);
     expect((await server.api('GET', `/api/users/${target.id}`)).body.isSuspended).toBe(true);
 
+    await page.getByRole('link', { name: 'Change log' }).click();
+    await page.getByRole('cell', { name: 'User.suspension.updated' }).first().waitFor();
+    expect(await pageProblems(page)).toEqual([]);
+
     // Create an application and see its secret, once.
     await page.getByRole('link', { name: 'Applications' }).click();
     await page.getByRole('heading', { name: 'Applications' }).waitFor();

@@ -189,6 +189,10 @@ describe('the admin console', () => {
     const suspension = changes.body.find((change: { action: string; entity: string }) => change.entity === 'User' && change.action === 'suspension.updated');
     expect(suspension.origin).toMatchObject({ type: 'user', id: admin.id, method: 'PATCH', route: '/api/users/:userId/is-suspended' });
     expect(suspension.origin.clientId).toBeUndefined();
+    // And the console's change log says so, naming the administrator.
+    const log = await (await browser.go('/console/changes')).text();
+    expect(log).toContain('User.suspension.updated');
+    expect(log).toContain(`href="/console/users/${admin.id}">Administrator ${admin.id}</a>`);
     // And back.
     const back = await browser.go(`/console/users/${target.id}/reactivate`);
     expect((await browser.form(`/console/users/${target.id}/reactivate`, { csrf: csrfOf(await back.text()) })).status).toBe(303);
