@@ -4,7 +4,7 @@ import type { ParameterizedContext } from 'koa';
 import { html } from '../experience/views/markup.js';
 import type { Admitted } from './access.js';
 import type { Dispatch } from './dispatch.js';
-import { consoleLayout, type ConsolePage } from './views.js';
+import { consoleLayout, pageNumberOf, pager, type ConsolePage } from './views.js';
 
 type Admit = (ctx: ParameterizedContext, next: () => Promise<unknown>) => Promise<unknown>;
 type Draw = (ctx: ParameterizedContext, body: string, status?: number) => void;
@@ -62,14 +62,7 @@ function changesPage(
           </table>
         </div>`
   }
-  ${
-    previous || next
-      ? html`<nav class="pages" aria-label="${t.t('console.changes.title')}">
-          ${previous ? html`<a href="${previous}">${t.t('console.users.previous')}</a>` : ''}
-          ${next ? html`<a href="${next}">${t.t('console.users.next')}</a>` : ''}
-        </nav>`
-      : ''
-  }`;
+  ${pager(page, t.t('console.changes.title'), { previous, next })}`;
   return consoleLayout({ ...page, section: 'changes' }, { title: t.t('console.changes.title') }, content);
 }
 
@@ -77,7 +70,7 @@ function changesPage(
 export function changeRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
   router.get('/changes', admitted, async (ctx) => {
     const { session, page } = ctx.state.console as Admitted;
-    const number = Math.max(1, Math.min(10_000, Number.parseInt(String(ctx.query.page ?? '1'), 10) || 1));
+    const number = pageNumberOf(ctx.query.page);
     const answer = await dispatch(ctx, session.userId, 'GET', `/api/changes?page=${number}&page_size=${pageSize}`);
     if (answer.status !== 200) throw new Error(`the change log could not be read: ${answer.status}`);
     const total = Number(answer.headers['total-number'] ?? 0);

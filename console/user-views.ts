@@ -1,5 +1,5 @@
 import { html } from '../experience/views/markup.js';
-import { consoleLayout, postForm, type ConsolePage } from './views.js';
+import { consoleLayout, pager, postForm, type ConsolePage } from './views.js';
 
 /** A user as the Management API answers one (Logto's shape), as far as the pages read it. */
 export interface ApiUser {
@@ -72,14 +72,7 @@ export function usersPage(
             </table>
           </div>`
     }
-    ${
-      previous || next
-        ? html`<nav class="pages" aria-label="${t.t('console.users.title')}">
-            ${previous ? html`<a href="${previous}">${t.t('console.users.previous')}</a>` : ''}
-            ${next ? html`<a href="${next}">${t.t('console.users.next')}</a>` : ''}
-          </nav>`
-        : ''
-    }`;
+    ${pager(page, t.t('console.users.title'), { previous, next })}`;
   return consoleLayout({ ...page, section: 'users' }, { title: t.t('console.users.title') }, content);
 }
 

@@ -4,7 +4,7 @@ import type { ParameterizedContext } from 'koa';
 import type { Admitted } from './access.js';
 import type { Dispatch } from './dispatch.js';
 import { confirmPage, usersPage, userPage, type ApiUser } from './user-views.js';
-import { messagePage } from './views.js';
+import { messagePage, pageNumberOf } from './views.js';
 
 type Admit = (ctx: ParameterizedContext, next: () => Promise<unknown>) => Promise<unknown>;
 type Draw = (ctx: ParameterizedContext, body: string, status?: number) => void;
@@ -33,7 +33,7 @@ export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
   router.get('/users', admitted, async (ctx) => {
     const { session, page } = console(ctx);
     const search = typeof ctx.query.search === 'string' ? ctx.query.search.trim().slice(0, 256) : '';
-    const number = Math.max(1, Math.min(10_000, Number.parseInt(String(ctx.query.page ?? '1'), 10) || 1));
+    const number = pageNumberOf(ctx.query.page);
     // As Logto's console asks: the words anywhere in a field (`like`, its wildcards in them escaped).
     const pattern = `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
     const query = new URLSearchParams({ page: String(number), page_size: String(pageSize), ...(search && { search: pattern }) });

@@ -64,6 +64,18 @@ export function consoleLayout(
   }`;
 }
 
+/** The links to a list's neighbouring pages, when it has any. */
+export const pager = (page: ConsolePage, label: string, { previous, next }: { previous?: string | undefined; next?: string | undefined }) =>
+  previous || next
+    ? html`<nav class="pages" aria-label="${label}">
+        ${previous ? html`<a href="${previous}">${page.t.t('console.users.previous')}</a>` : ''}
+        ${next ? html`<a href="${next}">${page.t.t('console.users.next')}</a>` : ''}
+      </nav>`
+    : '';
+
+/** The page of a list a query asks for: a whole number from 1, at most 10,000, 1 when it says nothing usable. */
+export const pageNumberOf = (value: unknown) => Math.max(1, Math.min(10_000, Number.parseInt(String(value ?? '1'), 10) || 1));
+
 /** A page that only says something (a refusal, the end of a session), with a link onwards. */
 export function messagePage(page: ConsolePage, title: string, text: string, link?: { href: string; label: string }): string {
   return consoleLayout(
