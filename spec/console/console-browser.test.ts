@@ -109,7 +109,8 @@ describe('the admin console in a real browser (Chromium, axe-core)', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'You left the console' }).waitFor();
     expect(await pageProblems(page)).toEqual([]);
-  });
+    // Nine pages, each checked four ways: a bound like the pages matrix's, for a machine with a load of 8.
+  }, 240_000);
 
   it('a user without the console permission is told why, on an accessible page', async () => {
     const user = await server.create('/api/users', { username: 'just_a_user', password });
