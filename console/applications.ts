@@ -29,11 +29,11 @@ const messageOf = (answer: Answer) => (answer.body as { message?: string } | und
 
 /** Applications: the list, creating one by type (its secret shown once), a new secret (shown once), deleting one (confirmed on its own page). */
 export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw, store: Pick<ConsoleStore, 'reveal' | 'takeReveal'>) {
-  const console = (ctx: ParameterizedContext) => ctx.state.console as Admitted;
+  const admittedOf = (ctx: ParameterizedContext) => ctx.state.console as Admitted;
   const form = (ctx: ParameterizedContext) => ctx.state.form as URLSearchParams;
 
   async function applicationOf(ctx: ParameterizedContext): Promise<ApiApplication | undefined> {
-    const { session, page } = console(ctx);
+    const { session, page } = admittedOf(ctx);
     const found = await dispatch(ctx, session.userId, 'GET', `/api/applications/${encodeURIComponent(ctx.params.applicationId!)}`);
     if (found.status === 200) return found.body as ApiApplication;
     draw(
@@ -48,7 +48,7 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
   }
 
   async function showApplication(ctx: ParameterizedContext, application: ApiApplication) {
-    const { token, session, page } = console(ctx);
+    const { token, session, page } = admittedOf(ctx);
     const created = await store.takeReveal(token, session, application.id);
     const secrets = await dispatch(ctx, session.userId, 'GET', `/api/applications/${encodeURIComponent(application.id)}/secrets`);
     draw(
@@ -58,19 +58,19 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
   }
 
   router.get('/applications', admitted, async (ctx) => {
-    const { session, page } = console(ctx);
+    const { session, page } = admittedOf(ctx);
     const answer = await dispatch(ctx, session.userId, 'GET', '/api/applications?page=1&page_size=100');
     if (answer.status !== 200) throw new Error(`the applications could not be listed: ${answer.status} ${messageOf(answer)}`);
     draw(ctx, applicationsPage(page, { applications: answer.body as ApiApplication[] }));
   });
 
   router.get('/applications/new', admitted, (ctx) => {
-    draw(ctx, newApplicationPage(console(ctx).page, { name: '', type: 'Traditional', redirectUris: '' }));
+    draw(ctx, newApplicationPage(admittedOf(ctx).page, { name: '', type: 'Traditional', redirectUris: '' }));
   });
 
   // Logto's POST /api/applications: a confidential application's first secret is in this answer only, and so on this page only.
   router.post('/applications/new', admitted, async (ctx) => {
-    const { session, page } = console(ctx);
+    const { session, page } = admittedOf(ctx);
     const fields = form(ctx);
     const draft: ApplicationDraft = { name: fields.get('name') ?? '', type: fields.get('type') ?? '', redirectUris: fields.get('redirectUris') ?? '' };
     const redirectUris = draft.redirectUris
@@ -87,7 +87,7 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
       return;
     }
     const created = answer.body as ApiApplication & { secret?: string };
-    if (created.secret) await store.reveal(console(ctx).token, session, { subject: created.id, name: 'Default secret', value: created.secret });
+    if (created.secret) await store.reveal(admittedOf(ctx).token, session, { subject: created.id, name: 'Default secret', value: created.secret });
     ctx.status = 303;
     ctx.redirect(`${page.base}/applications/${encodeURIComponent(created.id)}`);
   });
@@ -99,7 +99,7 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
 
   // A new secret, named for when it was made; its value is on this page only.
   router.post('/applications/:applicationId/secrets', admitted, async (ctx) => {
-    const { token, session, page } = console(ctx);
+    const { token, session, page } = admittedOf(ctx);
     const application = await applicationOf(ctx);
     if (!application) return;
     const name = `console ${new Date().toISOString()}`;
@@ -112,11 +112,11 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
 
   router.get('/applications/:applicationId/delete', admitted, async (ctx) => {
     const application = await applicationOf(ctx);
-    if (application) draw(ctx, deleteApplicationPage(console(ctx).page, { application }));
+    if (application) draw(ctx, deleteApplicationPage(admittedOf(ctx).page, { application }));
   });
 
   router.post('/applications/:applicationId/delete', admitted, async (ctx) => {
-    const { session, page } = console(ctx);
+    const { session, page } = admittedOf(ctx);
     const application = await applicationOf(ctx);
     if (!application) return;
     const answer = await dispatch(ctx, session.userId, 'DELETE', `/api/applications/${encodeURIComponent(application.id)}`);

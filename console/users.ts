@@ -15,11 +15,11 @@ const notices = { suspended: 'console.user.suspend.done', reactivated: 'console.
 
 /** The users pages: Logto's search, a user's detail, suspending and reactivating (each confirmed on its own page). */
 export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const console = (ctx: ParameterizedContext) => ctx.state.console as Admitted;
+  const admittedOf = (ctx: ParameterizedContext) => ctx.state.console as Admitted;
 
   /** The user the route names, or the page that says there is none (answers undefined then). */
   async function userOf(ctx: ParameterizedContext): Promise<ApiUser | undefined> {
-    const { session, page } = console(ctx);
+    const { session, page } = admittedOf(ctx);
     const found = await dispatch(ctx, session.userId, 'GET', `/api/users/${encodeURIComponent(ctx.params.userId!)}`);
     if (found.status === 200) return found.body as ApiUser;
     draw(
@@ -31,7 +31,7 @@ export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
   }
 
   router.get('/users', admitted, async (ctx) => {
-    const { session, page } = console(ctx);
+    const { session, page } = admittedOf(ctx);
     const search = typeof ctx.query.search === 'string' ? ctx.query.search.trim().slice(0, 256) : '';
     const number = pageNumberOf(ctx.query.page);
     // As Logto's console asks: the words anywhere in a field (`like`, its wildcards in them escaped).
@@ -55,7 +55,7 @@ export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
   });
 
   router.get('/users/:userId', admitted, async (ctx) => {
-    const { session, page } = console(ctx);
+    const { session, page } = admittedOf(ctx);
     const user = await userOf(ctx);
     if (!user) return;
     const [roles, factors] = await Promise.all([
@@ -77,11 +77,11 @@ export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
   for (const action of ['suspend', 'reactivate'] as const) {
     router.get(`/users/:userId/${action}`, admitted, async (ctx) => {
       const user = await userOf(ctx);
-      if (user) draw(ctx, confirmPage(console(ctx).page, { user, action }));
+      if (user) draw(ctx, confirmPage(admittedOf(ctx).page, { user, action }));
     });
     // Logto's PATCH /api/users/:userId/is-suspended, through the API's own handler.
     router.post(`/users/:userId/${action}`, admitted, async (ctx) => {
-      const { session, page } = console(ctx);
+      const { session, page } = admittedOf(ctx);
       const user = await userOf(ctx);
       if (!user) return;
       const answer = await dispatch(ctx, session.userId, 'PATCH', `/api/users/${encodeURIComponent(user.id)}/is-suspended`, {
