@@ -179,6 +179,7 @@ export function createApis(
           clock: options.clock,
           logger,
           issuer: options.issuer,
+          publicKeys: installed.publicKeys,
           origin: options.origin,
           paths: consolePathsOf(options.origin, options.consolePath),
           branding,

@@ -76,6 +76,8 @@ export function installProvider(provider: Provider, options: ResolvedOptions, pa
     algorithms: [...new Set(keys.map(({ alg }) => alg).filter((alg): alg is string => typeof alg === 'string'))],
     /** The key that signs the audit's checkpoints: the ring's current one, or the host's first. */
     signingKey: () => (keysManaged ? keyRing.jwks().keys : (keys as JWK[]))[0]!,
+    /** The public keys the provider publishes (its JWKS): what the checkpoints verify against. */
+    publicKeys: () => publicJwks(keysManaged ? keyRing.jwks().keys : keys),
     clientAddress,
   };
 }

@@ -1,5 +1,5 @@
-import { html, Html } from '../experience/views/markup.js';
-import { consoleLayout, postForm, type ConsolePage } from './views.js';
+import { html } from '../experience/views/markup.js';
+import { consoleLayout, fieldError, invalidAttributes, postForm, type ConsolePage } from './views.js';
 
 /** An application as the Management API answers one, as far as the pages read it. */
 export interface ApiApplication {
@@ -25,9 +25,8 @@ const typeLabel = (page: ConsolePage, type: string) =>
   (applicationTypes as readonly string[]).includes(type) ? page.t.t(`console.application.type.${type as ApiApplication['type']}`) : type;
 
 /** A field's reason, tied to its input (`aria-describedby`), when the last submit failed because of it. */
-const fieldError = (draft: ApplicationDraft, id: string) =>
-  draft.error?.field === id ? html`<p class="field-error" id="${id}-error">${draft.error.text}</p>` : '';
-const invalid = (draft: ApplicationDraft, id: string) => (draft.error?.field === id ? new Html(`aria-invalid="true" aria-describedby="${id}-error"`) : '');
+const errorAt = (draft: ApplicationDraft, id: string) => fieldError(id, draft.error?.field === id ? draft.error.text : undefined);
+const invalid = (draft: ApplicationDraft, id: string) => invalidAttributes(id, draft.error?.field === id ? draft.error.text : undefined);
 
 export function applicationsPage(page: ConsolePage, { applications }: { applications: ApiApplication[] }): string {
   const { t, base } = page;
@@ -64,15 +63,15 @@ export function newApplicationPage(page: ConsolePage, draft: ApplicationDraft): 
     '/applications/new',
     html`<label for="name">${t.t('console.user.name')}</label>
       <input id="name" name="name" type="text" autocomplete="off" required maxlength="256" value="${draft.name}" ${invalid(draft, 'name')} />
-      ${fieldError(draft, 'name')}
+      ${errorAt(draft, 'name')}
       <label for="type">${t.t('console.application.type')}</label>
       <select id="type" name="type" ${invalid(draft, 'type')}>
         ${applicationTypes.map((type) => html`<option value="${type}" ${draft.type === type ? html`selected` : ''}>${typeLabel(page, type)}</option>`)}
       </select>
-      ${fieldError(draft, 'type')}
+      ${errorAt(draft, 'type')}
       <label for="redirectUris">${t.t('console.application.redirectUris')} <span class="hint">${t.t('console.application.redirectUrisHint')}</span></label>
       <textarea id="redirectUris" name="redirectUris" rows="3" ${invalid(draft, 'redirectUris')}>${draft.redirectUris}</textarea>
-      ${fieldError(draft, 'redirectUris')}
+      ${errorAt(draft, 'redirectUris')}
       <div class="actions">
         <button type="submit">${t.t('console.applications.create')}</button>
         <a href="${page.base}/applications">${t.t('action.cancel')}</a>

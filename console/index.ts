@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 
 import Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
+import type { JSONWebKeySet } from 'jose';
 import type { Db } from 'mongodb';
 import type Provider from 'oidc-provider';
 
@@ -20,7 +21,9 @@ import type { Dispatch } from './dispatch.js';
 import { createConsoleStore, csrfMatches, consoleLoginMs, consoleSessionMs, type ConsoleSession } from './store.js';
 import { applicationRoutes } from './applications.js';
 import { changeRoutes } from './changes.js';
+import { impersonationRoutes } from './impersonations.js';
 import { userRoutes } from './users.js';
+import { webhookRoutes } from './webhooks.js';
 import { consoleStylesheet, consoleStylesheetPath, messagePage, type ConsolePage } from './views.js';
 
 export interface ConsoleDeps {
@@ -31,6 +34,8 @@ export interface ConsoleDeps {
   logger: Logger;
   /** The provider's issuer: its authorization endpoint is `${issuer}/auth`. */
   issuer: string;
+  /** The provider's public signing keys (its JWKS), which the impersonation audit's checkpoints verify against. */
+  publicKeys: () => JSONWebKeySet;
   /** The service's public origin: what a form's `Origin` must be. */
   origin: string;
   paths: ConsolePaths;
@@ -210,6 +215,8 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   userRoutes(router, admitted, deps.dispatch, draw);
   applicationRoutes(router, admitted, deps.dispatch, draw, store);
   changeRoutes(router, admitted, deps.dispatch, draw);
+  webhookRoutes(router, admitted, deps.dispatch, draw, store);
+  impersonationRoutes(router, admitted, deps.dispatch, draw, store, { db: deps.db, publicKeys: deps.publicKeys, issuer: deps.issuer });
 
   const routes = router.routes() as Middleware;
   /**

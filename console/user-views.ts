@@ -98,6 +98,8 @@ export function userPage(
       <a href="${base}${path}/${user.isSuspended ? 'reactivate' : 'suspend'}" class="button"
         >${t.t(user.isSuspended ? 'console.user.reactivate' : 'console.user.suspend')}</a
       >
+      ${user.isSuspended ? '' : html`<a href="${base}${path}/impersonate" class="button">${t.t('console.impersonate')}</a>`}
+      <a href="${base}/impersonations?${new URLSearchParams({ user: user.id }).toString()}">${t.t('console.user.impersonations')}</a>
       <a href="${base}/users">${t.t('console.back')}</a>
     </div>`;
   return consoleLayout({ ...page, section: 'users' }, { title: userLabel(user), notice }, content);

@@ -15,10 +15,15 @@ export interface ConsolePage {
   /** The session's form token, when someone is signed in (the sign-out form and every action carry it). */
   csrf?: string | undefined;
   /** Which part of the console the page belongs to, for the navigation's `aria-current`. */
-  section?: 'users' | 'applications' | 'changes' | undefined;
+  section?: 'users' | 'applications' | 'webhooks' | 'changes' | 'impersonations' | undefined;
 }
 
 export const csrfInput = (page: ConsolePage) => html`<input type="hidden" name="csrf" value="${page.csrf ?? ''}" />`;
+
+/** A field's error, said at the field: the field names its id (`${id}-error`) in `aria-describedby`. */
+export const fieldError = (id: string, text: string | undefined) => (text ? html`<p class="field-error" id="${id}-error">${text}</p>` : '');
+/** The attributes of the field an error is about (with `fieldError` after it). */
+export const invalidAttributes = (id: string, text: string | undefined) => (text ? html`aria-invalid="true" aria-describedby="${id}-error"` : '');
 
 /** A form that posts to `action` (under the console) with the session's token. */
 export const postForm = (page: ConsolePage, action: string, content: Html) =>
@@ -49,7 +54,8 @@ export function consoleLayout(
           ${
             page.csrf
               ? html`<nav aria-label="${t.t('console.nav')}">
-                  ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')} ${navItem('changes', 'console.nav.changes')}
+                  ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')} ${navItem('webhooks', 'console.nav.webhooks')}
+                  ${navItem('changes', 'console.nav.changes')} ${navItem('impersonations', 'console.nav.impersonations')}
                 </nav>`
               : ''
           }
@@ -124,6 +130,17 @@ select:focus-visible, textarea:focus-visible { outline: 3px solid var(--focus); 
 select[aria-invalid=true], textarea[aria-invalid=true] { border: 2px solid var(--error); }
 code.secret { font-size: 1.05rem; overflow-wrap: anywhere; }
 body.console a.button { display: inline-block; width: auto; padding: .6rem 1.2rem; margin-top: 0; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+fieldset { border: 1px solid var(--line); border-radius: 8px; margin: 1rem 0; padding: .5rem 1rem 1rem; min-width: 0; }
+fieldset.family { margin: .5rem 0; }
+legend { font-weight: 600; padding: 0 .25rem; }
+label.check { display: flex; gap: .6rem; align-items: center; margin: .25rem 0; font-weight: 400; }
+label.check input { width: 1.5rem; height: 1.5rem; min-height: 0; margin: 0; flex: none; }
+pre.excerpt { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 10rem; overflow: auto; font-size: .85rem; margin: .25rem 0; padding: .5rem;
+  background: var(--field); border: 1px solid var(--line); border-radius: 6px; }
+.ranges { display: grid; grid-template-columns: repeat(auto-fit, minmax(18rem, 1fr)); gap: 0 1rem; }
+.ranges button { margin-top: 1rem; }
+details summary { cursor: pointer; min-height: 24px; }
 @media (max-width: 480px) {
   body.console main { width: 100%; margin: 0; }
   dl.facts { grid-template-columns: 1fr; }

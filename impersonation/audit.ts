@@ -38,6 +38,8 @@ export interface ImpersonationEvent {
   actorUserId?: string;
   /** The client that asked for the subject token (the integrator's backend). */
   issuerClientId?: string;
+  /** The console administrator (a user of ours) who issued the subject token or revoked the impersonation, when it was done in the console. */
+  administratorId?: string;
   /** The client that exchanged it (the actor's application). */
   clientId?: string;
   context?: Record<string, unknown>;

@@ -28,6 +28,7 @@ export const impersonationRecordResponse = {
     targetUserId: { type: 'string' },
     actorUserId: { type: 'string' },
     issuerClientId: { type: 'string' },
+    administratorId: { type: 'string' },
     clientId: { type: 'string' },
     context: { type: 'object', additionalProperties: true },
     resource: { type: 'string' },
@@ -163,6 +164,7 @@ export function impersonationRoutes(router: ApiRouter, deps: ManagementDeps) {
             kind: 'impersonation.revoked',
             impersonationId: id,
             clientId,
+            ...(ctx.state.auth?.userId && { administratorId: ctx.state.auth.userId }),
             ...(started.targetUserId && { targetUserId: started.targetUserId }),
             ...(started.actorUserId && { actorUserId: started.actorUserId }),
           });

@@ -87,6 +87,8 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
         ...(ticketId !== undefined && { ticketId }),
       };
       const clientId = ctx.state.auth?.clientId ?? '';
+      // A console administrator's request: the audit names the person as well as the console's application.
+      const administratorId = ctx.state.auth?.userId;
       let hostAccount = false;
       let roleIds = await eligibleRoleIds();
       if (actorId !== undefined) {
@@ -154,6 +156,7 @@ export function subjectTokenRoutes(router: ApiRouter, deps: ManagementDeps) {
             impersonationId,
             targetUserId: userId,
             issuerClientId: clientId,
+            ...(administratorId !== undefined && { administratorId }),
             context: terms.context,
             ...(actorId !== undefined && { boundActorId: actorId }),
             ...(reason !== undefined && { reason }),

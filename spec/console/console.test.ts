@@ -1,5 +1,3 @@
-import { generate } from 'otplib';
-
 import { consoleBuiltIn } from '../../console/built-in.js';
 import { silentLogger } from '../../lib/logger.js';
 import { loadSettings } from '../../settings.js';
@@ -8,6 +6,7 @@ import { startStandaloneServer } from '../../standalone.js';
 import { TestBrowser, csrfOf } from '../support/browser.js';
 import { testMongoUri, testPasswordScrypt, uniqueDbName } from '../support/env.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { consoleHelpers, totpAt as totp } from '../support/console.js';
 
 /**
  * The admin console (issue 42): who may enter (the console permission through a user role, and a
@@ -15,49 +14,19 @@ import { startTestServer, type TestServer } from '../support/server.js';
  */
 describe('the admin console', () => {
   let server: TestServer;
-  const password = 'console_password_5318';
-  /** A TOTP code at an offset from now: a sign-in spends a code, so each sign-in of one user takes another window's. */
-  const totp = (secret: string, offsetMs = 0) => generate({ secret, epoch: Math.floor((Date.now() + offsetMs) / 1000) });
+  let person: ReturnType<typeof consoleHelpers>['person'];
+  let signIn: ReturnType<typeof consoleHelpers>['signIn'];
 
   beforeAll(async () => {
     server = await startTestServer('console');
     // TOTP offered, and never asked for by the policy: the console asks for it all the same.
     const settings = await server.api('PATCH', '/api/sign-in-exp', { body: { mfa: { factors: ['Totp'], policy: 'NoPrompt' } } });
     expect(settings.status).toBe(200);
+    ({ person, signIn } = consoleHelpers(server));
   });
   afterAll(async () => {
     await server?.close();
   });
-
-  /** A user with a password, optionally the console role and a TOTP factor (answers its secret). */
-  async function person(username: string, { role = true, factor = true } = {}) {
-    const user = await server.create('/api/users', { username, password });
-    if (role) await server.create(`/api/users/${user.id}/roles`, { roleIds: [consoleBuiltIn.roleId] });
-    const secret = factor ? ((await server.create(`/api/users/${user.id}/mfa-verifications`, { type: 'Totp' })).secret as string) : undefined;
-    return { id: user.id as string, username, secret };
-  }
-
-  /**
-   * Opens the console in a fresh browser and signs in through the pages (password, then the TOTP
-   * challenge when the user has a factor). Answers the browser and the last page with its URL.
-   */
-  async function signIn(who: { username: string; secret?: string | undefined }, { offsetMs = 0, stopAtCallback = false } = {}) {
-    const browser = new TestBrowser(server.url);
-    const callback = `${server.url}/console/callback`;
-    const stop = stopAtCallback ? callback : `${server.url}/never`;
-    const start = await browser.follow('/console/users', stop);
-    expect(start.url.pathname).toMatch(/^\/interaction\/[^/]+$/);
-    const page = start.url.pathname;
-    const signedIn = await browser.form(`${page}/sign-in`, { csrf: csrfOf(await start.response.text()), identifier: who.username, password });
-    expect(signedIn.status).toBe(303);
-    let landed = await browser.follow(signedIn.headers.get('location')!, stop);
-    if (who.secret && landed.url.pathname === `${page}/mfa`) {
-      const proved = await browser.form(`${page}/mfa/totp`, { csrf: csrfOf(await landed.response.text()), code: await totp(who.secret, offsetMs) });
-      expect(proved.status).toBe(303);
-      landed = await browser.follow(proved.headers.get('location')!, stop);
-    }
-    return { browser, ...landed };
-  }
 
   it('an administrator with a second factor signs in by the authorization code flow and sees the users; the session cookie is httpOnly and SameSite=Strict', async () => {
     const admin = await person('console_alice');

@@ -1,0 +1,37 @@
+import type { ParameterizedContext } from 'koa';
+
+import type { Admitted } from './access.js';
+import type { Answer } from './dispatch.js';
+import { messagePage } from './views.js';
+
+/** The console's gate for a route (`index.ts`): a live, admitted session, and for a form its origin and token. */
+export type Admit = (ctx: ParameterizedContext, next: () => Promise<unknown>) => Promise<unknown>;
+/** Answers a page with the console's headers. */
+export type Draw = (ctx: ParameterizedContext, body: string, status?: number) => void;
+
+/** The session and page the gate admitted the request with. */
+export const admittedOf = (ctx: ParameterizedContext) => ctx.state.console as Admitted;
+/** The form the gate read (a POST's fields). */
+export const formOf = (ctx: ParameterizedContext) => ctx.state.form as URLSearchParams;
+
+/** What the Management API said was wrong, in its own words. */
+export const messageOf = (answer: Answer) => (answer.body as { message?: string } | undefined)?.message ?? String(answer.status);
+/** The field the API's error names (`data.field`, such as `body.reason`), when it names one. */
+export const apiFieldOf = (answer: Answer) => {
+  const field = (answer.body as { data?: { field?: unknown } } | undefined)?.data?.field;
+  return typeof field === 'string' ? field : undefined;
+};
+/** The status a page answers a refused action with: the API's 404 and 409 as they are, another 4xx as 400, anything worse as 503 (the service, not the form). */
+export const refusedStatus = (answer: Answer) => (answer.status >= 500 ? 503 : [404, 409].includes(answer.status) ? answer.status : 400);
+
+/** The page that says the thing a route names does not exist, with the way back to its list. */
+export function drawNotFound(ctx: ParameterizedContext, draw: Draw, text: string, back: string) {
+  const { page } = admittedOf(ctx);
+  draw(ctx, messagePage(page, page.t.t('console.error.title'), text, { href: `${page.base}${back}`, label: page.t.t('console.back') }), 404);
+}
+
+/** Answers the POST with a redirect to a page of the console (POST, then redirect). */
+export function seeOther(ctx: ParameterizedContext, path: string) {
+  ctx.status = 303;
+  ctx.redirect(`${admittedOf(ctx).page.base}${path}`);
+}
