@@ -161,7 +161,9 @@ export function webhookRoutes(router: Router, admitted: Admit, dispatch: Dispatc
       if (!hook) return;
       const fields = formOf(ctx);
       const draft: RangeDraft = { since: fields.get('since') ?? '', until: fields.get('until') ?? '', mode: fields.get('mode') ?? 'all' };
-      const refuse = (error: RangeDraft['error'], status = 400) => showHook(ctx, hook, { [action]: { ...draft, error } }, status);
+      // An error about a field is said there; any other, at the top of the page.
+      const refuse = (error: NonNullable<RangeDraft['error']>, status = 400) =>
+        showHook(ctx, hook, { [action]: { ...draft, error }, ...(!error.field && { error: error.text }) }, status);
       const since = utcOf(draft.since);
       const until = utcOf(draft.until);
       if (since === undefined || Number.isNaN(since)) return refuse({ field: 'since', text: page.t.t('console.webhook.badTime') });
