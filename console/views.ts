@@ -113,7 +113,7 @@ body.console form.search { display: flex; flex-wrap: wrap; align-items: flex-end
 body.console form.search label { margin-top: 0; width: 100%; }
 body.console form.search input { flex: 1 1 16rem; width: auto; }
 body.console form.search button { margin-top: 0; }
-.table { overflow-x: auto; margin: 1rem 0; }
+.table { overflow-x: auto; margin: 1rem 0; position: relative; }
 table { width: 100%; border-collapse: collapse; }
 caption { text-align: left; color: var(--muted); padding: .25rem 0; }
 th, td { text-align: left; vertical-align: top; padding: .6rem .5rem; border-bottom: 1px solid var(--line); }
@@ -135,7 +135,10 @@ fieldset { border: 1px solid var(--line); border-radius: 8px; margin: 1rem 0; pa
 fieldset.family { margin: .5rem 0; }
 legend { font-weight: 600; padding: 0 .25rem; }
 label.check { display: flex; gap: .6rem; align-items: center; margin: .25rem 0; font-weight: 400; }
-label.check input { width: 1.5rem; height: 1.5rem; min-height: 0; margin: 0; flex: none; }
+label.check span { min-width: 0; overflow-wrap: anywhere; }
+label.check input { width: 1.5rem; height: 44px; margin: 0; flex: none; }
+input[type=url], input[type=datetime-local] { width: 100%; min-height: 44px; padding: .6rem .7rem; font: inherit; color: var(--text); background: var(--field);
+  border: 1px solid var(--control); border-radius: 8px; }
 pre.excerpt { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 10rem; overflow: auto; font-size: .85rem; margin: .25rem 0; padding: .5rem;
   background: var(--field); border: 1px solid var(--line); border-radius: 6px; }
 .ranges { display: grid; grid-template-columns: repeat(auto-fit, minmax(18rem, 1fr)); gap: 0 1rem; }
@@ -144,5 +147,6 @@ details summary { cursor: pointer; min-height: 24px; }
 @media (max-width: 480px) {
   body.console main { width: 100%; margin: 0; }
   dl.facts { grid-template-columns: 1fr; }
+  fieldset { padding: .5rem .6rem .75rem; }
 }
 `;

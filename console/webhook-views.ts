@@ -118,7 +118,7 @@ function eventsPicker(page: ConsolePage, events: readonly string[], chosen: stri
             ${names.map(
               (event) =>
                 html`<label class="check"
-                  ><input type="checkbox" name="events" value="${event}" ${chosen.includes(event) ? html`checked` : ''} /> ${event}</label
+                  ><input type="checkbox" name="events" value="${event}" ${chosen.includes(event) ? html`checked` : ''} /> <span>${event}</span></label
                 >`,
             )}
           </fieldset>`,

@@ -301,7 +301,7 @@ export const de: Messages = {
   'console.delivery.skipped': 'Übersprungen',
   'console.delivery.parked': 'wartet auf die vorherige zum selben Objekt',
   'console.delivery.noAttempt': 'Noch nicht versucht',
-  'console.delivery.attempts': '{count} Versuche',
+  'console.delivery.attempts': 'Versuche: {count}',
   'console.delivery.attemptsTitle': 'Versuche',
   'console.delivery.redeliver': 'Erneut senden',
   'console.delivery.filter': 'Zustellungen im Zustand',

@@ -311,7 +311,7 @@ export const en = {
   'console.delivery.skipped': 'Skipped',
   'console.delivery.parked': 'waits for the one before it about the same entity',
   'console.delivery.noAttempt': 'Not attempted yet',
-  'console.delivery.attempts': '{count} attempts',
+  'console.delivery.attempts': 'Attempts: {count}',
   'console.delivery.attemptsTitle': 'Attempts',
   'console.delivery.redeliver': 'Send again',
   'console.delivery.filter': 'Deliveries in state',

@@ -294,7 +294,7 @@ export const ja: Messages = {
   'console.delivery.skipped': 'スキップ',
   'console.delivery.parked': '同じエンティティの前の配信を待っています',
   'console.delivery.noAttempt': '未試行',
-  'console.delivery.attempts': '{count} 回の試行',
+  'console.delivery.attempts': '試行: {count} 回',
   'console.delivery.attemptsTitle': '試行',
   'console.delivery.redeliver': '再送',
   'console.delivery.filter': '状態で絞り込み',
