@@ -1,4 +1,4 @@
-import { html } from '../experience/views/markup.js';
+import { html, type Html } from '../experience/views/markup.js';
 import { consoleLayout, pager, postForm, type ConsolePage } from './views.js';
 
 /** A user as the Management API answers one (Logto's shape), as far as the pages read it. */
@@ -11,6 +11,35 @@ export interface ApiUser {
   isSuspended: boolean;
   createdAt: number;
   lastSignInAt: number | null;
+  customData?: Record<string, unknown>;
+  /** Linked accounts at other providers, by connector target: `{userId, details}`. */
+  identities?: Record<string, { userId: string }>;
+}
+
+/** A second factor as `GET /api/users/:id/mfa-verifications` answers it. */
+export interface ApiFactor {
+  id: string;
+  type: string;
+  createdAt: string | number;
+  lastUsedAt?: string | number;
+  name?: string;
+}
+
+/** A live session as `GET /api/users/:id/sessions` answers it, as far as the page reads it. */
+export interface ApiSession {
+  payload: { uid: string; loginTs?: number; amr?: string[] };
+  lastSubmission: { signInContext?: { ip?: string; userAgent?: string } } | null;
+  clientId: string | null;
+  expiresAt: number;
+  lastActiveAt?: string;
+}
+
+/** What the user's page shows beside the profile. */
+export interface UserDetail {
+  roles: Array<{ name: string }>;
+  factors: ApiFactor[];
+  sessions: ApiSession[];
+  organizations: Array<{ id: string; name: string; organizationRoles: Array<{ name: string }> }>;
 }
 
 /** How a user is called on a page: the first of name, username, email, phone, else the id. */
@@ -31,7 +60,16 @@ export function usersPage(
     from,
     previous,
     next,
-  }: { users: ApiUser[]; search: string; total: number; from: number; previous?: string | undefined; next?: string | undefined },
+    notice,
+  }: {
+    users: ApiUser[];
+    search: string;
+    total: number;
+    from: number;
+    previous?: string | undefined;
+    next?: string | undefined;
+    notice?: string | undefined;
+  },
 ): string {
   const { t, base } = page;
   const rows = users.map(
@@ -73,53 +111,143 @@ export function usersPage(
           </div>`
     }
     ${pager(page, t.t('console.users.title'), { previous, next })}`;
-  return consoleLayout({ ...page, section: 'users' }, { title: t.t('console.users.title') }, content);
+  return consoleLayout({ ...page, section: 'users' }, { title: t.t('console.users.title'), notice }, content);
 }
 
-/** One user: the profile, roles and factors, and what may be done. */
-export function userPage(
-  page: ConsolePage,
-  { user, roles, factors, notice }: { user: ApiUser; roles: Array<{ name: string }>; factors: Array<{ type: string }>; notice?: string | undefined },
-): string {
+/** A table with a caption-like heading before it, or a sentence when there is nothing to list. */
+function section(title: string, rows: Html[], head: Array<string | Html>, empty: string, after: Html | string = ''): Html {
+  return html`<h2>${title}</h2>
+    ${
+      rows.length === 0
+        ? html`<p>${empty}</p>`
+        : html`<div class="table">
+            <table>
+              <thead>
+                <tr>
+                  ${head.map((name) => html`<th scope="col">${name}</th>`)}
+                </tr>
+              </thead>
+              <tbody>
+                ${rows}
+              </tbody>
+            </table>
+          </div>`
+    }
+    ${after}`;
+}
+
+/** One user: the profile, custom data, roles, factors, identities, organizations and sessions, and what may be done to each. */
+export function userPage(page: ConsolePage, { user, detail, notice }: { user: ApiUser; detail: UserDetail; notice?: string | undefined }): string {
   const { t, base } = page;
-  const path = `/users/${encodeURIComponent(user.id)}`;
+  const path = `${base}/users/${encodeURIComponent(user.id)}`;
+  const none = t.t('console.user.none');
+  // The column of a row's action: named for screen readers, not shown.
+  const actionsColumn = html`<span class="visually-hidden">${t.t('console.actions')}</span>`;
   const fact = (label: string, value: unknown) =>
     html`<dt>${label}</dt>
       <dd>${value}</dd>`;
+  const moment = (at: string | number | undefined) => (at === undefined ? '' : when(page, new Date(at).getTime()));
+  const factors = detail.factors.map(
+    (factor) =>
+      html`<tr>
+        <td>${factor.name ? `${factor.type} (${factor.name})` : factor.type}</td>
+        <td>${moment(factor.createdAt)}</td>
+        <td>${factor.lastUsedAt === undefined ? t.t('console.user.never') : moment(factor.lastUsedAt)}</td>
+        <td><a href="${path}/factors/${encodeURIComponent(factor.id)}/remove">${t.t('console.user.factor.remove')}</a></td>
+      </tr>`,
+  );
+  const identities = Object.entries(user.identities ?? {}).map(
+    ([target, identity]) =>
+      html`<tr>
+        <td>${target}</td>
+        <td><code>${identity.userId}</code></td>
+        <td><a href="${path}/identities/${encodeURIComponent(target)}/unlink">${t.t('console.user.identity.unlink')}</a></td>
+      </tr>`,
+  );
+  const organizations = detail.organizations.map(
+    (organization) =>
+      html`<tr>
+        <td>${organization.name}</td>
+        <td>${organization.organizationRoles.map(({ name }) => name).join(t.t('list.separator')) || none}</td>
+      </tr>`,
+  );
+  const sessions = detail.sessions.map(
+    (session) =>
+      html`<tr>
+        <td>${session.payload.loginTs ? when(page, session.payload.loginTs * 1000) : ''}</td>
+        <td>${session.lastActiveAt ? when(page, Date.parse(session.lastActiveAt)) : ''}</td>
+        <td>${[session.lastSubmission?.signInContext?.ip, session.lastSubmission?.signInContext?.userAgent].filter(Boolean).join(' · ')}</td>
+        <td>${session.clientId ?? ''}</td>
+        <td><a href="${path}/sessions/${encodeURIComponent(session.payload.uid)}/end">${t.t('console.user.session.end')}</a></td>
+      </tr>`,
+  );
+  const customData = JSON.stringify(user.customData ?? {}, null, 2);
   const content = html`<dl class="facts">
       ${fact(t.t('console.user.id'), user.id)} ${fact(t.t('field.username'), user.username ?? '')} ${fact(t.t('field.email'), user.primaryEmail ?? '')}
       ${fact(t.t('field.phone'), user.primaryPhone ?? '')} ${fact(t.t('console.user.name'), user.name ?? '')}
       ${fact(t.t('console.user.status'), status(page, user))}
-      ${fact(t.t('console.user.roles'), roles.length > 0 ? roles.map(({ name }) => name).join(t.t('list.separator')) : t.t('console.user.none'))}
-      ${fact(t.t('console.user.factors'), factors.length > 0 ? [...new Set(factors.map(({ type }) => type))].join(t.t('list.separator')) : t.t('console.user.none'))}
+      ${fact(t.t('console.user.roles'), detail.roles.length > 0 ? detail.roles.map(({ name }) => name).join(t.t('list.separator')) : none)}
       ${fact(t.t('console.user.created'), when(page, user.createdAt))} ${fact(t.t('console.user.lastSignIn'), when(page, user.lastSignInAt))}
+      ${fact(t.t('console.user.customData'), customData === '{}' ? none : html`<pre class="excerpt">${customData}</pre>`)}
     </dl>
     <div class="actions">
-      <a href="${base}${path}/${user.isSuspended ? 'reactivate' : 'suspend'}" class="button"
+      <a href="${path}/${user.isSuspended ? 'reactivate' : 'suspend'}" class="button"
         >${t.t(user.isSuspended ? 'console.user.reactivate' : 'console.user.suspend')}</a
       >
-      ${user.isSuspended ? '' : html`<a href="${base}${path}/impersonate" class="button">${t.t('console.impersonate')}</a>`}
-      <a href="${base}/impersonations?${new URLSearchParams({ user: user.id }).toString()}">${t.t('console.user.impersonations')}</a>
+      ${user.isSuspended ? '' : html`<a href="${path}/impersonate" class="button">${t.t('console.impersonate')}</a>`}
+      <a href="${path}/password" class="button">${t.t('console.user.password')}</a>
+      <a href="${path}/delete" class="button">${t.t('console.user.delete')}</a>
+    </div>
+    ${section(t.t('console.user.factors'), factors, [t.t('console.application.type'), t.t('console.user.created'), t.t('console.user.lastUsed'), actionsColumn], none)}
+    ${section(t.t('console.user.identities'), identities, [t.t('console.user.identity.target'), t.t('console.user.id'), actionsColumn], none)}
+    ${section(t.t('console.user.organizations'), organizations, [t.t('console.user.name'), t.t('console.user.roles')], none)}
+    ${section(
+      t.t('console.user.sessions'),
+      sessions,
+      [
+        t.t('console.user.session.started'),
+        t.t('console.user.session.active'),
+        t.t('console.user.session.from'),
+        t.t('console.nav.applications'),
+        actionsColumn,
+      ],
+      none,
+      sessions.length > 0 ? html`<p><a class="button" href="${path}/sign-out-everywhere">${t.t('console.user.signOutEverywhere')}</a></p>` : '',
+    )}
+    <p>
+      <a href="${base}/impersonations?${new URLSearchParams({ user: user.id }).toString()}">${t.t('console.user.impersonations')}</a> ·
       <a href="${base}/users">${t.t('console.back')}</a>
-    </div>`;
+    </p>`;
   return consoleLayout({ ...page, section: 'users' }, { title: userLabel(user), notice }, content);
 }
 
-/** The confirmation a destructive action asks for on its own page (no script): what will happen, and the form that does it. */
+/**
+ * The confirmation a change to a user asks for on its own page (no script): what will happen,
+ * any field it needs, and the form that does it.
+ */
 export function confirmPage(
   page: ConsolePage,
-  { user, action, error }: { user: ApiUser; action: 'suspend' | 'reactivate'; error?: string | undefined },
+  {
+    user,
+    action,
+    title,
+    lead,
+    button,
+    fields = '',
+    error,
+  }: { user: ApiUser; action: string; title: string; lead: string; button: string; fields?: Html | string; error?: string | undefined },
 ): string {
   const { t, base } = page;
   const path = `/users/${encodeURIComponent(user.id)}`;
-  const content = html`<p>${t.t(`console.user.${action}.lead`)}</p>
+  const content = html`<p>${lead}</p>
     ${postForm(
       page,
       `${path}/${action}`,
-      html`<div class="actions">
-        <button type="submit">${t.t(`console.user.${action}`)}</button>
-        <a href="${base}${path}">${t.t('action.cancel')}</a>
-      </div>`,
+      html`${fields}
+        <div class="actions">
+          <button type="submit">${button}</button>
+          <a href="${base}${path}">${t.t('action.cancel')}</a>
+        </div>`,
     )}`;
-  return consoleLayout({ ...page, section: 'users' }, { title: t.t(`console.user.${action}.title`, { user: userLabel(user) }), error }, content);
+  return consoleLayout({ ...page, section: 'users' }, { title, error }, content);
 }

@@ -1,34 +1,38 @@
 import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
-import type { Admitted } from './access.js';
 import type { Dispatch } from './dispatch.js';
-import { confirmPage, usersPage, userPage, type ApiUser } from './user-views.js';
-import { messagePage, pageNumberOf } from './views.js';
-
-type Admit = (ctx: ParameterizedContext, next: () => Promise<unknown>) => Promise<unknown>;
-type Draw = (ctx: ParameterizedContext, body: string, status?: number) => void;
+import { admittedOf, drawNotFound, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { userActionRoutes } from './user-actions.js';
+import { confirmPage, userLabel, usersPage, userPage, type ApiUser, type UserDetail } from './user-views.js';
+import { pageNumberOf } from './views.js';
 
 const pageSize = 20;
 /** The notices a redirect after an action names, by key. */
-const notices = { suspended: 'console.user.suspend.done', reactivated: 'console.user.reactivate.done' } as const;
+const notices = {
+  suspended: 'console.user.suspend.done',
+  reactivated: 'console.user.reactivate.done',
+  password: 'console.user.password.done',
+  factor: 'console.user.factor.done',
+  unlinked: 'console.user.identity.done',
+  session: 'console.user.session.done',
+  signedOut: 'console.user.signOutEverywhere.done',
+} as const;
 
-/** The users pages: Logto's search, a user's detail, suspending and reactivating (each confirmed on its own page). */
-export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const admittedOf = (ctx: ParameterizedContext) => ctx.state.console as Admitted;
-
-  /** The user the route names, or the page that says there is none (answers undefined then). */
-  async function userOf(ctx: ParameterizedContext): Promise<ApiUser | undefined> {
+/** Answers the user the route names (the Management API's answer), or draws the page that says there is none and answers undefined. */
+export function userLoader(dispatch: Dispatch, draw: Draw) {
+  return async function userOf(ctx: ParameterizedContext): Promise<ApiUser | undefined> {
     const { session, page } = admittedOf(ctx);
     const found = await dispatch(ctx, session.userId, 'GET', `/api/users/${encodeURIComponent(ctx.params.userId!)}`);
     if (found.status === 200) return found.body as ApiUser;
-    draw(
-      ctx,
-      messagePage(page, page.t.t('console.error.title'), page.t.t('console.user.notFound'), { href: `${page.base}/users`, label: page.t.t('console.back') }),
-      404,
-    );
+    drawNotFound(ctx, draw, page.t.t('console.user.notFound'), '/users');
     return undefined;
-  }
+  };
+}
+
+/** The users pages: Logto's search, a user's detail, and what may be done to a user (each change confirmed on its own page). */
+export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
+  const userOf = userLoader(dispatch, draw);
 
   router.get('/users', admitted, async (ctx) => {
     const { session, page } = admittedOf(ctx);
@@ -50,6 +54,7 @@ export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
         from: (number - 1) * pageSize + 1,
         previous: number > 1 ? link(number - 1) : undefined,
         next: number * pageSize < total ? link(number + 1) : undefined,
+        notice: ctx.query.done === 'deleted' ? page.t.t('console.user.delete.done') : undefined,
       }),
     );
   });
@@ -58,42 +63,49 @@ export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
     const { session, page } = admittedOf(ctx);
     const user = await userOf(ctx);
     if (!user) return;
-    const [roles, factors] = await Promise.all([
-      dispatch(ctx, session.userId, 'GET', `/api/users/${encodeURIComponent(user.id)}/roles`),
-      dispatch(ctx, session.userId, 'GET', `/api/users/${encodeURIComponent(user.id)}/mfa-verifications`),
-    ]);
+    const of = (path: string) => dispatch(ctx, session.userId, 'GET', `/api/users/${encodeURIComponent(user.id)}${path}`);
+    const [roles, factors, sessions, organizations] = await Promise.all([of('/roles'), of('/mfa-verifications'), of('/sessions'), of('/organizations')]);
+    const listed = <T>(answer: typeof roles, read: (body: any) => T[]): T[] => (answer.status === 200 ? read(answer.body) : []); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const detail: UserDetail = {
+      roles: listed(roles, (body) => body),
+      factors: listed(factors, (body) => body),
+      sessions: listed(sessions, (body) => body.sessions),
+      organizations: listed(organizations, (body) => body),
+    };
     const done = typeof ctx.query.done === 'string' && Object.hasOwn(notices, ctx.query.done) ? notices[ctx.query.done as keyof typeof notices] : undefined;
-    draw(
-      ctx,
-      userPage(page, {
-        user,
-        roles: roles.status === 200 ? (roles.body as Array<{ name: string }>) : [],
-        factors: factors.status === 200 ? (factors.body as Array<{ type: string }>) : [],
-        notice: done && page.t.t(done),
-      }),
-    );
+    draw(ctx, userPage(page, { user, detail, notice: done && page.t.t(done) }));
   });
 
   for (const action of ['suspend', 'reactivate'] as const) {
+    const confirm = (ctx: ParameterizedContext, user: ApiUser, error?: string) => {
+      const { t } = admittedOf(ctx).page;
+      return confirmPage(admittedOf(ctx).page, {
+        user,
+        action,
+        title: t.t(`console.user.${action}.title`, { user: userLabel(user) }),
+        lead: t.t(`console.user.${action}.lead`),
+        button: t.t(`console.user.${action}`),
+        error,
+      });
+    };
     router.get(`/users/:userId/${action}`, admitted, async (ctx) => {
       const user = await userOf(ctx);
-      if (user) draw(ctx, confirmPage(admittedOf(ctx).page, { user, action }));
+      if (user) draw(ctx, confirm(ctx, user));
     });
     // Logto's PATCH /api/users/:userId/is-suspended, through the API's own handler.
     router.post(`/users/:userId/${action}`, admitted, async (ctx) => {
-      const { session, page } = admittedOf(ctx);
+      const { session } = admittedOf(ctx);
       const user = await userOf(ctx);
       if (!user) return;
+      // Suspending the account in use would lock its administrator out of the console that asked.
+      if (action === 'suspend' && user.id === session.userId) return draw(ctx, confirm(ctx, user, admittedOf(ctx).page.t.t('console.user.notToSelf')), 400);
       const answer = await dispatch(ctx, session.userId, 'PATCH', `/api/users/${encodeURIComponent(user.id)}/is-suspended`, {
         isSuspended: action === 'suspend',
       });
-      if (answer.status !== 200) {
-        const message = (answer.body as { message?: string } | undefined)?.message ?? String(answer.status);
-        draw(ctx, confirmPage(page, { user, action, error: message }), answer.status >= 500 ? 503 : 400);
-        return;
-      }
-      ctx.status = 303;
-      ctx.redirect(`${page.base}/users/${encodeURIComponent(user.id)}?done=${action === 'suspend' ? 'suspended' : 'reactivated'}`);
+      if (answer.status !== 200) return draw(ctx, confirm(ctx, user, messageOf(answer)), refusedStatus(answer));
+      seeOther(ctx, `/users/${encodeURIComponent(user.id)}?done=${action === 'suspend' ? 'suspended' : 'reactivated'}`);
     });
   }
+
+  userActionRoutes(router, admitted, dispatch, draw, userOf);
 }
