@@ -1,4 +1,4 @@
-import { html } from '../experience/views/markup.js';
+import { html, type Html } from '../experience/views/markup.js';
 import { consoleLayout, fieldError, invalidAttributes, postForm, type ConsolePage } from './views.js';
 
 /** An application as the Management API answers one, as far as the pages read it. */
@@ -88,7 +88,16 @@ export function applicationPage(
     application,
     secrets,
     created,
-  }: { application: ApiApplication; secrets: Array<{ name: string; createdAt: number }>; created?: { name: string; value: string } | undefined },
+    roles = '',
+    notice,
+  }: {
+    application: ApiApplication;
+    secrets: Array<{ name: string; createdAt: number }>;
+    created?: { name: string; value: string } | undefined;
+    /** A machine-to-machine application's roles section. */
+    roles?: Html | string;
+    notice?: string | undefined;
+  },
 ): string {
   const { t, base } = page;
   const path = `/applications/${encodeURIComponent(application.id)}`;
@@ -134,11 +143,13 @@ export function applicationPage(
           )
         : ''
     }
+    ${roles}
     <div class="actions">
+      <a href="${base}${path}/look" class="button">${t.t('console.look.edit')}</a>
       <a href="${base}${path}/delete" class="button secondary">${t.t('console.application.delete')}</a>
       <a href="${base}/applications">${t.t('console.back')}</a>
     </div>`;
-  return consoleLayout({ ...page, section: 'applications' }, { title: application.name }, content);
+  return consoleLayout({ ...page, section: 'applications' }, { title: application.name, notice }, content);
 }
 
 export function deleteApplicationPage(page: ConsolePage, { application, error }: { application: ApiApplication; error?: string | undefined }): string {

@@ -12,6 +12,7 @@ import {
   type ApiApplication,
   type ApplicationDraft,
 } from './application-views.js';
+import { applicationRolesSection, applicationSettingRoutes } from './application-settings.js';
 import { messagePage } from './views.js';
 
 type Admit = (ctx: ParameterizedContext, next: () => Promise<unknown>) => Promise<unknown>;
@@ -26,6 +27,9 @@ function formFieldOf(answer: Answer): string | undefined {
 }
 
 const messageOf = (answer: Answer) => (answer.body as { message?: string } | undefined)?.message ?? String(answer.status);
+
+/** The notices a redirect after a change names. */
+const notices = { role: 'console.application.roleAdded', look: 'console.look.saved' } as const;
 
 /** Applications: the list, creating one by type (its secret shown once), a new secret (shown once), deleting one (confirmed on its own page). */
 export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw, store: Pick<ConsoleStore, 'reveal' | 'takeReveal'>) {
@@ -50,10 +54,26 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
   async function showApplication(ctx: ParameterizedContext, application: ApiApplication) {
     const { token, session, page } = admittedOf(ctx);
     const created = await store.takeReveal(token, session, application.id);
-    const secrets = await dispatch(ctx, session.userId, 'GET', `/api/applications/${encodeURIComponent(application.id)}/secrets`);
+    const get = (path: string) => dispatch(ctx, session.userId, 'GET', path);
+    const secrets = await get(`/api/applications/${encodeURIComponent(application.id)}/secrets`);
+    let roles;
+    if (application.type === 'MachineToMachine') {
+      const [held, offered] = await Promise.all([
+        get(`/api/applications/${encodeURIComponent(application.id)}/roles?page=1&page_size=100`),
+        get('/api/roles?page=1&page_size=100&type=MachineToMachine'),
+      ]);
+      roles = applicationRolesSection(page, application, held.status === 200 ? held.body : [], offered.status === 200 ? offered.body : []);
+    }
+    const done = typeof ctx.query.done === 'string' && Object.hasOwn(notices, ctx.query.done) ? notices[ctx.query.done as keyof typeof notices] : undefined;
     draw(
       ctx,
-      applicationPage(page, { application, secrets: secrets.status === 200 ? (secrets.body as Array<{ name: string; createdAt: number }>) : [], created }),
+      applicationPage(page, {
+        application,
+        secrets: secrets.status === 200 ? (secrets.body as Array<{ name: string; createdAt: number }>) : [],
+        created,
+        roles,
+        notice: done && page.t.t(done),
+      }),
     );
   }
 
@@ -109,6 +129,8 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
     ctx.status = 303;
     ctx.redirect(`${page.base}/applications/${encodeURIComponent(application.id)}`);
   });
+
+  applicationSettingRoutes(router, admitted, dispatch, draw);
 
   router.get('/applications/:applicationId/delete', admitted, async (ctx) => {
     const application = await applicationOf(ctx);

@@ -22,6 +22,8 @@ import { createConsoleStore, csrfMatches, consoleLoginMs, consoleSessionMs, type
 import { applicationRoutes } from './applications.js';
 import { changeRoutes } from './changes.js';
 import { impersonationRoutes } from './impersonations.js';
+import { resourceRoutes } from './resources.js';
+import { roleRoutes } from './roles.js';
 import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
 import { consoleStylesheet, consoleStylesheetPath, messagePage, type ConsolePage } from './views.js';
@@ -215,6 +217,8 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   userRoutes(router, admitted, deps.dispatch, draw);
   applicationRoutes(router, admitted, deps.dispatch, draw, store);
   changeRoutes(router, admitted, deps.dispatch, draw);
+  resourceRoutes(router, admitted, deps.dispatch, draw);
+  roleRoutes(router, admitted, deps.dispatch, draw);
   webhookRoutes(router, admitted, deps.dispatch, draw, store);
   impersonationRoutes(router, admitted, deps.dispatch, draw, store, { db: deps.db, publicKeys: deps.publicKeys, issuer: deps.issuer });
 

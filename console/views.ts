@@ -15,7 +15,13 @@ export interface ConsolePage {
   /** The session's form token, when someone is signed in (the sign-out form and every action carry it). */
   csrf?: string | undefined;
   /** Which part of the console the page belongs to, for the navigation's `aria-current`. */
-  section?: 'users' | 'applications' | 'webhooks' | 'changes' | 'impersonations' | undefined;
+  section?: 'users' | 'applications' | 'resources' | 'roles' | 'webhooks' | 'changes' | 'impersonations' | undefined;
+}
+
+/** What the API said was wrong with a form: the field's id on the page, when it names one, and its words. */
+export interface FormError {
+  field?: string | undefined;
+  text: string;
 }
 
 export const csrfInput = (page: ConsolePage) => html`<input type="hidden" name="csrf" value="${page.csrf ?? ''}" />`;
@@ -24,6 +30,37 @@ export const csrfInput = (page: ConsolePage) => html`<input type="hidden" name="
 export const fieldError = (id: string, text: string | undefined) => (text ? html`<p class="field-error" id="${id}-error">${text}</p>` : '');
 /** The attributes of the field an error is about (with `fieldError` after it). */
 export const invalidAttributes = (id: string, text: string | undefined) => (text ? html`aria-invalid="true" aria-describedby="${id}-error"` : '');
+
+/** The error's words when it is about the field `id`. */
+export const errorAt = (error: FormError | undefined, id: string) => (error?.field === id ? error.text : undefined);
+
+/** A text field with its label, its value kept, and its error said at it. */
+export function textField(
+  id: string,
+  name: string,
+  label: string,
+  {
+    value,
+    error,
+    required = false,
+    maxLength = 256,
+    type = 'text',
+  }: { value: string; error?: FormError | undefined; required?: boolean; maxLength?: number; type?: string },
+) {
+  const text = errorAt(error, id);
+  return html`<label for="${id}">${label}</label>
+    <input
+      id="${id}"
+      name="${name}"
+      type="${type}"
+      value="${value}"
+      maxlength="${maxLength}"
+      autocomplete="off"
+      ${required ? html`required` : ''}
+      ${invalidAttributes(id, text)}
+    />
+    ${fieldError(id, text)}`;
+}
 
 /** A form that posts to `action` (under the console) with the session's token. */
 export const postForm = (page: ConsolePage, action: string, content: Html) =>
@@ -54,7 +91,8 @@ export function consoleLayout(
           ${
             page.csrf
               ? html`<nav aria-label="${t.t('console.nav')}">
-                  ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')} ${navItem('webhooks', 'console.nav.webhooks')}
+                  ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')}
+                  ${navItem('resources', 'console.nav.resources')} ${navItem('roles', 'console.nav.roles')} ${navItem('webhooks', 'console.nav.webhooks')}
                   ${navItem('changes', 'console.nav.changes')} ${navItem('impersonations', 'console.nav.impersonations')}
                 </nav>`
               : ''
@@ -68,6 +106,27 @@ export function consoleLayout(
       </body>
     </html>`.markup
   }`;
+}
+
+/**
+ * A table of rows under their column names, or a sentence when there are none. An empty column
+ * name is the rows' actions: named for screen readers only.
+ */
+export function dataTable(page: ConsolePage, head: string[], rows: Html[], empty: string): Html | string {
+  if (rows.length === 0) return html`<p>${empty}</p>`;
+  const column = (name: string) => html`<th scope="col">${name === '' ? html`<span class="visually-hidden">${page.t.t('console.actions')}</span>` : name}</th>`;
+  return html`<div class="table">
+    <table>
+      <thead>
+        <tr>
+          ${head.map(column)}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 /** The links to a list's neighbouring pages, when it has any. */

@@ -1,5 +1,5 @@
 import { html, type Html } from '../experience/views/markup.js';
-import { consoleLayout, fieldError, invalidAttributes, pager, postForm, type ConsolePage } from './views.js';
+import { consoleLayout, fieldError, invalidAttributes, pager, postForm, type ConsolePage, type FormError } from './views.js';
 
 /** A hook as the Management API answers one (Logto's shape, with ours), as far as the pages read it. */
 export interface ApiHook {
@@ -26,12 +26,6 @@ export interface ApiDelivery {
   lastError: string | null;
   attempts: Array<{ id: string; startedAt: number; durationMs: number; ok: boolean; statusCode: number | null; response: string | null; error: string | null }>;
   createdAt: number;
-}
-
-/** What a form held, and what the API said was wrong with it (the field's id and the text). */
-export interface FormError {
-  field?: string | undefined;
-  text: string;
 }
 
 export interface WebhookDraft {
