@@ -22,6 +22,7 @@ import { createConsoleStore, csrfMatches, consoleLoginMs, consoleSessionMs, type
 import { applicationRoutes } from './applications.js';
 import { changeRoutes } from './changes.js';
 import { impersonationRoutes } from './impersonations.js';
+import { organizationRoutes } from './organizations.js';
 import { resourceRoutes } from './resources.js';
 import { roleRoutes } from './roles.js';
 import { userRoutes } from './users.js';
@@ -219,6 +220,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   changeRoutes(router, admitted, deps.dispatch, draw);
   resourceRoutes(router, admitted, deps.dispatch, draw);
   roleRoutes(router, admitted, deps.dispatch, draw);
+  organizationRoutes(router, admitted, deps.dispatch, draw);
   webhookRoutes(router, admitted, deps.dispatch, draw, store);
   impersonationRoutes(router, admitted, deps.dispatch, draw, store, { db: deps.db, publicKeys: deps.publicKeys, issuer: deps.issuer });
 

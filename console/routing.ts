@@ -21,8 +21,11 @@ export const apiFieldOf = (answer: Answer) => {
   const field = (answer.body as { data?: { field?: unknown } } | undefined)?.data?.field;
   return typeof field === 'string' ? field : undefined;
 };
-/** The status a page answers a refused action with: the API's 404 and 409 as they are, another 4xx as 400, anything worse as 503 (the service, not the form). */
-export const refusedStatus = (answer: Answer) => (answer.status >= 500 ? 503 : [404, 409].includes(answer.status) ? answer.status : 400);
+/**
+ * The status a page answers a refused action with: the API's 404, 409 and 501 (nothing set up to do
+ * it, such as no email connector) as they are, another 4xx as 400, anything worse as 503.
+ */
+export const refusedStatus = (answer: Answer) => ([404, 409, 501].includes(answer.status) ? answer.status : answer.status >= 500 ? 503 : 400);
 
 /** The page that says the thing a route names does not exist, with the way back to its list. */
 export function drawNotFound(ctx: ParameterizedContext, draw: Draw, text: string, back: string) {

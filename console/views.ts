@@ -15,7 +15,7 @@ export interface ConsolePage {
   /** The session's form token, when someone is signed in (the sign-out form and every action carry it). */
   csrf?: string | undefined;
   /** Which part of the console the page belongs to, for the navigation's `aria-current`. */
-  section?: 'users' | 'applications' | 'resources' | 'roles' | 'webhooks' | 'changes' | 'impersonations' | undefined;
+  section?: 'users' | 'applications' | 'resources' | 'roles' | 'organizations' | 'webhooks' | 'changes' | 'impersonations' | undefined;
 }
 
 /** What the API said was wrong with a form: the field's id on the page, when it names one, and its words. */
@@ -92,7 +92,8 @@ export function consoleLayout(
             page.csrf
               ? html`<nav aria-label="${t.t('console.nav')}">
                   ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')}
-                  ${navItem('resources', 'console.nav.resources')} ${navItem('roles', 'console.nav.roles')} ${navItem('webhooks', 'console.nav.webhooks')}
+                  ${navItem('resources', 'console.nav.resources')} ${navItem('roles', 'console.nav.roles')}
+                  ${navItem('organizations', 'console.nav.organizations')} ${navItem('webhooks', 'console.nav.webhooks')}
                   ${navItem('changes', 'console.nav.changes')} ${navItem('impersonations', 'console.nav.impersonations')}
                 </nav>`
               : ''
