@@ -24,6 +24,7 @@ import { changeRoutes } from './changes.js';
 import { impersonationRoutes } from './impersonations.js';
 import { organizationRoutes } from './organizations.js';
 import { resourceRoutes } from './resources.js';
+import { signInSettingsRoutes } from './sign-in-settings.js';
 import { roleRoutes } from './roles.js';
 import { userRoutes } from './users.js';
 import { webhookRoutes } from './webhooks.js';
@@ -79,7 +80,16 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   const headers = (ctx: ParameterizedContext) => {
     ctx.set(
       'Content-Security-Policy',
-      ["default-src 'none'", "style-src 'self'", "img-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; '),
+      [
+        "default-src 'none'",
+        "style-src 'self'",
+        "img-src 'self'",
+        // The sign-in settings' page holds the preview of the sign-in page, a console route of its own.
+        ...(ctx.state.holdsPreview === true ? ["frame-src 'self'"] : []),
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+        "base-uri 'none'",
+      ].join('; '),
     );
     ctx.set('X-Frame-Options', 'DENY');
     ctx.set('X-Content-Type-Options', 'nosniff');
@@ -221,6 +231,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   resourceRoutes(router, admitted, deps.dispatch, draw);
   roleRoutes(router, admitted, deps.dispatch, draw);
   organizationRoutes(router, admitted, deps.dispatch, draw);
+  signInSettingsRoutes(router, admitted, deps.dispatch, draw, { branding, catalogs });
   webhookRoutes(router, admitted, deps.dispatch, draw, store);
   impersonationRoutes(router, admitted, deps.dispatch, draw, store, { db: deps.db, publicKeys: deps.publicKeys, issuer: deps.issuer });
 

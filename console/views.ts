@@ -15,7 +15,7 @@ export interface ConsolePage {
   /** The session's form token, when someone is signed in (the sign-out form and every action carry it). */
   csrf?: string | undefined;
   /** Which part of the console the page belongs to, for the navigation's `aria-current`. */
-  section?: 'users' | 'applications' | 'resources' | 'roles' | 'organizations' | 'webhooks' | 'changes' | 'impersonations' | undefined;
+  section?: 'users' | 'applications' | 'resources' | 'roles' | 'organizations' | 'sign-in-settings' | 'webhooks' | 'changes' | 'impersonations' | undefined;
 }
 
 /** What the API said was wrong with a form: the field's id on the page, when it names one, and its words. */
@@ -93,8 +93,9 @@ export function consoleLayout(
               ? html`<nav aria-label="${t.t('console.nav')}">
                   ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')}
                   ${navItem('resources', 'console.nav.resources')} ${navItem('roles', 'console.nav.roles')}
-                  ${navItem('organizations', 'console.nav.organizations')} ${navItem('webhooks', 'console.nav.webhooks')}
-                  ${navItem('changes', 'console.nav.changes')} ${navItem('impersonations', 'console.nav.impersonations')}
+                  ${navItem('organizations', 'console.nav.organizations')} ${navItem('sign-in-settings', 'console.nav.settings')}
+                  ${navItem('webhooks', 'console.nav.webhooks')} ${navItem('changes', 'console.nav.changes')}
+                  ${navItem('impersonations', 'console.nav.impersonations')}
                 </nav>`
               : ''
           }
@@ -204,6 +205,8 @@ pre.excerpt { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 10rem;
 .ranges { display: grid; grid-template-columns: repeat(auto-fit, minmax(18rem, 1fr)); gap: 0 1rem; }
 .ranges button { margin-top: 1rem; }
 details summary { cursor: pointer; min-height: 24px; }
+.settings { display: grid; grid-template-columns: repeat(auto-fit, minmax(20rem, 1fr)); gap: 1.5rem; align-items: start; }
+iframe.preview { width: 100%; height: 44rem; border: 1px solid var(--line); border-radius: 8px; background: var(--card); }
 @media (max-width: 480px) {
   body.console main { width: 100%; margin: 0; }
   dl.facts { grid-template-columns: 1fr; }
