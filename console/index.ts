@@ -21,6 +21,7 @@ import type { Dispatch } from './dispatch.js';
 import { createConsoleStore, csrfMatches, consoleLoginMs, consoleSessionMs, type ConsoleSession } from './store.js';
 import { applicationRoutes } from './applications.js';
 import { changeRoutes } from './changes.js';
+import { connectorRoutes } from './connectors.js';
 import { impersonationRoutes } from './impersonations.js';
 import { organizationRoutes } from './organizations.js';
 import { resourceRoutes } from './resources.js';
@@ -232,6 +233,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   roleRoutes(router, admitted, deps.dispatch, draw);
   organizationRoutes(router, admitted, deps.dispatch, draw);
   signInSettingsRoutes(router, admitted, deps.dispatch, draw, { branding, catalogs });
+  connectorRoutes(router, admitted, deps.dispatch, draw);
   webhookRoutes(router, admitted, deps.dispatch, draw, store);
   impersonationRoutes(router, admitted, deps.dispatch, draw, store, { db: deps.db, publicKeys: deps.publicKeys, issuer: deps.issuer });
 

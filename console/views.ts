@@ -15,7 +15,18 @@ export interface ConsolePage {
   /** The session's form token, when someone is signed in (the sign-out form and every action carry it). */
   csrf?: string | undefined;
   /** Which part of the console the page belongs to, for the navigation's `aria-current`. */
-  section?: 'users' | 'applications' | 'resources' | 'roles' | 'organizations' | 'sign-in-settings' | 'webhooks' | 'changes' | 'impersonations' | undefined;
+  section?:
+    | 'users'
+    | 'applications'
+    | 'resources'
+    | 'roles'
+    | 'organizations'
+    | 'sign-in-settings'
+    | 'connectors'
+    | 'webhooks'
+    | 'changes'
+    | 'impersonations'
+    | undefined;
 }
 
 /** What the API said was wrong with a form: the field's id on the page, when it names one, and its words. */
@@ -94,7 +105,7 @@ export function consoleLayout(
                   ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')}
                   ${navItem('resources', 'console.nav.resources')} ${navItem('roles', 'console.nav.roles')}
                   ${navItem('organizations', 'console.nav.organizations')} ${navItem('sign-in-settings', 'console.nav.settings')}
-                  ${navItem('webhooks', 'console.nav.webhooks')} ${navItem('changes', 'console.nav.changes')}
+                  ${navItem('connectors', 'console.nav.connectors')} ${navItem('webhooks', 'console.nav.webhooks')} ${navItem('changes', 'console.nav.changes')}
                   ${navItem('impersonations', 'console.nav.impersonations')}
                 </nav>`
               : ''
