@@ -189,7 +189,10 @@ export function auditPage(
   { user, records, previous, next }: { user?: string | undefined; records: AuditEntry[]; previous?: string | undefined; next?: string | undefined },
 ): string {
   const { t, base } = page;
-  const content = html`<p>${t.t('console.audit.lead')} <a href="${base}/impersonations/verify">${t.t('console.audit.verify')}</a></p>
+  const content = html`<p>
+      ${t.t('console.audit.lead')} <a href="${base}/impersonations/verify">${t.t('console.audit.verify')}</a> ·
+      <a href="${base}/impersonation-policy">${t.t('console.policy.title')}</a>
+    </p>
     ${user ? html`<p>${t.t('console.audit.ofUser', { user })} <a href="${base}/impersonations">${t.t('console.audit.all')}</a></p>` : ''}
     ${auditTable(page, records, { linkImpersonations: true })} ${pager(page, t.t('console.audit.title'), { previous, next })}`;
   return consoleLayout({ ...page, section: 'impersonations' }, { title: t.t('console.audit.title') }, content);

@@ -23,6 +23,9 @@ import { applicationRoutes } from './applications.js';
 import { changeRoutes } from './changes.js';
 import { connectorRoutes } from './connectors.js';
 import { impersonationRoutes } from './impersonations.js';
+import { impersonationPolicyRoutes } from './impersonation-policy.js';
+import { jwtCustomizerRoutes } from './jwt-customizers.js';
+import { keyRoutes } from './keys.js';
 import { organizationRoutes } from './organizations.js';
 import { resourceRoutes } from './resources.js';
 import { signInSettingsRoutes } from './sign-in-settings.js';
@@ -234,6 +237,9 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   organizationRoutes(router, admitted, deps.dispatch, draw);
   signInSettingsRoutes(router, admitted, deps.dispatch, draw, { branding, catalogs });
   connectorRoutes(router, admitted, deps.dispatch, draw);
+  keyRoutes(router, admitted, deps.dispatch, draw);
+  impersonationPolicyRoutes(router, admitted, deps.dispatch, draw);
+  jwtCustomizerRoutes(router, admitted, deps.dispatch, draw);
   webhookRoutes(router, admitted, deps.dispatch, draw, store);
   impersonationRoutes(router, admitted, deps.dispatch, draw, store, { db: deps.db, publicKeys: deps.publicKeys, issuer: deps.issuer });
 

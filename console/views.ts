@@ -6,6 +6,37 @@ import { stylesheetHref } from '../experience/views/stylesheet.js';
 /** The console's own stylesheet's path under its base: the layout over the sign-in pages' palette and controls. */
 export const consoleStylesheetPath = '/assets/console.css';
 
+/** The parts of the console, in the navigation's order: each is also its path under the console. */
+export const consoleSections = [
+  'users',
+  'applications',
+  'resources',
+  'roles',
+  'organizations',
+  'sign-in-settings',
+  'connectors',
+  'webhooks',
+  'keys',
+  'jwt-customizers',
+  'changes',
+  'impersonations',
+] as const;
+export type ConsoleSection = (typeof consoleSections)[number];
+const navLabels: Record<ConsoleSection, MessageKey> = {
+  users: 'console.nav.users',
+  applications: 'console.nav.applications',
+  resources: 'console.nav.resources',
+  roles: 'console.nav.roles',
+  organizations: 'console.nav.organizations',
+  'sign-in-settings': 'console.nav.settings',
+  connectors: 'console.nav.connectors',
+  webhooks: 'console.nav.webhooks',
+  keys: 'console.nav.keys',
+  'jwt-customizers': 'console.nav.claims',
+  changes: 'console.nav.changes',
+  impersonations: 'console.nav.impersonations',
+};
+
 /** What every console page is drawn with. */
 export interface ConsolePage {
   t: Translator;
@@ -15,18 +46,7 @@ export interface ConsolePage {
   /** The session's form token, when someone is signed in (the sign-out form and every action carry it). */
   csrf?: string | undefined;
   /** Which part of the console the page belongs to, for the navigation's `aria-current`. */
-  section?:
-    | 'users'
-    | 'applications'
-    | 'resources'
-    | 'roles'
-    | 'organizations'
-    | 'sign-in-settings'
-    | 'connectors'
-    | 'webhooks'
-    | 'changes'
-    | 'impersonations'
-    | undefined;
+  section?: ConsoleSection | undefined;
 }
 
 /** What the API said was wrong with a form: the field's id on the page, when it names one, and its words. */
@@ -99,17 +119,7 @@ export function consoleLayout(
       <body class="console">
         <header class="bar">
           <p class="product">${branding.productName} · ${t.t('console.title')}</p>
-          ${
-            page.csrf
-              ? html`<nav aria-label="${t.t('console.nav')}">
-                  ${navItem('users', 'console.nav.users')} ${navItem('applications', 'console.nav.applications')}
-                  ${navItem('resources', 'console.nav.resources')} ${navItem('roles', 'console.nav.roles')}
-                  ${navItem('organizations', 'console.nav.organizations')} ${navItem('sign-in-settings', 'console.nav.settings')}
-                  ${navItem('connectors', 'console.nav.connectors')} ${navItem('webhooks', 'console.nav.webhooks')} ${navItem('changes', 'console.nav.changes')}
-                  ${navItem('impersonations', 'console.nav.impersonations')}
-                </nav>`
-              : ''
-          }
+          ${page.csrf ? html`<nav aria-label="${t.t('console.nav')}">${consoleSections.map((section) => navItem(section, navLabels[section]))}</nav>` : ''}
           ${page.csrf ? postForm(page, '/sign-out', html`<button type="submit" class="link">${t.t('console.signOut')}</button>`) : ''}
         </header>
         <main>
