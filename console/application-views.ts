@@ -18,6 +18,8 @@ export interface ApplicationDraft {
   name: string;
   type: string;
   redirectUris: string;
+  /** When editing: where a sign-out may return to, one per line. */
+  postLogoutRedirectUris?: string;
   error?: { field?: string | undefined; text: string } | undefined;
 }
 
@@ -53,6 +55,43 @@ export function applicationsPage(page: ConsolePage, { applications }: { applicat
       </table>
     </div>`;
   return consoleLayout({ ...page, section: 'applications' }, { title: t.t('console.applications.title') }, content);
+}
+
+/** The edit form: the name, and for those a person signs in to, the redirect URIs and the sign-out ones. */
+export function editApplicationPage(page: ConsolePage, application: ApiApplication, draft: ApplicationDraft): string {
+  const { t, base } = page;
+  const path = `/applications/${encodeURIComponent(application.id)}`;
+  const signsIn = application.type !== 'MachineToMachine';
+  const content = postForm(
+    page,
+    `${path}/edit`,
+    html`<label for="name">${t.t('console.user.name')}</label>
+      <input id="name" name="name" type="text" autocomplete="off" required maxlength="256" value="${draft.name}" ${invalid(draft, 'name')} />
+      ${errorAt(draft, 'name')}
+      ${
+        signsIn
+          ? html`<label for="redirectUris">${t.t('console.application.redirectUris')} <span class="hint">${t.t('console.application.onePerLine')}</span></label>
+              <textarea id="redirectUris" name="redirectUris" rows="3" ${invalid(draft, 'redirectUris')}>${draft.redirectUris}</textarea>
+              ${errorAt(draft, 'redirectUris')}
+              <label for="postLogoutRedirectUris"
+                >${t.t('console.application.postLogoutRedirectUris')} <span class="hint">${t.t('console.application.onePerLine')}</span></label
+              >
+              <textarea id="postLogoutRedirectUris" name="postLogoutRedirectUris" rows="3" ${invalid(draft, 'postLogoutRedirectUris')}>
+${draft.postLogoutRedirectUris ?? ''}</textarea>
+              ${errorAt(draft, 'postLogoutRedirectUris')}`
+          : ''
+      }
+      <div class="actions">
+        <button type="submit">${t.t('console.look.save')}</button>
+        <a href="${base}${path}">${t.t('action.cancel')}</a>
+      </div>`,
+  );
+  const general = draft.error && !draft.error.field ? draft.error.text : undefined;
+  return consoleLayout(
+    { ...page, section: 'applications' },
+    { title: t.t('console.application.edit.title', { application: application.name }), error: general },
+    content,
+  );
 }
 
 /** The create form: a name, a type, and (for those a person signs in to) redirect URIs, one per line. */
@@ -145,6 +184,7 @@ export function applicationPage(
     }
     ${roles}
     <div class="actions">
+      <a href="${base}${path}/edit" class="button">${t.t('console.application.edit')}</a>
       <a href="${base}${path}/look" class="button">${t.t('console.look.edit')}</a>
       <a href="${base}${path}/delete" class="button secondary">${t.t('console.application.delete')}</a>
       <a href="${base}/applications">${t.t('console.back')}</a>

@@ -1,53 +1,46 @@
 import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
-import type { Admitted } from './access.js';
 import type { Answer, Dispatch } from './dispatch.js';
 import type { ConsoleStore } from './store.js';
 import {
   applicationPage,
   applicationsPage,
   deleteApplicationPage,
+  editApplicationPage,
   newApplicationPage,
   type ApiApplication,
   type ApplicationDraft,
 } from './application-views.js';
 import { applicationRolesSection, applicationSettingRoutes } from './application-settings.js';
-import { messagePage } from './views.js';
-
-type Admit = (ctx: ParameterizedContext, next: () => Promise<unknown>) => Promise<unknown>;
-type Draw = (ctx: ParameterizedContext, body: string, status?: number) => void;
+import { admittedOf, apiFieldOf, drawNotFound, formOf as form, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
 
 /** The form's field a Management API error names (`data.field`: `body.name`, `body.oidcClientMetadata.redirectUris.0`). */
-function formFieldOf(answer: Answer): string | undefined {
-  const field = (answer.body as { data?: { field?: unknown } } | undefined)?.data?.field;
-  if (typeof field !== 'string') return undefined;
+export function formFieldOf(answer: Answer): string | undefined {
+  const field = apiFieldOf(answer);
+  if (field === undefined) return undefined;
   if (field.startsWith('body.oidcClientMetadata.redirectUris')) return 'redirectUris';
+  if (field.startsWith('body.oidcClientMetadata.postLogoutRedirectUris')) return 'postLogoutRedirectUris';
   return ({ 'body.name': 'name', 'body.type': 'type' } as Record<string, string>)[field];
 }
 
-const messageOf = (answer: Answer) => (answer.body as { message?: string } | undefined)?.message ?? String(answer.status);
+/** A text area's lines, trimmed, the empty ones left out. */
+export const linesOf = (text: string) =>
+  text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean);
 
 /** The notices a redirect after a change names. */
-const notices = { role: 'console.application.roleAdded', look: 'console.look.saved' } as const;
+const notices = { role: 'console.application.roleAdded', look: 'console.look.saved', edited: 'console.application.saved' } as const;
 
 /** Applications: the list, creating one by type (its secret shown once), a new secret (shown once), deleting one (confirmed on its own page). */
 export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw, store: Pick<ConsoleStore, 'reveal' | 'takeReveal'>) {
-  const admittedOf = (ctx: ParameterizedContext) => ctx.state.console as Admitted;
-  const form = (ctx: ParameterizedContext) => ctx.state.form as URLSearchParams;
-
   async function applicationOf(ctx: ParameterizedContext): Promise<ApiApplication | undefined> {
     const { session, page } = admittedOf(ctx);
     const found = await dispatch(ctx, session.userId, 'GET', `/api/applications/${encodeURIComponent(ctx.params.applicationId!)}`);
     if (found.status === 200) return found.body as ApiApplication;
-    draw(
-      ctx,
-      messagePage(page, page.t.t('console.error.title'), page.t.t('console.application.notFound'), {
-        href: `${page.base}/applications`,
-        label: page.t.t('console.back'),
-      }),
-      404,
-    );
+    drawNotFound(ctx, draw, page.t.t('console.application.notFound'), '/applications');
     return undefined;
   }
 
@@ -93,10 +86,7 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
     const { session, page } = admittedOf(ctx);
     const fields = form(ctx);
     const draft: ApplicationDraft = { name: fields.get('name') ?? '', type: fields.get('type') ?? '', redirectUris: fields.get('redirectUris') ?? '' };
-    const redirectUris = draft.redirectUris
-      .split(/\r?\n/)
-      .map((line) => line.trim())
-      .filter(Boolean);
+    const redirectUris = linesOf(draft.redirectUris);
     const answer = await dispatch(ctx, session.userId, 'POST', '/api/applications', {
       name: draft.name,
       type: draft.type,
@@ -131,6 +121,46 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
   });
 
   applicationSettingRoutes(router, admitted, dispatch, draw);
+
+  router.get('/applications/:applicationId/edit', admitted, async (ctx) => {
+    const application = await applicationOf(ctx);
+    if (!application) return;
+    const { redirectUris, postLogoutRedirectUris } = application.oidcClientMetadata;
+    draw(
+      ctx,
+      editApplicationPage(admittedOf(ctx).page, application, {
+        name: application.name,
+        type: application.type,
+        redirectUris: redirectUris.join('\n'),
+        postLogoutRedirectUris: postLogoutRedirectUris.join('\n'),
+      }),
+    );
+  });
+
+  // Logto's PATCH /api/applications/:id: the name, and the URIs of an application a person signs in to.
+  router.post('/applications/:applicationId/edit', admitted, async (ctx) => {
+    const { session, page } = admittedOf(ctx);
+    const application = await applicationOf(ctx);
+    if (!application) return;
+    const fields = form(ctx);
+    const draft: ApplicationDraft = {
+      name: (fields.get('name') ?? '').trim(),
+      type: application.type,
+      redirectUris: fields.get('redirectUris') ?? '',
+      postLogoutRedirectUris: fields.get('postLogoutRedirectUris') ?? '',
+    };
+    const answer = await dispatch(ctx, session.userId, 'PATCH', `/api/applications/${encodeURIComponent(application.id)}`, {
+      name: draft.name,
+      ...(application.type !== 'MachineToMachine' && {
+        oidcClientMetadata: { redirectUris: linesOf(draft.redirectUris), postLogoutRedirectUris: linesOf(draft.postLogoutRedirectUris ?? '') },
+      }),
+    });
+    if (answer.status !== 200) {
+      draw(ctx, editApplicationPage(page, application, { ...draft, error: { field: formFieldOf(answer), text: messageOf(answer) } }), refusedStatus(answer));
+      return;
+    }
+    seeOther(ctx, `/applications/${encodeURIComponent(application.id)}?done=edited`);
+  });
 
   router.get('/applications/:applicationId/delete', admitted, async (ctx) => {
     const application = await applicationOf(ctx);

@@ -229,7 +229,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   router.get('/', admitted, (ctx) => {
     ctx.redirect(`${base}/users`);
   });
-  userRoutes(router, admitted, deps.dispatch, draw);
+  userRoutes(router, admitted, deps.dispatch, draw, store);
   applicationRoutes(router, admitted, deps.dispatch, draw, store);
   changeRoutes(router, admitted, deps.dispatch, draw);
   resourceRoutes(router, admitted, deps.dispatch, draw);

@@ -77,12 +77,15 @@ export interface OrganizationDetail {
   members: ApiMember[];
   roles: ApiOrganizationRole[];
   invitations: ApiInvitation[];
+  /** Just-in-time membership: people with an address at these domains join at sign-up or sign-in, with these roles. */
+  jitDomains: string[];
+  jitRoles: Array<{ id: string; name: string }>;
 }
 
 /** One organization: its members with their roles there (each given or taken away), adding a member, invitations, deleting it. */
 export function organizationPage(
   page: ConsolePage,
-  { organization, members, roles, invitations }: OrganizationDetail,
+  { organization, members, roles, invitations, jitDomains, jitRoles }: OrganizationDetail,
   { notice, error }: { notice?: string | undefined; error?: FormError | undefined } = {},
 ): string {
   const { t, base } = page;
@@ -174,11 +177,59 @@ export function organizationPage(
         <button type="submit">${t.t('console.organization.invite')}</button>
       </fieldset>`,
     )}
+    <h2>${t.t('console.organization.jit')}</h2>
+    <p>${t.t('console.organization.jitLead')}</p>
+    ${dataTable(
+      page,
+      [t.t('console.organization.domain'), ''],
+      jitDomains.map(
+        (domain) =>
+          html`<tr>
+            <td><code>${domain}</code></td>
+            <td><a href="${base}${path}/jit/domains/${encodeURIComponent(domain)}/remove">${t.t('console.remove')}</a></td>
+          </tr>`,
+      ),
+      t.t('console.organization.noDomains'),
+    )}
+    ${postForm(
+      page,
+      `${path}/jit/domains`,
+      html`<fieldset>
+        <legend>${t.t('console.organization.addDomain')}</legend>
+        ${textField('emailDomain', 'emailDomain', t.t('console.organization.domain'), { value: '', error, required: true, maxLength: 256 })}
+        <button type="submit">${t.t('console.organization.addDomain')}</button>
+      </fieldset>`,
+    )}
+    ${dataTable(
+      page,
+      [t.t('console.organization.jitRoles'), ''],
+      jitRoles.map(
+        (role) =>
+          html`<tr>
+            <td>${role.name}</td>
+            <td><a href="${base}${path}/jit/roles/${encodeURIComponent(role.id)}/remove">${t.t('console.remove')}</a></td>
+          </tr>`,
+      ),
+      t.t('console.organization.noJitRoles'),
+    )}
+    ${
+      userRoles.some(({ id }) => !jitRoles.some((held) => held.id === id))
+        ? postForm(
+            page,
+            `${path}/jit/roles`,
+            html`<label for="jitRole">${t.t('console.organization.addJitRole')}</label>
+              <select id="jitRole" name="organizationRoleId">
+                ${roleOptions(new Set(jitRoles.map(({ id }) => id)))}
+              </select>
+              <button type="submit">${t.t('console.organization.addJitRole')}</button>`,
+          )
+        : ''
+    }
     <div class="actions">
       <a class="button" href="${base}${path}/delete">${t.t('console.organization.delete')}</a>
       <a href="${base}/organizations">${t.t('console.back')}</a>
     </div>`;
-  const general = error && !['userId', 'invitee'].includes(error.field ?? '') ? error.text : undefined;
+  const general = error && !['userId', 'invitee', 'emailDomain'].includes(error.field ?? '') ? error.text : undefined;
   return consoleLayout({ ...page, section: 'organizations' }, { title: organization.name, notice, error: general }, content);
 }
 

@@ -25,6 +25,7 @@ const notices = {
   role: 'console.organization.roleGiven',
   invited: 'console.organization.invited',
   template: 'console.template.saved',
+  jit: 'console.organization.jitSaved',
 } as const;
 const noticeOf = (ctx: ParameterizedContext) =>
   typeof ctx.query.done === 'string' && Object.hasOwn(notices, ctx.query.done) ? notices[ctx.query.done as keyof typeof notices] : undefined;
@@ -50,12 +51,14 @@ export function organizationRoutes(router: Router, admitted: Admit, dispatch: Di
     return undefined;
   }
   async function detailOf(ctx: ParameterizedContext, organization: ApiOrganization): Promise<OrganizationDetail> {
-    const [members, roles, invitations] = await Promise.all([
+    const [members, roles, invitations, domains, jitRoles] = await Promise.all([
       read<ApiMember[]>(ctx, `/api${at(organization)}/users?page=1&page_size=100`),
       read<ApiOrganizationRole[]>(ctx, '/api/organization-roles?page=1&page_size=100'),
       read<ApiInvitation[]>(ctx, `/api/organization-invitations?organizationId=${encodeURIComponent(organization.id)}`),
+      read<Array<{ emailDomain: string }>>(ctx, `/api${at(organization)}/jit/email-domains`),
+      read<Array<{ id: string; name: string }>>(ctx, `/api${at(organization)}/jit/roles`),
     ]);
-    return { organization, members, roles, invitations };
+    return { organization, members, roles, invitations, jitDomains: domains.map(({ emailDomain }) => emailDomain), jitRoles };
   }
   /** The organization's page again with the API's refusal (at the form's field), and its status. */
   async function refused(ctx: ParameterizedContext, organization: ApiOrganization, answer: Answer, field: string) {
@@ -127,6 +130,42 @@ export function organizationRoutes(router: Router, admitted: Admit, dispatch: Di
     if (answer.status >= 300) return refused(ctx, organization, answer, apiFieldOf(answer) === 'body.invitee' ? 'invitee' : '');
     seeOther(ctx, `${at(organization)}?done=invited`);
   });
+
+  // Just-in-time membership: an email domain, and a role members who join that way get.
+  router.post('/organizations/:organizationId/jit/domains', admitted, async (ctx) => {
+    const organization = await organizationOf(ctx);
+    if (!organization) return;
+    const answer = await api(ctx, 'POST', `/api${at(organization)}/jit/email-domains`, { emailDomain: (formOf(ctx).get('emailDomain') ?? '').trim() });
+    if (answer.status >= 300) return refused(ctx, organization, answer, 'emailDomain');
+    seeOther(ctx, `${at(organization)}?done=jit`);
+  });
+  router.post('/organizations/:organizationId/jit/roles', admitted, async (ctx) => {
+    const organization = await organizationOf(ctx);
+    if (!organization) return;
+    const answer = await api(ctx, 'POST', `/api${at(organization)}/jit/roles`, { organizationRoleIds: [(formOf(ctx).get('organizationRoleId') ?? '').trim()] });
+    if (answer.status >= 300) return refused(ctx, organization, answer, '');
+    seeOther(ctx, `${at(organization)}?done=jit`);
+  });
+  for (const [kind, apiPath] of [
+    ['domains', 'email-domains'],
+    ['roles', 'roles'],
+  ] as const) {
+    confirmedRoute(router, admitted, draw, `/organizations/:organizationId/jit/${kind}/:target/remove`, {
+      load: organizationOf,
+      describe: (ctx, organization) => {
+        const { t } = admittedOf(ctx).page;
+        return {
+          section: 'organizations',
+          title: t.t('console.organization.jitRemove.title', { target: ctx.params.target!, organization: organization.name }),
+          lead: t.t('console.organization.jitRemove.lead'),
+          button: t.t('console.remove'),
+          back: at(organization),
+        };
+      },
+      call: (ctx, organization) => api(ctx, 'DELETE', `/api${at(organization)}/jit/${apiPath}/${encodeURIComponent(ctx.params.target!)}`),
+      done: (_ctx, organization) => at(organization),
+    });
+  }
 
   const confirmText = (ctx: ParameterizedContext, key: 'member' | 'role' | 'invitation' | 'delete', values: Record<string, string>) => {
     const { t } = admittedOf(ctx).page;

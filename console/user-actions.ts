@@ -3,7 +3,10 @@ import type { ParameterizedContext } from 'koa';
 
 import { html } from '../experience/views/markup.js';
 import type { MessageKey } from '../i18n/index.js';
+import { randomBytes } from 'node:crypto';
+
 import type { Answer, Dispatch } from './dispatch.js';
+import type { ConsoleStore } from './store.js';
 import { admittedOf, apiFieldOf, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
 import { confirmPage, userLabel, type ApiUser } from './user-views.js';
 import { fieldError, invalidAttributes } from './views.js';
@@ -33,7 +36,7 @@ interface UserAction {
  * every one (sign out everywhere), set a password, delete the user. Each is confirmed on its own
  * page and made through the Management API's handler, so it is recorded as the administrator's.
  */
-export function userActionRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw, userOf: UserOf) {
+export function userActionRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw, userOf: UserOf, store: Pick<ConsoleStore, 'reveal'>) {
   const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
   const param = (ctx: ParameterizedContext, name: string) => encodeURIComponent(ctx.params[name]!);
 
@@ -81,10 +84,19 @@ export function userActionRoutes(router: Router, admitted: Admit, dispatch: Disp
         const { t } = admittedOf(ctx).page;
         const text = error?.field === 'password' ? error.text : undefined;
         return html`<label for="password">${t.t('console.user.password.new')}</label>
-          <input id="password" name="password" type="password" autocomplete="new-password" required maxlength="256" ${invalidAttributes('password', text)} />
-          ${fieldError('password', text)}`;
+          <input id="password" name="password" type="password" autocomplete="new-password" maxlength="256" ${invalidAttributes('password', text)} />
+          ${fieldError('password', text)}
+          <p><button type="submit" name="intent" value="generate" class="secondary">${t.t('console.user.password.generate')}</button></p>`;
       },
-      call: (ctx, _user, path) => api(ctx, 'PATCH', `${path}/password`, { password: formOf(ctx).get('password') ?? '' }),
+      call: async (ctx, user, path) => {
+        // Or one made here, as Logto's console resets one: long and random, shown once on the user's page.
+        if (formOf(ctx).get('intent') !== 'generate') return api(ctx, 'PATCH', `${path}/password`, { password: formOf(ctx).get('password') ?? '' });
+        const password = randomBytes(15).toString('base64url');
+        const answer = await api(ctx, 'PATCH', `${path}/password`, { password });
+        const { token, session } = admittedOf(ctx);
+        if (answer.status === 200) await store.reveal(token, session, { subject: user.id, name: 'password', value: password });
+        return answer;
+      },
     },
     {
       route: 'delete',

@@ -137,7 +137,10 @@ function section(title: string, rows: Html[], head: Array<string | Html>, empty:
 }
 
 /** One user: the profile, custom data, roles, factors, identities, organizations and sessions, and what may be done to each. */
-export function userPage(page: ConsolePage, { user, detail, notice }: { user: ApiUser; detail: UserDetail; notice?: string | undefined }): string {
+export function userPage(
+  page: ConsolePage,
+  { user, detail, notice, generated }: { user: ApiUser; detail: UserDetail; notice?: string | undefined; generated?: string | undefined },
+): string {
   const { t, base } = page;
   const path = `${base}/users/${encodeURIComponent(user.id)}`;
   const none = t.t('console.user.none');
@@ -167,7 +170,7 @@ export function userPage(page: ConsolePage, { user, detail, notice }: { user: Ap
   const organizations = detail.organizations.map(
     (organization) =>
       html`<tr>
-        <td>${organization.name}</td>
+        <td><a href="${base}/organizations/${encodeURIComponent(organization.id)}">${organization.name}</a></td>
         <td>${organization.organizationRoles.map(({ name }) => name).join(t.t('list.separator')) || none}</td>
       </tr>`,
   );
@@ -182,7 +185,15 @@ export function userPage(page: ConsolePage, { user, detail, notice }: { user: Ap
       </tr>`,
   );
   const customData = JSON.stringify(user.customData ?? {}, null, 2);
-  const content = html`<dl class="facts">
+  const content = html`${
+      generated
+        ? html`<div class="reveal" role="status">
+            <p>${t.t('console.user.password.once')}</p>
+            <p><code class="secret">${generated}</code></p>
+          </div>`
+        : ''
+    }
+    <dl class="facts">
       ${fact(t.t('console.user.id'), user.id)} ${fact(t.t('field.username'), user.username ?? '')} ${fact(t.t('field.email'), user.primaryEmail ?? '')}
       ${fact(t.t('field.phone'), user.primaryPhone ?? '')} ${fact(t.t('console.user.name'), user.name ?? '')}
       ${fact(t.t('console.user.status'), status(page, user))}

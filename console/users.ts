@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
 import type { Dispatch } from './dispatch.js';
+import type { ConsoleStore } from './store.js';
 import { admittedOf, drawNotFound, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
 import { userActionRoutes } from './user-actions.js';
 import { confirmPage, userLabel, usersPage, userPage, type ApiUser, type UserDetail } from './user-views.js';
@@ -31,7 +32,7 @@ export function userLoader(dispatch: Dispatch, draw: Draw) {
 }
 
 /** The users pages: Logto's search, a user's detail, and what may be done to a user (each change confirmed on its own page). */
-export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
+export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw, store: Pick<ConsoleStore, 'reveal' | 'takeReveal'>) {
   const userOf = userLoader(dispatch, draw);
 
   router.get('/users', admitted, async (ctx) => {
@@ -73,7 +74,9 @@ export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
       organizations: listed(organizations, (body) => body),
     };
     const done = typeof ctx.query.done === 'string' && Object.hasOwn(notices, ctx.query.done) ? notices[ctx.query.done as keyof typeof notices] : undefined;
-    draw(ctx, userPage(page, { user, detail, notice: done && page.t.t(done) }));
+    const { token } = admittedOf(ctx);
+    const generated = await store.takeReveal(token, session, user.id);
+    draw(ctx, userPage(page, { user, detail, notice: done && page.t.t(done), generated: generated?.value }));
   });
 
   for (const action of ['suspend', 'reactivate'] as const) {
@@ -107,5 +110,5 @@ export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
     });
   }
 
-  userActionRoutes(router, admitted, dispatch, draw, userOf);
+  userActionRoutes(router, admitted, dispatch, draw, userOf, store);
 }

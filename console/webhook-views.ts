@@ -6,7 +6,15 @@ export interface ApiHook {
   id: string;
   name: string;
   events: string[];
-  config: { url: string; ordering?: string; sources?: string[]; signatures?: string[] };
+  config: {
+    url: string;
+    headers?: Record<string, string>;
+    ordering?: string;
+    sources?: string[];
+    signatures?: string[];
+    excludeClientIds?: string[];
+    maxPerSecond?: number;
+  };
   enabled: boolean;
   disabledReason: string | null;
   executionStats?: { requestCount: number; successCount: number };
@@ -49,7 +57,7 @@ export type HookOutcome =
   | { kind: 'tested'; ok: boolean; statusCode: number | null; durationMs: number; error: string | null }
   | { kind: 'replayed'; events: number; queued: number }
   | { kind: 'recovered'; failed: number; queued: number; skipped: number }
-  | { kind: 'redelivered' | 'enabled' | 'disabled' };
+  | { kind: 'redelivered' | 'enabled' | 'disabled' | 'edited' };
 
 export const recoveryModeNames = ['all', 'latest-per-entity', 'skip'] as const;
 
@@ -121,11 +129,14 @@ function eventsPicker(page: ConsolePage, events: readonly string[], chosen: stri
     ${fieldError('events', error)}`;
 }
 
-export function newWebhookPage(page: ConsolePage, { draft, events }: { draft: WebhookDraft; events: readonly string[] }): string {
+/** The create form, or, with `editing`, the form that changes a hook's name, URL and events. */
+export function newWebhookPage(page: ConsolePage, { draft, events, editing }: { draft: WebhookDraft; events: readonly string[]; editing?: ApiHook }): string {
   const { t, base } = page;
+  const back = editing ? `${base}/webhooks/${encodeURIComponent(editing.id)}` : `${base}/webhooks`;
+  const title = editing ? t.t('console.webhook.edit.title', { hook: editing.name }) : t.t('console.webhooks.create');
   const content = postForm(
     page,
-    '/webhooks/new',
+    editing ? `/webhooks/${encodeURIComponent(editing.id)}/edit` : '/webhooks/new',
     html`<label for="name">${t.t('console.user.name')}</label>
       <input
         id="name"
@@ -151,12 +162,12 @@ export function newWebhookPage(page: ConsolePage, { draft, events }: { draft: We
       />
       ${fieldError('url', errorOf(draft.error, 'url'))} ${eventsPicker(page, events, draft.events, errorOf(draft.error, 'events'))}
       <div class="actions">
-        <button type="submit">${t.t('console.webhooks.create')}</button>
-        <a href="${base}/webhooks">${t.t('action.cancel')}</a>
+        <button type="submit">${editing ? t.t('console.look.save') : t.t('console.webhooks.create')}</button>
+        <a href="${back}">${t.t('action.cancel')}</a>
       </div>`,
   );
   const general = draft.error && !['name', 'url', 'events'].includes(draft.error.field ?? '') ? draft.error.text : undefined;
-  return consoleLayout({ ...page, section: 'webhooks' }, { title: t.t('console.webhooks.create'), error: general }, content);
+  return consoleLayout({ ...page, section: 'webhooks' }, { title, error: general }, content);
 }
 
 /** A range form: from, to (UTC), how; posted to `action`. */
@@ -337,6 +348,7 @@ export function webhookPage(
       <a class="button" href="${base}${path}/${hook.enabled ? 'disable' : 'enable'}"
         >${t.t(hook.enabled ? 'console.webhook.disable' : 'console.webhook.enable')}</a
       >
+      <a class="button" href="${base}${path}/edit">${t.t('console.webhook.edit')}</a>
       <a class="button" href="${base}${path}/rotate">${t.t('console.webhook.rotate')}</a>
       <a class="button" href="${base}${path}/delete">${t.t('console.webhook.delete')}</a>
     </div>

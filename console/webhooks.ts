@@ -128,6 +128,37 @@ export function webhookRoutes(router: Router, admitted: Admit, dispatch: Dispatc
     seeOther(ctx, `/webhooks/${encodeURIComponent(created.id)}`);
   });
 
+  router.get('/webhooks/:hookId/edit', admitted, async (ctx) => {
+    const hook = await hookOf(ctx);
+    if (hook)
+      draw(
+        ctx,
+        newWebhookPage(admittedOf(ctx).page, { draft: { name: hook.name, url: hook.config.url, events: hook.events }, events: hookEvents, editing: hook }),
+      );
+  });
+
+  // Logto's PATCH /api/hooks/:id: the name, the URL (the rest of its configuration kept), the events.
+  router.post('/webhooks/:hookId/edit', admitted, async (ctx) => {
+    const hook = await hookOf(ctx);
+    if (!hook) return;
+    const fields = formOf(ctx);
+    const draft: WebhookDraft = { name: (fields.get('name') ?? '').trim(), url: (fields.get('url') ?? '').trim(), events: fields.getAll('events') };
+    const { url: _url, ...kept } = hook.config;
+    const answer =
+      draft.events.length === 0
+        ? undefined
+        : await call(ctx, 'PATCH', hookPath(ctx), { name: draft.name, events: draft.events, config: { ...kept, url: draft.url } });
+    if (!answer || answer.status !== 200) {
+      const error = answer
+        ? { field: hookFieldOf(apiFieldOf(answer)), text: messageOf(answer) }
+        : { field: 'events', text: admittedOf(ctx).page.t.t('console.webhook.noEvents') };
+      draw(ctx, newWebhookPage(admittedOf(ctx).page, { draft: { ...draft, error }, events: hookEvents, editing: hook }), answer ? refusedStatus(answer) : 400);
+      return;
+    }
+    await remember(ctx, hook, { kind: 'edited' });
+    seeOther(ctx, `/webhooks/${encodeURIComponent(hook.id)}`);
+  });
+
   router.get('/webhooks/:hookId', admitted, async (ctx) => {
     const hook = await hookOf(ctx);
     if (hook) await showHook(ctx, hook);

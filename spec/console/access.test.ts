@@ -117,6 +117,24 @@ describe('the console: API resources, roles and applications’ roles', () => {
     expect((await admin.submit(page, `${page}/roles`, { roleId: userRole.id })).status).toBe(400);
     expect((await api('GET', `/api/applications/${application.id}/roles`)).body).toEqual([]);
 
+    // Renamed; a web application's URIs edited, a bad one said at the field.
+    const web = await server.create('/api/applications', { name: 'Shop', type: 'Traditional', oidcClientMetadata: { redirectUris: ['https://shop.test/cb'] } });
+    const edit = `/console/applications/${web.id}/edit`;
+    expect(await (await admin.browser.go(edit)).text()).toContain('https://shop.test/cb');
+    const badUri = await admin.submit(edit, edit, { name: 'Shop', redirectUris: 'not a uri', postLogoutRedirectUris: '' });
+    expect(badUri.status).toBe(400);
+    expect(await badUri.text()).toMatch(/id="redirectUris"[^>]*aria-invalid="true"/);
+    const edited = await admin.submit(edit, edit, {
+      name: 'Shop 2',
+      redirectUris: 'https://shop.test/cb\nhttps://shop.test/cb2',
+      postLogoutRedirectUris: 'https://shop.test/bye',
+    });
+    expect(edited.status).toBe(303);
+    expect((await api('GET', `/api/applications/${web.id}`)).body).toMatchObject({
+      name: 'Shop 2',
+      oidcClientMetadata: { redirectUris: ['https://shop.test/cb', 'https://shop.test/cb2'], postLogoutRedirectUris: ['https://shop.test/bye'] },
+    });
+
     const look = `${page}/look`;
     const badColour = await admin.submit(look, look, { displayName: 'Export robot', primaryColor: 'blue' });
     expect(badColour.status).toBe(400);

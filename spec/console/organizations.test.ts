@@ -92,6 +92,21 @@ describe('the console: organizations and the roles template', () => {
     expect((await admin.submit(revoke, revoke)).status).toBe(303);
     expect((await api('GET', `/api/organization-invitations/${invitation!.id}`)).body.status).toBe('Revoked');
 
+    // Just-in-time membership: a domain (a bad one said at the field) and a role given on joining, each removed after confirming.
+    const badDomain = await admin.submit(path, `${path}/jit/domains`, { emailDomain: 'not a domain' });
+    expect(badDomain.status).toBe(400);
+    expect(await badDomain.text()).toMatch(/id="emailDomain"[^>]*aria-invalid="true"/);
+    expect((await admin.submit(path, `${path}/jit/domains`, { emailDomain: 'initech.test' })).status).toBe(303);
+    expect((await admin.submit(path, `${path}/jit/roles`, { organizationRoleId: role.id })).status).toBe(303);
+    expect((await api('GET', `/api/organizations/${id}/jit/email-domains`)).body).toEqual([{ organizationId: id, emailDomain: 'initech.test' }]);
+    expect(((await api('GET', `/api/organizations/${id}/jit/roles`)).body as Array<{ id: string }>).map(({ id: held }) => held)).toEqual([role.id]);
+    const dropDomain = `${path}/jit/domains/initech.test/remove`;
+    expect((await admin.submit(dropDomain, dropDomain)).status).toBe(303);
+    const dropRole = `${path}/jit/roles/${role.id}/remove`;
+    expect((await admin.submit(dropRole, dropRole)).status).toBe(303);
+    expect((await api('GET', `/api/organizations/${id}/jit/email-domains`)).body).toEqual([]);
+    expect((await api('GET', `/api/organizations/${id}/jit/roles`)).body).toEqual([]);
+
     const removeMember = `${path}/members/${member.id}/remove`;
     expect((await admin.submit(removeMember, removeMember)).status).toBe(303);
     expect((await api('GET', `/api/organizations/${id}/users`)).body).toEqual([]);

@@ -101,6 +101,15 @@ describe('the console: a user and what may be done to them', () => {
     expect(set.headers.get('location')).toBe(`/console/users/${member.id}?done=password`);
     expect(await verify('a brand new passphrase')).toBe(204);
     expect(await verify('console_password_5318')).toBe(422);
+    // Or one made by the console, shown once on the user's page, and the one that now works.
+    const generated = await admin.submit(path, path, { password: '', intent: 'generate' });
+    expect(generated.status).toBe(303);
+    const shown = await (await admin.browser.go(generated.headers.get('location')!)).text();
+    const made = /<code class="secret">([^<]+)<\/code>/.exec(shown)![1]!;
+    expect(made.length).toBeGreaterThanOrEqual(20);
+    expect(await verify(made)).toBe(204);
+    expect(await verify('a brand new passphrase')).toBe(422);
+    expect(await (await admin.browser.go(`/console/users/${member.id}`)).text()).not.toContain(made);
   });
 
   it('deletes a user after confirming; an administrator can neither delete nor suspend their own account', async () => {

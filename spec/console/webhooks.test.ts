@@ -177,6 +177,21 @@ describe('the console: webhooks', () => {
     expect(enabled.status).toBe(303);
     expect((await server.api('GET', `/api/hooks/${hook.id}`)).body.enabled).toBe(true);
 
+    // Edited: no event at all is said at the picker; a new URL and events are saved, the rest of its configuration kept.
+    expect((await server.api('PATCH', `/api/hooks/${hook.id}`, { body: { config: { url: receiver.url, headers: { 'x-tenant': 'acme' } } } })).status).toBe(200);
+    const edit = `${hook.location}/edit`;
+    expect(await (await admin.browser.go(edit)).text()).toMatch(/value="User.Created"\s+checked/);
+    const none = await admin.submit(edit, edit, { name: 'Flaky target', url: receiver.url });
+    expect(none.status).toBe(400);
+    expect(await none.text()).toMatch(/class="events"[^>]*aria-invalid="true"/);
+    const edited = await admin.submit(edit, edit, { name: 'Steady target', url: `${receiver.url}?v=2`, events: ['User.Deleted'] });
+    expect(edited.status).toBe(303);
+    expect((await server.api('GET', `/api/hooks/${hook.id}`)).body).toMatchObject({
+      name: 'Steady target',
+      events: ['User.Deleted'],
+      config: { url: `${receiver.url}?v=2`, headers: { 'x-tenant': 'acme' } },
+    });
+
     const deleted = await admin.submit(`${hook.location}/delete`, `${hook.location}/delete`);
     expect(deleted.status).toBe(303);
     expect(deleted.headers.get('location')).toBe('/console/webhooks');
