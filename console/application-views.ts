@@ -33,7 +33,7 @@ const invalid = (draft: ApplicationDraft, id: string) => invalidAttributes(id, d
 export function applicationsPage(page: ConsolePage, { applications }: { applications: ApiApplication[] }): string {
   const { t, base } = page;
   const content = html`<p><a href="${base}/applications/new" class="button">${t.t('console.applications.create')}</a></p>
-    <div class="table">
+    <div class="table" tabindex="0">
       <table>
         <thead>
           <tr>

@@ -38,7 +38,7 @@ function changesPage(
   const content = html`${
     changes.length === 0
       ? html`<p>${t.t('console.changes.empty')}</p>`
-      : html`<div class="table">
+      : html`<div class="table" tabindex="0">
           <table>
             <thead>
               <tr>

@@ -109,7 +109,7 @@ export function auditTable(page: ConsolePage, records: AuditEntry[], { linkImper
     </tr>`;
   return records.length === 0
     ? html`<p>${t.t('console.audit.empty')}</p>`
-    : html`<div class="table">
+    : html`<div class="table" tabindex="0">
         <table>
           <thead>
             <tr>

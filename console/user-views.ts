@@ -90,7 +90,7 @@ export function usersPage(
     ${
       users.length === 0
         ? html`<p>${t.t('console.users.empty')}</p>`
-        : html`<div class="table">
+        : html`<div class="table" tabindex="0">
             <table>
               <caption>
                 ${t.t('console.users.count', { from, to: from + users.length - 1, total })}
@@ -120,7 +120,7 @@ function section(title: string, rows: Html[], head: Array<string | Html>, empty:
     ${
       rows.length === 0
         ? html`<p>${empty}</p>`
-        : html`<div class="table">
+        : html`<div class="table" tabindex="0">
             <table>
               <thead>
                 <tr>

@@ -138,7 +138,7 @@ export function consoleLayout(
 export function dataTable(page: ConsolePage, head: string[], rows: Html[], empty: string): Html | string {
   if (rows.length === 0) return html`<p>${empty}</p>`;
   const column = (name: string) => html`<th scope="col">${name === '' ? html`<span class="visually-hidden">${page.t.t('console.actions')}</span>` : name}</th>`;
-  return html`<div class="table">
+  return html`<div class="table" tabindex="0">
     <table>
       <thead>
         <tr>
@@ -196,6 +196,7 @@ body.console form.search label { margin-top: 0; width: 100%; }
 body.console form.search input { flex: 1 1 16rem; width: auto; }
 body.console form.search button { margin-top: 0; }
 .table { overflow-x: auto; margin: 1rem 0; position: relative; }
+.table:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
 table { width: 100%; border-collapse: collapse; }
 caption { text-align: left; color: var(--muted); padding: .25rem 0; }
 th, td { text-align: left; vertical-align: top; padding: .6rem .5rem; border-bottom: 1px solid var(--line); }

@@ -84,7 +84,7 @@ export function webhooksPage(page: ConsolePage, { hooks }: { hooks: ApiHook[] })
     ${
       hooks.length === 0
         ? html`<p>${t.t('console.webhooks.empty')}</p>`
-        : html`<div class="table">
+        : html`<div class="table" tabindex="0">
             <table>
               <thead>
                 <tr>
@@ -276,7 +276,7 @@ function deliveryLog(page: ConsolePage, hook: ApiHook, deliveries: ApiDelivery[]
     ${
       deliveries.length === 0
         ? html`<p>${t.t('console.delivery.empty')}</p>`
-        : html`<div class="table">
+        : html`<div class="table" tabindex="0">
             <table>
               <thead>
                 <tr>
