@@ -1,5 +1,5 @@
 import { html, type Html } from '../experience/views/markup.js';
-import { consoleLayout, fieldError, invalidAttributes, postForm, type ConsolePage } from './views.js';
+import { consoleLayout, dataTable, fieldError, invalidAttributes, postForm, type ConsolePage } from './views.js';
 
 /** An application as the Management API answers one, as far as the pages read it. */
 export interface ApiApplication {
@@ -33,27 +33,19 @@ const invalid = (draft: ApplicationDraft, id: string) => invalidAttributes(id, d
 export function applicationsPage(page: ConsolePage, { applications }: { applications: ApiApplication[] }): string {
   const { t, base } = page;
   const content = html`<p><a href="${base}/applications/new" class="button">${t.t('console.applications.create')}</a></p>
-    <div class="table" tabindex="0">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">${t.t('console.user.name')}</th>
-            <th scope="col">${t.t('console.application.type')}</th>
-            <th scope="col">${t.t('console.user.id')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${applications.map(
-            (application) =>
-              html`<tr>
-                <td><a href="${base}/applications/${encodeURIComponent(application.id)}">${application.name}</a></td>
-                <td>${typeLabel(page, application.type)}</td>
-                <td><code>${application.id}</code></td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </div>`;
+    ${dataTable(
+      page,
+      [t.t('console.user.name'), t.t('console.application.type'), t.t('console.user.id')],
+      applications.map(
+        (application) =>
+          html`<tr>
+            <td><a href="${base}/applications/${encodeURIComponent(application.id)}">${application.name}</a></td>
+            <td>${typeLabel(page, application.type)}</td>
+            <td><code>${application.id}</code></td>
+          </tr>`,
+      ),
+      t.t('console.user.none'),
+    )}`;
   return consoleLayout({ ...page, section: 'applications' }, { title: t.t('console.applications.title') }, content);
 }
 

@@ -4,7 +4,7 @@ import type { ParameterizedContext } from 'koa';
 import { html } from '../experience/views/markup.js';
 import type { Admitted } from './access.js';
 import type { Dispatch } from './dispatch.js';
-import { consoleLayout, pageNumberOf, pager, type ConsolePage } from './views.js';
+import { consoleLayout, dataTable, pageNumberOf, pager, type ConsolePage } from './views.js';
 
 type Admit = (ctx: ParameterizedContext, next: () => Promise<unknown>) => Promise<unknown>;
 type Draw = (ctx: ParameterizedContext, body: string, status?: number) => void;
@@ -35,33 +35,16 @@ function changesPage(
 ): string {
   const { t } = page;
   const when = (at: number) => new Intl.DateTimeFormat(t.locale, { dateStyle: 'medium', timeStyle: 'medium' }).format(new Date(at));
-  const content = html`${
-    changes.length === 0
-      ? html`<p>${t.t('console.changes.empty')}</p>`
-      : html`<div class="table" tabindex="0">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">${t.t('console.changes.when')}</th>
-                <th scope="col">${t.t('console.changes.what')}</th>
-                <th scope="col">${t.t('console.user.id')}</th>
-                <th scope="col">${t.t('console.changes.who')}</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${changes.map(
-                (change) =>
-                  html`<tr>
-                    <td>${when(change.createdAt)}</td>
-                    <td>${change.entity}.${change.action}</td>
-                    <td><code>${change.entityId}</code></td>
-                    <td>${who(page, change)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>
-        </div>`
-  }
+  const rows = changes.map(
+    (change) =>
+      html`<tr>
+        <td>${when(change.createdAt)}</td>
+        <td>${change.entity}.${change.action}</td>
+        <td><code>${change.entityId}</code></td>
+        <td>${who(page, change)}</td>
+      </tr>`,
+  );
+  const content = html`${dataTable(page, [t.t('console.changes.when'), t.t('console.changes.what'), t.t('console.user.id'), t.t('console.changes.who')], rows, t.t('console.changes.empty'))}
   ${pager(page, t.t('console.changes.title'), { previous, next })}`;
   return consoleLayout({ ...page, section: 'changes' }, { title: t.t('console.changes.title') }, content);
 }

@@ -1,6 +1,6 @@
 import { html, type Html } from '../experience/views/markup.js';
 import { userLabel, type ApiUser } from './user-views.js';
-import { consoleLayout, fieldError, invalidAttributes, pager, postForm, type ConsolePage } from './views.js';
+import { consoleLayout, dataTable, fieldError, invalidAttributes, pager, postForm, type ConsolePage } from './views.js';
 
 /** An audit record as `GET /api/impersonations` answers it, as far as the pages read it. */
 export interface AuditEntry {
@@ -87,7 +87,7 @@ export function impersonateForm(
 }
 
 /** The audit's records as a table: when, what, who acted, through which application, for what, why. */
-export function auditTable(page: ConsolePage, records: AuditEntry[], { linkImpersonations }: { linkImpersonations: boolean }): Html {
+export function auditTable(page: ConsolePage, records: AuditEntry[], { linkImpersonations }: { linkImpersonations: boolean }): Html | string {
   const { t, base } = page;
   const userLink = (id: string | undefined) => (id ? html`<a href="${base}/users/${encodeURIComponent(id)}">${id}</a>` : '');
   const row = (record: AuditEntry) =>
@@ -107,27 +107,21 @@ export function auditTable(page: ConsolePage, records: AuditEntry[], { linkImper
       <td>${[record.resource, record.scope].filter(Boolean).join(' · ')}</td>
       <td>${[record.reason, record.ticketId].filter(Boolean).join(' · ')}</td>
     </tr>`;
-  return records.length === 0
-    ? html`<p>${t.t('console.audit.empty')}</p>`
-    : html`<div class="table" tabindex="0">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">${t.t('console.changes.when')}</th>
-              <th scope="col">${t.t('console.changes.what')}</th>
-              <th scope="col">${t.t('console.audit.impersonation')}</th>
-              <th scope="col">${t.t('console.audit.user')}</th>
-              <th scope="col">${t.t('console.audit.actor')}</th>
-              <th scope="col">${t.t('console.changes.who')}</th>
-              <th scope="col">${t.t('console.audit.granted')}</th>
-              <th scope="col">${t.t('console.audit.why')}</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${records.map(row)}
-          </tbody>
-        </table>
-      </div>`;
+  return dataTable(
+    page,
+    [
+      t.t('console.changes.when'),
+      t.t('console.changes.what'),
+      t.t('console.audit.impersonation'),
+      t.t('console.audit.user'),
+      t.t('console.audit.actor'),
+      t.t('console.changes.who'),
+      t.t('console.audit.granted'),
+      t.t('console.audit.why'),
+    ],
+    records.map(row),
+    t.t('console.audit.empty'),
+  );
 }
 
 /** One impersonation: its subject token (right after it was issued, this once), its audit, and the kill switch. */

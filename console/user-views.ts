@@ -1,5 +1,5 @@
 import { html, type Html } from '../experience/views/markup.js';
-import { consoleLayout, pager, postForm, type ConsolePage } from './views.js';
+import { consoleLayout, dataTable, pager, postForm, type ConsolePage } from './views.js';
 
 /** A user as the Management API answers one (Logto's shape), as far as the pages read it. */
 export interface ApiUser {
@@ -87,53 +87,15 @@ export function usersPage(
       <input id="search" name="search" type="text" autocomplete="off" value="${search}" maxlength="256" />
       <button type="submit">${t.t('console.users.search')}</button>
     </form>
-    ${
-      users.length === 0
-        ? html`<p>${t.t('console.users.empty')}</p>`
-        : html`<div class="table" tabindex="0">
-            <table>
-              <caption>
-                ${t.t('console.users.count', { from, to: from + users.length - 1, total })}
-              </caption>
-              <thead>
-                <tr>
-                  <th scope="col">${t.t('console.user.name')}</th>
-                  <th scope="col">${t.t('field.username')}</th>
-                  <th scope="col">${t.t('field.email')}</th>
-                  <th scope="col">${t.t('field.phone')}</th>
-                  <th scope="col">${t.t('console.user.status')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>
-          </div>`
-    }
+    ${dataTable(page, [t.t('console.user.name'), t.t('field.username'), t.t('field.email'), t.t('field.phone'), t.t('console.user.status')], rows, t.t('console.users.empty'), t.t('console.users.count', { from, to: from + users.length - 1, total }))}
     ${pager(page, t.t('console.users.title'), { previous, next })}`;
   return consoleLayout({ ...page, section: 'users' }, { title: t.t('console.users.title'), notice }, content);
 }
 
-/** A table with a caption-like heading before it, or a sentence when there is nothing to list. */
-function section(title: string, rows: Html[], head: Array<string | Html>, empty: string, after: Html | string = ''): Html {
+/** A part of the user's page: its heading, its table (or a sentence when there is nothing to list), and what follows. */
+function section(page: ConsolePage, title: string, rows: Html[], head: string[], empty: string, after: Html | string = ''): Html {
   return html`<h2>${title}</h2>
-    ${
-      rows.length === 0
-        ? html`<p>${empty}</p>`
-        : html`<div class="table" tabindex="0">
-            <table>
-              <thead>
-                <tr>
-                  ${head.map((name) => html`<th scope="col">${name}</th>`)}
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>
-          </div>`
-    }
-    ${after}`;
+    ${dataTable(page, head, rows, empty)} ${after}`;
 }
 
 /** One user: the profile, custom data, roles, factors, identities, organizations and sessions, and what may be done to each. */
@@ -144,8 +106,6 @@ export function userPage(
   const { t, base } = page;
   const path = `${base}/users/${encodeURIComponent(user.id)}`;
   const none = t.t('console.user.none');
-  // The column of a row's action: named for screen readers, not shown.
-  const actionsColumn = html`<span class="visually-hidden">${t.t('console.actions')}</span>`;
   const fact = (label: string, value: unknown) =>
     html`<dt>${label}</dt>
       <dd>${value}</dd>`;
@@ -209,19 +169,14 @@ export function userPage(
       <a href="${path}/password" class="button">${t.t('console.user.password')}</a>
       <a href="${path}/delete" class="button">${t.t('console.user.delete')}</a>
     </div>
-    ${section(t.t('console.user.factors'), factors, [t.t('console.application.type'), t.t('console.user.created'), t.t('console.user.lastUsed'), actionsColumn], none)}
-    ${section(t.t('console.user.identities'), identities, [t.t('console.user.identity.target'), t.t('console.user.id'), actionsColumn], none)}
-    ${section(t.t('console.user.organizations'), organizations, [t.t('console.user.name'), t.t('console.user.roles')], none)}
+    ${section(page, t.t('console.user.factors'), factors, [t.t('console.application.type'), t.t('console.user.created'), t.t('console.user.lastUsed'), ''], none)}
+    ${section(page, t.t('console.user.identities'), identities, [t.t('console.user.identity.target'), t.t('console.user.id'), ''], none)}
+    ${section(page, t.t('console.user.organizations'), organizations, [t.t('console.user.name'), t.t('console.user.roles')], none)}
     ${section(
+      page,
       t.t('console.user.sessions'),
       sessions,
-      [
-        t.t('console.user.session.started'),
-        t.t('console.user.session.active'),
-        t.t('console.user.session.from'),
-        t.t('console.nav.applications'),
-        actionsColumn,
-      ],
+      [t.t('console.user.session.started'), t.t('console.user.session.active'), t.t('console.user.session.from'), t.t('console.nav.applications'), ''],
       none,
       sessions.length > 0 ? html`<p><a class="button" href="${path}/sign-out-everywhere">${t.t('console.user.signOutEverywhere')}</a></p>` : '',
     )}

@@ -132,14 +132,21 @@ export function consoleLayout(
 }
 
 /**
- * A table of rows under their column names, or a sentence when there are none. An empty column
- * name is the rows' actions: named for screen readers only.
+ * A table of rows under their column names (and a caption, if given), or a sentence when there are
+ * none. An empty column name is the rows' actions: named for screen readers only.
  */
-export function dataTable(page: ConsolePage, head: string[], rows: Html[], empty: string): Html | string {
+export function dataTable(page: ConsolePage, head: string[], rows: Html[], empty: string, caption?: string): Html | string {
   if (rows.length === 0) return html`<p>${empty}</p>`;
   const column = (name: string) => html`<th scope="col">${name === '' ? html`<span class="visually-hidden">${page.t.t('console.actions')}</span>` : name}</th>`;
   return html`<div class="table" tabindex="0">
     <table>
+      ${
+        caption === undefined
+          ? ''
+          : html`<caption>
+              ${caption}
+            </caption>`
+      }
       <thead>
         <tr>
           ${head.map(column)}

@@ -1,5 +1,5 @@
 import { html, type Html } from '../experience/views/markup.js';
-import { consoleLayout, fieldError, invalidAttributes, pager, postForm, type ConsolePage, type FormError } from './views.js';
+import { consoleLayout, dataTable, fieldError, invalidAttributes, pager, postForm, type ConsolePage, type FormError } from './views.js';
 
 /** A hook as the Management API answers one (Logto's shape, with ours), as far as the pages read it. */
 export interface ApiHook {
@@ -81,26 +81,7 @@ export function webhooksPage(page: ConsolePage, { hooks }: { hooks: ApiHook[] })
       </tr>`,
   );
   const content = html`<p><a class="button" href="${base}/webhooks/new">${t.t('console.webhooks.create')}</a></p>
-    ${
-      hooks.length === 0
-        ? html`<p>${t.t('console.webhooks.empty')}</p>`
-        : html`<div class="table" tabindex="0">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">${t.t('console.user.name')}</th>
-                  <th scope="col">${t.t('console.webhook.url')}</th>
-                  <th scope="col">${t.t('console.webhook.events')}</th>
-                  <th scope="col">${t.t('console.user.status')}</th>
-                  <th scope="col">${t.t('console.webhooks.lastDay')}</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>
-          </div>`
-    }`;
+    ${dataTable(page, [t.t('console.user.name'), t.t('console.webhook.url'), t.t('console.webhook.events'), t.t('console.user.status'), t.t('console.webhooks.lastDay')], rows, t.t('console.webhooks.empty'))}`;
   return consoleLayout({ ...page, section: 'webhooks' }, { title: t.t('console.webhooks.title') }, content);
 }
 
@@ -273,26 +254,7 @@ function deliveryLog(page: ConsolePage, hook: ApiHook, deliveries: ApiDelivery[]
       </select>
       <button type="submit">${t.t('console.delivery.show')}</button>
     </form>
-    ${
-      deliveries.length === 0
-        ? html`<p>${t.t('console.delivery.empty')}</p>`
-        : html`<div class="table" tabindex="0">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">${t.t('console.changes.when')}</th>
-                  <th scope="col">${t.t('console.delivery.event')}</th>
-                  <th scope="col">${t.t('console.user.status')}</th>
-                  <th scope="col">${t.t('console.delivery.attemptsTitle')}</th>
-                  <th scope="col"><span class="visually-hidden">${t.t('console.delivery.redeliver')}</span></th>
-                </tr>
-              </thead>
-              <tbody>
-                ${deliveries.map(row)}
-              </tbody>
-            </table>
-          </div>`
-    }`;
+    ${dataTable(page, [t.t('console.changes.when'), t.t('console.delivery.event'), t.t('console.user.status'), t.t('console.delivery.attemptsTitle'), ''], deliveries.map(row), t.t('console.delivery.empty'))}`;
 }
 
 /** One hook: its settings, what the last action did (a new signing key shown this once), its actions and its delivery log. */
