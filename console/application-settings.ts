@@ -6,7 +6,7 @@ import type { ApiApplication } from './application-views.js';
 import { confirmedRoute } from './confirm.js';
 import type { Dispatch } from './dispatch.js';
 import type { ApiRole } from './role-views.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
 import { consoleLayout, postForm, textField, type ConsolePage, type FormError } from './views.js';
 
 /** An application's own look on the sign-in pages, as the form holds it (empty: not set). */
@@ -54,7 +54,7 @@ function lookPage(page: ConsolePage, application: ApiApplication, look: Look, er
  * confirming) and its own look on the sign-in pages (Logto's application sign-in experience).
  */
 export function applicationSettingRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
+  const { api } = managementCaller(dispatch);
   const at = (application: ApiApplication) => `/applications/${encodeURIComponent(application.id)}`;
 
   async function applicationOf(ctx: ParameterizedContext): Promise<ApiApplication | undefined> {

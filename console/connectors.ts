@@ -4,7 +4,7 @@ import type { ParameterizedContext } from 'koa';
 import { html } from '../experience/views/markup.js';
 import { confirmedRoute } from './confirm.js';
 import type { Answer, Dispatch } from './dispatch.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
 import { consoleLayout, dataTable, errorAt, fieldError, invalidAttributes, postForm, textField, type ConsolePage, type FormError } from './views.js';
 
 /** A connector factory as `GET /api/connector-factories` answers (Logto's shape). */
@@ -140,7 +140,7 @@ function parseConfig(page: ConsolePage, text: string): { config: Record<string, 
  * configuration (JSON) and client secret (write-only), changing the configuration, deleting one.
  */
 export function connectorRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
+  const { api } = managementCaller(dispatch);
   const factoriesOf = async (ctx: ParameterizedContext) => (await api(ctx, 'GET', '/api/connector-factories')).body as ApiFactory[];
   async function connectorOf(ctx: ParameterizedContext): Promise<ApiConnector | undefined> {
     const found = await api(ctx, 'GET', `/api/connectors/${encodeURIComponent(ctx.params.connectorId!)}`);

@@ -2,23 +2,14 @@ import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
 import { html } from '../experience/views/markup.js';
+import type { ImpersonationPolicy } from '../impersonation/policy.js';
 import type { Dispatch } from './dispatch.js';
 import type { ApiRole } from './role-views.js';
-import { admittedOf, apiFieldOf, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, apiFieldOf, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
 import { consoleLayout, errorAt, fieldError, invalidAttributes, postForm, textField, type ConsolePage, type FormError } from './views.js';
 
-/** The policy as `GET /api/configs/impersonation` answers it. */
-interface Policy {
-  requireReason: boolean;
-  requireTicketId: boolean;
-  requireActorToken: boolean;
-  maxTokenTtl: number;
-  scopeCeilings: Record<string, string[]>;
-  protectedRoleIds: string[];
-}
-
 /** The form: the policy, with the ceilings as the JSON the API takes and the TTL as typed. */
-interface PolicyDraft extends Omit<Policy, 'scopeCeilings' | 'maxTokenTtl'> {
+interface PolicyDraft extends Omit<ImpersonationPolicy, 'scopeCeilings' | 'maxTokenTtl'> {
   maxTokenTtl: string;
   scopeCeilings: string;
 }
@@ -64,7 +55,7 @@ ${draft.scopeCeilings}</textarea>
 
 /** The impersonation policy (`GET/PATCH /api/configs/impersonation`): what a subject token's request must say, its longest life, the protected roles, the scope ceilings. */
 export function impersonationPolicyRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
+  const { api } = managementCaller(dispatch);
   const userRoles = async (ctx: ParameterizedContext) => {
     const answer = await api(ctx, 'GET', '/api/roles?page=1&page_size=100&type=User');
     return answer.status === 200 ? (answer.body as ApiRole[]).filter(({ type }) => type === 'User') : [];
@@ -74,7 +65,7 @@ export function impersonationPolicyRoutes(router: Router, admitted: Admit, dispa
     const { page } = admittedOf(ctx);
     const answer = await api(ctx, 'GET', '/api/configs/impersonation');
     if (answer.status !== 200) throw new Error(`the impersonation policy could not be read: ${answer.status} ${messageOf(answer)}`);
-    const policy = answer.body as Policy;
+    const policy = answer.body as ImpersonationPolicy;
     const draft: PolicyDraft = { ...policy, maxTokenTtl: String(policy.maxTokenTtl), scopeCeilings: JSON.stringify(policy.scopeCeilings, null, 2) };
     draw(ctx, policyPage(page, draft, await userRoles(ctx), { notice: ctx.query.done === 'saved' ? page.t.t('console.policy.saved') : undefined }));
   });

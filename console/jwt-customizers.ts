@@ -4,7 +4,7 @@ import type { ParameterizedContext } from 'koa';
 import { html } from '../experience/views/markup.js';
 import { confirmedRoute } from './confirm.js';
 import type { Dispatch } from './dispatch.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
 import { consoleLayout, errorAt, fieldError, invalidAttributes, postForm, type ConsolePage, type FormError } from './views.js';
 
 const types = ['access-token', 'client-credentials'] as const;
@@ -86,7 +86,7 @@ function customizerPage(
  * claims it returns, or why it failed), saving it, deleting it.
  */
 export function jwtCustomizerRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
+  const { api } = managementCaller(dispatch);
   const typeOf = (ctx: ParameterizedContext): CustomizerType | undefined => {
     const type = types.find((name) => name === ctx.params.type);
     if (!type) drawNotFound(ctx, draw, admittedOf(ctx).page.t.t('console.notFound.text'), '/jwt-customizers');

@@ -4,7 +4,7 @@ import type { ParameterizedContext } from 'koa';
 import { html } from '../experience/views/markup.js';
 import { confirmedRoute } from './confirm.js';
 import type { Dispatch } from './dispatch.js';
-import { admittedOf, formOf, messageOf, type Admit, type Draw } from './routing.js';
+import { admittedOf, formOf, messageOf, type Admit, type Draw, managementCaller } from './routing.js';
 import { consoleLayout, dataTable, messagePage, type ConsolePage } from './views.js';
 
 /** A key as `GET /api/configs/oidc/:keyType` lists it: ids, algorithms and dates, never key material. */
@@ -57,7 +57,7 @@ function keysPage(page: ConsolePage, keys: Record<KeyType, ApiKey[]>, notice?: s
  * there: the page says so.
  */
 export function keyRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
+  const { api } = managementCaller(dispatch);
   const typeOf = (ctx: ParameterizedContext): KeyType | undefined => keyTypes.find((type) => type === ctx.params.keyType);
 
   router.get('/keys', admitted, async (ctx) => {

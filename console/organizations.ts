@@ -15,7 +15,7 @@ import {
   type ApiOrganizationScope,
   type OrganizationDetail,
 } from './organization-views.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
 import type { FormError } from './views.js';
 
 /** How long an invitation made in the console may be accepted. */
@@ -36,12 +36,7 @@ const noticeOf = (ctx: ParameterizedContext) =>
  * deleting it; the roles template (organization roles and permissions). Through Logto's routes.
  */
 export function organizationRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
-  const read = async <T>(ctx: ParameterizedContext, path: string): Promise<T> => {
-    const answer = await api(ctx, 'GET', path);
-    if (answer.status !== 200) throw new Error(`${path} could not be read: ${answer.status} ${messageOf(answer)}`);
-    return answer.body as T;
-  };
+  const { api, read } = managementCaller(dispatch);
   const at = (organization: ApiOrganization) => `/organizations/${encodeURIComponent(organization.id)}`;
 
   async function organizationOf(ctx: ParameterizedContext): Promise<ApiOrganization | undefined> {

@@ -4,7 +4,7 @@ import type { ParameterizedContext } from 'koa';
 import { confirmedRoute } from './confirm.js';
 import type { Dispatch } from './dispatch.js';
 import { newResourcePage, resourcePage, resourcesPage, type ApiResource, type ApiScope } from './resource-views.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
 
 /**
  * API resources and their permissions: the list, creating one (name and indicator), its page with
@@ -12,7 +12,7 @@ import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus,
  * page). Through Logto's `/api/resources` routes.
  */
 export function resourceRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
+  const { api } = managementCaller(dispatch);
   const resourcePath = (ctx: ParameterizedContext) => `/api/resources/${encodeURIComponent(ctx.params.resourceId!)}`;
 
   async function resourceOf(ctx: ParameterizedContext): Promise<ApiResource | undefined> {

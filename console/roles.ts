@@ -6,7 +6,7 @@ import { confirmedRoute } from './confirm.js';
 import type { Answer, Dispatch } from './dispatch.js';
 import type { ApiResource, ApiScope } from './resource-views.js';
 import { newRolePage, rolePage, rolesPage, type ApiRole, type RoleDetail } from './role-views.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
 import type { ApiUser } from './user-views.js';
 import type { FormError } from './views.js';
 
@@ -19,12 +19,7 @@ const notices = { permission: 'console.role.permissionAdded', user: 'console.rol
  * deleting the role. Through Logto's `/api/roles` routes and their relations.
  */
 export function roleRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
-  const read = async <T>(ctx: ParameterizedContext, path: string): Promise<T> => {
-    const answer = await api(ctx, 'GET', path);
-    if (answer.status !== 200) throw new Error(`${path} could not be read: ${answer.status} ${messageOf(answer)}`);
-    return answer.body as T;
-  };
+  const { api, read } = managementCaller(dispatch);
   const rolePath = (role: ApiRole) => `/roles/${encodeURIComponent(role.id)}`;
 
   async function roleOf(ctx: ParameterizedContext): Promise<ApiRole | undefined> {

@@ -1,7 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 
 import type { Admitted } from './access.js';
-import type { Answer } from './dispatch.js';
+import type { Answer, Dispatch } from './dispatch.js';
 import { messagePage } from './views.js';
 
 /** The console's gate for a route (`index.ts`): a live, admitted session, and for a form its origin and token. */
@@ -37,4 +37,19 @@ export function drawNotFound(ctx: ParameterizedContext, draw: Draw, text: string
 export function seeOther(ctx: ParameterizedContext, path: string) {
   ctx.status = 303;
   ctx.redirect(`${admittedOf(ctx).page.base}${path}`);
+}
+
+/**
+ * The Management API as the admitted administrator: `api` answers whatever the route answered;
+ * `read` answers a GET's body, and throws (a 500 page, logged) when the route fails.
+ */
+export function managementCaller(dispatch: Dispatch) {
+  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown): Promise<Answer> =>
+    dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
+  const read = async <T>(ctx: ParameterizedContext, path: string): Promise<T> => {
+    const answer = await api(ctx, 'GET', path);
+    if (answer.status !== 200) throw new Error(`${path} could not be read: ${answer.status} ${messageOf(answer)}`);
+    return answer.body as T;
+  };
+  return { api, read };
 }

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 
 import type { Answer, Dispatch } from './dispatch.js';
 import type { ConsoleStore } from './store.js';
-import { admittedOf, apiFieldOf, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, apiFieldOf, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
 import { confirmPage, userLabel, type ApiUser } from './user-views.js';
 import { fieldError, invalidAttributes } from './views.js';
 
@@ -37,7 +37,7 @@ interface UserAction {
  * page and made through the Management API's handler, so it is recorded as the administrator's.
  */
 export function userActionRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw, userOf: UserOf, store: Pick<ConsoleStore, 'reveal'>) {
-  const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
+  const { api } = managementCaller(dispatch);
   const param = (ctx: ParameterizedContext, name: string) => encodeURIComponent(ctx.params[name]!);
 
   const actions: UserAction[] = [

@@ -3,6 +3,7 @@ import { decodeJwt } from 'jose';
 
 import { consoleBuiltIn } from '../../console/built-in.js';
 import { consoleHelpers } from '../support/console.js';
+import { ledgerCaughtUp } from '../support/ledger.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const grantType = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -173,25 +174,8 @@ describe('the console: impersonation', () => {
     expect(list).toContain(`Impersonations of user ${customer.id}.`);
     const nobody = await (await admin.browser.go('/console/impersonations?user=nobody-at-all')).text();
     expect(nobody).toContain('No impersonation yet.');
-    // Wait for the ledger to chain and checkpoint everything.
     const impersonations = server.database.db.collection<{ _id: string; sequence?: number; reason?: string }>('impersonations');
-    for (let tries = 0; ; tries += 1) {
-      const pending = await impersonations.countDocuments({ chainDue: { $exists: true } });
-      const [head] = await impersonations
-        .find({ sequence: { $exists: true } })
-        .sort({ sequence: -1 })
-        .limit(1)
-        .toArray();
-      const [checkpoint] = await server.database.db
-        .collection<{ sequence: number }>('impersonation_checkpoints')
-        .find({})
-        .sort({ sequence: -1 })
-        .limit(1)
-        .toArray();
-      if (pending === 0 && head && checkpoint?.sequence === head.sequence) break;
-      if (tries > 400) throw new Error('the ledger did not chain the records');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await ledgerCaughtUp(server.database.db);
     const intact = await admin.browser.go('/console/impersonations/verify');
     expect(intact.status).toBe(200);
     const text = await intact.text();

@@ -11,6 +11,7 @@ import { TestBrowser } from '../support/browser.js';
 import { snapshot } from '../support/db.js';
 import { codeFlow, redeem } from '../support/flows.js';
 import { deliveriesSettled, hookTestEnv } from '../support/hooks.js';
+import { ledgerCaughtUp } from '../support/ledger.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -273,35 +274,13 @@ describe('impersonation guard rails', () => {
     });
     await server.database.db.collection<{ _id: string }>('impersonation_ledger').updateOne({ _id: 'head' }, { $unset: { legacyAdopted: '' } });
     for (const reason of ['chain me', 'and me', 'and me too']) await exchange((await subjectToken({ reason })).subjectToken);
-    /** Waits until the ledger has chained every record and signed a checkpoint of the head. */
-    const chained = async () => {
-      const collection = server.database.db.collection<{ sequence?: number }>('impersonations');
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const pending = await collection.countDocuments({ chainDue: { $exists: true } });
-        const [head] = await collection
-          .find({ sequence: { $exists: true } })
-          .sort({ sequence: -1 })
-          .limit(1)
-          .toArray();
-        const [checkpoint] = await server.database.db
-          .collection<{ sequence: number }>('impersonation_checkpoints')
-          .find({})
-          .sort({ sequence: -1 })
-          .limit(1)
-          .toArray();
-        if (pending === 0 && head && checkpoint?.sequence === head.sequence) return;
-        if (Date.now() > deadline) throw new Error('the ledger did not chain and checkpoint the records');
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-    };
     const read = async () => {
       const records = (await server.api('GET', '/api/impersonations?page_size=100')).body as Array<Record<string, unknown> & { id: string }>;
       const checkpoints = (await server.api('GET', '/api/impersonations/checkpoints?page_size=100')).body as Array<{ jws: string; sequence: number }>;
       const jwks = (await (await fetch(`${server.url}/oidc/jwks`)).json()) as JSONWebKeySet;
       return { records, checkpoints, jwks };
     };
-    await chained();
+    await ledgerCaughtUp(server.database.db);
     const intact = await read();
     // The command-line verifier (`npm run audit:verify`) on an export of the same: intact, exit 0.
     const folder = mkdtempSync(join(tmpdir(), 'audit-'));
