@@ -12,9 +12,9 @@ export const consoleBuiltIn = {
   /** The first-party application the console signs administrators in as. */
   applicationId: builtIn.consoleApplicationId,
   /** The console permission, a scope of the Management API resource. */
-  scopeId: 'management-api-console',
+  scopeId: builtIn.consoleScopeId,
   /** The user role that holds it. */
-  roleId: 'console-administrator',
+  roleId: builtIn.consoleRoleId,
 } as const;
 
 /** The console permission's name: a user holds it through a user role, and only then enters. */

@@ -5,6 +5,7 @@ import { generateId, generateSecret, sha256 } from '../lib/ids.js';
 import { isConfidential, withId, type ApplicationDocument, type ApplicationSecretDocument } from '../lib/store/models.js';
 import { pageOrAll, setPageHeaders } from '../lib/http/pagination.js';
 import { parseSearch, searchFilter } from '../lib/http/search.js';
+import { builtIn } from './bootstrap.js';
 import { originOf } from './origin.js';
 import type { ApiRouter, ManagementDeps } from './deps.js';
 import {
@@ -172,6 +173,11 @@ export function applicationRoutes(router: ApiRouter, deps: ManagementDeps) {
 
   router.delete('/applications/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
+    // The console signs administrators in as this application (made again at every start): deleting it would shut them out until then.
+    assertThat(
+      id !== builtIn.consoleApplicationId,
+      () => new ApiError('application.built_in', "the admin console's application is built in and cannot be deleted"),
+    );
     await deps.write(originOf(ctx), async ({ record }) => {
       const before = await applications.findByIdOrThrow(id);
       await applications.delete(id);

@@ -15,6 +15,9 @@ export const builtIn = {
   managementRoleId: 'management-api-access',
   /** The admin console's application (console/built-in.ts): made at start, so it is not "an application someone made". */
   consoleApplicationId: 'oidc-identity-console',
+  /** The console permission (a scope of the Management API resource) and the user role that holds it: kept, or nobody could enter the console. */
+  consoleScopeId: 'management-api-console',
+  consoleRoleId: 'console-administrator',
 } as const;
 
 /** The Management API's scopes: everything, or only issuing subject tokens. */

@@ -103,6 +103,11 @@ export function roleRoutes(router: ApiRouter, deps: ManagementDeps) {
   router.delete('/roles/:id', guard({ params: idParams('id') }), async (ctx) => {
     const { id } = ctx.guard.params;
     assertThat(id !== builtIn.managementRoleId, builtInRole);
+    // Without it nobody could enter the admin console: take it away from users instead.
+    assertThat(
+      id !== builtIn.consoleRoleId,
+      () => new ApiError('role.built_in', 'the console administrator role is built in and cannot be deleted; take it away from users instead'),
+    );
     const holders = await deps.write(originOf(ctx), async ({ intend, record }) => {
       await intend({ entity: 'Role', action: 'deleted', id });
       const before = await roles.delete(id);

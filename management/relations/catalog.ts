@@ -46,7 +46,14 @@ const machineToMachine = (applications: ApplicationDocument[]) =>
     () => typeMismatch('only machine-to-machine applications have roles'),
   );
 const notBuiltIn = (role: RoleDocument) =>
-  assertThat(role._id !== builtIn.managementRoleId, () => new ApiError('role.built_in', 'the Management API access role is built in and cannot be changed'));
+  assertThat(
+    role._id !== builtIn.managementRoleId && role._id !== builtIn.consoleRoleId,
+    () =>
+      new ApiError(
+        'role.built_in',
+        `the ${role._id === builtIn.consoleRoleId ? 'console administrator' : 'Management API access'} role is built in and cannot be changed`,
+      ),
+  );
 
 /** Members (users or applications) as Logto shows them: each with the organization roles it holds there, sorted by name. */
 async function withOrganizationRoles<D extends { _id: string }>(

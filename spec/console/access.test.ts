@@ -1,3 +1,4 @@
+import { consoleBuiltIn } from '../../console/built-in.js';
 import { consoleHelpers } from '../support/console.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -149,5 +150,23 @@ describe('the console: API resources, roles and applications’ roles', () => {
       privacyPolicyUrl: null,
     });
     expect(await (await admin.browser.go(look)).text()).toContain('value="Export robot"');
+  });
+
+  it('the console’s own role, its permission and its application cannot be deleted, from the console or the API: nobody could enter again', async () => {
+    const admin = await helpers.administrator('console_access_dee');
+    const role = `/console/roles/${consoleBuiltIn.roleId}`;
+    const refused = await admin.submit(`${role}/delete`, `${role}/delete`);
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('cannot be deleted');
+    expect((await api('DELETE', `/api/roles/${consoleBuiltIn.roleId}`)).body).toMatchObject({ code: 'role.built_in' });
+    expect((await api('DELETE', `/api/roles/${consoleBuiltIn.roleId}/scopes/${consoleBuiltIn.scopeId}`)).body).toMatchObject({ code: 'role.built_in' });
+    const application = `/console/applications/${consoleBuiltIn.applicationId}`;
+    expect((await admin.submit(`${application}/delete`, `${application}/delete`)).status).toBe(400);
+    expect((await api('DELETE', `/api/applications/${consoleBuiltIn.applicationId}`)).body).toMatchObject({ code: 'application.built_in' });
+    // Still in: the role, its permission and the application are as they were.
+    expect((await admin.browser.go('/console/users')).status).toBe(200);
+    expect(((await api('GET', `/api/roles/${consoleBuiltIn.roleId}/scopes`)).body as Array<{ id: string }>).map(({ id }) => id)).toEqual([
+      consoleBuiltIn.scopeId,
+    ]);
   });
 });
