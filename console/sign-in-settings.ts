@@ -6,7 +6,7 @@ import type { Branding } from '../experience/views/frame.js';
 import { signInPage } from '../experience/views/sign-in.js';
 import type { SignInSettings } from '../sign-in/settings.js';
 import type { Dispatch } from './dispatch.js';
-import { admittedOf, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, formOf, managementCaller, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
 import { draftOf, signInSettingsPage, type SettingsDraft } from './sign-in-settings-views.js';
 
 const languages = ['en', 'de', 'ja'];
@@ -58,9 +58,9 @@ export function signInSettingsRoutes(
   draw: Draw,
   { branding, catalogs }: { branding: Branding; catalogs: Catalogs },
 ) {
-  const api = (ctx: ParameterizedContext, method: string, body?: unknown) => dispatch(ctx, admittedOf(ctx).session.userId, method, '/api/sign-in-exp', body);
+  const { api } = managementCaller(dispatch);
   const stored = async (ctx: ParameterizedContext) => {
-    const answer = await api(ctx, 'GET');
+    const answer = await api(ctx, 'GET', '/api/sign-in-exp');
     if (answer.status !== 200) throw new Error(`the sign-in settings could not be read: ${answer.status} ${messageOf(answer)}`);
     return answer.body as SignInSettings;
   };
@@ -92,14 +92,20 @@ export function signInSettingsRoutes(
     allowPreviewFrame(ctx);
     // A preview draws the draft beside the form, and saves nothing.
     if (fields.get('intent') === 'preview') return draw(ctx, signInSettingsPage(page, { draft, language, saved: false }));
-    const answer = await api(ctx, 'PATCH', patchOf(draft, await stored(ctx)));
+    const answer = await api(ctx, 'PATCH', '/api/sign-in-exp', patchOf(draft, await stored(ctx)));
     if (answer.status !== 200) return draw(ctx, signInSettingsPage(page, { draft, language, saved: false, error: messageOf(answer) }), refusedStatus(answer));
     seeOther(ctx, `/sign-in-settings?done=saved&lang=${language}`);
   });
 
   // The preview: the sign-in page as the view draws it for the draft in the query, in the language asked.
-  router.get('/sign-in-settings/preview', admitted, (ctx) => {
+  router.get('/sign-in-settings/preview', admitted, async (ctx) => {
     const draft = draftOf(new URLSearchParams(ctx.querystring));
+    // The social connectors the page offers, as it offers them (their buttons, by name).
+    const connectors = await api(ctx, 'GET', '/api/connectors');
+    const social =
+      connectors.status === 200
+        ? (connectors.body as Array<{ id: string; metadata: { name: { en: string } } }>).map(({ id, metadata }) => ({ id, name: metadata.name.en }))
+        : [];
     const t = catalogs.forRequest(languageOf(ctx.query.lang, 'en'), undefined);
     const body = signInPage(
       { branding, t, base: `${admittedOf(ctx).page.base}/sign-in-settings/preview`, csrf: '' },
@@ -107,6 +113,7 @@ export function signInSettingsRoutes(
         password: draft.passwordSignIn as Array<'username' | 'email' | 'phone'>,
         code: draft.codeSignIn as Array<'email' | 'phone'>,
         passkey: draft.passkeySignIn,
+        social,
       },
     );
     // The one console route a frame may show, and only to the console's own pages.

@@ -6,7 +6,8 @@ import { startStandaloneServer } from '../../standalone.js';
 import { TestBrowser, csrfOf } from '../support/browser.js';
 import { testMongoUri, testPasswordScrypt, uniqueDbName } from '../support/env.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { consoleHelpers, totpAt as totp } from '../support/console.js';
+import { consoleHelpers, consolePassword, totpAt as totp } from '../support/console.js';
+import { codeFlow, redeem } from '../support/flows.js';
 
 /**
  * The admin console (issue 42): who may enter (the console permission through a user role, and a
@@ -58,6 +59,33 @@ describe('the admin console', () => {
     const forged = new URL(url);
     forged.searchParams.set('state', 'forged');
     expect((await browser.go(forged)).status).toBe(400);
+  });
+
+  it('a code another application was given is refused at the callback (RFC 6749 §4.1.3: the code was issued to another client), and stays that application’s', async () => {
+    const shop = await server.create('/api/applications', {
+      name: 'Shop',
+      type: 'Traditional',
+      oidcClientMetadata: { redirectUris: ['https://shop.test/cb'] },
+    });
+    await person('console_shopper', { role: false, factor: false });
+    const flow = await codeFlow(new TestBrowser(server.url), {
+      clientId: shop.id,
+      redirectUri: 'https://shop.test/cb',
+      scope: 'openid',
+      identifier: 'console_shopper',
+      password: consolePassword,
+    });
+    const code = flow.callback.searchParams.get('code')!;
+    // The console's own sign-in under way in this browser: its state, its cookie.
+    const browser = new TestBrowser(server.url);
+    const leaving = await browser.go('/console/sign-in');
+    const state = new URL(leaving.headers.get('location')!).searchParams.get('state')!;
+    const answered = await browser.go(`/console/callback?${new URLSearchParams({ code, state }).toString()}`);
+    expect(answered.status).toBe(400);
+    expect(browser.cookies.has('console_session')).toBe(false);
+    // Not spent by the refusal: the shop redeems its own code.
+    const tokens = await redeem(server, { clientId: shop.id, clientSecret: shop.secret }, flow);
+    expect(tokens.access_token).toEqual(expect.any(String));
   });
 
   it('two callbacks with the same answer at once: exactly one signs in', async () => {

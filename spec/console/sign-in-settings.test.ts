@@ -31,6 +31,10 @@ describe('the console: sign-in settings and their preview', () => {
 
   it('shows the settings beside a preview of the real sign-in page, which only the console’s own pages may frame', async () => {
     const admin = await helpers.administrator('console_settings_ida');
+    // A social connector: the preview offers it, as the page does.
+    expect(
+      (await server.api('POST', '/api/connectors', { body: { connectorId: 'github-universal', config: { clientId: 'gh', clientSecret: 's' } } })).status,
+    ).toBe(200);
     const answer = await admin.browser.go(path);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-security-policy')).toContain("frame-src 'self'");
@@ -44,6 +48,7 @@ describe('the console: sign-in settings and their preview', () => {
     expect(preview.headers.get('x-frame-options')).toBe('SAMEORIGIN');
     const html = await preview.text();
     expect(html).toContain('id="password"');
+    expect(html).toContain('Continue with GitHub');
     expect(html).not.toMatch(/<script/);
     // Every other console page stays unframeable.
     expect((await admin.browser.go('/console/users')).headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
