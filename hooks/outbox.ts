@@ -188,6 +188,8 @@ const requestOrigin = (origin: ChangeRecord['origin']) => ({
   ...(origin.params !== undefined && { params: origin.params }),
   ...(origin.status !== undefined && { status: origin.status }),
   ...(origin.clientId !== undefined && { clientId: origin.clientId }),
+  // A change made in the admin console: the person, as the change record names them.
+  ...(origin.type === 'user' && origin.id !== undefined && { administratorId: origin.id }),
   ...(origin.ip !== undefined && { ip: origin.ip }),
   ...(origin.userAgent !== undefined && { userAgent: origin.userAgent }),
 });

@@ -63,6 +63,7 @@ export const origin = {
   params: { type: 'object', additionalProperties: string },
   status: { type: 'integer' },
   clientId: { ...string, description: 'The application whose token made the request.' },
+  administratorId: { ...string, description: 'The admin console administrator (a user id) who made the change, when it was made in the console.' },
   ip: string,
   userAgent: string,
   interactionEvent: { enum: interactionKinds },

@@ -61,6 +61,14 @@ describe('the console: webhooks', () => {
     const changes = (await server.api('GET', `/api/changes?entityId=${hook.id}`)).body as Array<{ origin: Record<string, unknown> }>;
     expect(changes[0]?.origin).toMatchObject({ type: 'user', id: admin.id });
     expect(await (await admin.browser.go('/console/webhooks')).text()).toContain('CRM sync');
+    // A change made in the console is announced naming the administrator (and no application).
+    const doomed = await server.create('/api/users', { username: 'announced_deletion' });
+    const remove = `/console/users/${doomed.id}/delete`;
+    expect((await admin.submit(remove, remove)).status).toBe(303);
+    await deliveriesSettled(server.database.db);
+    const announced = receiver.received.find(({ body }) => body?.event === 'User.Deleted' && body?.data?.id === doomed.id);
+    expect(announced?.body).toMatchObject({ administratorId: admin.id, method: 'DELETE', matchedRoute: '/users/:userId' });
+    expect(announced?.body.clientId).toBeUndefined();
   });
 
   it('a webhook the API refuses is said at the field, and nothing is made', async () => {
