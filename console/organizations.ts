@@ -190,7 +190,15 @@ export function organizationRoutes(router: Router, admitted: Admit, dispatch: Di
     done: (_ctx, organization) => at(organization),
   });
   confirmedRoute(router, admitted, draw, '/organizations/:organizationId/invitations/:invitationId/revoke', {
-    load: organizationOf,
+    // The organization's own invitation: another organization's is not found here.
+    load: async (ctx) => {
+      const organization = await organizationOf(ctx);
+      if (!organization) return undefined;
+      const invitation = await api(ctx, 'GET', `/api/organization-invitations/${encodeURIComponent(ctx.params.invitationId!)}`);
+      if (invitation.status === 200 && (invitation.body as { organizationId: string }).organizationId === organization.id) return organization;
+      drawNotFound(ctx, draw, admittedOf(ctx).page.t.t('console.notFound.text'), at(organization));
+      return undefined;
+    },
     describe: (ctx, organization) => ({
       section: 'organizations',
       ...confirmText(ctx, 'invitation', { organization: organization.name }),

@@ -88,6 +88,11 @@ describe('the console: organizations and the roles template', () => {
     expect(again.status).toBeGreaterThanOrEqual(400);
     expect(again.status).toBeLessThan(500);
     expect((await api('GET', `/api/organization-invitations?organizationId=${id}`)).body).toHaveLength(1);
+    // Under another organization's address, it is not found, and stays pending.
+    const other = await server.create('/api/organizations', { name: 'Elsewhere' });
+    const elsewhere = `/console/organizations/${other.id}/invitations/${invitation!.id}/revoke`;
+    expect((await admin.browser.go(elsewhere)).status).toBe(404);
+    expect((await api('GET', `/api/organization-invitations/${invitation!.id}`)).body.status).toBe('Pending');
     const revoke = `${path}/invitations/${invitation!.id}/revoke`;
     expect((await admin.submit(revoke, revoke)).status).toBe(303);
     expect((await api('GET', `/api/organization-invitations/${invitation!.id}`)).body.status).toBe('Revoked');
