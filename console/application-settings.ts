@@ -6,7 +6,7 @@ import type { ApiApplication } from './application-views.js';
 import { confirmedRoute } from './confirm.js';
 import type { Dispatch } from './dispatch.js';
 import type { ApiRole } from './role-views.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
+import { admittedOf, apiFieldOf, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
 import { consoleLayout, postForm, textField, type ConsolePage, type FormError } from './views.js';
 
 /** An application's own look on the sign-in pages, as the form holds it (empty: not set). */
@@ -53,16 +53,16 @@ function lookPage(page: ConsolePage, application: ApiApplication, look: Look, er
  * More of an application: its machine-to-machine roles (given from a list, each taken away after
  * confirming) and its own look on the sign-in pages (Logto's application sign-in experience).
  */
-export function applicationSettingRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
+export function applicationSettingRoutes(
+  router: Router,
+  admitted: Admit,
+  dispatch: Dispatch,
+  draw: Draw,
+  /** The application the route names, or undefined once its 404 page is drawn (`applications.ts`). */
+  applicationOf: (ctx: ParameterizedContext) => Promise<ApiApplication | undefined>,
+) {
   const { api } = managementCaller(dispatch);
   const at = (application: ApiApplication) => `/applications/${encodeURIComponent(application.id)}`;
-
-  async function applicationOf(ctx: ParameterizedContext): Promise<ApiApplication | undefined> {
-    const found = await api(ctx, 'GET', `/api/applications/${encodeURIComponent(ctx.params.applicationId!)}`);
-    if (found.status === 200) return found.body as ApiApplication;
-    drawNotFound(ctx, draw, admittedOf(ctx).page.t.t('console.application.notFound'), '/applications');
-    return undefined;
-  }
 
   // Logto's POST /api/applications/:id/roles: a machine-to-machine role for the application (the API refuses a user role, or another type of application).
   router.post('/applications/:applicationId/roles', admitted, async (ctx) => {
@@ -78,7 +78,7 @@ export function applicationSettingRoutes(router: Router, admitted: Admit, dispat
           { title: application.name, error: messageOf(answer) },
           html`<p><a href="${page.base}${at(application)}">${page.t.t('console.back')}</a></p>`,
         ),
-        refusedStatus(answer) === 404 ? 400 : refusedStatus(answer),
+        refusedStatus(answer, { notFoundIsInput: true }),
       );
     }
     seeOther(ctx, `${at(application)}?done=role`);

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 
 import type { Answer, Dispatch } from './dispatch.js';
+import type { ApiRole } from './role-views.js';
 import type { ConsoleStore } from './store.js';
 import {
   applicationPage,
@@ -13,7 +14,19 @@ import {
   type ApplicationDraft,
 } from './application-views.js';
 import { applicationRolesSection, applicationSettingRoutes } from './application-settings.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf as form, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import {
+  admittedOf,
+  apiFieldOf,
+  drawNotFound,
+  formOf as form,
+  messageOf,
+  refusedStatus,
+  seeOther,
+  type Admit,
+  type Draw,
+  noticeOf,
+  managementCaller,
+} from './routing.js';
 
 /** The form's field a Management API error names (`data.field`: `body.name`, `body.oidcClientMetadata.redirectUris.0`). */
 export function formFieldOf(answer: Answer): string | undefined {
@@ -36,6 +49,7 @@ const notices = { role: 'console.application.roleAdded', look: 'console.look.sav
 
 /** Applications: the list, creating one by type (its secret shown once), a new secret (shown once), deleting one (confirmed on its own page). */
 export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw, store: Pick<ConsoleStore, 'reveal' | 'takeReveal'>) {
+  const { readAll } = managementCaller(dispatch);
   async function applicationOf(ctx: ParameterizedContext): Promise<ApiApplication | undefined> {
     const { session, page } = admittedOf(ctx);
     const found = await dispatch(ctx, session.userId, 'GET', `/api/applications/${encodeURIComponent(ctx.params.applicationId!)}`);
@@ -47,17 +61,15 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
   async function showApplication(ctx: ParameterizedContext, application: ApiApplication) {
     const { token, session, page } = admittedOf(ctx);
     const created = await store.takeReveal(token, session, application.id);
-    const get = (path: string) => dispatch(ctx, session.userId, 'GET', path);
-    const secrets = await get(`/api/applications/${encodeURIComponent(application.id)}/secrets`);
+    const secrets = await dispatch(ctx, session.userId, 'GET', `/api/applications/${encodeURIComponent(application.id)}/secrets`);
     let roles;
     if (application.type === 'MachineToMachine') {
       const [held, offered] = await Promise.all([
-        get(`/api/applications/${encodeURIComponent(application.id)}/roles?page=1&page_size=100`),
-        get('/api/roles?page=1&page_size=100&type=MachineToMachine'),
+        readAll<ApiRole>(ctx, `/api/applications/${encodeURIComponent(application.id)}/roles`),
+        readAll<ApiRole>(ctx, '/api/roles?type=MachineToMachine'),
       ]);
-      roles = applicationRolesSection(page, application, held.status === 200 ? held.body : [], offered.status === 200 ? offered.body : []);
+      roles = applicationRolesSection(page, application, held, offered);
     }
-    const done = typeof ctx.query.done === 'string' && Object.hasOwn(notices, ctx.query.done) ? notices[ctx.query.done as keyof typeof notices] : undefined;
     draw(
       ctx,
       applicationPage(page, {
@@ -65,16 +77,13 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
         secrets: secrets.status === 200 ? (secrets.body as Array<{ name: string; createdAt: number }>) : [],
         created,
         roles,
-        notice: done && page.t.t(done),
+        notice: noticeOf(ctx, notices),
       }),
     );
   }
 
   router.get('/applications', admitted, async (ctx) => {
-    const { session, page } = admittedOf(ctx);
-    const answer = await dispatch(ctx, session.userId, 'GET', '/api/applications?page=1&page_size=100');
-    if (answer.status !== 200) throw new Error(`the applications could not be listed: ${answer.status} ${messageOf(answer)}`);
-    draw(ctx, applicationsPage(page, { applications: answer.body as ApiApplication[] }));
+    draw(ctx, applicationsPage(admittedOf(ctx).page, { applications: await readAll<ApiApplication>(ctx, '/api/applications') }));
   });
 
   router.get('/applications/new', admitted, (ctx) => {
@@ -120,7 +129,7 @@ export function applicationRoutes(router: Router, admitted: Admit, dispatch: Dis
     ctx.redirect(`${page.base}/applications/${encodeURIComponent(application.id)}`);
   });
 
-  applicationSettingRoutes(router, admitted, dispatch, draw);
+  applicationSettingRoutes(router, admitted, dispatch, draw, applicationOf);
 
   router.get('/applications/:applicationId/edit', admitted, async (ctx) => {
     const application = await applicationOf(ctx);

@@ -4,7 +4,7 @@ import type { ParameterizedContext } from 'koa';
 import { html } from '../experience/views/markup.js';
 import type { Admitted } from './access.js';
 import type { Dispatch } from './dispatch.js';
-import { consoleLayout, dataTable, pageNumberOf, pager, type ConsolePage } from './views.js';
+import { momentOf, consoleLayout, dataTable, pageNumberOf, pager, type ConsolePage } from './views.js';
 
 type Admit = (ctx: ParameterizedContext, next: () => Promise<unknown>) => Promise<unknown>;
 type Draw = (ctx: ParameterizedContext, body: string, status?: number) => void;
@@ -34,11 +34,10 @@ function changesPage(
   { changes, previous, next }: { changes: ApiChange[]; previous?: string | undefined; next?: string | undefined },
 ): string {
   const { t } = page;
-  const when = (at: number) => new Intl.DateTimeFormat(t.locale, { dateStyle: 'medium', timeStyle: 'medium' }).format(new Date(at));
   const rows = changes.map(
     (change) =>
       html`<tr>
-        <td>${when(change.createdAt)}</td>
+        <td>${momentOf(page, change.createdAt, { seconds: true })}</td>
         <td>${change.entity}.${change.action}</td>
         <td><code>${change.entityId}</code></td>
         <td>${who(page, change)}</td>

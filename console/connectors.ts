@@ -5,7 +5,18 @@ import { html } from '../experience/views/markup.js';
 import { confirmedRoute } from './confirm.js';
 import type { Answer, Dispatch } from './dispatch.js';
 import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
-import { consoleLayout, dataTable, errorAt, fieldError, invalidAttributes, postForm, textField, type ConsolePage, type FormError } from './views.js';
+import {
+  jsonObjectOf,
+  consoleLayout,
+  dataTable,
+  errorAt,
+  fieldError,
+  invalidAttributes,
+  postForm,
+  textField,
+  type ConsolePage,
+  type FormError,
+} from './views.js';
 
 /** A connector factory as `GET /api/connector-factories` answers (Logto's shape). */
 interface ApiFactory {
@@ -126,13 +137,8 @@ function connectorPage(page: ConsolePage, connector: ApiConnector, draft: Connec
 
 /** The configuration the form holds as an object; a form error at the field when it is not a JSON object. */
 function parseConfig(page: ConsolePage, text: string): { config: Record<string, unknown> } | { error: FormError } {
-  try {
-    const parsed: unknown = JSON.parse(text === '' ? '{}' : text);
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return { config: parsed as Record<string, unknown> };
-  } catch {
-    // Said below.
-  }
-  return { error: { field: 'config', text: page.t.t('console.connector.notJson') } };
+  const config = jsonObjectOf(text);
+  return config ? { config } : { error: { field: 'config', text: page.t.t('console.connector.notJson') } };
 }
 
 /**

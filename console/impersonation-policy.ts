@@ -6,16 +6,24 @@ import type { ImpersonationPolicy } from '../impersonation/policy.js';
 import type { Dispatch } from './dispatch.js';
 import type { ApiRole } from './role-views.js';
 import { admittedOf, apiFieldOf, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
-import { consoleLayout, errorAt, fieldError, invalidAttributes, postForm, textField, type ConsolePage, type FormError } from './views.js';
+import {
+  jsonObjectOf,
+  checkbox,
+  consoleLayout,
+  errorAt,
+  fieldError,
+  invalidAttributes,
+  postForm,
+  textField,
+  type ConsolePage,
+  type FormError,
+} from './views.js';
 
 /** The form: the policy, with the ceilings as the JSON the API takes and the TTL as typed. */
 interface PolicyDraft extends Omit<ImpersonationPolicy, 'scopeCeilings' | 'maxTokenTtl'> {
   maxTokenTtl: string;
   scopeCeilings: string;
 }
-
-const box = (name: string, label: string, checked: boolean) =>
-  html`<label class="check"><input type="checkbox" name="${name}" value="yes" ${checked ? html`checked` : ''} /> <span>${label}</span></label>`;
 
 function policyPage(
   page: ConsolePage,
@@ -31,14 +39,14 @@ function policyPage(
       '/impersonation-policy',
       html`<fieldset>
           <legend>${t.t('console.policy.demands')}</legend>
-          ${box('requireReason', t.t('console.policy.requireReason'), draft.requireReason)}
-          ${box('requireTicketId', t.t('console.policy.requireTicketId'), draft.requireTicketId)}
-          ${box('requireActorToken', t.t('console.policy.requireActorToken'), draft.requireActorToken)}
+          ${checkbox('requireReason', 'yes', t.t('console.policy.requireReason'), draft.requireReason)}
+          ${checkbox('requireTicketId', 'yes', t.t('console.policy.requireTicketId'), draft.requireTicketId)}
+          ${checkbox('requireActorToken', 'yes', t.t('console.policy.requireActorToken'), draft.requireActorToken)}
         </fieldset>
         ${textField('maxTokenTtl', 'maxTokenTtl', t.t('console.policy.maxTokenTtl'), { value: draft.maxTokenTtl, error, required: true, maxLength: 6 })}
         <fieldset>
           <legend>${t.t('console.policy.protected')}</legend>
-          ${roles.length === 0 ? html`<p>${t.t('console.roles.empty')}</p>` : roles.map((role) => html`<label class="check"><input type="checkbox" name="protectedRoleIds" value="${role.id}" ${draft.protectedRoleIds.includes(role.id) ? html`checked` : ''} /> <span>${role.name}</span></label>`)}
+          ${roles.length === 0 ? html`<p>${t.t('console.roles.empty')}</p>` : roles.map((role) => checkbox('protectedRoleIds', role.id, role.name, draft.protectedRoleIds.includes(role.id)))}
         </fieldset>
         <label for="scopeCeilings">${t.t('console.policy.ceilings')} <span class="hint">${t.t('console.policy.ceilingsHint')}</span></label>
         <textarea id="scopeCeilings" name="scopeCeilings" rows="6" spellcheck="false" ${invalidAttributes('scopeCeilings', ceilingsError)}>
@@ -55,11 +63,8 @@ ${draft.scopeCeilings}</textarea>
 
 /** The impersonation policy (`GET/PATCH /api/configs/impersonation`): what a subject token's request must say, its longest life, the protected roles, the scope ceilings. */
 export function impersonationPolicyRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const { api } = managementCaller(dispatch);
-  const userRoles = async (ctx: ParameterizedContext) => {
-    const answer = await api(ctx, 'GET', '/api/roles?page=1&page_size=100&type=User');
-    return answer.status === 200 ? (answer.body as ApiRole[]).filter(({ type }) => type === 'User') : [];
-  };
+  const { api, readAll } = managementCaller(dispatch);
+  const userRoles = async (ctx: ParameterizedContext) => (await readAll<ApiRole>(ctx, '/api/roles?type=User')).filter(({ type }) => type === 'User');
 
   router.get('/impersonation-policy', admitted, async (ctx) => {
     const { page } = admittedOf(ctx);
@@ -82,12 +87,8 @@ export function impersonationPolicyRoutes(router: Router, admitted: Admit, dispa
       scopeCeilings: fields.get('scopeCeilings') ?? '',
     };
     const refuse = async (error: FormError, status = 400) => draw(ctx, policyPage(page, draft, await userRoles(ctx), { error }), status);
-    let ceilings: unknown;
-    try {
-      ceilings = JSON.parse(draft.scopeCeilings.trim() === '' ? '{}' : draft.scopeCeilings);
-    } catch {
-      return refuse({ field: 'scopeCeilings', text: page.t.t('console.policy.notJson') });
-    }
+    const ceilings = jsonObjectOf(draft.scopeCeilings);
+    if (!ceilings) return refuse({ field: 'scopeCeilings', text: page.t.t('console.policy.notJson') });
     const ttl = /^\d{1,6}$/.test(draft.maxTokenTtl) ? Number(draft.maxTokenTtl) : Number.NaN;
     const answer = await api(ctx, 'PATCH', '/api/configs/impersonation', {
       requireReason: draft.requireReason,

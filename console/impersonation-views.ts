@@ -1,6 +1,6 @@
 import { html, type Html } from '../experience/views/markup.js';
 import { userLabel, type ApiUser } from './user-views.js';
-import { consoleLayout, dataTable, fieldError, invalidAttributes, pager, postForm, type ConsolePage } from './views.js';
+import { momentOf, consoleLayout, dataTable, fieldError, invalidAttributes, pager, postForm, type ConsolePage } from './views.js';
 
 /** An audit record as `GET /api/impersonations` answers it, as far as the pages read it. */
 export interface AuditEntry {
@@ -36,7 +36,7 @@ export interface ImpersonationDraft {
   actorId: string;
 }
 
-const moment = (page: ConsolePage, at: number) => new Intl.DateTimeFormat(page.t.locale, { dateStyle: 'medium', timeStyle: 'medium' }).format(new Date(at));
+const moment = (page: ConsolePage, at: number) => momentOf(page, at, { seconds: true });
 
 /** Starting an impersonation of a user: why (and the ticket, as the policy asks), and who alone may exchange the token. */
 export function impersonateForm(

@@ -19,7 +19,7 @@ import {
 } from './impersonation-views.js';
 import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
 import type { ConsoleStore } from './store.js';
-import type { ApiUser } from './user-views.js';
+import { userLoader } from './users.js';
 import { pageNumberOf } from './views.js';
 
 export interface ImpersonationPagesDeps {
@@ -47,13 +47,7 @@ export function impersonationRoutes(
   store: Pick<ConsoleStore, 'reveal' | 'takeReveal'>,
   deps: ImpersonationPagesDeps,
 ) {
-  async function userOf(ctx: ParameterizedContext): Promise<ApiUser | undefined> {
-    const { session, page } = admittedOf(ctx);
-    const found = await dispatch(ctx, session.userId, 'GET', `/api/users/${encodeURIComponent(ctx.params.userId!)}`);
-    if (found.status === 200) return found.body as ApiUser;
-    drawNotFound(ctx, draw, page.t.t('console.user.notFound'), '/users');
-    return undefined;
-  }
+  const userOf = userLoader(dispatch, draw);
 
   async function policyOf(ctx: ParameterizedContext): Promise<PolicyDemands> {
     const answer = await dispatch(ctx, admittedOf(ctx).session.userId, 'GET', '/api/configs/impersonation');

@@ -5,7 +5,7 @@ import { html } from '../experience/views/markup.js';
 import { confirmedRoute } from './confirm.js';
 import type { Dispatch } from './dispatch.js';
 import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
-import { consoleLayout, errorAt, fieldError, invalidAttributes, postForm, type ConsolePage, type FormError } from './views.js';
+import { jsonObjectOf, checkbox, consoleLayout, errorAt, fieldError, invalidAttributes, postForm, type ConsolePage, type FormError } from './views.js';
 
 const types = ['access-token', 'client-credentials'] as const;
 type CustomizerType = (typeof types)[number];
@@ -57,10 +57,7 @@ function customizerPage(
       page,
       `/jwt-customizers/${type}`,
       html`${area('script', 14)} ${area('environmentVariables', 4)} ${area('tokenSample', 6)} ${area('contextSample', 6)}
-        <label class="check"
-          ><input type="checkbox" name="blockIssuanceOnError" value="yes" ${draft.blockIssuanceOnError ? html`checked` : ''} />
-          <span>${t.t('console.claims.block')}</span></label
-        >
+        ${checkbox('blockIssuanceOnError', 'yes', t.t('console.claims.block'), draft.blockIssuanceOnError)}
         <div class="actions">
           <button type="submit" name="intent" value="test" class="secondary">${t.t('console.claims.test')}</button>
           <button type="submit" name="intent" value="save">${t.t('console.look.save')}</button>
@@ -135,13 +132,9 @@ export function jwtCustomizerRoutes(router: Router, admitted: Admit, dispatch: D
     const refuse = (error: FormError, status = 400) => draw(ctx, customizerPage(page, type, draft, { stored, error }), status);
     const parsed: Record<string, Record<string, unknown>> = {};
     for (const name of jsonFields) {
-      try {
-        const value: unknown = JSON.parse(draft[name].trim() === '' ? '{}' : draft[name]);
-        if (!value || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object');
-        parsed[name] = value as Record<string, unknown>;
-      } catch {
-        return refuse({ field: name, text: page.t.t('console.connector.notJson') });
-      }
+      const value = jsonObjectOf(draft[name]);
+      if (!value) return refuse({ field: name, text: page.t.t('console.connector.notJson') });
+      parsed[name] = value;
     }
     const fieldOf = (field: string | undefined) => [...jsonFields, 'script'].find((name) => field?.startsWith(`body.${name}`));
     if (fields.get('intent') === 'test') {

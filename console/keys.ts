@@ -5,7 +5,7 @@ import { html } from '../experience/views/markup.js';
 import { confirmedRoute } from './confirm.js';
 import type { Dispatch } from './dispatch.js';
 import { admittedOf, formOf, messageOf, type Admit, type Draw, managementCaller } from './routing.js';
-import { consoleLayout, dataTable, messagePage, type ConsolePage } from './views.js';
+import { momentOf, consoleLayout, dataTable, messagePage, type ConsolePage } from './views.js';
 
 /** A key as `GET /api/configs/oidc/:keyType` lists it: ids, algorithms and dates, never key material. */
 interface ApiKey {
@@ -23,7 +23,7 @@ const families = ['EC', 'OKP', 'RSA'] as const;
 
 function keysPage(page: ConsolePage, keys: Record<KeyType, ApiKey[]>, notice?: string): string {
   const { t, base } = page;
-  const when = (at: number) => new Intl.DateTimeFormat(t.locale, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(at));
+  const when = (at: number) => momentOf(page, at);
   const table = (type: KeyType) =>
     dataTable(
       page,

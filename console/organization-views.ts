@@ -1,6 +1,6 @@
 import { html } from '../experience/views/markup.js';
 import { userLabel, type ApiUser } from './user-views.js';
-import { consoleLayout, dataTable, postForm, textField, type ConsolePage, type FormError } from './views.js';
+import { firstOf, checkbox, momentOf, consoleLayout, dataTable, postForm, textField, type ConsolePage, type FormError } from './views.js';
 
 export interface ApiOrganization {
   id: string;
@@ -35,8 +35,6 @@ export interface ApiInvitation {
 
 /** A member as `GET /api/organizations/:id/users` answers: the user, with the organization roles they hold there. */
 export type ApiMember = ApiUser & { organizationRoles: Array<{ id: string; name: string }> };
-
-const moment = (page: ConsolePage, at: number) => new Intl.DateTimeFormat(page.t.locale, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(at));
 
 export function organizationsPage(page: ConsolePage, { organizations }: { organizations: ApiOrganization[] }): string {
   const { t, base } = page;
@@ -74,7 +72,9 @@ export function newOrganizationPage(page: ConsolePage, draft: { name: string; de
 /** What an organization's page shows. */
 export interface OrganizationDetail {
   organization: ApiOrganization;
+  /** The first 100 members, and how many there are. */
   members: ApiMember[];
+  memberCount: number;
   roles: ApiOrganizationRole[];
   invitations: ApiInvitation[];
   /** Just-in-time membership: people with an address at these domains join at sign-up or sign-in, with these roles. */
@@ -85,7 +85,7 @@ export interface OrganizationDetail {
 /** One organization: its members with their roles there (each given or taken away), adding a member, invitations, deleting it. */
 export function organizationPage(
   page: ConsolePage,
-  { organization, members, roles, invitations, jitDomains, jitRoles }: OrganizationDetail,
+  { organization, members, memberCount, roles, invitations, jitDomains, jitRoles }: OrganizationDetail,
   { notice, error }: { notice?: string | undefined; error?: FormError | undefined } = {},
 ): string {
   const { t, base } = page;
@@ -130,7 +130,7 @@ export function organizationPage(
         <td>${invitation.invitee}</td>
         <td>${t.t(`console.invitation.${invitation.status}`)}</td>
         <td>${invitation.organizationRoles.map(({ name }) => name).join(t.t('list.separator'))}</td>
-        <td>${moment(page, invitation.expiresAt)}</td>
+        <td>${momentOf(page, invitation.expiresAt)}</td>
         <td>
           ${invitation.status === 'Pending' ? html`<a href="${base}${path}/invitations/${encodeURIComponent(invitation.id)}/revoke">${t.t('console.invitation.revoke')}</a>` : ''}
         </td>
@@ -145,7 +145,7 @@ export function organizationPage(
       <dd>${t.t(organization.isMfaRequired ? 'console.yes' : 'console.no')}</dd>
     </dl>
     <h2>${t.t('console.organization.members')}</h2>
-    ${dataTable(page, [t.t('console.user.name'), t.t('console.user.roles'), ''], memberRows, t.t('console.organization.noMembers'))}
+    ${dataTable(page, [t.t('console.user.name'), t.t('console.user.roles'), ''], memberRows, t.t('console.organization.noMembers'), firstOf(page, members.length, memberCount))}
     ${postForm(
       page,
       `${path}/members`,
@@ -173,7 +173,7 @@ export function organizationPage(
           <option value="">${t.t('console.user.none')}</option>
           ${userRoles.map((role) => html`<option value="${role.id}">${role.name}</option>`)}
         </select>
-        <label class="check"><input type="checkbox" name="send" value="yes" checked /> <span>${t.t('console.organization.sendEmail')}</span></label>
+        ${checkbox('send', 'yes', t.t('console.organization.sendEmail'), true)}
         <button type="submit">${t.t('console.organization.invite')}</button>
       </fieldset>`,
     )}

@@ -15,7 +15,19 @@ import {
   type ApiOrganizationScope,
   type OrganizationDetail,
 } from './organization-views.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
+import {
+  admittedOf,
+  apiFieldOf,
+  drawNotFound,
+  formOf,
+  messageOf,
+  refusedStatus,
+  seeOther,
+  type Admit,
+  type Draw,
+  managementCaller,
+  noticeOf,
+} from './routing.js';
 import type { FormError } from './views.js';
 
 /** How long an invitation made in the console may be accepted. */
@@ -27,8 +39,6 @@ const notices = {
   template: 'console.template.saved',
   jit: 'console.organization.jitSaved',
 } as const;
-const noticeOf = (ctx: ParameterizedContext) =>
-  typeof ctx.query.done === 'string' && Object.hasOwn(notices, ctx.query.done) ? notices[ctx.query.done as keyof typeof notices] : undefined;
 
 /**
  * Organizations: the list, creating one, its page with its members and the roles each holds there,
@@ -36,7 +46,7 @@ const noticeOf = (ctx: ParameterizedContext) =>
  * deleting it; the roles template (organization roles and permissions). Through Logto's routes.
  */
 export function organizationRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const { api, read } = managementCaller(dispatch);
+  const { api, read, readAll, readFirst } = managementCaller(dispatch);
   const at = (organization: ApiOrganization) => `/organizations/${encodeURIComponent(organization.id)}`;
 
   async function organizationOf(ctx: ParameterizedContext): Promise<ApiOrganization | undefined> {
@@ -47,26 +57,30 @@ export function organizationRoutes(router: Router, admitted: Admit, dispatch: Di
   }
   async function detailOf(ctx: ParameterizedContext, organization: ApiOrganization): Promise<OrganizationDetail> {
     const [members, roles, invitations, domains, jitRoles] = await Promise.all([
-      read<ApiMember[]>(ctx, `/api${at(organization)}/users?page=1&page_size=100`),
-      read<ApiOrganizationRole[]>(ctx, '/api/organization-roles?page=1&page_size=100'),
+      readFirst<ApiMember>(ctx, `/api${at(organization)}/users`),
+      readAll<ApiOrganizationRole>(ctx, '/api/organization-roles'),
       read<ApiInvitation[]>(ctx, `/api/organization-invitations?organizationId=${encodeURIComponent(organization.id)}`),
       read<Array<{ emailDomain: string }>>(ctx, `/api${at(organization)}/jit/email-domains`),
       read<Array<{ id: string; name: string }>>(ctx, `/api${at(organization)}/jit/roles`),
     ]);
-    return { organization, members, roles, invitations, jitDomains: domains.map(({ emailDomain }) => emailDomain), jitRoles };
+    return {
+      organization,
+      members: members.items,
+      memberCount: members.total,
+      roles,
+      invitations,
+      jitDomains: domains.map(({ emailDomain }) => emailDomain),
+      jitRoles,
+    };
   }
   /** The organization's page again with the API's refusal (at the form's field), and its status. */
   async function refused(ctx: ParameterizedContext, organization: ApiOrganization, answer: Answer, field: string) {
     const error: FormError = { field, text: messageOf(answer) };
-    draw(
-      ctx,
-      organizationPage(admittedOf(ctx).page, await detailOf(ctx, organization), { error }),
-      refusedStatus(answer) === 404 ? 400 : refusedStatus(answer),
-    );
+    draw(ctx, organizationPage(admittedOf(ctx).page, await detailOf(ctx, organization), { error }), refusedStatus(answer, { notFoundIsInput: true }));
   }
 
   router.get('/organizations', admitted, async (ctx) => {
-    draw(ctx, organizationsPage(admittedOf(ctx).page, { organizations: await read<ApiOrganization[]>(ctx, '/api/organizations?page=1&page_size=100') }));
+    draw(ctx, organizationsPage(admittedOf(ctx).page, { organizations: await readAll<ApiOrganization>(ctx, '/api/organizations') }));
   });
   router.get('/organizations/new', admitted, (ctx) => {
     draw(ctx, newOrganizationPage(admittedOf(ctx).page, { name: '', description: '' }));
@@ -86,8 +100,7 @@ export function organizationRoutes(router: Router, admitted: Admit, dispatch: Di
     const { page } = admittedOf(ctx);
     const organization = await organizationOf(ctx);
     if (!organization) return;
-    const done = noticeOf(ctx);
-    draw(ctx, organizationPage(page, await detailOf(ctx, organization), { notice: done && page.t.t(done) }));
+    draw(ctx, organizationPage(page, await detailOf(ctx, organization), { notice: noticeOf(ctx, notices) }));
   });
 
   router.post('/organizations/:organizationId/members', admitted, async (ctx) => {
@@ -222,19 +235,18 @@ export function organizationRoutes(router: Router, admitted: Admit, dispatch: Di
 
   // The roles template.
   const template = async (ctx: ParameterizedContext) => ({
-    roles: await read<ApiOrganizationRole[]>(ctx, '/api/organization-roles?page=1&page_size=100'),
+    roles: await readAll<ApiOrganizationRole>(ctx, '/api/organization-roles'),
     scopes: await read<ApiOrganizationScope[]>(ctx, '/api/organization-scopes'),
   });
   router.get('/organization-template', admitted, async (ctx) => {
     const { page } = admittedOf(ctx);
-    const done = noticeOf(ctx);
-    draw(ctx, templatePage(page, await template(ctx), { notice: done && page.t.t(done) }));
+    draw(ctx, templatePage(page, await template(ctx), { notice: noticeOf(ctx, notices) }));
   });
   const templateRefused = async (ctx: ParameterizedContext, answer: Answer, field: string | undefined) =>
     draw(
       ctx,
       templatePage(admittedOf(ctx).page, await template(ctx), { error: { field, text: messageOf(answer) } }),
-      refusedStatus(answer) === 404 ? 400 : refusedStatus(answer),
+      refusedStatus(answer, { notFoundIsInput: true }),
     );
   router.post('/organization-template/roles', admitted, async (ctx) => {
     const answer = await api(ctx, 'POST', '/api/organization-roles', { name: (formOf(ctx).get('name') ?? '').trim() });

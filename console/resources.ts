@@ -12,7 +12,7 @@ import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus,
  * page). Through Logto's `/api/resources` routes.
  */
 export function resourceRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const { api } = managementCaller(dispatch);
+  const { api, readAll } = managementCaller(dispatch);
   const resourcePath = (ctx: ParameterizedContext) => `/api/resources/${encodeURIComponent(ctx.params.resourceId!)}`;
 
   async function resourceOf(ctx: ParameterizedContext): Promise<ApiResource | undefined> {
@@ -21,16 +21,10 @@ export function resourceRoutes(router: Router, admitted: Admit, dispatch: Dispat
     drawNotFound(ctx, draw, admittedOf(ctx).page.t.t('console.resource.notFound'), '/resources');
     return undefined;
   }
-  const scopesOf = async (ctx: ParameterizedContext, resource: ApiResource) => {
-    const answer = await api(ctx, 'GET', `/api/resources/${encodeURIComponent(resource.id)}/scopes?page=1&page_size=100`);
-    if (answer.status !== 200) throw new Error(`the permissions could not be read: ${answer.status} ${messageOf(answer)}`);
-    return answer.body as ApiScope[];
-  };
+  const scopesOf = (ctx: ParameterizedContext, resource: ApiResource) => readAll<ApiScope>(ctx, `/api/resources/${encodeURIComponent(resource.id)}/scopes`);
 
   router.get('/resources', admitted, async (ctx) => {
-    const answer = await api(ctx, 'GET', '/api/resources?page=1&page_size=100');
-    if (answer.status !== 200) throw new Error(`the API resources could not be listed: ${answer.status} ${messageOf(answer)}`);
-    draw(ctx, resourcesPage(admittedOf(ctx).page, { resources: answer.body as ApiResource[] }));
+    draw(ctx, resourcesPage(admittedOf(ctx).page, { resources: await readAll<ApiResource>(ctx, '/api/resources') }));
   });
 
   router.get('/resources/new', admitted, (ctx) => {

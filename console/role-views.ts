@@ -2,7 +2,7 @@ import { html } from '../experience/views/markup.js';
 import type { ApiApplication } from './application-views.js';
 import type { ApiResource, ApiScope } from './resource-views.js';
 import { userLabel, type ApiUser } from './user-views.js';
-import { consoleLayout, dataTable, errorAt, fieldError, invalidAttributes, postForm, textField, type ConsolePage, type FormError } from './views.js';
+import { firstOf, consoleLayout, dataTable, errorAt, fieldError, invalidAttributes, postForm, textField, type ConsolePage, type FormError } from './views.js';
 
 /** A role as the Management API answers one. */
 export interface ApiRole {
@@ -60,8 +60,10 @@ export interface RoleDetail {
   resources: ApiResource[];
   /** Every permission of every resource: what may be added (those held are left out). */
   assignable: ApiScope[];
+  /** The first 100 holders, and how many there are. */
   users: ApiUser[];
   applications: ApiApplication[];
+  holders: number;
   /** Machine-to-machine applications that do not hold it yet. */
   candidates: ApiApplication[];
 }
@@ -124,6 +126,7 @@ export function rolePage(
                 </tr>`,
             ),
             t.t('console.role.noUsers'),
+            firstOf(page, detail.users.length, detail.holders),
           )}
           ${postForm(
             page,
@@ -147,6 +150,7 @@ export function rolePage(
                 </tr>`,
             ),
             t.t('console.role.noApplications'),
+            firstOf(page, detail.applications.length, detail.holders),
           )}
           ${
             detail.candidates.length === 0

@@ -6,7 +6,19 @@ import { confirmedRoute } from './confirm.js';
 import type { Answer, Dispatch } from './dispatch.js';
 import type { ApiResource, ApiScope } from './resource-views.js';
 import { newRolePage, rolePage, rolesPage, type ApiRole, type RoleDetail } from './role-views.js';
-import { admittedOf, apiFieldOf, drawNotFound, formOf, messageOf, refusedStatus, seeOther, type Admit, type Draw, managementCaller } from './routing.js';
+import {
+  admittedOf,
+  apiFieldOf,
+  drawNotFound,
+  formOf,
+  messageOf,
+  refusedStatus,
+  seeOther,
+  type Admit,
+  type Draw,
+  managementCaller,
+  noticeOf,
+} from './routing.js';
 import type { ApiUser } from './user-views.js';
 import type { FormError } from './views.js';
 
@@ -19,7 +31,7 @@ const notices = { permission: 'console.role.permissionAdded', user: 'console.rol
  * deleting the role. Through Logto's `/api/roles` routes and their relations.
  */
 export function roleRoutes(router: Router, admitted: Admit, dispatch: Dispatch, draw: Draw) {
-  const { api, read } = managementCaller(dispatch);
+  const { api, read, readAll, readFirst } = managementCaller(dispatch);
   const rolePath = (role: ApiRole) => `/roles/${encodeURIComponent(role.id)}`;
 
   async function roleOf(ctx: ParameterizedContext): Promise<ApiRole | undefined> {
@@ -31,22 +43,24 @@ export function roleRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
 
   async function detailOf(ctx: ParameterizedContext, role: ApiRole): Promise<RoleDetail> {
     const at = `/api${rolePath(role)}`;
-    const resources = await read<ApiResource[]>(ctx, '/api/resources?page=1&page_size=100&includeScopes=true');
+    const resources = await readAll<ApiResource>(ctx, '/api/resources?includeScopes=true');
     const assignable = (resources as Array<ApiResource & { scopes?: ApiScope[] }>).flatMap(({ scopes = [] }) => scopes);
     const [scopes, users, applications, candidates] = await Promise.all([
       read<ApiScope[]>(ctx, `${at}/scopes`),
-      role.type === 'User' ? read<ApiUser[]>(ctx, `${at}/users?page=1&page_size=100`) : [],
-      role.type === 'MachineToMachine' ? read<ApiApplication[]>(ctx, `${at}/applications?page=1&page_size=100`) : [],
-      role.type === 'MachineToMachine' ? read<ApiApplication[]>(ctx, '/api/applications?page=1&page_size=100&types=MachineToMachine') : [],
+      role.type === 'User' ? readFirst<ApiUser>(ctx, `${at}/users`) : { items: [], total: 0 },
+      role.type === 'MachineToMachine' ? readFirst<ApiApplication>(ctx, `${at}/applications`) : { items: [], total: 0 },
+      role.type === 'MachineToMachine' ? readAll<ApiApplication>(ctx, '/api/applications?types=MachineToMachine') : [],
     ]);
-    const holding = new Set(applications.map(({ id }) => id));
+    const holding = new Set(applications.items.map(({ id }) => id));
     return {
       role,
       scopes,
       resources,
       assignable,
-      users,
-      applications,
+      users: users.items,
+      applications: applications.items,
+      /** When the role has more holders than the page lists. */
+      holders: role.type === 'User' ? users.total : applications.total,
       candidates: candidates.filter(({ id, type }) => type === 'MachineToMachine' && !holding.has(id)),
     };
   }
@@ -54,11 +68,11 @@ export function roleRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
   /** The role's page again with the API's refusal at the field it names (the form's), and its status. */
   async function refused(ctx: ParameterizedContext, role: ApiRole, answer: Answer, field: string) {
     const error: FormError = { field: apiFieldOf(answer) === undefined && answer.status !== 404 ? undefined : field, text: messageOf(answer) };
-    draw(ctx, rolePage(admittedOf(ctx).page, await detailOf(ctx, role), { error }), refusedStatus(answer) === 404 ? 400 : refusedStatus(answer));
+    draw(ctx, rolePage(admittedOf(ctx).page, await detailOf(ctx, role), { error }), refusedStatus(answer, { notFoundIsInput: true }));
   }
 
   router.get('/roles', admitted, async (ctx) => {
-    draw(ctx, rolesPage(admittedOf(ctx).page, { roles: await read<ApiRole[]>(ctx, '/api/roles?page=1&page_size=100') }));
+    draw(ctx, rolesPage(admittedOf(ctx).page, { roles: await readAll<ApiRole>(ctx, '/api/roles') }));
   });
 
   router.get('/roles/new', admitted, (ctx) => {
@@ -80,8 +94,7 @@ export function roleRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
     const { page } = admittedOf(ctx);
     const role = await roleOf(ctx);
     if (!role) return;
-    const done = typeof ctx.query.done === 'string' && Object.hasOwn(notices, ctx.query.done) ? notices[ctx.query.done as keyof typeof notices] : undefined;
-    draw(ctx, rolePage(page, await detailOf(ctx, role), { notice: done && page.t.t(done) }));
+    draw(ctx, rolePage(page, await detailOf(ctx, role), { notice: noticeOf(ctx, notices) }));
   });
 
   // Adding: one permission, one user (by id), one application, each through the role's relation.

@@ -1,5 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 
+import type { MessageKey } from '../i18n/index.js';
 import type { Admitted } from './access.js';
 import type { Answer, Dispatch } from './dispatch.js';
 import { messagePage } from './views.js';
@@ -23,9 +24,11 @@ export const apiFieldOf = (answer: Answer) => {
 };
 /**
  * The status a page answers a refused action with: the API's 404, 409 and 501 (nothing set up to do
- * it, such as no email connector) as they are, another 4xx as 400, anything worse as 503.
+ * it, such as no email connector) as they are, another 4xx as 400, anything worse as 503. With
+ * `notFoundIsInput`, a 404 is about an id the form gave (a user to add), so the form is the bad input: 400.
  */
-export const refusedStatus = (answer: Answer) => ([404, 409, 501].includes(answer.status) ? answer.status : answer.status >= 500 ? 503 : 400);
+export const refusedStatus = (answer: Answer, { notFoundIsInput = false } = {}) =>
+  answer.status === 404 && notFoundIsInput ? 400 : [404, 409, 501].includes(answer.status) ? answer.status : answer.status >= 500 ? 503 : 400;
 
 /** The page that says the thing a route names does not exist, with the way back to its list. */
 export function drawNotFound(ctx: ParameterizedContext, draw: Draw, text: string, back: string) {
@@ -51,5 +54,33 @@ export function managementCaller(dispatch: Dispatch) {
     if (answer.status !== 200) throw new Error(`${path} could not be read: ${answer.status} ${messageOf(answer)}`);
     return answer.body as T;
   };
-  return { api, read };
+  /** The first page of a list, and how many there are in all (`Total-Number`). */
+  const readFirst = async <T>(ctx: ParameterizedContext, path: string, size = 100): Promise<{ items: T[]; total: number }> => {
+    const answer = await api(ctx, 'GET', `${path}${path.includes('?') ? '&' : '?'}page=1&page_size=${size}`);
+    if (answer.status !== 200) throw new Error(`${path} could not be read: ${answer.status} ${messageOf(answer)}`);
+    const items = answer.body as T[];
+    return { items, total: Number(answer.headers['total-number'] ?? items.length) };
+  };
+  /**
+   * A whole list, a page of 100 at a time: what a choice offers (roles to give, permissions to add)
+   * must not stop at the first page. At most `limit` items, for a page that must stay drawable.
+   */
+  const readAll = async <T>(ctx: ParameterizedContext, path: string, limit = 5000): Promise<T[]> => {
+    const all: T[] = [];
+    for (let page = 1; all.length < limit; page += 1) {
+      const answer = await api(ctx, 'GET', `${path}${path.includes('?') ? '&' : '?'}page=${page}&page_size=100`);
+      if (answer.status !== 200) throw new Error(`${path} could not be read: ${answer.status} ${messageOf(answer)}`);
+      const items = answer.body as T[];
+      all.push(...items);
+      if (items.length < 100 || all.length >= Number(answer.headers['total-number'] ?? 0)) break;
+    }
+    return all;
+  };
+  return { api, read, readFirst, readAll };
+}
+
+/** The notice a redirect after a change names (`?done=`), among the page's own, translated. */
+export function noticeOf<K extends string>(ctx: ParameterizedContext, notices: Record<K, MessageKey>): string | undefined {
+  const done = ctx.query.done;
+  return typeof done === 'string' && Object.hasOwn(notices, done) ? admittedOf(ctx).page.t.t(notices[done as K]) : undefined;
 }

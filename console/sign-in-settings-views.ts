@@ -1,7 +1,7 @@
 import { html } from '../experience/views/markup.js';
 import { mfaFactors } from '../lib/mfa/model.js';
 import { mfaPolicies, signInIdentifiers } from '../sign-in/settings.js';
-import { consoleLayout, postForm, type ConsolePage } from './views.js';
+import { checkbox, consoleLayout, postForm, type ConsolePage } from './views.js';
 
 /** The parts of the sign-in settings the console edits, as its form holds them. */
 export interface SettingsDraft {
@@ -40,9 +40,6 @@ export function draftOf(fields: URLSearchParams): SettingsDraft {
   };
 }
 
-const box = (name: string, value: string, label: string, checked: boolean) =>
-  html`<label class="check"><input type="checkbox" name="${name}" value="${value}" ${checked ? html`checked` : ''} /> <span>${label}</span></label>`;
-
 /**
  * The sign-in settings: how people sign up and sign in, second factors and passkeys; beside it, a
  * preview of the real sign-in page as these settings draw it (a frame of the console's own origin,
@@ -66,22 +63,22 @@ export function signInSettingsPage(
       '/sign-in-settings',
       html`<fieldset>
           <legend>${t.t('console.settings.signUp')}</legend>
-          ${signInIdentifiers.map((identifier) => box('signUpIdentifiers', identifier, identifierName(identifier), draft.signUpIdentifiers.includes(identifier)))}
-          ${box('signUpPassword', 'yes', t.t('console.settings.signUpPassword'), draft.signUpPassword)}
-          ${box('signUpVerify', 'yes', t.t('console.settings.signUpVerify'), draft.signUpVerify)}
+          ${signInIdentifiers.map((identifier) => checkbox('signUpIdentifiers', identifier, identifierName(identifier), draft.signUpIdentifiers.includes(identifier)))}
+          ${checkbox('signUpPassword', 'yes', t.t('console.settings.signUpPassword'), draft.signUpPassword)}
+          ${checkbox('signUpVerify', 'yes', t.t('console.settings.signUpVerify'), draft.signUpVerify)}
         </fieldset>
         <fieldset>
           <legend>${t.t('console.settings.passwordSignIn')}</legend>
-          ${signInIdentifiers.map((identifier) => box('passwordSignIn', identifier, identifierName(identifier), draft.passwordSignIn.includes(identifier)))}
+          ${signInIdentifiers.map((identifier) => checkbox('passwordSignIn', identifier, identifierName(identifier), draft.passwordSignIn.includes(identifier)))}
         </fieldset>
         <fieldset>
           <legend>${t.t('console.settings.codeSignIn')}</legend>
-          ${(['email', 'phone'] as const).map((identifier) => box('codeSignIn', identifier, identifierName(identifier), draft.codeSignIn.includes(identifier)))}
-          ${box('passkeySignIn', 'yes', t.t('console.settings.passkeySignIn'), draft.passkeySignIn)}
+          ${(['email', 'phone'] as const).map((identifier) => checkbox('codeSignIn', identifier, identifierName(identifier), draft.codeSignIn.includes(identifier)))}
+          ${checkbox('passkeySignIn', 'yes', t.t('console.settings.passkeySignIn'), draft.passkeySignIn)}
         </fieldset>
         <fieldset>
           <legend>${t.t('console.settings.mfa')}</legend>
-          ${mfaFactors.map((factor) => box('mfaFactors', factor, t.t(`console.settings.factor.${factor}`), draft.mfaFactors.includes(factor)))}
+          ${mfaFactors.map((factor) => checkbox('mfaFactors', factor, t.t(`console.settings.factor.${factor}`), draft.mfaFactors.includes(factor)))}
           <label for="mfaPolicy">${t.t('console.settings.mfaPolicy')}</label>
           <select id="mfaPolicy" name="mfaPolicy">
             ${mfaPolicies.map((policy) => html`<option value="${policy}" ${draft.mfaPolicy === policy ? html`selected` : ''}>${t.t(`console.settings.policy.${policy}`)}</option>`)}

@@ -1,5 +1,5 @@
 import { html, type Html } from '../experience/views/markup.js';
-import { consoleLayout, dataTable, pager, postForm, type ConsolePage } from './views.js';
+import { momentOf, consoleLayout, dataTable, pager, postForm, type ConsolePage } from './views.js';
 
 /** A user as the Management API answers one (Logto's shape), as far as the pages read it. */
 export interface ApiUser {
@@ -45,8 +45,7 @@ export interface UserDetail {
 /** How a user is called on a page: the first of name, username, email, phone, else the id. */
 export const userLabel = (user: ApiUser) => user.name ?? user.username ?? user.primaryEmail ?? user.primaryPhone ?? user.id;
 
-const when = (page: ConsolePage, at: number | null) =>
-  at === null ? page.t.t('console.user.never') : new Intl.DateTimeFormat(page.t.locale, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(at));
+const when = (page: ConsolePage, at: number | null) => (at === null ? page.t.t('console.user.never') : momentOf(page, at));
 
 const status = (page: ConsolePage, user: ApiUser) => page.t.t(user.isSuspended ? 'console.user.suspended' : 'console.user.active');
 

@@ -3,7 +3,7 @@ import type { ParameterizedContext } from 'koa';
 
 import type { Dispatch } from './dispatch.js';
 import type { ConsoleStore } from './store.js';
-import { admittedOf, drawNotFound, messageOf, refusedStatus, seeOther, type Admit, type Draw } from './routing.js';
+import { admittedOf, drawNotFound, messageOf, refusedStatus, seeOther, type Admit, type Draw, noticeOf } from './routing.js';
 import { userActionRoutes } from './user-actions.js';
 import { confirmPage, userLabel, usersPage, userPage, type ApiUser, type UserDetail } from './user-views.js';
 import { pageNumberOf } from './views.js';
@@ -73,10 +73,9 @@ export function userRoutes(router: Router, admitted: Admit, dispatch: Dispatch, 
       sessions: listed(sessions, (body) => body.sessions),
       organizations: listed(organizations, (body) => body),
     };
-    const done = typeof ctx.query.done === 'string' && Object.hasOwn(notices, ctx.query.done) ? notices[ctx.query.done as keyof typeof notices] : undefined;
     const { token } = admittedOf(ctx);
     const generated = await store.takeReveal(token, session, user.id);
-    draw(ctx, userPage(page, { user, detail, notice: done && page.t.t(done), generated: generated?.value }));
+    draw(ctx, userPage(page, { user, detail, notice: noticeOf(ctx, notices), generated: generated?.value }));
   });
 
   for (const action of ['suspend', 'reactivate'] as const) {

@@ -93,6 +93,24 @@ export function textField(
     ${fieldError(id, text)}`;
 }
 
+/** A moment as the page's language writes it: a date, and a time to the minute (or to the second). */
+export const momentOf = (page: ConsolePage, at: number, { seconds = false } = {}) =>
+  new Intl.DateTimeFormat(page.t.locale, { dateStyle: 'medium', timeStyle: seconds ? 'medium' : 'short' }).format(new Date(at));
+
+/** A checkbox with its label beside it (the label is the target too). */
+export const checkbox = (name: string, value: string, label: string, checked: boolean) =>
+  html`<label class="check"><input type="checkbox" name="${name}" value="${value}" ${checked ? html`checked` : ''} /> <span>${label}</span></label>`;
+
+/** A form's text area that must hold a JSON object: the object, or undefined when it holds anything else (empty is `{}`). */
+export function jsonObjectOf(text: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(text.trim() === '' ? '{}' : text);
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A form that posts to `action` (under the console) with the session's token. */
 export const postForm = (page: ConsolePage, action: string, content: Html) =>
   html`<form method="post" action="${page.base}${action}">${csrfInput(page)} ${content}</form>`;
@@ -158,6 +176,9 @@ export function dataTable(page: ConsolePage, head: string[], rows: Html[], empty
     </table>
   </div>`;
 }
+
+/** A caption for a list that shows only its first items: how many of how many (none when it shows them all). */
+export const firstOf = (page: ConsolePage, shown: number, total: number) => (total > shown ? page.t.t('console.list.first', { shown, total }) : undefined);
 
 /** The links to a list's neighbouring pages, when it has any. */
 export const pager = (page: ConsolePage, label: string, { previous, next }: { previous?: string | undefined; next?: string | undefined }) =>

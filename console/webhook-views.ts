@@ -1,5 +1,17 @@
 import { html, type Html } from '../experience/views/markup.js';
-import { consoleLayout, dataTable, fieldError, invalidAttributes, pager, postForm, type ConsolePage, type FormError } from './views.js';
+import {
+  textField,
+  checkbox,
+  momentOf,
+  consoleLayout,
+  dataTable,
+  fieldError,
+  invalidAttributes,
+  pager,
+  postForm,
+  type ConsolePage,
+  type FormError,
+} from './views.js';
 
 /** A hook as the Management API answers one (Logto's shape, with ours), as far as the pages read it. */
 export interface ApiHook {
@@ -61,7 +73,7 @@ export type HookOutcome =
 
 export const recoveryModeNames = ['all', 'latest-per-entity', 'skip'] as const;
 
-const moment = (page: ConsolePage, at: number) => new Intl.DateTimeFormat(page.t.locale, { dateStyle: 'medium', timeStyle: 'medium' }).format(new Date(at));
+const moment = (page: ConsolePage, at: number) => momentOf(page, at, { seconds: true });
 const errorOf = (error: FormError | undefined, id: string) => (error?.field === id ? error.text : undefined);
 const stateOf = (page: ConsolePage, hook: ApiHook) =>
   hook.enabled
@@ -98,12 +110,7 @@ function eventsPicker(page: ConsolePage, events: readonly string[], chosen: stri
         ([family, names]) =>
           html`<fieldset class="family">
             <legend>${family}</legend>
-            ${names.map(
-              (event) =>
-                html`<label class="check"
-                  ><input type="checkbox" name="events" value="${event}" ${chosen.includes(event) ? html`checked` : ''} /> <span>${event}</span></label
-                >`,
-            )}
+            ${names.map((event) => checkbox('events', event, event, chosen.includes(event)))}
           </fieldset>`,
       )}
     </fieldset>
@@ -118,30 +125,15 @@ export function newWebhookPage(page: ConsolePage, { draft, events, editing }: { 
   const content = postForm(
     page,
     editing ? `/webhooks/${encodeURIComponent(editing.id)}/edit` : '/webhooks/new',
-    html`<label for="name">${t.t('console.user.name')}</label>
-      <input
-        id="name"
-        name="name"
-        type="text"
-        required
-        maxlength="128"
-        autocomplete="off"
-        value="${draft.name}"
-        ${invalidAttributes('name', errorOf(draft.error, 'name'))}
-      />
-      ${fieldError('name', errorOf(draft.error, 'name'))}
-      <label for="url">${t.t('console.webhook.url')} <span class="hint">${t.t('console.webhook.urlHint')}</span></label>
-      <input
-        id="url"
-        name="url"
-        type="url"
-        required
-        maxlength="2048"
-        autocomplete="off"
-        value="${draft.url}"
-        ${invalidAttributes('url', errorOf(draft.error, 'url'))}
-      />
-      ${fieldError('url', errorOf(draft.error, 'url'))} ${eventsPicker(page, events, draft.events, errorOf(draft.error, 'events'))}
+    html`${textField('name', 'name', t.t('console.user.name'), { value: draft.name, error: draft.error, required: true, maxLength: 128 })}
+      ${textField('url', 'url', `${t.t('console.webhook.url')} ${t.t('console.webhook.urlHint')}`, {
+        value: draft.url,
+        error: draft.error,
+        required: true,
+        maxLength: 2048,
+        type: 'url',
+      })}
+      ${eventsPicker(page, events, draft.events, errorOf(draft.error, 'events'))}
       <div class="actions">
         <button type="submit">${editing ? t.t('console.look.save') : t.t('console.webhooks.create')}</button>
         <a href="${back}">${t.t('action.cancel')}</a>

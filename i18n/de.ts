@@ -165,6 +165,7 @@ export const de: Messages = {
   'console.signOut': 'Abmelden',
   'console.signIn': 'Anmelden',
   'console.actions': 'Aktionen',
+  'console.list.first': 'Die ersten {shown} von {total}',
   'console.back': 'Zurück',
   'console.signedOut.title': 'Sie haben die Konsole verlassen',
   'console.signedOut.lead': 'Ihre Sitzung in der Konsole ist auf diesem Gerät beendet.',

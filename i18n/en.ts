@@ -179,6 +179,7 @@ export const en = {
   'console.signOut': 'Sign out',
   'console.signIn': 'Sign in',
   'console.actions': 'Actions',
+  'console.list.first': 'The first {shown} of {total}',
   'console.back': 'Back',
   'console.signedOut.title': 'You left the console',
   'console.signedOut.lead': 'Your console session has ended on this device.',

@@ -164,6 +164,7 @@ export const ja: Messages = {
   'console.signOut': 'サインアウト',
   'console.signIn': 'サインイン',
   'console.actions': '操作',
+  'console.list.first': '{total} 件中の最初の {shown} 件',
   'console.back': '戻る',
   'console.signedOut.title': 'コンソールを終了しました',
   'console.signedOut.lead': 'このデバイスでのコンソールのセッションは終了しました。',

@@ -169,4 +169,20 @@ describe('the console: API resources, roles and applications’ roles', () => {
       consoleBuiltIn.scopeId,
     ]);
   });
+
+  it('a choice offers every role, past the API’s first page of 100; a long list of holders says it shows the first 100 of how many', async () => {
+    const admin = await helpers.administrator('console_access_eli');
+    const made: Array<{ id: string }> = [];
+    for (let index = 0; index < 101; index += 1)
+      made.push(await server.create('/api/roles', { name: `Bulk role ${String(index).padStart(3, '0')}`, description: 'bulk', type: 'User' }));
+    const policy = await (await admin.browser.go('/console/impersonation-policy')).text();
+    for (const role of [made[0]!, made[100]!]) expect(policy).toContain(`value="${role.id}"`);
+    expect(await (await admin.browser.go('/console/roles')).text()).toContain('Bulk role 100');
+    const holders = await Promise.all(Array.from({ length: 101 }, (_, index) => server.create('/api/users', { username: `bulk_holder_${index}` })));
+    // The API takes at most 100 ids a request.
+    for (const batch of [holders.slice(0, 100), holders.slice(100)]) {
+      expect((await api('POST', `/api/roles/${made[0]!.id}/users`, { userIds: batch.map(({ id }) => id) })).status).toBe(201);
+    }
+    expect(await (await admin.browser.go(`/console/roles/${made[0]!.id}`)).text()).toContain('The first 100 of 101');
+  });
 });
