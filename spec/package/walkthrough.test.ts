@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,5 +56,16 @@ describe("the README's first walkthrough", () => {
     expect(out).toMatch(/^read:orders$/m);
     expect(out).toMatch(/impersonation_id: '/);
     expect(out).toMatch(/^whsec_/m);
+  });
+
+  it('its PKCE challenge is right for a verifier that starts with a dash (one in 64 of them; node must not take it for an option)', () => {
+    const line = walkthroughScript()
+      .split('\n')
+      .find((text) => text.startsWith('CHALLENGE='))!;
+    const verifier = '-BKbFhNpV55lPaTdwvaQzkpqrWQeJSu5UpoUsJ-wKlc';
+    const ran = spawnSync('bash', ['-euo', 'pipefail', '-c', `VERIFIER='${verifier}'\n${line}\necho "$CHALLENGE"`], { encoding: 'utf8' });
+    expect({ status: ran.status, stderr: ran.stderr }).toEqual({ status: 0, stderr: '' });
+    // RFC 7636 §4.2: BASE64URL(SHA256(verifier)).
+    expect(ran.stdout.trim()).toBe(createHash('sha256').update(verifier).digest('base64url'));
   });
 });
