@@ -10,10 +10,6 @@ import base from './jest.config.js';
  */
 export default {
   ...base,
-  // Three workers on two cores: the suites that wait on deliveries and timers leave a core idle,
-  // which a third fills (measured: 4m05s against 4m50s with two, 4m28s with four). `npm test`
-  // keeps two, so that a loaded machine is not asked for more.
-  maxWorkers: 3,
   testPathIgnorePatterns: [
     '/node_modules/',
     'browser\\.test\\.ts$',
