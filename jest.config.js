@@ -1,13 +1,30 @@
-import { availableParallelism, loadavg } from 'node:os';
+import { cpus } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** The share of the machine's CPU time that went to work over the next `ms` (0 to 1). */
+async function busyShare(ms) {
+  const total = (times) => Object.values(times).reduce((sum, time) => sum + time, 0);
+  const before = cpus();
+  await sleep(ms);
+  let busy = 0;
+  let all = 0;
+  cpus().forEach(({ times }, core) => {
+    const was = before[core]?.times ?? times;
+    all += total(times) - total(was);
+    busy += total(times) - total(was) - (times.idle - was.idle);
+  });
+  return all > 0 ? busy / all : 1;
+}
 
 /**
- * Two workers, and a third while the machine is otherwise quiet (its load under its cores): the suites
- * that wait on deliveries, timers, child processes and the browser leave a core idle, which the third
- * fills (on two quiet cores, the whole suite's jest run: 887 s against 933 s with two; `test:quick`,
- * before the console's suites: 4m05s against 4m50s with two and 4m28s with four). A machine already
- * busy keeps two, so that the suite does not ask it for more.
+ * Two workers, and a third while the machine is otherwise quiet (under half its CPU busy over the
+ * half second before the run): the suites that wait on deliveries, timers, child processes and the
+ * browser leave a core idle, which the third fills (on two quiet cores, the whole suite's jest run:
+ * 887 s against 933 s with two; `test:quick`, before the console's suites: 4m05s against 4m50s with
+ * two and 4m28s with four). A machine already busy keeps two, so that the suite does not ask it for
+ * more. (Not the load average: it still counts the build that `npm test` ran just before.)
  */
-const workers = loadavg()[0] < availableParallelism() ? 3 : 2;
+const workers = (await busyShare(500)) < 0.5 ? 3 : 2;
 
 /** Tests run as native ESM (oidc-provider, jose and openid-client are ESM-only). */
 export default {
