@@ -42,6 +42,10 @@ export default {
   globalSetup: '<rootDir>/spec/support/global-setup.js',
   setupFiles: ['<rootDir>/spec/support/quiet-provider.js'],
   globalTeardown: '<rootDir>/spec/support/global-teardown.js',
-  testTimeout: 60000,
+  // A last resort against a hang: the waits inside tests have bounds of their own that say what they
+  // waited for (deliveries settled, a server ready, the ledger caught up). eventsDuring waits on
+  // deliveries twice, up to 30 s each, which 60 s could cut short before either said why; and on two
+  // cores at a load of 9 to 13, 60 s ran out for two tests that take under a second when quiet.
+  testTimeout: 120_000,
   maxWorkers: workers,
 };
