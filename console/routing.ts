@@ -49,17 +49,24 @@ export function seeOther(ctx: ParameterizedContext, path: string) {
 export function managementCaller(dispatch: Dispatch) {
   const api = (ctx: ParameterizedContext, method: string, path: string, body?: unknown): Promise<Answer> =>
     dispatch(ctx, admittedOf(ctx).session.userId, method, path, body);
-  const read = async <T>(ctx: ParameterizedContext, path: string): Promise<T> => {
+  /** The answer of a GET that must succeed; a refusal here is the console's fault, not the visitor's. */
+  const got = async (ctx: ParameterizedContext, path: string): Promise<Answer> => {
     const answer = await api(ctx, 'GET', path);
     if (answer.status !== 200) throw new Error(`${path} could not be read: ${answer.status} ${messageOf(answer)}`);
-    return answer.body as T;
+    return answer;
   };
-  /** The first page of a list, and how many there are in all (`Total-Number`). */
-  const readFirst = async <T>(ctx: ParameterizedContext, path: string, size = 100): Promise<{ items: T[]; total: number }> => {
-    const answer = await api(ctx, 'GET', `${path}${path.includes('?') ? '&' : '?'}page=1&page_size=${size}`);
-    if (answer.status !== 200) throw new Error(`${path} could not be read: ${answer.status} ${messageOf(answer)}`);
+  const read = async <T>(ctx: ParameterizedContext, path: string): Promise<T> => (await got(ctx, path)).body as T;
+  /** One page of a list, and how many there are in all (`Total-Number`; unknown when the answer lacks it). */
+  const readPage = async <T>(ctx: ParameterizedContext, path: string, page: number, size: number): Promise<{ items: T[]; total: number }> => {
+    const answer = await got(ctx, `${path}${path.includes('?') ? '&' : '?'}page=${page}&page_size=${size}`);
     const items = answer.body as T[];
-    return { items, total: Number(answer.headers['total-number'] ?? items.length) };
+    const total = answer.headers['total-number'];
+    return { items, total: total === undefined ? Number.POSITIVE_INFINITY : Number(total) };
+  };
+  /** The first page of a list, and how many there are in all. */
+  const readFirst = async <T>(ctx: ParameterizedContext, path: string, size = 100): Promise<{ items: T[]; total: number }> => {
+    const first = await readPage<T>(ctx, path, 1, size);
+    return { items: first.items, total: Number.isFinite(first.total) ? first.total : first.items.length };
   };
   /**
    * A whole list, a page of 100 at a time: what a choice offers (roles to give, permissions to add)
@@ -68,11 +75,9 @@ export function managementCaller(dispatch: Dispatch) {
   const readAll = async <T>(ctx: ParameterizedContext, path: string, limit = 5000): Promise<T[]> => {
     const all: T[] = [];
     for (let page = 1; all.length < limit; page += 1) {
-      const answer = await api(ctx, 'GET', `${path}${path.includes('?') ? '&' : '?'}page=${page}&page_size=100`);
-      if (answer.status !== 200) throw new Error(`${path} could not be read: ${answer.status} ${messageOf(answer)}`);
-      const items = answer.body as T[];
+      const { items, total } = await readPage<T>(ctx, path, page, 100);
       all.push(...items);
-      if (items.length < 100 || all.length >= Number(answer.headers['total-number'] ?? 0)) break;
+      if (items.length < 100 || all.length >= total) break;
     }
     return all;
   };

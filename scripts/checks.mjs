@@ -1,5 +1,5 @@
 // `npm test`'s checks before the suite, run at once rather than one after another (on two cores
-// about 35 s instead of 50): the build (dist/, which the suite's set-up and its child processes run),
+// 41 s instead of 50): the build (dist/, which the suite's set-up and its child processes run),
 // the type check of everything with the tests, and the formatting. Each one's output is printed
 // whole when it ends, under its name; the exit code is 1 when any failed.
 import { spawn } from 'node:child_process';
