@@ -1,3 +1,5 @@
+import type Provider from 'oidc-provider';
+
 import type { Queries } from '../lib/store/queries/index.js';
 import { consoleBuiltIn } from './built-in.js';
 import type { ConsoleSession } from './store.js';
@@ -23,19 +25,35 @@ export const provedSecondFactor = (amr: string[]) => amr.some((method) => strong
 /**
  * Who may be in the console, asked again at every request (a role taken away or a suspension
  * counts at once): a user that exists, is not suspended, and holds the console permission through
- * any of their user roles.
+ * any of their user roles; and, for a console session, whose provider session is still theirs.
  */
-export function createConsoleAccess(queries: Queries) {
+export function createConsoleAccess(queries: Queries, provider: Provider) {
+  async function admits(userId: string): Promise<boolean> {
+    const [user, roleIds] = await Promise.all([queries.users.findById(userId), queries.links.usersRoles.rightsOf(userId)]);
+    if (!user || user.isSuspended || roleIds.length === 0) return false;
+    return (await queries.links.rolesScopes.rightsOfMany(roleIds)).includes(consoleBuiltIn.scopeId);
+  }
+
   return {
     /** Whether the user has a second factor now (one set up in the sign-in that just ended proved nothing yet: a sign-in with it will). */
     async hasSecondFactor(userId: string): Promise<boolean> {
       return ((await queries.users.findById(userId))?.mfaVerifications ?? []).length > 0;
     },
 
-    async admits(userId: string): Promise<boolean> {
-      const [user, roleIds] = await Promise.all([queries.users.findById(userId), queries.links.usersRoles.rightsOf(userId)]);
-      if (!user || user.isSuspended || roleIds.length === 0) return false;
-      return (await queries.links.rolesScopes.rightsOfMany(roleIds)).includes(consoleBuiltIn.scopeId);
+    admits,
+
+    /**
+     * Whether a console session still holds: the console admits its user, and the provider's
+     * session its sign-in came from is live and still that user's. Signing out at the provider,
+     * an administrator ending that session or every session of the user, or the browser signing in
+     * as someone else ends the console with it. Asked through the provider, so that a host's own
+     * adapter for sessions is asked too.
+     */
+    async keeps({ userId, providerSessionUid }: ConsoleSession): Promise<boolean> {
+      // A session kept before sessions named their provider session's: it ends, and its administrator signs in again.
+      if (typeof providerSessionUid !== 'string') return false;
+      const [admitted, signedIn] = await Promise.all([admits(userId), provider.Session.findByUid(providerSessionUid)]);
+      return admitted && signedIn?.accountId === userId;
     },
   };
 }

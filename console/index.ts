@@ -72,7 +72,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
   const { paths, catalogs, branding } = deps;
   const { base } = paths;
   const store = createConsoleStore(deps.db, deps.clock);
-  const access = createConsoleAccess(deps.queries);
+  const access = createConsoleAccess(deps.queries, deps.provider);
   const router = new Router({ prefix: base });
 
   const pageOf = (ctx: ParameterizedContext, session?: ConsoleSession): ConsolePage => ({
@@ -165,11 +165,11 @@ export function createConsole(deps: ConsoleDeps): Middleware {
       redirectUri: paths.callback,
       verifier: login.verifier,
     });
-    if (!signedIn) return refuse(ctx, 'signIn', 400);
+    if (!signedIn?.sessionUid) return refuse(ctx, 'signIn', 400);
     if (!(await access.admits(signedIn.accountId))) return refuse(ctx, 'permission', 403);
     // A factor enrolled in this very sign-in was given to whoever held the password: it counts once a sign-in uses it.
     if (!provedSecondFactor(signedIn.amr)) return refuse(ctx, (await access.hasSecondFactor(signedIn.accountId)) ? 'enrolled' : 'secondFactor', 403);
-    const { token } = await store.createSession(signedIn.accountId, signedIn.amr);
+    const { token } = await store.createSession(signedIn.accountId, signedIn.amr, signedIn.sessionUid);
     ctx.cookies.set(sessionCookie, token, cookie(ctx, 'strict', consoleSessionMs));
     headers(ctx);
     ctx.status = 303;
@@ -203,7 +203,7 @@ export function createConsole(deps: ConsoleDeps): Middleware {
       return refuse(ctx, 'form', 403);
     };
     if (!session) return leave();
-    if (!(await access.admits(session.userId))) {
+    if (!(await access.keeps(session))) {
       await store.endSession(token);
       return leave();
     }

@@ -41,6 +41,8 @@ export interface ConsoleSession {
   csrf: string;
   /** How the administrator proved who they are (RFC 8176), from the authorization code. */
   amr: string[];
+  /** The provider's session the sign-in came from (its `uid`): the console's lasts no longer than it. */
+  providerSessionUid: string;
   createdAt: Date;
   expiresAt: Date;
 }
@@ -81,8 +83,8 @@ export function createConsoleStore(db: Db, clock: Clock = systemClock) {
       return deletedCount === 1 ? login : undefined;
     },
 
-    /** A new session for `userId`; answers the cookie's value. */
-    async createSession(userId: string, amr: string[]): Promise<{ token: string; session: ConsoleSession }> {
+    /** A new session for `userId`, signed in within the provider's session `providerSessionUid`; answers the cookie's value. */
+    async createSession(userId: string, amr: string[], providerSessionUid: string): Promise<{ token: string; session: ConsoleSession }> {
       const token = generateSecret();
       const now = clock.now();
       const session: ConsoleSession = {
@@ -90,6 +92,7 @@ export function createConsoleStore(db: Db, clock: Clock = systemClock) {
         userId,
         csrf: generateSecret(),
         amr,
+        providerSessionUid,
         createdAt: now,
         expiresAt: new Date(now.getTime() + consoleSessionMs),
       };

@@ -212,6 +212,54 @@ describe('the admin console', () => {
     expect((await second.browser.go('/console/users')).status).toBe(302);
   });
 
+  it('the console lasts no longer than the provider session it signed in with: ending that session, or every session of the administrator, ends it at the next request', async () => {
+    // Each sign-in by a person of its own: a TOTP code counts once.
+    const admin = await person('console_jules');
+    const bystander = await person('console_kim');
+    const sessionsOf = async (userId: string) =>
+      ((await server.api('GET', `/api/users/${userId}/sessions`)).body.sessions as Array<{ payload: { uid: string } }>).map(({ payload }) => payload.uid);
+
+    const first = await signIn(admin);
+    const other = await signIn(bystander);
+    const [uid] = await sessionsOf(admin.id);
+    expect(uid).toEqual(expect.any(String));
+    // Another administrator's session ended: this console goes on.
+    const [otherUid] = await sessionsOf(bystander.id);
+    expect((await server.api('DELETE', `/api/users/${bystander.id}/sessions/${otherUid}`)).status).toBe(204);
+    expect((await other.browser.go('/console/users')).status).toBe(302);
+    expect((await first.browser.go('/console/users')).status).toBe(200);
+    // Its own provider session ended (DELETE /api/users/:userId/sessions/:sessionId).
+    expect((await server.api('DELETE', `/api/users/${admin.id}/sessions/${uid}`)).status).toBe(204);
+    const ended = await first.browser.go('/console/users');
+    expect(ended.status).toBe(302);
+    expect(ended.headers.get('location')).toMatch(/^\/console\/sign-in\?/);
+
+    // Signed out everywhere (DELETE /api/users/:userId/sessions): a form is refused and changes nothing.
+    const another = await person('console_leif');
+    const second = await signIn(another);
+    const form = await second.browser.go(`/console/users/${bystander.id}`);
+    expect(form.status).toBe(200);
+    const csrf = csrfOf(await form.text());
+    expect((await server.api('DELETE', `/api/users/${another.id}/sessions`)).status).toBe(204);
+    expect((await second.browser.form(`/console/users/${bystander.id}/suspend`, { csrf })).status).toBe(403);
+    expect((await server.api('GET', `/api/users/${bystander.id}`)).body.isSuspended).toBe(false);
+    expect((await second.browser.go('/console/users')).status).toBe(302);
+
+    // Signed out at the provider, in the same browser (OpenID Connect RP-Initiated Logout 1.0 §2, confirmed).
+    const third = await signIn(await person('console_milo'));
+    expect((await third.browser.go('/console/users')).status).toBe(200);
+    const question = await (await third.browser.go('/oidc/session/end')).text();
+    const action = /<form[^>]*id="op.logoutForm"[^>]*action="([^"]+)"/.exec(question)?.[1] ?? /action="([^"]+)"[^>]*id="op.logoutForm"/.exec(question)?.[1];
+    const xsrf = /name="xsrf" value="([^"]+)"/.exec(question)?.[1];
+    const confirmed = await third.browser.go(new URL(action!.replace(/&amp;/g, '&'), server.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ xsrf: xsrf!, logout: 'yes' }).toString(),
+    });
+    expect(confirmed.status).toBe(303);
+    expect((await third.browser.go('/console/users')).status).toBe(302);
+  });
+
   it('signing out ends the session; its cookie then opens nothing', async () => {
     const admin = await person('console_ida');
     const { browser } = await signIn(admin);

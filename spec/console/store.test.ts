@@ -28,7 +28,7 @@ describe('the console store', () => {
   it('a secret kept for the next page is sealed by the cookie (the stored session cannot show it), shown once, and not after a minute', async () => {
     const clock = createTestClock();
     const store = createConsoleStore(database.db, clock);
-    const { token, session } = await store.createSession('u2', ['pwd', 'otp', 'mfa']);
+    const { token, session } = await store.createSession('u2', ['pwd', 'otp', 'mfa'], 'session-u2');
     const value = 'the-secret-value-0123456789';
     await store.reveal(token, session, { subject: 'app1', name: 'Default secret', value });
     const stored = (await store.findSession(token))!;
@@ -45,7 +45,7 @@ describe('the console store', () => {
     const clock = createTestClock();
     const store = createConsoleStore(database.db, clock);
     const login = await store.beginLogin('/console/users');
-    const { token, session } = await store.createSession('u1', ['pwd', 'otp', 'mfa']);
+    const { token, session } = await store.createSession('u1', ['pwd', 'otp', 'mfa'], 'session-u1');
     expect(session._id).not.toBe(token);
     expect(await database.db.collection('console_sessions').findOne({ _id: token as never })).toBeNull();
     expect((await store.findSession(token))?.userId).toBe('u1');
