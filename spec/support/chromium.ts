@@ -13,11 +13,21 @@ const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(chromiumPath)) throw new Error(`no Chromium at ${chromiumPath}: install Debian's package (apt-get install chromium), as .ci/run does`);
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: chromiumPath,
     headless: true,
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
+  // A wait in a page is bounded by its test alone, not by Playwright's 30 s per action: on a busy
+  // machine a page can take longer than that to render (Swagger UI's whole document did at a load
+  // of 12), and is then slow, not stuck. `newPage` makes its context through `newContext`.
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    context.setDefaultTimeout(0);
+    return context;
+  };
+  return browser;
 }
 
 /**
