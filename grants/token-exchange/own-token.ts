@@ -53,7 +53,10 @@ export async function exchangeOwnToken(ctx: KoaContextWithOIDC, deps: OwnTokenDe
     throw refused('the subject token was issued to another client');
   }
   if (own.act) throw refused('the subject token names an actor: it represents someone else');
-  const remaining = own.expiresAt === undefined ? Infinity : own.expiresAt - Math.floor(Date.now() / 1000);
+  // One reading of the clock for the limit and the token's own times: a token whose `iat` was taken
+  // a second after `remaining` was would outlive the subject token by that second.
+  const now = Math.floor(Date.now() / 1000);
+  const remaining = own.expiresAt === undefined ? Infinity : own.expiresAt - now;
   if (remaining <= 0) throw refused('the subject token has expired');
 
   const { resource, info, organizationId } = request;
@@ -63,6 +66,7 @@ export async function exchangeOwnToken(ctx: KoaContextWithOIDC, deps: OwnTokenDe
   ]);
   const target = await targetOf(provider, deps, { resource, info, organizationId, roles, organizationRoles });
   const scope = request.scope.filter((name) => target.grantable.has(name)).join(' ');
+  const ttl = Math.min(target.ttl ?? defaultAccessTokenTtl, remaining);
   const token = new provider.AccessToken({
     accountId: own.sub,
     client,
@@ -70,7 +74,9 @@ export async function exchangeOwnToken(ctx: KoaContextWithOIDC, deps: OwnTokenDe
     grantId: sha256(request.subjectToken),
     gty: tokenExchangeGrantType,
     ...(scope && { scope }),
-    resourceServer: target.server(Math.min(target.ttl ?? defaultAccessTokenTtl, remaining)),
+    resourceServer: target.server(ttl),
+    iat: now,
+    exp: now + ttl,
   });
   deps.minted.set(token, {
     claims: { ...(resource && organizationId !== undefined && { [organizationIdClaim]: organizationId }) },
@@ -78,5 +84,6 @@ export async function exchangeOwnToken(ctx: KoaContextWithOIDC, deps: OwnTokenDe
   });
   ctx.oidc.entity('AccessToken', token);
   const value = await token.save();
-  ctx.body = { access_token: value, issued_token_type: request.requestedType, token_type: 'Bearer', expires_in: token.expiration, scope };
+  // What is left of its lifetime now (RFC 6749 §5.1), not its whole: it began when the request was read.
+  ctx.body = { access_token: value, issued_token_type: request.requestedType, token_type: 'Bearer', expires_in: token.remainingTTL, scope };
 }
