@@ -27,7 +27,12 @@ export const dataCollections = [
   'hook_events',
 ];
 
-const workerFields = new Set(['fanOutDue', 'sequenceDue', 'unitIndex', 'sequence', 'version']);
+/**
+ * Fields the delivery worker writes on its own: an event's numbers and whether it awaits its
+ * deliveries, and a hook's health (`failingSince`, `warnedAt`: a delivery that timed out on a
+ * loaded machine sets it, the next one that succeeds clears it, whatever request is under test).
+ */
+const workerFields = new Set(['fanOutDue', 'sequenceDue', 'unitIndex', 'sequence', 'version', 'failingSince', 'warnedAt']);
 
 /** Every document of the data collections, to compare before and after a request that must write nothing. */
 export async function snapshot(db: Db): Promise<string> {
@@ -45,6 +50,5 @@ export async function snapshot(db: Db): Promise<string> {
         ] as const,
     ),
   );
-  // Whether an event still awaits its deliveries, and its numbers (given after commit), are the worker's to change, as deliveries are.
   return JSON.stringify(parts, (key, value: unknown) => (workerFields.has(key) ? undefined : value));
 }
