@@ -56,17 +56,16 @@ export function managementCaller(dispatch: Dispatch) {
     return answer;
   };
   const read = async <T>(ctx: ParameterizedContext, path: string): Promise<T> => (await got(ctx, path)).body as T;
-  /** One page of a list, and how many there are in all (`Total-Number`; unknown when the answer lacks it). */
-  const readPage = async <T>(ctx: ParameterizedContext, path: string, page: number, size: number): Promise<{ items: T[]; total: number }> => {
+  /** One page of a list, and how many there are in all (`Total-Number`; undefined when the answer lacks it). */
+  const readPage = async <T>(ctx: ParameterizedContext, path: string, page: number, size: number): Promise<{ items: T[]; total?: number }> => {
     const answer = await got(ctx, `${path}${path.includes('?') ? '&' : '?'}page=${page}&page_size=${size}`);
-    const items = answer.body as T[];
     const total = answer.headers['total-number'];
-    return { items, total: total === undefined ? Number.POSITIVE_INFINITY : Number(total) };
+    return { items: answer.body as T[], ...(total !== undefined && { total: Number(total) }) };
   };
   /** The first page of a list, and how many there are in all. */
   const readFirst = async <T>(ctx: ParameterizedContext, path: string, size = 100): Promise<{ items: T[]; total: number }> => {
-    const first = await readPage<T>(ctx, path, 1, size);
-    return { items: first.items, total: Number.isFinite(first.total) ? first.total : first.items.length };
+    const { items, total = items.length } = await readPage<T>(ctx, path, 1, size);
+    return { items, total };
   };
   /**
    * A whole list, a page of 100 at a time: what a choice offers (roles to give, permissions to add)
@@ -77,7 +76,7 @@ export function managementCaller(dispatch: Dispatch) {
     for (let page = 1; all.length < limit; page += 1) {
       const { items, total } = await readPage<T>(ctx, path, page, 100);
       all.push(...items);
-      if (items.length < 100 || all.length >= total) break;
+      if (items.length < 100 || (total !== undefined && all.length >= total)) break;
     }
     return all;
   };
