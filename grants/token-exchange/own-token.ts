@@ -67,6 +67,8 @@ export async function exchangeOwnToken(ctx: KoaContextWithOIDC, deps: OwnTokenDe
   const target = await targetOf(provider, deps, { resource, info, organizationId, roles, organizationRoles });
   const scope = request.scope.filter((name) => target.grantable.has(name)).join(' ');
   const ttl = Math.min(target.ttl ?? defaultAccessTokenTtl, remaining);
+  // What was left may have run out during the reads: no token that is expired when it is issued.
+  if (now + ttl <= Math.floor(Date.now() / 1000)) throw refused('the subject token has expired');
   const token = new provider.AccessToken({
     accountId: own.sub,
     client,
