@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 
 import { consoleBuiltIn } from '../../console/built-in.js';
-import { launchChromium, pageProblems, screenshotsOf } from '../support/chromium.js';
+import { browserJourneyMs, launchChromium, pageProblems, screenshotsOf } from '../support/chromium.js';
 import { totpAt } from '../support/console.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -73,59 +73,71 @@ describe('every console page in a real browser (Chromium, axe-core)', () => {
     return problems;
   };
 
-  it('users, applications, API resources and roles', async () => {
-    expect(
-      await all([
-        `/users/${ids.member}`,
-        `/users/${ids.member}/impersonate`,
-        `/users/${ids.member}/password`,
-        `/users/${ids.member}/sign-out-everywhere`,
-        '/applications/new',
-        `/applications/${ids.machine}`,
-        `/applications/${ids.web}/edit`,
-        `/applications/${ids.web}/look`,
-        '/resources',
-        '/resources/new',
-        `/resources/${ids.resource}`,
-        '/roles',
-        '/roles/new',
-        `/roles/${ids.role}`,
-        `/roles/${ids.machineRole}`,
-      ]),
-    ).toEqual([]);
-    await page.goto(`${server.url}/console/users/${ids.member}`);
-    await shoot('console-user');
-  }, 240_000);
+  it(
+    'users, applications, API resources and roles',
+    async () => {
+      expect(
+        await all([
+          `/users/${ids.member}`,
+          `/users/${ids.member}/impersonate`,
+          `/users/${ids.member}/password`,
+          `/users/${ids.member}/sign-out-everywhere`,
+          '/applications/new',
+          `/applications/${ids.machine}`,
+          `/applications/${ids.web}/edit`,
+          `/applications/${ids.web}/look`,
+          '/resources',
+          '/resources/new',
+          `/resources/${ids.resource}`,
+          '/roles',
+          '/roles/new',
+          `/roles/${ids.role}`,
+          `/roles/${ids.machineRole}`,
+        ]),
+      ).toEqual([]);
+      await page.goto(`${server.url}/console/users/${ids.member}`);
+      await shoot('console-user');
+    },
+    browserJourneyMs,
+  );
 
-  it('organizations, sign-in settings and connectors', async () => {
-    expect(
-      await all([
-        '/organizations',
-        '/organizations/new',
-        `/organizations/${ids.organization}`,
-        '/organization-template',
-        '/sign-in-settings',
-        '/connectors',
-        '/connectors/new',
-        `/connectors/${ids.connector}`,
-      ]),
-    ).toEqual([]);
-    await page.goto(`${server.url}/console/sign-in-settings`);
-    await shoot('console-sign-in-settings');
-  }, 240_000);
+  it(
+    'organizations, sign-in settings and connectors',
+    async () => {
+      expect(
+        await all([
+          '/organizations',
+          '/organizations/new',
+          `/organizations/${ids.organization}`,
+          '/organization-template',
+          '/sign-in-settings',
+          '/connectors',
+          '/connectors/new',
+          `/connectors/${ids.connector}`,
+        ]),
+      ).toEqual([]);
+      await page.goto(`${server.url}/console/sign-in-settings`);
+      await shoot('console-sign-in-settings');
+    },
+    browserJourneyMs,
+  );
 
-  it('keys, token claims, the impersonation policy and audit, the change log', async () => {
-    expect(
-      await all([
-        '/keys',
-        '/keys/private-keys/rotate',
-        '/jwt-customizers',
-        '/jwt-customizers/access-token',
-        '/impersonation-policy',
-        '/impersonations',
-        '/impersonations/verify',
-        '/changes',
-      ]),
-    ).toEqual([]);
-  }, 240_000);
+  it(
+    'keys, token claims, the impersonation policy and audit, the change log',
+    async () => {
+      expect(
+        await all([
+          '/keys',
+          '/keys/private-keys/rotate',
+          '/jwt-customizers',
+          '/jwt-customizers/access-token',
+          '/impersonation-policy',
+          '/impersonations',
+          '/impersonations/verify',
+          '/changes',
+        ]),
+      ).toEqual([]);
+    },
+    browserJourneyMs,
+  );
 });

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 
 import type { RelyingParty } from '../../examples/relying-party.js';
-import { accessibilityViolations, launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
+import { accessibilityViolations, browserJourneyMs, launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -9,9 +9,6 @@ import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { startSmsCatcher, type SmsCatcher } from '../support/sms.js';
 
 describe('sign-in experience in a real browser (Chromium), through the example web app', () => {
-  // The sign-up journeys below (a registration, a sign-out, sign-ins, a reset or a profile step, each
-  // page checked): a bound for a machine with a load of 8, like the other browser journeys'.
-  const journey = 240_000;
   let server: TestServer;
   let receiver: Receiver;
   let mail: MailCatcher;
@@ -161,7 +158,7 @@ describe('sign-in experience in a real browser (Chromium), through the example w
       expect(reset[0]!.body).toMatchObject({ interactionEvent: 'ForgotPassword', applicationId, sessionId: expect.any(String) });
       for (const { raw } of [...signUp, ...signIn, ...reset]) expect(raw).not.toMatch(/passwordHash|analytical engine|a note on the engine/);
     },
-    journey,
+    browserJourneyMs,
   );
 
   it('asks the signed-in user to consent to a third-party application', async () => {
@@ -288,7 +285,7 @@ describe('sign-in experience in a real browser (Chromium), through the example w
         });
       }
     },
-    journey,
+    browserJourneyMs,
   );
 
   it('keeps fields and the focus ring at 3:1 against the card (WCAG 1.4.11, 2.4.13), in the light and the dark scheme', async () => {

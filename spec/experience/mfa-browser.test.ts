@@ -2,7 +2,7 @@ import { generate } from 'otplib';
 import type { Browser, Page } from 'playwright-core';
 
 import type { RelyingParty } from '../../examples/relying-party.js';
-import { accessibilityViolations, launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
+import { accessibilityViolations, browserJourneyMs, launchChromium, screenshotsOf, startExampleApp } from '../support/chromium.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -19,9 +19,6 @@ const totp = (secret: string, at = Date.now()) => generate({ secret, epoch: Math
  * app and a set of backup codes at sign-in; the next sign-in asks for one; a passkey alone signs in.
  */
 describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenticator)', () => {
-  // The first two tests are each a person's whole way through four sign-ins and their pages: a bound
-  // for a machine with a load of 8, like the other browser journeys' (jest's 60 s was exceeded there).
-  const journey = 240_000;
   let server: TestServer;
   let receiver: Receiver;
   let rp: RelyingParty;
@@ -128,7 +125,7 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
       expect(await signedIn()).toMatchObject({ sub: user.id, amr: ['hwk'] });
       await signOut();
     },
-    journey,
+    browserJourneyMs,
   );
 
   it(
@@ -167,7 +164,7 @@ describe('MFA on the sign-in pages in a real browser (Chromium, virtual authenti
       await page.locator('#backup-code[aria-invalid="true"]').waitFor();
       expect(await page.locator('#backup-code-error').innerText()).toBe('The backup code is wrong or used already.');
     },
-    journey,
+    browserJourneyMs,
   );
 
   // Through the Experience API from the page, with the same authenticator: what an attacker holding one

@@ -1,7 +1,7 @@
 import { generate } from 'otplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 
-import { launchChromium, pageProblems, screenshotsOf } from '../support/chromium.js';
+import { browserJourneyMs, launchChromium, pageProblems, screenshotsOf } from '../support/chromium.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 
@@ -151,220 +151,228 @@ describe('the sign-in pages in every state, at two widths, in two languages and 
   } as const;
 
   for (const language of ['en', 'de'] as const) {
-    it(`visits every page state in ${language === 'en' ? 'English' : 'German'} with no axe-core violation and a phone layout that holds`, async () => {
-      const context = await contextFor(language);
-      const page = await context.newPage();
-      const shoot = screenshotsOf(() => page);
-      const say = texts[language];
-      /** Submits the form posting to `path` and waits for the page its answer draws. */
-      const post = async (path: string, button = 'button[type=submit]') => {
-        const answered = page.waitForResponse((response) => response.request().method() === 'POST' && new URL(response.url()).pathname.endsWith(path));
-        await page.locator(`form[action$="${path}"] ${button}`).click();
-        await answered;
-        await page.waitForLoadState();
-      };
-      const submit = () => post('/sign-in');
+    it(
+      `visits every page state in ${language === 'en' ? 'English' : 'German'} with no axe-core violation and a phone layout that holds`,
+      async () => {
+        const context = await contextFor(language);
+        const page = await context.newPage();
+        const shoot = screenshotsOf(() => page);
+        const say = texts[language];
+        /** Submits the form posting to `path` and waits for the page its answer draws. */
+        const post = async (path: string, button = 'button[type=submit]') => {
+          const answered = page.waitForResponse((response) => response.request().method() === 'POST' && new URL(response.url()).pathname.endsWith(path));
+          await page.locator(`form[action$="${path}"] ${button}`).click();
+          await answered;
+          await page.waitForLoadState();
+        };
+        const submit = () => post('/sign-in');
 
-      // The sign-in page, empty: in the language ui_locales asked for, naming the application.
-      await page.goto(authorizeUrl(firstParty, language));
-      await page.getByRole('heading', { name: say.signIn }).waitFor();
-      expect(await page.locator('p.application strong').innerText()).toBe('Acme web');
-      // WCAG 1.3.5: each field says what it holds.
-      expect(await page.locator('#identifier').getAttribute('autocomplete')).toBe('username');
-      expect(await page.locator('#password').getAttribute('autocomplete')).toBe('current-password');
-      expect(await page.locator('#code-identifier').getAttribute('autocomplete')).toBe('email');
-      await audit(page, 'sign-in', language, shoot);
+        // The sign-in page, empty: in the language ui_locales asked for, naming the application.
+        await page.goto(authorizeUrl(firstParty, language));
+        await page.getByRole('heading', { name: say.signIn }).waitFor();
+        expect(await page.locator('p.application strong').innerText()).toBe('Acme web');
+        // WCAG 1.3.5: each field says what it holds.
+        expect(await page.locator('#identifier').getAttribute('autocomplete')).toBe('username');
+        expect(await page.locator('#password').getAttribute('autocomplete')).toBe('current-password');
+        expect(await page.locator('#code-identifier').getAttribute('autocomplete')).toBe('email');
+        await audit(page, 'sign-in', language, shoot);
 
-      // A wrong password: said beside the password field, which takes the focus.
-      await page.locator('#identifier').fill(`user_${language}`);
-      await page.locator('#password').fill('not the password');
-      await submit();
-      await page.locator('#password[aria-invalid="true"]').waitFor();
-      expect(await page.locator('#password-error').innerText()).toBe(say.wrong);
-      await page.waitForFunction("document.activeElement && document.activeElement.id === 'password'");
-      // The username typed stays in its field, not in the code form's address field.
-      expect([await page.locator('#identifier').inputValue(), await page.locator('#code-identifier').inputValue()]).toEqual([`user_${language}`, '']);
-      await audit(page, 'sign-in-error', language, shoot);
-
-      // Locked out: the sixth wrong password of the window, said at the top with the wait.
-      for (let attempt = 1; attempt <= 6; attempt += 1) {
-        await page.locator('#identifier').fill(`locked_${language}`);
-        await page.locator('#password').fill(`wrong ${attempt}`);
+        // A wrong password: said beside the password field, which takes the focus.
+        await page.locator('#identifier').fill(`user_${language}`);
+        await page.locator('#password').fill('not the password');
         await submit();
-      }
-      await page.getByRole('alert').waitFor();
-      expect(await page.getByRole('alert').innerText()).toMatch(say.tooMany);
-      await audit(page, 'locked-out', language, shoot);
+        await page.locator('#password[aria-invalid="true"]').waitFor();
+        expect(await page.locator('#password-error').innerText()).toBe(say.wrong);
+        await page.waitForFunction("document.activeElement && document.activeElement.id === 'password'");
+        // The username typed stays in its field, not in the code form's address field.
+        expect([await page.locator('#identifier').inputValue(), await page.locator('#code-identifier').inputValue()]).toEqual([`user_${language}`, '']);
+        await audit(page, 'sign-in-error', language, shoot);
 
-      // Sign-up, empty, then refused for a username that is taken (the error at the username).
-      await page.getByRole('link', { name: say.createAccount }).click();
-      await page.locator('#username').waitFor();
-      expect(await page.locator('#password').getAttribute('autocomplete')).toBe('new-password');
-      await audit(page, 'sign-up', language, shoot);
-      await page.locator('#username').fill(`user_${language}`);
-      await page.locator('#password').fill('a long enough password');
-      await page.locator('form[action$="/sign-up"] button[type=submit]').click();
-      await page.locator('#username[aria-invalid="true"]').waitFor();
-      await page.waitForFunction("document.activeElement && document.activeElement.id === 'username'");
-      await audit(page, 'sign-up-error', language, shoot);
-
-      // A code sent to sign in with, a wrong one, and one sent again.
-      await page.goto(authorizeUrl(firstParty, language));
-      const email = `user.${language}@example.com`;
-      await page.locator('#code-identifier').fill(email);
-      await page.locator('form[action$="/sign-in/code"] button[type=submit]').click();
-      await page.locator('#code').waitFor();
-      expect([await page.locator('#code').getAttribute('autocomplete'), await page.locator('#code').getAttribute('inputmode')]).toEqual([
-        'one-time-code',
-        'numeric',
-      ]);
-      const first = await mail.nextCode(email);
-      await audit(page, 'code-sent', language, shoot);
-      await page.locator('#code').fill(first === '000000' ? '111111' : '000000');
-      await page.locator('form[action$="/sign-in/code/verify"] button[type=submit]').click();
-      await page.locator('#code[aria-invalid="true"]').waitFor();
-      await audit(page, 'code-error', language, shoot);
-      await post('/code/resend', 'button');
-      await page.getByRole('status').waitFor();
-      expect(await page.getByRole('status').innerText()).toContain(email);
-      const second = await mail.nextCode(email);
-      await audit(page, 'code-resent', language, shoot);
-
-      if (language === 'de') {
-        // Asking again and again: the send limit (five an hour to one address) says how long to wait.
-        for (let sent = 2; sent < 5; sent += 1) {
-          await post('/code/resend', 'button');
-          await page.getByRole('status').waitFor();
-          await mail.nextCode(email);
+        // Locked out: the sixth wrong password of the window, said at the top with the wait.
+        for (let attempt = 1; attempt <= 6; attempt += 1) {
+          await page.locator('#identifier').fill(`locked_${language}`);
+          await page.locator('#password').fill(`wrong ${attempt}`);
+          await submit();
         }
-        await post('/code/resend', 'button');
         await page.getByRole('alert').waitFor();
-        expect(await page.getByRole('alert').innerText()).toMatch(/Einen neuen können Sie in \d+ Minuten anfordern\./);
-        await audit(page, 'code-refused', language, shoot);
-      } else {
-        // The whole code pasted as a mail shows it ("123 456") is taken.
-        await page.locator('#code').fill('');
-        await page.locator('#code').focus();
-        await page.keyboard.insertText(`${second.slice(0, 3)} ${second.slice(3)}`);
+        expect(await page.getByRole('alert').innerText()).toMatch(say.tooMany);
+        await audit(page, 'locked-out', language, shoot);
+
+        // Sign-up, empty, then refused for a username that is taken (the error at the username).
+        await page.getByRole('link', { name: say.createAccount }).click();
+        await page.locator('#username').waitFor();
+        expect(await page.locator('#password').getAttribute('autocomplete')).toBe('new-password');
+        await audit(page, 'sign-up', language, shoot);
+        await page.locator('#username').fill(`user_${language}`);
+        await page.locator('#password').fill('a long enough password');
+        await page.locator('form[action$="/sign-up"] button[type=submit]').click();
+        await page.locator('#username[aria-invalid="true"]').waitFor();
+        await page.waitForFunction("document.activeElement && document.activeElement.id === 'username'");
+        await audit(page, 'sign-up-error', language, shoot);
+
+        // A code sent to sign in with, a wrong one, and one sent again.
+        await page.goto(authorizeUrl(firstParty, language));
+        const email = `user.${language}@example.com`;
+        await page.locator('#code-identifier').fill(email);
+        await page.locator('form[action$="/sign-in/code"] button[type=submit]').click();
+        await page.locator('#code').waitFor();
+        expect([await page.locator('#code').getAttribute('autocomplete'), await page.locator('#code').getAttribute('inputmode')]).toEqual([
+          'one-time-code',
+          'numeric',
+        ]);
+        const first = await mail.nextCode(email);
+        await audit(page, 'code-sent', language, shoot);
+        await page.locator('#code').fill(first === '000000' ? '111111' : '000000');
         await page.locator('form[action$="/sign-in/code/verify"] button[type=submit]').click();
+        await page.locator('#code[aria-invalid="true"]').waitFor();
+        await audit(page, 'code-error', language, shoot);
+        await post('/code/resend', 'button');
+        await page.getByRole('status').waitFor();
+        expect(await page.getByRole('status').innerText()).toContain(email);
+        const second = await mail.nextCode(email);
+        await audit(page, 'code-resent', language, shoot);
+
+        if (language === 'de') {
+          // Asking again and again: the send limit (five an hour to one address) says how long to wait.
+          for (let sent = 2; sent < 5; sent += 1) {
+            await post('/code/resend', 'button');
+            await page.getByRole('status').waitFor();
+            await mail.nextCode(email);
+          }
+          await post('/code/resend', 'button');
+          await page.getByRole('alert').waitFor();
+          expect(await page.getByRole('alert').innerText()).toMatch(/Einen neuen können Sie in \d+ Minuten anfordern\./);
+          await audit(page, 'code-refused', language, shoot);
+        } else {
+          // The whole code pasted as a mail shows it ("123 456") is taken.
+          await page.locator('#code').fill('');
+          await page.locator('#code').focus();
+          await page.keyboard.insertText(`${second.slice(0, 3)} ${second.slice(3)}`);
+          await page.locator('form[action$="/sign-in/code/verify"] button[type=submit]').click();
+          await page.waitForURL((url) => url.href.startsWith(callback) && url.searchParams.has('code'));
+        }
+
+        // A forgotten password: the form, then the code sent with the new password's field.
+        await page.goto(authorizeUrl(firstParty, language, { prompt: 'login' }));
+        await page.locator('nav a[href$="/forgot-password"]').click();
+        await page.locator('#identifier').waitFor();
+        await audit(page, 'forgot-password', language, shoot);
+        await page.locator('#identifier').fill(`locked.${language}@example.com`);
+        await page.locator('form[action$="/forgot-password"] button[type=submit]').click();
+        await page.locator('#code').waitFor();
+        await audit(page, 'reset-password', language, shoot);
+
+        // Single sign-on's first step.
+        const base = new URL(page.url()).pathname.split('/').slice(0, 3).join('/');
+        await page.goto(`${new URL(page.url()).origin}${base}/sso`);
+        await page.locator('#email').waitFor();
+        await audit(page, 'sso', language, shoot);
+
+        // Consent to the third party, in its own look: signed in first (password), then asked.
+        await page.goto(
+          authorizeUrl(partner, language, { scope: 'openid profile email read:reports', resource: 'https://reports.example/api', prompt: 'login consent' }),
+        );
+        await page.locator('#identifier').fill(`user_${language}`);
+        await page.locator('#password').fill(password);
+        await submit();
+        await page.locator('form[action$="/consent"]').waitFor();
+        expect(await page.locator('p.application strong').innerText()).toBe('Partner Analytics');
+        expect(await page.locator('header img').getAttribute('src')).toBe(logoUrl);
+        expect(await page.locator('section h2').allInnerTexts()).toEqual([language === 'en' ? 'Your account' : 'Ihr Konto', 'Reports API']);
+        expect(await page.locator('section').nth(1).innerText()).toContain('Read your reports');
+        expect(await page.locator('p.policies a').evaluateAll((links) => links.map((link) => (link as unknown as { href: string }).href))).toEqual([
+          'https://partner.example/terms',
+          'https://partner.example/privacy',
+        ]);
+        await audit(page, 'consent', language, shoot);
+        await page.locator('button[value=allow]').click();
         await page.waitForURL((url) => url.href.startsWith(callback) && url.searchParams.has('code'));
-      }
 
-      // A forgotten password: the form, then the code sent with the new password's field.
-      await page.goto(authorizeUrl(firstParty, language, { prompt: 'login' }));
-      await page.locator('nav a[href$="/forgot-password"]').click();
-      await page.locator('#identifier').waitFor();
-      await audit(page, 'forgot-password', language, shoot);
-      await page.locator('#identifier').fill(`locked.${language}@example.com`);
-      await page.locator('form[action$="/forgot-password"] button[type=submit]').click();
-      await page.locator('#code').waitFor();
-      await audit(page, 'reset-password', language, shoot);
+        // Outside an interaction: signing out, and an expired sign-in (Accept-Language decides).
+        await page.goto(`${server.issuer}/session/end`);
+        await page.locator('button[value=yes]').waitFor();
+        await audit(page, 'sign-out', language, shoot);
+        await page.goto(`${new URL(server.issuer).origin}/interaction/no-such-interaction`);
+        await audit(page, 'expired', language, shoot);
 
-      // Single sign-on's first step.
-      const base = new URL(page.url()).pathname.split('/').slice(0, 3).join('/');
-      await page.goto(`${new URL(page.url()).origin}${base}/sso`);
-      await page.locator('#email').waitFor();
-      await audit(page, 'sso', language, shoot);
-
-      // Consent to the third party, in its own look: signed in first (password), then asked.
-      await page.goto(
-        authorizeUrl(partner, language, { scope: 'openid profile email read:reports', resource: 'https://reports.example/api', prompt: 'login consent' }),
-      );
-      await page.locator('#identifier').fill(`user_${language}`);
-      await page.locator('#password').fill(password);
-      await submit();
-      await page.locator('form[action$="/consent"]').waitFor();
-      expect(await page.locator('p.application strong').innerText()).toBe('Partner Analytics');
-      expect(await page.locator('header img').getAttribute('src')).toBe(logoUrl);
-      expect(await page.locator('section h2').allInnerTexts()).toEqual([language === 'en' ? 'Your account' : 'Ihr Konto', 'Reports API']);
-      expect(await page.locator('section').nth(1).innerText()).toContain('Read your reports');
-      expect(await page.locator('p.policies a').evaluateAll((links) => links.map((link) => (link as unknown as { href: string }).href))).toEqual([
-        'https://partner.example/terms',
-        'https://partner.example/privacy',
-      ]);
-      await audit(page, 'consent', language, shoot);
-      await page.locator('button[value=allow]').click();
-      await page.waitForURL((url) => url.href.startsWith(callback) && url.searchParams.has('code'));
-
-      // Outside an interaction: signing out, and an expired sign-in (Accept-Language decides).
-      await page.goto(`${server.issuer}/session/end`);
-      await page.locator('button[value=yes]').waitFor();
-      await audit(page, 'sign-out', language, shoot);
-      await page.goto(`${new URL(server.issuer).origin}/interaction/no-such-interaction`);
-      await audit(page, 'expired', language, shoot);
-
-      await context.close();
-      const states = findings.filter(({ state }) => state.startsWith(`${language} `));
-      expect(states.length).toBe(language === 'de' ? 15 : 14);
-      expect(states.filter(({ problems }) => problems.length > 0)).toEqual([]);
-    }, 240_000);
+        await context.close();
+        const states = findings.filter(({ state }) => state.startsWith(`${language} `));
+        expect(states.length).toBe(language === 'de' ? 15 : 14);
+        expect(states.filter(({ problems }) => problems.length > 0)).toEqual([]);
+      },
+      browserJourneyMs,
+    );
   }
 
-  it('visits the pages an account’s missing pieces lead to (a second factor to enrol, backup codes, the challenge, a profile field), in German', async () => {
-    const settings = (body: unknown) => server.api('PATCH', '/api/sign-in-exp', { body });
-    await server.create('/api/users', { username: 'mfa_de', password });
-    const context = await contextFor('de');
-    const page = await context.newPage();
-    const shoot = screenshotsOf(() => page);
-    const totp = (secret: string) => generate({ secret, epoch: Math.floor(Date.now() / 1000) });
-    const signIn = async () => {
-      await page.goto(authorizeUrl(firstParty, 'de', { prompt: 'login' }));
-      await page.locator('#identifier').fill('mfa_de');
-      await page.locator('#password').fill(password);
-      await page.locator('form[action$="/sign-in"] button[type=submit]').click();
-    };
-    try {
-      expect((await settings({ mfa: { factors: ['Totp', 'BackupCode'], policy: 'Mandatory' } })).status).toBe(200);
-      await signIn();
-      await page.locator('#totp-secret').waitFor();
-      await audit(page, 'mfa-enrol', 'de', shoot);
-      await page.locator('#totp').fill('000000');
-      await page.locator('form[action$="/mfa/enrol/totp"] button[type=submit]').click();
-      await page.locator('#totp[aria-invalid="true"]').waitFor();
-      await audit(page, 'mfa-enrol-error', 'de', shoot);
-      await page.locator('#totp').fill(await totp(await page.locator('#totp-secret').innerText()));
-      await page.locator('form[action$="/mfa/enrol/totp"] button[type=submit]').click();
-      await page.locator('ul.codes').waitFor();
-      await audit(page, 'backup-codes', 'de', shoot);
-      await page.locator('form[action$="/mfa/backup-codes"] button[type=submit]').click();
-      await page.waitForURL((url) => url.href.startsWith(callback));
+  it(
+    'visits the pages an account’s missing pieces lead to (a second factor to enrol, backup codes, the challenge, a profile field), in German',
+    async () => {
+      const settings = (body: unknown) => server.api('PATCH', '/api/sign-in-exp', { body });
+      await server.create('/api/users', { username: 'mfa_de', password });
+      const context = await contextFor('de');
+      const page = await context.newPage();
+      const shoot = screenshotsOf(() => page);
+      const totp = (secret: string) => generate({ secret, epoch: Math.floor(Date.now() / 1000) });
+      const signIn = async () => {
+        await page.goto(authorizeUrl(firstParty, 'de', { prompt: 'login' }));
+        await page.locator('#identifier').fill('mfa_de');
+        await page.locator('#password').fill(password);
+        await page.locator('form[action$="/sign-in"] button[type=submit]').click();
+      };
+      try {
+        expect((await settings({ mfa: { factors: ['Totp', 'BackupCode'], policy: 'Mandatory' } })).status).toBe(200);
+        await signIn();
+        await page.locator('#totp-secret').waitFor();
+        await audit(page, 'mfa-enrol', 'de', shoot);
+        await page.locator('#totp').fill('000000');
+        await page.locator('form[action$="/mfa/enrol/totp"] button[type=submit]').click();
+        await page.locator('#totp[aria-invalid="true"]').waitFor();
+        await audit(page, 'mfa-enrol-error', 'de', shoot);
+        await page.locator('#totp').fill(await totp(await page.locator('#totp-secret').innerText()));
+        await page.locator('form[action$="/mfa/enrol/totp"] button[type=submit]').click();
+        await page.locator('ul.codes').waitFor();
+        await audit(page, 'backup-codes', 'de', shoot);
+        await page.locator('form[action$="/mfa/backup-codes"] button[type=submit]').click();
+        await page.waitForURL((url) => url.href.startsWith(callback));
 
-      await signIn();
-      await page.locator('form[action$="/mfa/totp"]').waitFor();
-      await audit(page, 'mfa-challenge', 'de', shoot);
-      await page.locator('#backup-code').fill('not-a-code');
-      await page.locator('form[action$="/mfa/backup-code"] button[type=submit]').click();
-      await page.locator('#backup-code[aria-invalid="true"]').waitFor();
-      await audit(page, 'mfa-challenge-error', 'de', shoot);
+        await signIn();
+        await page.locator('form[action$="/mfa/totp"]').waitFor();
+        await audit(page, 'mfa-challenge', 'de', shoot);
+        await page.locator('#backup-code').fill('not-a-code');
+        await page.locator('form[action$="/mfa/backup-code"] button[type=submit]').click();
+        await page.locator('#backup-code[aria-invalid="true"]').waitFor();
+        await audit(page, 'mfa-challenge-error', 'de', shoot);
 
-      // A phone the settings now require of every account: asked for before the sign-in ends.
-      expect((await settings({ mfa: { factors: ['Totp', 'BackupCode'], policy: 'NoPrompt' } })).status).toBe(200);
-      expect(
-        (await settings({ signUp: { identifiers: ['username', 'email'], password: true, verify: true, secondaryIdentifiers: [{ identifier: 'phone' }] } }))
-          .status,
-      ).toBe(200);
-      await page.goto(authorizeUrl(firstParty, 'de', { prompt: 'login' }));
-      await page.locator('#identifier').fill('user_de');
-      await page.locator('#password').fill(password);
-      await page.locator('form[action$="/sign-in"] button[type=submit]').click();
-      await page.locator('#phone').waitFor();
-      expect([await page.locator('#phone').getAttribute('autocomplete'), await page.locator('#phone').getAttribute('inputmode')]).toEqual(['tel', 'tel']);
-      await audit(page, 'profile', 'de', shoot);
-      await page.locator('#phone').fill('12');
-      await page.locator('form[action$="/profile"] button[type=submit]').click();
-      await page.locator('#phone[aria-invalid="true"]').waitFor();
-      await audit(page, 'profile-error', 'de', shoot);
-    } finally {
-      await settings({
-        mfa: { factors: ['Totp', 'BackupCode'], policy: 'NoPrompt' },
-        signUp: { identifiers: ['username', 'email'], password: true, verify: true, secondaryIdentifiers: [] },
-      });
-      await context.close();
-    }
-    const states = findings.filter(({ state }) => /^de (mfa|backup|profile)/.test(state));
-    expect(states.length).toBe(7);
-    expect(states.filter(({ problems }) => problems.length > 0)).toEqual([]);
-  }, 240_000);
+        // A phone the settings now require of every account: asked for before the sign-in ends.
+        expect((await settings({ mfa: { factors: ['Totp', 'BackupCode'], policy: 'NoPrompt' } })).status).toBe(200);
+        expect(
+          (await settings({ signUp: { identifiers: ['username', 'email'], password: true, verify: true, secondaryIdentifiers: [{ identifier: 'phone' }] } }))
+            .status,
+        ).toBe(200);
+        await page.goto(authorizeUrl(firstParty, 'de', { prompt: 'login' }));
+        await page.locator('#identifier').fill('user_de');
+        await page.locator('#password').fill(password);
+        await page.locator('form[action$="/sign-in"] button[type=submit]').click();
+        await page.locator('#phone').waitFor();
+        expect([await page.locator('#phone').getAttribute('autocomplete'), await page.locator('#phone').getAttribute('inputmode')]).toEqual(['tel', 'tel']);
+        await audit(page, 'profile', 'de', shoot);
+        await page.locator('#phone').fill('12');
+        await page.locator('form[action$="/profile"] button[type=submit]').click();
+        await page.locator('#phone[aria-invalid="true"]').waitFor();
+        await audit(page, 'profile-error', 'de', shoot);
+      } finally {
+        await settings({
+          mfa: { factors: ['Totp', 'BackupCode'], policy: 'NoPrompt' },
+          signUp: { identifiers: ['username', 'email'], password: true, verify: true, secondaryIdentifiers: [] },
+        });
+        await context.close();
+      }
+      const states = findings.filter(({ state }) => /^de (mfa|backup|profile)/.test(state));
+      expect(states.length).toBe(7);
+      expect(states.filter(({ problems }) => problems.length > 0)).toEqual([]);
+    },
+    browserJourneyMs,
+  );
 
   it('prefers ui_locales (OIDC Core §3.1.2.1) to Accept-Language, and falls back to English for a language it lacks', async () => {
     const context = await contextFor('de');

@@ -8,6 +8,13 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { relyingPartyUris, startRelyingParty, type RelyingParty } from '../../examples/relying-party.js';
 import type { TestServer } from './server.js';
 
+/**
+ * The bound of a browser journey (a test that walks several pages, each checked): time for a machine
+ * with a load of 8 to 12, where such a test took minutes. The browser's own waits have none
+ * (`launchChromium`), so that this is the one that ends a stuck test.
+ */
+export const browserJourneyMs = 240_000;
+
 /** Debian's Chromium, installed by `.ci/run` (apt-get install chromium); never a downloaded browser. */
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
