@@ -6,6 +6,13 @@ import { join } from 'node:path';
 
 import { startTestServer, type TestServer } from '../support/server.js';
 
+/**
+ * bash as the script's interpreter, and nothing else: without `--norc`, a bash whose stdin is a
+ * socket (node's child pipes are socket pairs) and whose SHLVL is under 1 takes itself for a remote
+ * shell and runs /etc/bash.bashrc, which Debian's fails under `-u` (`PS1: unbound variable`).
+ */
+const bash = ['--norc', '-euo', 'pipefail', '-c'];
+
 /** The README's walkthrough's shell blocks (```bash), in order, as a newcomer pastes them. */
 function walkthroughScript(): string {
   const readme = readFileSync('README.md', 'utf8');
@@ -34,7 +41,7 @@ describe("the README's first walkthrough", () => {
     const ran = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
       execFile(
         'bash',
-        ['-euo', 'pipefail', '-c', script],
+        [...bash, script],
         {
           cwd: mkdtempSync(join(tmpdir(), 'walkthrough-')),
           encoding: 'utf8',
@@ -63,7 +70,7 @@ describe("the README's first walkthrough", () => {
       .split('\n')
       .find((text) => text.startsWith('CHALLENGE='))!;
     const verifier = '-BKbFhNpV55lPaTdwvaQzkpqrWQeJSu5UpoUsJ-wKlc';
-    const ran = spawnSync('bash', ['-euo', 'pipefail', '-c', `VERIFIER='${verifier}'\n${line}\necho "$CHALLENGE"`], { encoding: 'utf8' });
+    const ran = spawnSync('bash', [...bash, `VERIFIER='${verifier}'\n${line}\necho "$CHALLENGE"`], { encoding: 'utf8' });
     expect({ status: ran.status, stderr: ran.stderr }).toEqual({ status: 0, stderr: '' });
     // RFC 7636 §4.2: BASE64URL(SHA256(verifier)).
     expect(ran.stdout.trim()).toBe(createHash('sha256').update(verifier).digest('base64url'));
