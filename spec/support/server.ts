@@ -69,6 +69,10 @@ export async function startTestServer(label: string, env: Record<string, string>
     const response = await fetch(`${local}${path}`, {
       method,
       headers: {
+        // A connection of its own: see ownConnection in process.ts. Here the server shares this
+        // process's event loop, and fetch's pool still counts its idle time in ticks of that loop,
+        // which a loaded machine makes late, while the server closes the connection on time.
+        connection: 'close',
         ...(bearer !== null && { authorization: `Bearer ${bearer}` }),
         ...(payload !== undefined && { 'content-type': 'application/json' }),
         ...headers,
