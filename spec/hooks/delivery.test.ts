@@ -37,7 +37,7 @@ describe('webhook delivery', () => {
     const roles: Array<{ id: string }> = [];
     for (let i = 0; i < 5; i += 1) roles.push(await createRole(`while down ${i}`));
     // Each has been tried and refused at least twice.
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     while ((await server.database.db.collection('hook_deliveries').countDocuments({ hookId: hook.id, attempts: { $gte: 2 } })) < 5 && Date.now() < deadline) {
       await fastForward(server.database.db, clock);
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -65,7 +65,7 @@ describe('webhook delivery', () => {
     // that no attempt is under way while the hook changes.
     receiver.answer = () => ({ status: 503, headers: { 'retry-after': '2' } });
     const retried = await createRole('retried after the change');
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     while ((await server.database.db.collection('hook_attempts').countDocuments({ hookId: hook.id, ok: false })) < 1 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

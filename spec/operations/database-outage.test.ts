@@ -25,7 +25,7 @@ async function until(probe: () => Promise<boolean>, timeoutMs: number, what: str
  * command sent just after `kill` may still be answered, and a probe made then sees no outage.
  */
 async function stoppedCompletely(pid: number) {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const threads = await readdir(`/proc/${pid}/task`);
     const states = await Promise.all(threads.map(async (thread) => (await readFile(`/proc/${pid}/task/${thread}/stat`, 'utf8')).replace(/^.*\) /s, '')[0]));

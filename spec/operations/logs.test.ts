@@ -45,7 +45,7 @@ describe('structured logs', () => {
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     while (!lines().some((line) => line.msg === 'webhook delivered' && line.requestId === 'req-abc-123') && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
