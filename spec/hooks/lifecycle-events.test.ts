@@ -170,11 +170,10 @@ describe('lifecycle events', () => {
       // process can spend them before the refusing server, which runs in it too, answers: the
       // provider then says it timed out, which is not what this test asks about, so it signs in and
       // out again (at most three times).
-      let received: Awaited<ReturnType<typeof eventsDuring>> = [];
       let failed: { error: string } | undefined;
       for (let round = 0; round < 3 && (!failed || /aborted due to timeout/.test(failed.error)); round += 1) {
         const { browser, tokens } = await signIn({ clientId: app.id, clientSecret: app.secret });
-        received = await eventsDuring(server, receiver, () => signOut(browser, tokens.id_token!));
+        const received = await eventsDuring(server, receiver, () => signOut(browser, tokens.id_token!));
         [failed] = named(received, 'BackchannelLogout.Failed') as Array<{ error: string }>;
         expect(received.some(({ raw }) => raw.includes('hunter2'))).toBe(false);
       }
