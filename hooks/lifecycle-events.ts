@@ -155,10 +155,13 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
     'backchannel.error',
     (ctx: KoaContextWithOIDC, error: Error, client: { clientId: string; backchannelLogoutUri?: string }, accountId: string, sid: string) => {
       const session = ctx.oidc.session as SessionLike | undefined;
-      // The provider's message may name the URI, whose user information or query may carry credentials.
+      // The provider's message may name the URI, whose user information or query may carry credentials;
+      // when it does not (a timeout, a dropped connection), the event still says where the request went.
       const uri = client.backchannelLogoutUri;
-      const said = String(error?.message ?? error);
-      const message = uri ? said.replaceAll(uri, shownUrl(uri)) : said;
+      // fetch says only "fetch failed"; its cause says why (a refused or dropped connection).
+      const cause = (error?.cause as Error | undefined)?.message;
+      const said = `${String(error?.message ?? error)}${cause ? `: ${cause}` : ''}`;
+      const message = !uri ? said : said.includes(uri) ? said.replaceAll(uri, shownUrl(uri)) : `${said} (${shownUrl(uri)})`;
       note({
         event: 'BackchannelLogout.Failed',
         entity: { type: 'Session', id: session?.uid ?? sid },

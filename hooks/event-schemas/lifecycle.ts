@@ -76,7 +76,7 @@ const lifecycleFields: Record<LifecycleEvent, { properties: Record<string, unkno
       userId,
       applicationId,
       sid: { ...string, description: 'The `sid` the logout token named.' },
-      error: { ...string, description: 'Why the application’s back-channel logout URI did not take it.' },
+      error: { ...string, description: 'Why the application’s back-channel logout URI did not take it, naming the URI (without user information or query).' },
     },
     required: ['userId', 'applicationId', 'sid', 'error'],
     description: 'An application’s back-channel logout URI did not accept the logout token (OpenID Connect Back-Channel Logout 1.0).',

@@ -217,6 +217,9 @@ describe('lifecycle events', () => {
       sid: expect.any(String),
       error: expect.any(String),
     });
+    // The provider's message for a dropped connection ("fetch failed") says neither why nor where; the event says both.
+    expect(failed.error).toContain(dropping.url);
+    expect(failed.error).toMatch(/closed|reset|socket/i);
   });
 
   it('a sign-out the user starts at the end-session endpoint: PostSignOut (initiatedBy user) naming every application of the session', async () => {
