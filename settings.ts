@@ -41,6 +41,8 @@ export interface Settings {
   cacheRefreshMs: number;
   /** On SIGTERM, how long requests in flight may take to finish before their connections are closed. */
   shutdownGraceMs: number;
+  /** `HTTP_KEEP_ALIVE_MS`: how long an idle client connection is kept for its next request (0: until the client closes it). */
+  httpKeepAliveMs: number;
   /** Which proxies may say who the client is (`X-Forwarded-*`). */
   trustProxy: ProxyTrust;
   subjectTokenTtl: number;
@@ -134,6 +136,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     apiBodyLimit: e.API_BODY_LIMIT as number,
     cacheRefreshMs: e.CACHE_REFRESH_MS as number,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS as number,
+    httpKeepAliveMs: e.HTTP_KEEP_ALIVE_MS as number,
     trustProxy: proxyTrustOf(e.TRUST_PROXY as string),
     subjectTokenTtl: e.SUBJECT_TOKEN_TTL as number,
     passwordHashing: scryptCostOf(e.PASSWORD_SCRYPT as string),

@@ -102,6 +102,7 @@ export async function startStandaloneServer(
     drain.track(res);
     return handler(req, res);
   });
+  server.keepAliveTimeout = settings.httpKeepAliveMs;
   let database: Database | undefined;
   let fail: (error: Error) => void = () => undefined;
   const failed = new Promise<Error>((resolve) => {

@@ -190,6 +190,14 @@ export const coreEnvironment = {
     description:
       'On SIGTERM or SIGINT the server stops accepting connections and answers every request it has taken (with `Connection: close`), for up to this long; only then are the connections left closed (and logged as cut off), the webhook worker finishes or releases its deliveries, and the process exits 0. A client whose request was taken so gets its answer and knows whether its write committed. 0 to 600000.',
   },
+  HTTP_KEEP_ALIVE_MS: {
+    type: 'integer',
+    minimum: 0,
+    maximum: 3600000,
+    default: 5000,
+    description:
+      "How long a client's idle connection is kept open for its next request (Node's `keepAliveTimeout`, announced as `Keep-Alive: timeout=`). Behind a load balancer or proxy that keeps its connections to the service open, set it above the proxy's idle timeout (an AWS ALB's 60 s: 65000); otherwise the proxy may send a request on a connection the service is closing, and its client gets a 502. 0 keeps an idle connection until the client closes it or the server stops. 0 to 3600000.",
+  },
   TRUST_PROXY: {
     type: 'string',
     maxLength: 2048,

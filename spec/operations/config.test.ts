@@ -28,6 +28,7 @@ describe('settings', () => {
       apiBodyLimit: 102400,
       cacheRefreshMs: 1000,
       shutdownGraceMs: 10000,
+      httpKeepAliveMs: 5000,
       trustProxy: { hops: 0 },
       subjectTokenTtl: 600,
       passwordHashing: { N: 32768, r: 8, p: 3 },

@@ -28,7 +28,11 @@ export interface ApiResponse {
 export async function startTestServer(label: string, env: Record<string, string> = {}, { clock }: { clock?: Clock } = {}): Promise<TestServer> {
   const admin = { clientId: `admin-${label}`.replace(/[^A-Za-z0-9._~-]/g, '-'), clientSecret: 'test-bootstrap-secret-0123456789' };
   const settings: Settings = {
-    ...loadSettings({ PORT: '0', PASSWORD_SCRYPT: testPasswordScrypt, ...env }),
+    // Idle connections stay open until the client closes them. The server would close one after
+    // 5 s of real time, while fetch's pool (openid-client's too) counts its idle time in ticks of
+    // this process's event loop, which a loaded machine makes late: a request sent on a connection
+    // the server was closing failed with ECONNRESET (a token request at a load of 10).
+    ...loadSettings({ PORT: '0', PASSWORD_SCRYPT: testPasswordScrypt, HTTP_KEEP_ALIVE_MS: '0', ...env }),
     mongodbUri: testMongoUri(),
     bootstrapClientId: admin.clientId,
     bootstrapClientSecret: admin.clientSecret,
@@ -69,9 +73,8 @@ export async function startTestServer(label: string, env: Record<string, string>
     const response = await fetch(`${local}${path}`, {
       method,
       headers: {
-        // A connection of its own: see ownConnection in process.ts. Here the server shares this
-        // process's event loop, and fetch's pool still counts its idle time in ticks of that loop,
-        // which a loaded machine makes late, while the server closes the connection on time.
+        // A connection of its own, as ownConnection in process.ts: the server may be one started
+        // with its own HTTP_KEEP_ALIVE_MS.
         connection: 'close',
         ...(bearer !== null && { authorization: `Bearer ${bearer}` }),
         ...(payload !== undefined && { 'content-type': 'application/json' }),
