@@ -1,4 +1,3 @@
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import Koa from 'koa';
@@ -10,6 +9,7 @@ import { openDatabase, type Database } from '../../lib/store/database.js';
 import { silentLogger } from '../../lib/logger.js';
 import { mountApp } from '../../lib/http/mount.js';
 import { testMongoUri, testPasswordHashing, uniqueDbName } from './env.js';
+import { lastingServer } from './http-server.js';
 
 /** oidc-identity embedded as a host embeds it: its middleware before the host's own provider, on a server of the test's. */
 export interface EmbeddedHost {
@@ -29,7 +29,7 @@ export async function startEmbeddedHost(
   providerConfiguration: Configuration = {},
 ): Promise<EmbeddedHost> {
   const admin = { clientId: `${label}-admin`, clientSecret: `${label}-admin-secret-0123456789` };
-  const server = createServer();
+  const server = lastingServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const database = await openDatabase(testMongoUri(), { dbName: uniqueDbName(label) });

@@ -1,9 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { Webhook } from 'standardwebhooks';
 
 import { createEventValidator } from '../../hooks/event-schemas/index.js';
+import { lastingServer } from './http-server.js';
 
 export interface Received {
   id: string;
@@ -102,7 +103,7 @@ export async function startReceiver(): Promise<Receiver> {
   }
 
   async function up() {
-    server = createServer(handler);
+    server = lastingServer(handler);
     await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', () => resolve()));
     port = (server.address() as AddressInfo).port;
     state.url = `http://127.0.0.1:${port}/hooks`;

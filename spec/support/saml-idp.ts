@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { inflateRawSync } from 'node:zlib';
+import { lastingServer } from './http-server.js';
 
 /**
  * samlify's identity provider, loaded without its types (they bring the DOM library into the whole
@@ -70,7 +71,7 @@ const escapeHtml = escapeXml;
 export async function startSamlIdp(): Promise<SamlIdp> {
   let person: SamlPerson = { nameId: 'nobody@example.com' };
   let mode: SamlTamper;
-  const server = createServer((req, res) => handle(req, res).catch(() => res.writeHead(500).end()));
+  const server = lastingServer((req, res) => handle(req, res).catch(() => res.writeHead(500).end()));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const entityId = `${url}/metadata`;

@@ -1,7 +1,7 @@
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import { codeIn, takeNext } from './wait.js';
+import { lastingServer } from './http-server.js';
 
 export interface Text {
   to: string;
@@ -23,7 +23,7 @@ export interface SmsCatcher {
 
 export async function startSmsCatcher(): Promise<SmsCatcher> {
   const texts: Text[] = [];
-  const server = createServer((req, res) => {
+  const server = lastingServer((req, res) => {
     let body = '';
     req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {

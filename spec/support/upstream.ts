@@ -1,8 +1,9 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 import Provider from 'oidc-provider';
+import { lastingServer } from './http-server.js';
 
 /** An upstream account: its subject and the claims the provider gives. */
 export interface UpstreamAccount {
@@ -24,7 +25,7 @@ export interface UpstreamIdp {
 }
 
 const listen = async (handler: (req: IncomingMessage, res: ServerResponse) => void) => {
-  const server = createServer(handler);
+  const server = lastingServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as AddressInfo).port };
 };
