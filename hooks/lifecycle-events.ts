@@ -160,8 +160,13 @@ export function lifecycleReports(provider: Provider, report: Report, logger: Log
       const uri = client.backchannelLogoutUri;
       // fetch says only "fetch failed"; its cause says why (a refused or dropped connection).
       const cause = (error?.cause as Error | undefined)?.message;
-      const said = `${String(error?.message ?? error)}${cause ? `: ${cause}` : ''}`;
-      const message = !uri ? said : said.includes(uri) ? said.replaceAll(uri, shownUrl(uri)) : `${said} (${shownUrl(uri)})`;
+      let message = `${String(error?.message ?? error)}${cause ? `: ${cause}` : ''}`;
+      if (uri) {
+        // As written, and as the provider requests it (`new URL(uri).href`, which may differ in case or form).
+        const shown = shownUrl(uri);
+        for (const form of [uri, URL.canParse(uri) ? new URL(uri).href : uri]) message = message.replaceAll(form, shown);
+        if (!message.includes(shown)) message = `${message} (${shown})`;
+      }
       note({
         event: 'BackchannelLogout.Failed',
         entity: { type: 'Session', id: session?.uid ?? sid },
