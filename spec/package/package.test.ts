@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 import { parse } from 'yaml';
 
@@ -8,8 +8,12 @@ import { parse } from 'yaml';
  * pages it links to, the LICENSE, and nothing of the tests or the tools; `npm start` runs the build without compiling when it is fresh.
  */
 describe('the package', () => {
-  it('packs the build, its types, the README and its documentation, the LICENSE, and no tests, tools or sources', () => {
+  it('packs the build, its types, the README and its documentation, the LICENSE, and no tests, tools, sources or build state', () => {
+    // What `npm run test:quick`'s incremental build leaves beside the build (`dist/.test-quick.tsbuildinfo`) stays out.
+    const buildState = 'dist/.pack-check.tsbuildinfo';
+    writeFileSync(buildState, '{}');
     const packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8' });
+    rmSync(buildState);
     expect(packed.status).toBe(0);
     const [{ files }] = JSON.parse(packed.stdout) as Array<{ files: Array<{ path: string }> }>;
     const paths = files.map(({ path }) => path);
@@ -32,7 +36,11 @@ describe('the package', () => {
     expect(
       paths.filter(
         (path) =>
-          path.startsWith('spec/') || path.startsWith('dist/spec/') || path.startsWith('dist/tools/') || (path.endsWith('.ts') && !path.endsWith('.d.ts')),
+          path.startsWith('spec/') ||
+          path.startsWith('dist/spec/') ||
+          path.startsWith('dist/tools/') ||
+          path.endsWith('.tsbuildinfo') ||
+          (path.endsWith('.ts') && !path.endsWith('.d.ts')),
       ),
     ).toEqual([]);
   });
