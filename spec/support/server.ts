@@ -1,10 +1,11 @@
 import type { Clock } from '../../lib/clock.js';
+import { MongoClient } from 'mongodb';
 import * as oauth from 'openid-client';
 
 import { loadSettings, type Settings } from '../../settings.js';
 import { consoleLogger, silentLogger } from '../../lib/logger.js';
 import { startStandaloneServer, type StandaloneServer } from '../../standalone.js';
-import { testMongoUri, testPasswordScrypt, uniqueDbName } from './env.js';
+import { testMongoUri, testPasswordScrypt, uniqueDbName, uriForDb } from './env.js';
 
 export interface TestServer extends StandaloneServer {
   /** A bootstrap client that holds the Management API's `all` scope. */
@@ -25,6 +26,28 @@ export interface ApiResponse {
   body: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- test assertions read arbitrary JSON
 }
 
+/**
+ * Writes the run's signing keys (made once by the global set-up with the service's own generator)
+ * into a new database, as its first start would write keys of its own: an RSA key costs about
+ * 240 ms of CPU to make, and the suites start a few hundred servers. The first start's own keys
+ * are made where the tests start servers otherwise (the embedding host, the child processes,
+ * `provider/key-sets`, rotation), and every issuer is the server's own, so that a token of one
+ * server is still not another's.
+ */
+async function seedSigningKeys(dbName: string): Promise<void> {
+  const keys = process.env.TEST_SIGNING_KEYS;
+  if (!keys) return;
+  const client = await MongoClient.connect(uriForDb(dbName), { serverMonitoringMode: 'poll' });
+  try {
+    await client
+      .db(dbName)
+      .collection<{ _id: string; keys: unknown[]; createdAt: Date }>('system')
+      .insertOne({ _id: 'signing', keys: JSON.parse(keys) as unknown[], createdAt: new Date() });
+  } finally {
+    await client.close();
+  }
+}
+
 export async function startTestServer(label: string, env: Record<string, string> = {}, { clock }: { clock?: Clock } = {}): Promise<TestServer> {
   const admin = { clientId: `admin-${label}`.replace(/[^A-Za-z0-9._~-]/g, '-'), clientSecret: 'test-bootstrap-secret-0123456789' };
   const settings: Settings = {
@@ -37,9 +60,11 @@ export async function startTestServer(label: string, env: Record<string, string>
     bootstrapClientId: admin.clientId,
     bootstrapClientSecret: admin.clientSecret,
   };
+  const dbName = uniqueDbName(label);
+  await seedSigningKeys(dbName);
   const server = await startStandaloneServer(settings, {
     logger: process.env.TEST_LOG ? consoleLogger : silentLogger,
-    dbName: uniqueDbName(label),
+    dbName,
     ...(clock && { clock }),
   });
   const local = `http://localhost:${server.port}`;
