@@ -118,7 +118,7 @@ describe('every write route under random and hostile input', () => {
       }),
       { numRuns: 400 },
     );
-    // A fixed amount of work (400 requests, each refused one followed by a snapshot of the database): 17 s on two
-    // quiet cores, over 60 with a load of 8. The bound is for a stuck run, not a slow machine.
+    // A fixed amount of work (400 requests, each refused one followed by a snapshot of the database):
+    // about 20 s in a quiet `test:quick`, over 60 with a load of 8. The bound is for a stuck run, not a slow machine.
   }, 600_000);
 });

@@ -4,8 +4,9 @@
 // storages that oidc-provider, Koa and the service create at import; Node (before its
 // AsyncContextFrame storage, the default from 24) keeps every enabled instance in one process-wide
 // list and copies each one's store into every promise and callback made afterwards. A worker that
-// had run 40 files copied 120 stores per promise, nearly all of files long finished: a third of a
-// loaded worker's CPU by the end of `test:quick`. A deployment makes these instances once.
+// had run 40 files copied 120 stores per promise, nearly all of files long finished (`test:quick`'s
+// jest run: 368 s with them, about 265 s without, on two quiet cores). A deployment makes these
+// instances once.
 //
 // The class is the process's own (jest shares Node's built-in modules between files), so the
 // methods that enable an instance are wrapped once per worker, and the instances of files that have
