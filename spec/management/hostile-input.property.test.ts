@@ -119,6 +119,6 @@ describe('every write route under random and hostile input', () => {
       { numRuns: 400 },
     );
     // A fixed amount of work (400 requests, each refused one followed by a snapshot of the database):
-    // about 20 s in a quiet `test:quick`, over 60 with a load of 8. The bound is for a stuck run, not a slow machine.
+    // about 20 s in a quiet `test:quick`, three times that or more on a loaded machine. The bound is for a stuck run, not a slow machine.
   }, 600_000);
 });
