@@ -54,7 +54,8 @@ export async function generateSigningKey({ alg, options }: (typeof keyTypes)[num
   return { ...jwk, alg, use: 'sig', kid: await calculateJwkThumbprint(jwk) };
 }
 
-async function generateSigningKeys(): Promise<JWK[]> {
+/** A key of every algorithm we offer, made together (a first start's set). */
+export async function generateSigningKeys(): Promise<JWK[]> {
   return Promise.all(keyTypes.map(generateSigningKey));
 }
 

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 import { parse } from 'yaml';
@@ -12,8 +12,12 @@ describe('the package', () => {
     // What `npm run test:quick`'s incremental build leaves beside the build (`dist/.test-quick.tsbuildinfo`) stays out.
     const buildState = 'dist/.pack-check.tsbuildinfo';
     writeFileSync(buildState, '{}');
-    const packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8' });
-    rmSync(buildState);
+    let packed: SpawnSyncReturns<string>;
+    try {
+      packed = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { encoding: 'utf8' });
+    } finally {
+      rmSync(buildState, { force: true });
+    }
     expect(packed.status).toBe(0);
     const [{ files }] = JSON.parse(packed.stdout) as Array<{ files: Array<{ path: string }> }>;
     const paths = files.map(({ path }) => path);

@@ -2,11 +2,11 @@
 // (`npm test` builds first): one database server for the whole run, the embedded engine or
 // the real MongoDB that MONGODB_URI names. Each suite then works in databases of its own.
 import { startEmbeddedMongo } from '../../dist/lib/store/embedded-mongo.js';
-import { generateSigningKey, keyTypes } from '../../dist/provider/keys.js';
+import { generateSigningKeys } from '../../dist/provider/keys.js';
 
 export default async function globalSetup() {
   // One set of signing keys for the servers the suites start (`spec/support/server.ts`), made by the service's own generator.
-  process.env.TEST_SIGNING_KEYS = JSON.stringify(await Promise.all(keyTypes.map(generateSigningKey)));
+  process.env.TEST_SIGNING_KEYS = JSON.stringify(await generateSigningKeys());
   if (process.env.MONGODB_URI) {
     process.env.TEST_MONGODB_URI = process.env.MONGODB_URI;
     return;
