@@ -40,7 +40,12 @@ export default {
   },
   transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }] },
   globalSetup: '<rootDir>/spec/support/global-setup.js',
-  setupFiles: ['<rootDir>/spec/support/quiet-provider.js', '<rootDir>/spec/support/retire-async-storage.js'],
+  setupFiles: [
+    '<rootDir>/spec/support/quiet-provider.js',
+    '<rootDir>/spec/support/retire-async-storage.js',
+    '<rootDir>/spec/support/share-compiled-schemas.js',
+    '<rootDir>/spec/support/code-cache.js',
+  ],
   globalTeardown: '<rootDir>/spec/support/global-teardown.js',
   // A last resort against a hang: the waits inside tests have bounds of their own that say what they
   // waited for (deliveries settled, a server ready, the ledger caught up). eventsDuring waits on
