@@ -61,3 +61,33 @@ parentPort.on('message', async ({ id, script, input, syncTimeoutMs }) => {
 // Started: a run's time counts from here, not from the thread's start-up.
 parentPort.postMessage({ ready: true });
 `;
+
+/**
+ * The code of the sandbox's process, as source text (`node -e`). It holds the worker thread above,
+ * relays runs to it and answers back over its IPC channel. It exists for V8's flags, which are one
+ * set per process: as a thread of the service, the worker shared the service's flags, and a service
+ * started with a large young generation (`--max-semi-space-size=32`, a common tuning) aborted as a
+ * whole when a script filled the worker's heap. This process starts with V8's defaults whatever
+ * the service's flags, so the worker's heap limit ends the worker alone, as it should; a worker
+ * that stops ends this process, and the service starts another for the next run. It ends too when
+ * the service goes, whatever way (its IPC channel closes).
+ */
+export const processSource = String.raw`
+const { Worker } = require('node:worker_threads');
+let worker;
+process.on('message', (message) => {
+  if (worker) return worker.postMessage(message);
+  // The first message says what to run, and with how much heap.
+  worker = new Worker(message.source, {
+    eval: true,
+    resourceLimits: { maxOldGenerationSizeMb: message.memoryMb, maxYoungGenerationSizeMb: 16 },
+    env: {},
+    stdout: true,
+    stderr: true,
+  });
+  worker.on('message', (answer) => process.send(answer));
+  worker.on('error', () => process.exit(1));
+  worker.on('exit', () => process.exit(1));
+});
+process.on('disconnect', () => process.exit(0));
+`;
