@@ -12,7 +12,7 @@ import vm from 'node:vm';
 
 const wrapped = Symbol.for('oidc-identity.spec.code-cache');
 if (!vm[wrapped]) {
-  /** Per file name: the source compiled and V8's cache of it. */
+  /** Per kind, file name (and a function's parameters): the source compiled and V8's cache of it. */
   const caches = new Map();
   /**
    * Node 20 loses a module's dynamic-import callback when V8 takes its code from a cache
@@ -20,17 +20,18 @@ if (!vm[wrapped]) {
    * `import()` is compiled as jest compiles it, every time.
    */
   const cacheable = (name, source) => name !== undefined && !/\bimport\s*\(/.test(source);
-  const cached = (name, source) => {
-    const entry = name === undefined ? undefined : caches.get(name);
+  const cached = (key, source) => {
+    const entry = caches.get(key);
     return entry?.source === source ? entry.data : undefined;
   };
 
   const compileFunction = vm.compileFunction;
-  vm.compileFunction = function (code, params, options = {}) {
-    const data = cached(options.filename, code);
+  vm.compileFunction = function (code, params = [], options = {}) {
+    const [key, keep] = [`function ${options.filename} (${params.join(',')})`, cacheable(options.filename, code)];
+    const data = keep ? cached(key, code) : undefined;
     if (data) return compileFunction.call(this, code, params, { ...options, cachedData: data });
-    const compiled = compileFunction.call(this, code, params, { ...options, produceCachedData: cacheable(options.filename, code) });
-    if (compiled.cachedDataProduced) caches.set(options.filename, { source: code, data: compiled.cachedData });
+    const compiled = compileFunction.call(this, code, params, { ...options, produceCachedData: keep });
+    if (compiled.cachedDataProduced) caches.set(key, { source: code, data: compiled.cachedData });
     return compiled;
   };
 
@@ -39,9 +40,10 @@ if (!vm[wrapped]) {
   if (SourceTextModule)
     vm.SourceTextModule = class extends SourceTextModule {
       constructor(code, options = {}) {
-        const data = cached(options.identifier, code);
+        const [key, keep] = [`module ${options.identifier}`, cacheable(options.identifier, code)];
+        const data = keep ? cached(key, code) : undefined;
         super(code, data ? { ...options, cachedData: data } : options);
-        if (!data && cacheable(options.identifier, code)) caches.set(options.identifier, { source: code, data: this.createCachedData() });
+        if (keep && !data) caches.set(key, { source: code, data: this.createCachedData() });
       }
     };
   vm[wrapped] = true;
