@@ -90,9 +90,14 @@ export interface ProviderSecrets {
   mfaKey: Buffer;
 }
 
-export async function loadProviderSecrets(db: Db): Promise<ProviderSecrets> {
+/**
+ * The provider's secrets, each made and stored at the first start. `generateSigning` makes the
+ * signing set then (the tests' servers begin with one set made once per run: RSA costs about
+ * 240 ms of CPU a key).
+ */
+export async function loadProviderSecrets(db: Db, generateSigning: () => Promise<JWK[]> = generateSigningKeys): Promise<ProviderSecrets> {
   const [signing, cookieKeys, [mfaKey]] = await Promise.all([
-    loadOrCreate(db, 'signing', generateSigningKeys),
+    loadOrCreate(db, 'signing', generateSigning),
     loadOrCreate(db, 'cookies', async () => [generateCookieKey()]),
     loadOrCreate(db, 'mfa', async () => [generateCookieKey()]),
   ]);

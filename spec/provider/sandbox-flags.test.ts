@@ -10,7 +10,8 @@ import { resolve } from 'node:path';
 const sandboxModule = resolve('dist/provider/sandbox/index.js');
 const program = `
 const { Sandbox } = await import(${JSON.stringify(sandboxModule)});
-const sandbox = new Sandbox({ timeoutMs: 5000 });
+// A time limit far past what filling 64 MiB takes on a loaded machine: the run must end by its heap, not its clock.
+const sandbox = new Sandbox({ timeoutMs: 60000 });
 const outcome = (run) => run.then((claims) => ({ claims }), (error) => ({ code: error.code }));
 const filled = await outcome(sandbox.run('function getCustomJwtClaims() { const all = []; for (;;) all.push("x".repeat(1024) + all.length) }', {}));
 const next = await outcome(sandbox.run('function getCustomJwtClaims({ token }) { return { seen: token.sub } }', { token: { sub: 'u1' } }));

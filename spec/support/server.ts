@@ -1,7 +1,9 @@
 import type { Clock } from '../../lib/clock.js';
+import type { JWK } from 'jose';
 import { MongoClient } from 'mongodb';
 import * as oauth from 'openid-client';
 
+import { loadProviderSecrets } from '../../provider/keys.js';
 import { loadSettings, type Settings } from '../../settings.js';
 import { consoleLogger, silentLogger } from '../../lib/logger.js';
 import { startStandaloneServer, type StandaloneServer } from '../../standalone.js';
@@ -27,22 +29,19 @@ export interface ApiResponse {
 }
 
 /**
- * Writes the run's signing keys (made once by the global set-up with the service's own generator)
- * into a new database, as its first start would write keys of its own: an RSA key costs about
- * 240 ms of CPU to make, and the suites start a few hundred servers. The first start's own keys
- * are made where the tests start servers otherwise (the embedding host, the child processes,
- * `provider/key-sets`, rotation), and every issuer is the server's own, so that a token of one
- * server is still not another's.
+ * Makes a new database's secrets as its first start would (`loadProviderSecrets`), but with the
+ * run's signing keys, made once by the global set-up with the service's own generator: an RSA key
+ * costs about 240 ms of CPU to make, and the suites start a few hundred servers. The first start's
+ * own keys are made where the tests start servers otherwise (the embedding host, the child
+ * processes, `provider/key-sets`, rotation), and every issuer is the server's own, so that a token
+ * of one server is still not another's.
  */
 async function seedSigningKeys(dbName: string): Promise<void> {
   const keys = process.env.TEST_SIGNING_KEYS;
   if (!keys) return;
   const client = await MongoClient.connect(uriForDb(dbName), { serverMonitoringMode: 'poll' });
   try {
-    await client
-      .db(dbName)
-      .collection<{ _id: string; keys: unknown[]; createdAt: Date }>('system')
-      .insertOne({ _id: 'signing', keys: JSON.parse(keys) as unknown[], createdAt: new Date() });
+    await loadProviderSecrets(client.db(dbName), async () => JSON.parse(keys) as JWK[]);
   } finally {
     await client.close();
   }
