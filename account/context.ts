@@ -88,7 +88,7 @@ export interface AccountKit {
   /** Who owns the codes sent for this account and application. */
   codeOwner(state: AccountState): string;
   /** The account's own email address and phone number, to which a code is a step-up. */
-  ownTargets(state: AccountState): CodeTarget[];
+  ownTargets(user: Pick<UserDocument, 'primaryEmail' | 'primaryPhone'>): CodeTarget[];
   /** The step-up record this request names (401 without one); spent later, by `spendStepUp`, in the change's unit of work. */
   stepUpOf(ctx: { get(name: string): string }): string;
   /** Refuses (401) a step-up that `spendStepUp` would refuse, without spending it: before anything costly. */

@@ -1,10 +1,11 @@
 import { ApiError, assertThat } from '../lib/errors.js';
 import { assertIdentitiesFree } from '../lib/store/identities.js';
-import { userChanges, userToApi } from '../lib/store/models.js';
+import { userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
 import { originOf } from '../management/origin.js';
 import { accountCodeOwner, createCodes, type CodeTarget } from '../sign-in/codes.js';
 import { createCounters, defaultLimits } from '../sign-in/counters.js';
 import { budgetedHashing } from '../sign-in/hash-gate.js';
+import { currentPasswordProof } from '../sign-in/password-proof.js';
 import { verificationHeader, type AccountApiDeps, type AccountKit, type AccountState } from './context.js';
 import { createVerificationRecords } from './verifications.js';
 
@@ -22,9 +23,9 @@ export function createAccountKit(deps: AccountApiDeps): AccountKit {
   const codes = createCodes(deps.db);
 
   const codeOwner = (state: AccountState) => accountCodeOwner(state.user._id, state.auth.clientId);
-  const ownTargets = (state: AccountState): CodeTarget[] => [
-    ...(state.user.primaryEmail ? [{ type: 'email' as const, value: state.user.primaryEmail }] : []),
-    ...(state.user.primaryPhone ? [{ type: 'phone' as const, value: state.user.primaryPhone }] : []),
+  const ownTargets = (user: Pick<UserDocument, 'primaryEmail' | 'primaryPhone'>): CodeTarget[] => [
+    ...(user.primaryEmail ? [{ type: 'email' as const, value: user.primaryEmail }] : []),
+    ...(user.primaryPhone ? [{ type: 'phone' as const, value: user.primaryPhone }] : []),
   ];
 
   return {
@@ -45,18 +46,24 @@ export function createAccountKit(deps: AccountApiDeps): AccountKit {
     // A made-up id costs the server one read, never a password hash.
     assertStepUpUsable: async (state, id) => {
       const usable =
-        (await records.isSpendable(id, state.user._id, state.auth.clientId)) || (await codes.isSpendable(codeOwner(state), id, 'Account', ownTargets(state)));
+        (await records.isSpendable(id, state.user._id, state.auth.clientId, currentPasswordProof(state.user))) ||
+        (await codes.isSpendable(codeOwner(state), id, 'Account', ownTargets(state.user)));
       assertThat(usable, notUsable);
     },
 
     /**
-     * A password record, or a verified code sent to the account's own email address or phone
-     * number, made with a token of this user and application. 401 when it is unknown, expired,
-     * spent, another's, or a code to an address that is not the account's.
+     * A password record made with the password the account has now, or a verified code sent to an
+     * email address or phone number the account has now, made with a token of this user and
+     * application. The account is read again here, in the change's unit of work: a password or an
+     * address changed since the request began (by another session, a reset, an administrator)
+     * voids what proved the old one. 401 when it is unknown, expired, spent, another's, or proves
+     * what the account no longer has.
      */
     spendStepUp: async (state, id) => {
-      if (await records.spend(id, state.user._id, state.auth.clientId)) return;
-      const spent = await codes.spend(codeOwner(state), id, 'Account', { accept: ownTargets(state) }).catch((error: unknown) => {
+      const user = await queries.users.findById(state.user._id);
+      assertThat(user, notUsable);
+      if (await records.spend(id, user!._id, state.auth.clientId, currentPasswordProof(user!))) return;
+      const spent = await codes.spend(codeOwner(state), id, 'Account', { accept: ownTargets(user!) }).catch((error: unknown) => {
         if (error instanceof ApiError) return undefined;
         throw error;
       });

@@ -3,6 +3,7 @@ import { exactObject, guard } from '../lib/http/guard.js';
 import { codeIdentifier } from '../sign-in/schemas.js';
 import { codeTargetOf } from '../sign-in/codes.js';
 import { countCodeSend, rateLimitedFields, tooManyCodes } from '../sign-in/counters.js';
+import { passwordProofOf } from '../sign-in/password-proof.js';
 import { passwordBody, recordAnswer, recordId, verificationsPrefix, type AccountApiDeps, type AccountKit, type AccountRouter } from './context.js';
 
 const tooManyPasswords = (retryAfter: number | undefined) =>
@@ -33,7 +34,8 @@ export function stepUpRoutes(router: AccountRouter, kit: AccountKit, deps: Pick<
     }
     if (!matches) throw attempt.last ? tooManyPasswords(attempt.retryAfter) : new ApiError('session.invalid_credentials', 'the password does not match');
     await counters.clear('failedPassword', lockKey);
-    const record = await records.create(user._id, auth.clientId, 'password');
+    // Bound to the password just checked: a new password (here, by a reset, by an administrator) voids it.
+    const record = await records.create(user._id, auth.clientId, 'password', { passwordProof: passwordProofOf(user.passwordHash!) });
     ctx.status = 201;
     ctx.body = { verificationRecordId: record.id, expiresAt: record.expiresAt.toISOString() };
   });

@@ -30,6 +30,8 @@ interface VerificationRecord {
    * its credential); `social`: a sign-in with a social connector to link (its checks, then who the provider said it was).
    */
   type: 'password' | 'webAuthnRegistration' | 'social';
+  /** A step-up's: the password it checked (`passwordProofOf`); spendable only while the account's password is still that one. */
+  passwordProof?: string;
   challenge?: string;
   credential?: NewCredential;
   social?: SocialLink;
@@ -50,7 +52,7 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
       userId: string,
       clientId: string,
       type: VerificationRecord['type'],
-      { challenge, social, ttlMs = verificationTtlMs }: { challenge?: string; social?: SocialLink; ttlMs?: number } = {},
+      { challenge, social, passwordProof, ttlMs = verificationTtlMs }: { challenge?: string; social?: SocialLink; passwordProof?: string; ttlMs?: number } = {},
     ): Promise<{ id: string; expiresAt: Date }> {
       const createdAt = new Date(now());
       const id = generateSecret();
@@ -61,6 +63,7 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
         type,
         ...(challenge && { challenge }),
         ...(social && { social }),
+        ...(passwordProof && { passwordProof }),
         usedAt: null,
         createdAt,
         expiresAt: new Date(createdAt.getTime() + ttlMs),
@@ -141,15 +144,21 @@ export function createVerificationRecords(db: Db, now: () => number = Date.now) 
     },
 
     /** Whether `spend` would spend the record now (nothing is changed). */
-    async isSpendable(id: string, userId: string, clientId: string): Promise<boolean> {
-      const filter = { _id: sha256(id), userId, clientId, type: 'password' as const, usedAt: null, expiresAt: { $gt: new Date(now()) } };
+    async isSpendable(id: string, userId: string, clientId: string, passwordProof: string | undefined): Promise<boolean> {
+      if (passwordProof === undefined) return false;
+      const filter = { _id: sha256(id), userId, clientId, type: 'password' as const, passwordProof, usedAt: null, expiresAt: { $gt: new Date(now()) } };
       return (await records.countDocuments(filter, { limit: 1 })) === 1;
     },
 
-    /** Spends the record for this user and application; false when it is unknown, theirs not, expired or spent. */
-    async spend(id: string, userId: string, clientId: string): Promise<boolean> {
+    /**
+     * Spends the password step-up for this user and application, made with the password the
+     * account has now (`passwordProof`, of its current hash); false when it is unknown, theirs
+     * not, expired, spent, or made with a password the account no longer has.
+     */
+    async spend(id: string, userId: string, clientId: string, passwordProof: string | undefined): Promise<boolean> {
+      if (passwordProof === undefined) return false;
       const { modifiedCount } = await records.updateOne(
-        { _id: sha256(id), userId, clientId, type: 'password', usedAt: null, expiresAt: { $gt: new Date(now()) } },
+        { _id: sha256(id), userId, clientId, type: 'password', passwordProof, usedAt: null, expiresAt: { $gt: new Date(now()) } },
         { $set: { usedAt: new Date(now()) } },
         inUnit(),
       );

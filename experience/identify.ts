@@ -2,6 +2,7 @@ import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import type { AccountLookup } from '../sign-in/accounts.js';
 import { suspended } from '../sign-in/accounts.js';
+import { currentPasswordProof, passwordChanged } from '../sign-in/password-proof.js';
 import type { CodeTarget, Codes } from '../sign-in/codes.js';
 import type { SignInSettings } from '../sign-in/settings.js';
 import type { ExperienceDocument, ExperienceStore, Identified, Verification } from './state.js';
@@ -64,7 +65,14 @@ export function createIdentification({
     code: Partial<Record<InteractionKind, Rule<string>>>;
   } = {
     password: {
-      SignIn: async (_experience, { userId }) => ({ userId, amr: ['pwd'] }),
+      // Only while the account still has the password that was checked (not changed since by a reset, another session or an administrator).
+      SignIn: async (_experience, { userId, passwordProof }) => {
+        if (passwordProof !== undefined) {
+          const user = await accounts.findUserById(userId);
+          assertThat(user && currentPasswordProof(user) === passwordProof, passwordChanged);
+        }
+        return { userId, amr: ['pwd'], ...(passwordProof !== undefined && { passwordProof }) };
+      },
     },
     newPasswordIdentity: {
       async Register(_experience, { username, passwordHash }) {

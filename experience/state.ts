@@ -11,8 +11,8 @@ import type { SsoUser } from '../sso/saml.js';
 
 /** A verification made in an interaction (email codes live in `verification_codes`). */
 export type Verification =
-  /** Sign-in: the password of this user was right. */
-  | { type: 'password'; userId: string }
+  /** Sign-in: the password of this user was right; which password (`passwordProofOf` its hash: unset in an interaction begun before 0.9). */
+  | { type: 'password'; userId: string; passwordProof?: string }
   /** Register: a new username with its password, hashed as soon as it was given. */
   | { type: 'newPasswordIdentity'; username: string; passwordHash: string }
   /** A one-time token spent (a magic link, an invitation): the email address it was for, and the organizations it joins. */
@@ -117,7 +117,7 @@ export function secondFactorsFor(experience: Pick<ExperienceDocument, 'mfa'>, us
 }
 
 /** What identifying establishes: the user to sign in (or reset) with how they proved it, or the profile of the account to create. */
-export type Identified = { userId: string; amr?: string[]; profile?: Profile } | { profile: Profile };
+export type Identified = { userId: string; amr?: string[]; passwordProof?: string; profile?: Profile } | { profile: Profile };
 
 /** One authorization request's sign-in experience: oidc-provider's interaction uid is its id. */
 export interface ExperienceDocument {
@@ -130,6 +130,8 @@ export interface ExperienceDocument {
   userId: string | null;
   /** How the user proved who they are, for the ID token's `amr` (unset: a password). */
   amr?: string[];
+  /** Identified by a password: which one (`passwordProofOf` its hash); the submit signs in only while the account still has it. */
+  passwordProof?: string;
   profile: Profile;
   /** The id the account to create will have, fixed once a passkey is registered for it (a passkey names its user). */
   newUserId?: string;
@@ -238,9 +240,15 @@ export function createExperienceStore(db: Db) {
         ? { profile: identified.profile ?? {} }
         : Object.fromEntries(Object.entries(identified.profile ?? {}).map(([key, value]) => [`profile.${key}`, value]));
       const amr = 'amr' in identified && identified.amr ? { amr: identified.amr } : {};
+      // The password that identified the user, as of this identification: another way of identifying forgets it.
+      const passwordProof = 'passwordProof' in identified ? identified.passwordProof : undefined;
+      const unset = {
+        ...(another && { mfa: '' as const, ...(!('amr' in amr) && { amr: '' as const }) }),
+        ...(userId !== undefined && passwordProof === undefined && { passwordProof: '' as const }),
+      };
       const update = {
-        $set: { ...(userId !== undefined && { userId }), ...amr, ...profile },
-        ...(another && { $unset: { mfa: '' as const, ...(!('amr' in amr) && { amr: '' as const }) } }),
+        $set: { ...(userId !== undefined && { userId }), ...amr, ...(passwordProof !== undefined && { passwordProof }), ...profile },
+        ...(Object.keys(unset).length > 0 && { $unset: unset }),
       };
       const { matchedCount } = await experiences.updateOne({ _id: uid, submittedAt: null, userId: current }, update);
       return matchedCount === 1;

@@ -6,11 +6,12 @@ import type { MfaVerification } from '../lib/mfa/model.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { emailDomainKey } from '../sso/domains.js';
-import { newUser, userChanges, userToApi } from '../lib/store/models.js';
+import { newUser, userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import { joinOrganizations } from '../lib/store/jit-organizations.js';
 import type { Origin } from '../lib/store/changes.js';
 import { suspended, type AccountLookup } from '../sign-in/accounts.js';
+import { currentPasswordProof, passwordChanged } from '../sign-in/password-proof.js';
 import type { Caller, ExperienceResult, ExperienceServiceDeps } from './deps.js';
 import type { InteractionSteps } from './interaction.js';
 import { signInRecordOf } from './sign-in-record.js';
@@ -45,6 +46,10 @@ export function createSubmitters(
       const { profile } = experience;
       const user = await queries.users.findById(userId);
       assertThat(user && !user.isSuspended, suspended);
+      // Identified by a password: only while the account still has it (a reset or a change since voids the sign-in).
+      const { passwordProof } = experience;
+      const samePassword = (account: UserDocument) => passwordProof === undefined || currentPasswordProof(account) === passwordProof;
+      assertThat(samePassword(user!), passwordChanged);
       // An account without what the settings now require completes its profile first (Logto's profile fulfilment).
       assertProfileComplete(await deps.signInSettings(), heldBy(profile, user!));
       // A user with a second factor proves it; mandatory MFA enrols one (Logto's 403 and 422).
@@ -60,9 +65,16 @@ export function createSubmitters(
         !profile.ssoIdentity &&
         !profile.jitOrganizationIds?.length;
       if (nothingNew && !profile.synced && factors.length === 0 && !skipped) {
-        // Conditional: a user suspended (or deleted) since the password was checked is not signed in.
-        const { matchedCount } = await queries.users.collection.updateOne({ _id: userId, isSuspended: false }, { $set: { lastSignInAt: Date.now() } });
-        assertThat(matchedCount === 1, suspended);
+        // Conditional: a user suspended (or deleted) since the password was checked is not signed in, nor one whose password changed since it was read.
+        const { matchedCount } = await queries.users.collection.updateOne(
+          { _id: userId, isSuspended: false, ...(passwordProof !== undefined && { passwordHash: user!.passwordHash }) },
+          { $set: { lastSignInAt: Date.now() } },
+        );
+        if (matchedCount === 0) {
+          const now = await queries.users.findById(userId);
+          assertThat(now && !now.isSuspended, suspended);
+          throw passwordChanged();
+        }
         return userId;
       }
       // What was added in this sign-in joins the account: a change, announced with the interaction. An
@@ -71,6 +83,7 @@ export function createSubmitters(
         await intend({ entity: 'User', action: 'updated', id: userId });
         const before = await queries.users.findByIdOrThrow(userId);
         assertThat(!before.isSuspended, suspended);
+        assertThat(samePassword(before), passwordChanged);
         const social = profile.socialIdentity && withIdentity(before, profile.socialIdentity);
         const sso = profile.ssoIdentity && withSsoIdentity({ ...before, ...social }, profile.ssoIdentity);
         const linked = { ...social, ...sso };

@@ -7,6 +7,7 @@ import type { UserDocument } from '../../lib/store/models.js';
 import { suspended, type AccountLookup, type Identifier } from '../../sign-in/accounts.js';
 import { requireSignInMethod, requireSignUpIdentifier } from '../../sign-in/methods.js';
 import { assertPasswordAllowed } from '../../sign-in/password-policy.js';
+import { passwordProofOf } from '../../sign-in/password-proof.js';
 import type { Caller, ExperienceServiceDeps } from '../deps.js';
 import type { InteractionSteps } from '../interaction.js';
 import type { ExperienceDocument } from '../state.js';
@@ -46,14 +47,16 @@ export function passwordSteps(
    * password is replaced by a hash at the configured cost, unless the stored one changed meanwhile. Best effort: when the hash budget is spent, the
    * next sign-in does it.
    */
-  async function rehashStale(user: UserDocument, password: string, caller: Caller) {
-    if (!user.passwordHash || !passwords.needsRehash(user.passwordHash)) return;
+  async function rehashStale(user: UserDocument & { passwordHash: string }, password: string, caller: Caller): Promise<string> {
+    if (!passwords.needsRehash(user.passwordHash)) return user.passwordHash;
     try {
       const rehashed = await hashFor(caller, () => passwords.hash(password));
-      await queries.users.updateIf(user._id, { passwordHash: user.passwordHash }, { passwordHash: rehashed });
+      // The hash the account now has for this password: the new one, or the old one if it changed meanwhile.
+      if (await queries.users.updateIf(user._id, { passwordHash: user.passwordHash }, { passwordHash: rehashed })) return rehashed;
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
     }
+    return user.passwordHash;
   }
 
   return {
@@ -130,9 +133,10 @@ export function passwordSteps(
     // The right password: the attempts of this window were not an attack on it.
     await Promise.all([counters.clear('failedPassword', lockKey), counters.refund('passwordSpray', address)]);
     assertThat(!user.isSuspended, suspended);
-    await rehashStale(user, password, caller);
+    const checked = await rehashStale({ ...user, passwordHash: user.passwordHash! }, password, caller);
     const verificationId = generateId();
-    await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id });
+    // Bound to the password checked: a new one set before the sign-in is submitted voids it.
+    await store.addVerification(experience._id, verificationId, { type: 'password', userId: user._id, passwordProof: passwordProofOf(checked) });
     return verificationId;
   }
 }

@@ -1,0 +1,134 @@
+import { decodeJwt } from 'jose';
+
+import { redirectUri, experienceWorld, strong } from '../experience/world.js';
+import { TestBrowser } from '../support/browser.js';
+import { codeFlow, redeem } from '../support/flows.js';
+
+const changed = 'a brand new passphrase 42';
+
+/**
+ * A password proof counts only while the account still has that password. Whoever changes it (the
+ * owner, in another session; an administrator; a reset) locks out a holder of the old one: an
+ * unspent Account API step-up made with it, and a sign-in that checked it but was not submitted
+ * yet, are both refused.
+ */
+describe('a new password voids what the old one proved', () => {
+  const { world, newSignIn, createUser, codeFrom, signInWithApi } = experienceWorld('password-proofs');
+  let ip = 60;
+
+  /** An Account API token of `username`'s, from a sign-in through the pages. */
+  async function accountToken(username: string, password: string) {
+    const browser = new TestBrowser(world.server.url, `198.51.100.${(ip += 1)}`);
+    const client = { clientId: world.clientId, clientSecret: world.clientSecret };
+    const flow = await codeFlow(browser, { clientId: world.clientId, redirectUri, scope: 'openid', identifier: username, password });
+    return (await redeem(world.server, client, flow)).access_token;
+  }
+  const stepUp = (token: string, password: string) => world.server.api('POST', '/api/verifications/password', { token, body: { password } });
+  const newPassword = (token: string, password: string, verification: string) =>
+    world.server.api('POST', '/api/my-account/password', { token, body: { password }, headers: { 'logto-verification-id': verification } });
+  const setByAdministrator = (userId: string, password: string) => world.server.api('PATCH', `/api/users/${userId}/password`, { body: { password } });
+
+  describe('the Account API: a step-up made with the old password', () => {
+    it('is refused (401) once the owner has set a new password from another session, and changes nothing', async () => {
+      const { id } = await createUser({ username: 'stepup_owner', password: strong });
+      // Two sessions of the same account: the owner's, and one that learnt the old password.
+      const [owners, holders] = [await accountToken('stepup_owner', strong), await accountToken('stepup_owner', strong)];
+      const held = await stepUp(holders, strong);
+      expect(held.status).toBe(201);
+
+      const own = await stepUp(owners, strong);
+      expect((await newPassword(owners, changed, own.body.verificationRecordId)).status).toBe(204);
+
+      const refused = await newPassword(holders, 'the holder wants this one 7', held.body.verificationRecordId);
+      expect(refused).toMatchObject({ status: 401, body: { code: 'verification_record.permission_denied' } });
+      // The owner's password stands; the holder's step-up was not spent by the refusal, and stays useless.
+      expect((await world.server.api('POST', `/api/users/${id}/password/verify`, { body: { password: changed } })).status).toBe(204);
+      const record = await world.server.database.db.collection('verification_records').findOne({ userId: id, usedAt: null });
+      expect(record).not.toBeNull();
+      expect((await newPassword(holders, 'the holder wants this one 7', held.body.verificationRecordId)).status).toBe(401);
+    });
+
+    it('is refused (401) once an administrator has set a new password; a step-up with the new one is accepted', async () => {
+      const { id } = await createUser({ username: 'stepup_admin_reset', password: strong });
+      const token = await accountToken('stepup_admin_reset', strong);
+      const held = await stepUp(token, strong);
+      expect((await setByAdministrator(id, changed)).status).toBe(200);
+
+      expect((await newPassword(token, 'the holder wants this one 7', held.body.verificationRecordId)).status).toBe(401);
+      expect((await stepUp(token, strong)).status).toBe(422);
+      const fresh = await stepUp(token, changed);
+      expect(fresh.status).toBe(201);
+      expect((await newPassword(token, 'chosen with the new one 9', fresh.body.verificationRecordId)).status).toBe(204);
+    });
+  });
+
+  describe('the Experience API: a sign-in that checked the old password', () => {
+    it('is not submitted once an administrator has set a new password (422), and no one is signed in', async () => {
+      const { id } = await createUser({ username: 'inflight_identified', password: strong });
+      const { browser } = await newSignIn();
+      const verified = await signInWithApi(browser, { type: 'username', value: 'inflight_identified' }, strong);
+      expect((await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
+
+      expect((await setByAdministrator(id, changed)).status).toBe(200);
+      const submitted = await browser.json('POST', '/api/experience/submit');
+      expect(submitted).toMatchObject({ status: 422, body: { code: 'session.invalid_credentials' } });
+      expect(await world.server.database.db.collection('oidc_Session').countDocuments({ 'payload.accountId': id })).toBe(0);
+    });
+
+    it('cannot identify anyone once the password changed after it was checked (422)', async () => {
+      const { id } = await createUser({ username: 'inflight_verified', password: strong });
+      const { browser } = await newSignIn();
+      const verified = await signInWithApi(browser, { type: 'username', value: 'inflight_verified' }, strong);
+      expect((await setByAdministrator(id, changed)).status).toBe(200);
+
+      const identified = await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId });
+      expect(identified).toMatchObject({ status: 422, body: { code: 'session.invalid_credentials' } });
+    });
+
+    it('a password reset by code voids another interaction that checked the old password', async () => {
+      const { id } = await createUser({ username: 'inflight_reset', primaryEmail: 'inflight.reset@example.com', password: strong });
+      const holder = await newSignIn();
+      const verified = await signInWithApi(holder.browser, { type: 'username', value: 'inflight_reset' }, strong);
+      expect((await holder.browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
+
+      // The owner resets the password with a code sent to the account's address.
+      const owner = await newSignIn();
+      expect((await owner.browser.json('PUT', '/api/experience', { interactionEvent: 'ForgotPassword' })).status).toBe(204);
+      const identifier = { type: 'email', value: 'inflight.reset@example.com' };
+      const sent = await owner.browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: 'ForgotPassword' });
+      expect(sent.status).toBe(200);
+      const code = await world.mail.nextCode('inflight.reset@example.com');
+      const checked = await owner.browser.json('POST', '/api/experience/verification/verification-code/verify', {
+        identifier,
+        verificationId: sent.body.verificationId,
+        code,
+      });
+      expect(checked.status).toBe(200);
+      expect((await owner.browser.json('POST', '/api/experience/identification', { verificationId: sent.body.verificationId })).status).toBe(204);
+      expect((await owner.browser.json('PUT', '/api/experience/profile/password', { password: changed })).status).toBe(204);
+      expect((await owner.browser.json('POST', '/api/experience/submit')).status).toBe(204);
+
+      expect(await holder.browser.json('POST', '/api/experience/submit')).toMatchObject({ status: 422, body: { code: 'session.invalid_credentials' } });
+      expect(await world.server.database.db.collection('oidc_Session').countDocuments({ 'payload.accountId': id })).toBe(0);
+    });
+
+    it('a sign-in with the password the account has signs in, and names the account with amr pwd', async () => {
+      const { id } = await createUser({ username: 'current_password', password: strong });
+      const signIn = await newSignIn();
+      const verified = await signInWithApi(signIn.browser, { type: 'username', value: 'current_password' }, strong);
+      expect((await signIn.browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
+      const submitted = await signIn.browser.json('POST', '/api/experience/submit');
+      expect(submitted.status).toBe(200);
+      const code = await codeFrom(signIn.browser, submitted.body.redirectTo);
+      const tokens = await fetch(`${world.server.url}/oidc/token`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${world.clientId}:${world.clientSecret}`).toString('base64')}`,
+        },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: code!, redirect_uri: redirectUri, code_verifier: signIn.verifier }),
+      }).then((response) => response.json() as Promise<{ id_token: string }>);
+      expect(decodeJwt(tokens.id_token)).toMatchObject({ sub: id, amr: ['pwd'] });
+    });
+  });
+});
