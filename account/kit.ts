@@ -5,7 +5,7 @@ import { originOf } from '../management/origin.js';
 import { accountCodeOwner, createCodes, type CodeTarget } from '../sign-in/codes.js';
 import { createCounters, defaultLimits } from '../sign-in/counters.js';
 import { budgetedHashing } from '../sign-in/hash-gate.js';
-import { currentPasswordProof } from '../sign-in/password-proof.js';
+import { currentPasswordProof } from '../sign-in/proofs.js';
 import { verificationHeader, type AccountApiDeps, type AccountKit, type AccountState } from './context.js';
 import { createVerificationRecords } from './verifications.js';
 

@@ -3,7 +3,7 @@ import { exactObject, guard } from '../lib/http/guard.js';
 import { codeIdentifier } from '../sign-in/schemas.js';
 import { codeTargetOf } from '../sign-in/codes.js';
 import { countCodeSend, rateLimitedFields, tooManyCodes } from '../sign-in/counters.js';
-import { passwordProofOf } from '../sign-in/password-proof.js';
+import { passwordProofOf } from '../sign-in/proofs.js';
 import { passwordBody, recordAnswer, recordId, verificationsPrefix, type AccountApiDeps, type AccountKit, type AccountRouter } from './context.js';
 
 const tooManyPasswords = (retryAfter: number | undefined) =>

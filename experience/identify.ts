@@ -2,7 +2,7 @@ import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import type { AccountLookup } from '../sign-in/accounts.js';
 import { suspended } from '../sign-in/accounts.js';
-import { currentPasswordProof, passwordChanged } from '../sign-in/password-proof.js';
+import { addressProofOf, currentPasswordProof, passwordChanged } from '../sign-in/proofs.js';
 import type { CodeTarget, Codes } from '../sign-in/codes.js';
 import type { SignInSettings } from '../sign-in/settings.js';
 import type { ExperienceDocument, ExperienceStore, Identified, Verification } from './state.js';
@@ -92,7 +92,7 @@ export function createIdentification({
           const user = await accounts.findUser(target);
           assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
           assertThat(!user.isSuspended, suspended);
-          return { userId: user._id, amr: ['otp'] };
+          return { userId: user._id, amr: ['otp'], addressProof: addressProofOf(target) };
         }),
       Register: (experience, verificationId) =>
         checkedCode(experience, verificationId, 'Register', async ({ type, value }) => {
@@ -110,7 +110,7 @@ export function createIdentification({
           assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
           // As at sign-in: a suspended account is not signed in, and its password is not changed.
           assertThat(!user.isSuspended, suspended);
-          return { userId: user._id };
+          return { userId: user._id, addressProof: addressProofOf(target) };
         }),
     },
   };
@@ -219,7 +219,7 @@ export function createIdentification({
     const user = await accounts.findUser({ type: 'email', value: email });
     assertThat(user, () => new ApiError('user.user_not_exist', 'no account has this email address'));
     assertThat(!user!.isSuspended, suspended);
-    return { userId: user!._id, amr: ['otp'], profile: joins };
+    return { userId: user!._id, amr: ['otp'], addressProof: addressProofOf({ type: 'email', value: email }), profile: joins };
   }
 
   return async function identify(

@@ -117,7 +117,7 @@ export function secondFactorsFor(experience: Pick<ExperienceDocument, 'mfa'>, us
 }
 
 /** What identifying establishes: the user to sign in (or reset) with how they proved it, or the profile of the account to create. */
-export type Identified = { userId: string; amr?: string[]; passwordProof?: string; profile?: Profile } | { profile: Profile };
+export type Identified = { userId: string; amr?: string[]; passwordProof?: string; addressProof?: string; profile?: Profile } | { profile: Profile };
 
 /** One authorization request's sign-in experience: oidc-provider's interaction uid is its id. */
 export interface ExperienceDocument {
@@ -132,6 +132,8 @@ export interface ExperienceDocument {
   amr?: string[];
   /** Identified by a password: which one (`passwordProofOf` its hash); the submit signs in only while the account still has it. */
   passwordProof?: string;
+  /** Identified by a code or a magic link: the address it went to (`addressProofOf`); the submit goes on only while the account still has it. */
+  addressProof?: string;
   profile: Profile;
   /** The id the account to create will have, fixed once a passkey is registered for it (a passkey names its user). */
   newUserId?: string;
@@ -240,14 +242,18 @@ export function createExperienceStore(db: Db) {
         ? { profile: identified.profile ?? {} }
         : Object.fromEntries(Object.entries(identified.profile ?? {}).map(([key, value]) => [`profile.${key}`, value]));
       const amr = 'amr' in identified && identified.amr ? { amr: identified.amr } : {};
-      // The password that identified the user, as of this identification: another way of identifying forgets it.
-      const passwordProof = 'passwordProof' in identified ? identified.passwordProof : undefined;
+      // What identified the user (a password, an address), as of this identification: another way of identifying forgets the other.
+      const proofs = {
+        ...('passwordProof' in identified && identified.passwordProof !== undefined && { passwordProof: identified.passwordProof }),
+        ...('addressProof' in identified && identified.addressProof !== undefined && { addressProof: identified.addressProof }),
+      };
       const unset = {
         ...(another && { mfa: '' as const, ...(!('amr' in amr) && { amr: '' as const }) }),
-        ...(userId !== undefined && passwordProof === undefined && { passwordProof: '' as const }),
+        ...(userId !== undefined && !('passwordProof' in proofs) && { passwordProof: '' as const }),
+        ...(userId !== undefined && !('addressProof' in proofs) && { addressProof: '' as const }),
       };
       const update = {
-        $set: { ...(userId !== undefined && { userId }), ...amr, ...(passwordProof !== undefined && { passwordProof }), ...profile },
+        $set: { ...(userId !== undefined && { userId }), ...amr, ...proofs, ...profile },
         ...(Object.keys(unset).length > 0 && { $unset: unset }),
       };
       const { matchedCount } = await experiences.updateOne({ _id: uid, submittedAt: null, userId: current }, update);

@@ -7,7 +7,7 @@ import type { UserDocument } from '../../lib/store/models.js';
 import { suspended, type AccountLookup, type Identifier } from '../../sign-in/accounts.js';
 import { requireSignInMethod, requireSignUpIdentifier } from '../../sign-in/methods.js';
 import { assertPasswordAllowed } from '../../sign-in/password-policy.js';
-import { passwordProofOf } from '../../sign-in/password-proof.js';
+import { passwordProofOf } from '../../sign-in/proofs.js';
 import type { Caller, ExperienceServiceDeps } from '../deps.js';
 import type { InteractionSteps } from '../interaction.js';
 import type { ExperienceDocument } from '../state.js';

@@ -6,6 +6,7 @@ import { codeFlow, redeem } from '../support/flows.js';
 import { eventsDuring, hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
+import { startMailCatcher, type MailCatcher } from '../support/smtp.js';
 import { startGitHubLike, type GitHubLike } from '../support/upstream.js';
 
 const redirectUri = 'http://127.0.0.1:9/callback';
@@ -19,6 +20,7 @@ const password = 'correct horse battery staple';
 describe('identities through the Management and Account APIs', () => {
   let server: TestServer;
   let receiver: Receiver;
+  let mail: MailCatcher;
   let github: GitHubLike;
   let connectorId: string;
   let client: { clientId: string; clientSecret: string };
@@ -26,7 +28,14 @@ describe('identities through the Management and Account APIs', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = await startTestServer('identities', { ...hookTestEnv, TRUST_PROXY: 'true', OUTBOUND_ALLOWED_HOSTS: '127.0.0.1,localhost' });
+    mail = await startMailCatcher();
+    server = await startTestServer('identities', {
+      ...hookTestEnv,
+      TRUST_PROXY: 'true',
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1,localhost',
+      SMTP_URL: mail.url,
+      EMAIL_FROM: 'Identity <no-reply@id.test>',
+    });
     await subscribe(server, receiver, ['User.Data.Updated']);
     github = await startGitHubLike();
     connectorId = (
@@ -53,6 +62,7 @@ describe('identities through the Management and Account APIs', () => {
     await server.close();
     await receiver.close();
     await github.close();
+    await mail.close();
   });
 
   /** The integrator's own authorization request at the provider (its PKCE verifier), answered with the callback's code. */
@@ -125,7 +135,7 @@ describe('identities through the Management and Account APIs', () => {
     let userId: string;
 
     beforeAll(async () => {
-      userId = (await server.create('/api/users', { username: 'self_linker', password })).id;
+      userId = (await server.create('/api/users', { username: 'self_linker', primaryEmail: 'self.linker@example.com', password })).id;
       const tokenFor = async (scope: string) => {
         const flow = await codeFlow(new TestBrowser(server.url, `198.51.100.${(ip += 1)}`), {
           clientId: client.clientId,
@@ -210,7 +220,16 @@ describe('identities through the Management and Account APIs', () => {
       // Only the upstream account signs this user in: removing it is refused, and nothing is written.
       await server.api('DELETE', `/api/users/${userId}/identities/github`);
       await server.api('PUT', `/api/users/${userId}/identities/github`, { body: { userId: 'only-way' } });
-      const stepUpId = await stepUp();
+      // A step-up by a code to the account's address (one by the password would end with the password).
+      const identifier = { type: 'email', value: 'self.linker@example.com' };
+      const sent = await server.api('POST', '/api/verifications/verification-code', { token, body: { identifier } });
+      expect(sent.status).toBe(201);
+      const verified = await server.api('POST', '/api/verifications/verification-code/verify', {
+        token,
+        body: { identifier, verificationId: sent.body.verificationRecordId, code: await mail.nextCode('self.linker@example.com') },
+      });
+      expect(verified.status).toBe(200);
+      const stepUpId = verified.body.verificationRecordId as string;
       // The password is gone from the account, as an account made through a connector has none.
       await server.database.db.collection('users').updateOne({ _id: userId as never }, { $set: { passwordHash: null } });
       const before = await snapshot(server.database.db);

@@ -7,13 +7,13 @@ import { codeFlow, redeem } from '../support/flows.js';
 const changed = 'a brand new passphrase 42';
 
 /**
- * A password proof counts only while the account still has that password. Whoever changes it (the
- * owner, in another session; an administrator; a reset) locks out a holder of the old one: an
- * unspent Account API step-up made with it, and a sign-in that checked it but was not submitted
- * yet, are both refused.
+ * A proof counts only while the account still has what it proved. A password: whoever changes it (the owner, in another session;
+ * an administrator; a reset) locks out a holder of the old one: an unspent Account API step-up made
+ * with it, and a sign-in that checked it but was not submitted yet, are both refused. An address: a
+ * sign-in or a reset proved by a code to it is refused once the account no longer has it.
  */
-describe('a new password voids what the old one proved', () => {
-  const { world, newSignIn, createUser, codeFrom, signInWithApi } = experienceWorld('password-proofs');
+describe('a new password or address voids what the old one proved', () => {
+  const { world, newSignIn, createUser, codeFrom, signInWithApi } = experienceWorld('changed-credentials');
   let ip = 60;
 
   /** An Account API token of `username`'s, from a sign-in through the pages. */
@@ -129,6 +129,59 @@ describe('a new password voids what the old one proved', () => {
         body: new URLSearchParams({ grant_type: 'authorization_code', code: code!, redirect_uri: redirectUri, code_verifier: signIn.verifier }),
       }).then((response) => response.json() as Promise<{ id_token: string }>);
       expect(decodeJwt(tokens.id_token)).toMatchObject({ sub: id, amr: ['pwd'] });
+    });
+  });
+
+  describe('a code: a sign-in or a reset proved by a code to an address', () => {
+    beforeAll(async () => {
+      const methods = [
+        { identifier: 'username', password: true, verificationCode: false, isPasswordPrimary: true },
+        { identifier: 'email', password: true, verificationCode: true, isPasswordPrimary: true },
+        { identifier: 'phone', password: true, verificationCode: true, isPasswordPrimary: true },
+      ];
+      expect((await world.server.api('PATCH', '/api/sign-in-exp', { body: { signIn: { methods } } })).status).toBe(200);
+    });
+
+    /** An interaction for `event`, identified by a code sent to `email` and verified. */
+    async function identifiedByCode(event: 'SignIn' | 'ForgotPassword', email: string) {
+      const signIn = await newSignIn();
+      const { browser } = signIn;
+      expect((await browser.json('PUT', '/api/experience', { interactionEvent: event })).status).toBe(204);
+      const identifier = { type: 'email', value: email };
+      const sent = await browser.json('POST', '/api/experience/verification/verification-code', { identifier, interactionEvent: event });
+      expect(sent.status).toBe(200);
+      const code = await world.mail.nextCode(email);
+      const verificationId = sent.body.verificationId;
+      expect((await browser.json('POST', '/api/experience/verification/verification-code/verify', { identifier, verificationId, code })).status).toBe(200);
+      expect((await browser.json('POST', '/api/experience/identification', { verificationId })).status).toBe(204);
+      return signIn;
+    }
+
+    it('a sign-in is not submitted once the address left the account (400), and no one is signed in', async () => {
+      const { id } = await createUser({ username: 'code_moved', primaryEmail: 'code.moved@example.com', password: strong });
+      const { browser } = await identifiedByCode('SignIn', 'code.moved@example.com');
+      expect((await world.server.api('PATCH', `/api/users/${id}`, { body: { primaryEmail: 'code.elsewhere@example.com' } })).status).toBe(200);
+
+      expect(await browser.json('POST', '/api/experience/submit')).toMatchObject({ status: 400, body: { code: 'session.verification_failed' } });
+      expect(await world.server.database.db.collection('oidc_Session').countDocuments({ 'payload.accountId': id })).toBe(0);
+    });
+
+    it('a reset is not submitted once the address left the account (400), and the password stays', async () => {
+      const { id } = await createUser({ username: 'reset_moved', primaryEmail: 'reset.moved@example.com', password: strong });
+      const { browser } = await identifiedByCode('ForgotPassword', 'reset.moved@example.com');
+      expect((await browser.json('PUT', '/api/experience/profile/password', { password: changed })).status).toBe(204);
+      expect((await world.server.api('PATCH', `/api/users/${id}`, { body: { primaryEmail: 'reset.elsewhere@example.com' } })).status).toBe(200);
+
+      expect(await browser.json('POST', '/api/experience/submit')).toMatchObject({ status: 400, body: { code: 'session.verification_failed' } });
+      expect((await world.server.api('POST', `/api/users/${id}/password/verify`, { body: { password: strong } })).status).toBe(204);
+    });
+
+    it('a sign-in by a code to the address the account has signs in', async () => {
+      await createUser({ username: 'code_kept', primaryEmail: 'code.kept@example.com', password: strong });
+      const signIn = await identifiedByCode('SignIn', 'code.kept@example.com');
+      const submitted = await signIn.browser.json('POST', '/api/experience/submit');
+      expect(submitted.status).toBe(200);
+      expect(await codeFrom(signIn.browser, submitted.body.redirectTo)).toEqual(expect.any(String));
     });
   });
 });
