@@ -112,6 +112,30 @@ describe('a new password or address voids what the old one proved', () => {
       expect(await world.server.database.db.collection('oidc_Session').countDocuments({ 'payload.accountId': id })).toBe(0);
     });
 
+    it('raced against an administrator setting a new password, a submit signs in or is refused, never half (concurrent, both orders)', async () => {
+      for (let round = 0; round < 6; round += 1) {
+        const username = `raced_password_${round}`;
+        const { id } = await createUser({ username, password: strong });
+        const signIn = await newSignIn();
+        const verified = await signInWithApi(signIn.browser, { type: 'username', value: username }, strong);
+        expect((await signIn.browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
+        const submit = () => signIn.browser.json('POST', '/api/experience/submit');
+        const change = () => setByAdministrator(id, changed);
+        const [submitted, set] = round % 2 === 0 ? await Promise.all([submit(), change()]) : (await Promise.all([change(), submit()])).reverse();
+        expect(set!.status).toBe(200);
+        const user = await world.server.database.db.collection('users').findOne({ _id: id as never });
+        if (submitted!.status === 200) {
+          // Signed in while the account still had the password it checked: the application gets its code.
+          expect(await codeFrom(signIn.browser, submitted!.body.redirectTo)).toEqual(expect.any(String));
+          expect(user?.lastSignInAt).toEqual(expect.any(Number));
+        } else {
+          expect(submitted).toMatchObject({ status: 422, body: { code: 'session.invalid_credentials' } });
+          expect(user?.lastSignInAt ?? null).toBeNull();
+          expect(await world.server.database.db.collection('oidc_Session').countDocuments({ 'payload.accountId': id })).toBe(0);
+        }
+      }
+    });
+
     it('a sign-in with the password the account has signs in, and names the account with amr pwd', async () => {
       const { id } = await createUser({ username: 'current_password', password: strong });
       const signIn = await newSignIn();
