@@ -11,7 +11,7 @@ import type { SsoUser } from '../sso/saml.js';
 
 /** A verification made in an interaction (email codes live in `verification_codes`). */
 export type Verification =
-  /** Sign-in: the password of this user was right; which password (`passwordProofOf` its hash: unset in an interaction begun before 0.9). */
+  /** Sign-in: the password of this user was right; which password (`passwordProofOf` its hash; unset in an interaction begun before proofs were bound). */
   | { type: 'password'; userId: string; passwordProof?: string }
   /** Register: a new username with its password, hashed as soon as it was given. */
   | { type: 'newPasswordIdentity'; username: string; passwordHash: string }

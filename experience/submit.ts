@@ -63,7 +63,7 @@ export function createSubmitters(
         !profile.ssoIdentity &&
         !profile.jitOrganizationIds?.length;
       if (nothingNew && !profile.synced && factors.length === 0 && !skipped) {
-        // Conditional: a user suspended (or deleted) since the password was checked is not signed in, nor one whose password changed since it was read.
+        // Conditional: a user suspended (or deleted) since the password was checked is not signed in, nor one that no longer has what identified it.
         const { matchedCount } = await queries.users.collection.updateOne(
           { _id: userId, isSuspended: false, ...stillProvedFilter(experience, user!) },
           { $set: { lastSignInAt: Date.now() } },
