@@ -2,7 +2,7 @@ import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import type { AccountLookup } from '../sign-in/accounts.js';
 import { suspended } from '../sign-in/accounts.js';
-import { addressProofOf, currentPasswordProof, passwordChanged } from '../sign-in/proofs.js';
+import { addressProofOf, assertStillProves, currentPasswordProof, passwordChanged, type Proof } from '../sign-in/proofs.js';
 import type { CodeTarget, Codes } from '../sign-in/codes.js';
 import type { SignInSettings } from '../sign-in/settings.js';
 import type { ExperienceDocument, ExperienceStore, Identified, Verification } from './state.js';
@@ -71,7 +71,7 @@ export function createIdentification({
           const user = await accounts.findUserById(userId);
           assertThat(user && currentPasswordProof(user) === passwordProof, passwordChanged);
         }
-        return { userId, amr: ['pwd'], ...(passwordProof !== undefined && { passwordProof }) };
+        return { userId, amr: ['pwd'], ...(passwordProof !== undefined && { proof: { kind: 'password', value: passwordProof } }) };
       },
     },
     newPasswordIdentity: {
@@ -92,7 +92,7 @@ export function createIdentification({
           const user = await accounts.findUser(target);
           assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
           assertThat(!user.isSuspended, suspended);
-          return { userId: user._id, amr: ['otp'], addressProof: addressProofOf(target) };
+          return { userId: user._id, amr: ['otp'], proof: { kind: 'address', value: addressProofOf(target) } };
         }),
       Register: (experience, verificationId) =>
         checkedCode(experience, verificationId, 'Register', async ({ type, value }) => {
@@ -110,7 +110,7 @@ export function createIdentification({
           assertThat(user, new ApiError('user.user_not_exist', 'no account has this email address or phone number', { identifier: target.value }));
           // As at sign-in: a suspended account is not signed in, and its password is not changed.
           assertThat(!user.isSuspended, suspended);
-          return { userId: user._id, addressProof: addressProofOf(target) };
+          return { userId: user._id, proof: { kind: 'address', value: addressProofOf(target) } };
         }),
     },
   };
@@ -138,7 +138,12 @@ export function createIdentification({
       assertThat(!owner.isSuspended, suspended);
       const connector = await connectors.collection.findOne({ _id: record.connectorId });
       const changes = connector?.syncProfile ? await synced(owner, upstream) : undefined;
-      return { userId: owner._id, amr: [], ...(changes && { profile: { synced: changes } }) };
+      return {
+        userId: owner._id,
+        amr: [],
+        proof: { kind: 'identity', value: identityKey(record.target, upstream.id) },
+        ...(changes && { profile: { synced: changes } }),
+      };
     }
     const related = upstream.email ? await accounts.findUser({ type: 'email', value: upstream.email }) : null;
     assertThat(
@@ -146,7 +151,13 @@ export function createIdentification({
       () => new ApiError('user.identity_not_exist', 'no user has this account of the provider', related ? { relatedUser: upstream.email } : undefined),
     );
     assertThat(!related!.isSuspended, suspended);
-    return { userId: related!._id, amr: [], profile: { socialIdentity } };
+    // Linked at submit to the account that has the address the provider vouched for: only while it still has it.
+    return {
+      userId: related!._id,
+      amr: [],
+      proof: { kind: 'address', value: addressProofOf({ type: 'email', value: upstream.email! }) },
+      profile: { socialIdentity },
+    };
   }
 
   /** What a connector with `syncProfile` updates at sign-in: the name and avatar, and the email unless another account has it. */
@@ -201,7 +212,11 @@ export function createIdentification({
     const changes = connector?.syncProfile ? await synced(user!, person) : undefined;
     // The identity is written when it is new or the IdP now says something else of the person.
     const renewed = !existing || existing.ssoConnectorId !== record.connectorId || JSON.stringify(existing.detail) !== JSON.stringify(ssoIdentity.detail);
-    return { userId: user!._id, amr: [], profile: { ...(renewed && { ssoIdentity }), ...(changes && { synced: changes }) } };
+    // The identity the account has, or (linked at submit) the address the IdP vouched for: only while the account still has it.
+    const proof: Proof = owner
+      ? { kind: 'identity', value: ssoIdentityKey(person.issuer, person.identityId) }
+      : { kind: 'address', value: addressProofOf({ type: 'email', value: person.email! }) };
+    return { userId: user!._id, amr: [], proof, profile: { ...(renewed && { ssoIdentity }), ...(changes && { synced: changes }) } };
   }
 
   /**
@@ -219,7 +234,7 @@ export function createIdentification({
     const user = await accounts.findUser({ type: 'email', value: email });
     assertThat(user, () => new ApiError('user.user_not_exist', 'no account has this email address'));
     assertThat(!user!.isSuspended, suspended);
-    return { userId: user!._id, amr: ['otp'], addressProof: addressProofOf({ type: 'email', value: email }), profile: joins };
+    return { userId: user!._id, amr: ['otp'], proof: { kind: 'address', value: addressProofOf({ type: 'email', value: email }) }, profile: joins };
   }
 
   return async function identify(
@@ -248,7 +263,10 @@ export function createIdentification({
       assertThat(event === 'SignIn' && stored.verified && stored.userId, notFound);
       const user = await accounts.findUserById(stored.userId!);
       assertThat(user && !user.isSuspended, suspended);
-      identified = { userId: stored.userId!, amr: ['hwk'] };
+      // Only while the account still has the passkey that answered.
+      const proof: Proof | undefined = stored.credentialId ? { kind: 'passkey', value: stored.credentialId } : undefined;
+      if (proof) assertStillProves(user!, proof);
+      identified = { userId: stored.userId!, amr: ['hwk'], ...(proof && { proof }) };
     } else if (stored?.type === 'oneTimeToken') {
       identified = await oneTimeToken(event, stored);
     } else if (stored?.type === 'newPasswordIdentity') {

@@ -8,6 +8,7 @@ import type { WebAuthnFactor } from '../lib/mfa/model.js';
 import type { UpstreamUser } from '../lib/store/identities.js';
 import type { SocialIdentity, SsoIdentity } from '../lib/store/identities.js';
 import type { SsoUser } from '../sso/saml.js';
+import type { Proof } from '../sign-in/proofs.js';
 
 /** A verification made in an interaction (email codes live in `verification_codes`). */
 export type Verification =
@@ -70,6 +71,8 @@ export type MfaVerificationRecord =
       expiresAt: number;
       verified: boolean;
       credential?: Pick<WebAuthnFactor, 'credentialId' | 'publicKey' | 'counter' | 'transports' | 'agent'>;
+      /** A passkey sign-in, answered: the credential that answered it. */
+      credentialId?: string;
     };
 
 export type { SocialIdentity } from '../lib/store/identities.js';
@@ -117,7 +120,7 @@ export function secondFactorsFor(experience: Pick<ExperienceDocument, 'mfa'>, us
 }
 
 /** What identifying establishes: the user to sign in (or reset) with how they proved it, or the profile of the account to create. */
-export type Identified = { userId: string; amr?: string[]; passwordProof?: string; addressProof?: string; profile?: Profile } | { profile: Profile };
+export type Identified = { userId: string; amr?: string[]; proof?: Proof; profile?: Profile } | { profile: Profile };
 
 /** One authorization request's sign-in experience: oidc-provider's interaction uid is its id. */
 export interface ExperienceDocument {
@@ -130,10 +133,8 @@ export interface ExperienceDocument {
   userId: string | null;
   /** How the user proved who they are, for the ID token's `amr` (unset: a password). */
   amr?: string[];
-  /** Identified by a password: which one (`passwordProofOf` its hash); the submit signs in only while the account still has it. */
-  passwordProof?: string;
-  /** Identified by a code or a magic link: the address it went to (`addressProofOf`); the submit goes on only while the account still has it. */
-  addressProof?: string;
+  /** What identified the user (a password, an address, a linked upstream account, a passkey): the submit goes on only while the account still has it. */
+  identifiedBy?: Proof;
   profile: Profile;
   /** The id the account to create will have, fixed once a passkey is registered for it (a passkey names its user). */
   newUserId?: string;
@@ -242,18 +243,14 @@ export function createExperienceStore(db: Db) {
         ? { profile: identified.profile ?? {} }
         : Object.fromEntries(Object.entries(identified.profile ?? {}).map(([key, value]) => [`profile.${key}`, value]));
       const amr = 'amr' in identified && identified.amr ? { amr: identified.amr } : {};
-      // What identified the user (a password, an address), as of this identification: another way of identifying forgets the other.
-      const proofs = {
-        ...('passwordProof' in identified && identified.passwordProof !== undefined && { passwordProof: identified.passwordProof }),
-        ...('addressProof' in identified && identified.addressProof !== undefined && { addressProof: identified.addressProof }),
-      };
+      // What identified the user, as of this identification: a way of identifying with nothing to bind forgets an earlier one's.
+      const proof = 'proof' in identified ? identified.proof : undefined;
       const unset = {
         ...(another && { mfa: '' as const, ...(!('amr' in amr) && { amr: '' as const }) }),
-        ...(userId !== undefined && !('passwordProof' in proofs) && { passwordProof: '' as const }),
-        ...(userId !== undefined && !('addressProof' in proofs) && { addressProof: '' as const }),
+        ...(userId !== undefined && proof === undefined && { identifiedBy: '' as const }),
       };
       const update = {
-        $set: { ...(userId !== undefined && { userId }), ...amr, ...proofs, ...profile },
+        $set: { ...(userId !== undefined && { userId }), ...amr, ...(proof && { identifiedBy: proof }), ...profile },
         ...(Object.keys(unset).length > 0 && { $unset: unset }),
       };
       const { matchedCount } = await experiences.updateOne({ _id: uid, submittedAt: null, userId: current }, update);

@@ -6,12 +6,12 @@ import type { MfaVerification } from '../lib/mfa/model.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import { emailKey } from '../lib/identifiers.js';
 import { emailDomainKey } from '../sso/domains.js';
-import { newUser, userChanges, userToApi, type UserDocument } from '../lib/store/models.js';
+import { newUser, userChanges, userToApi } from '../lib/store/models.js';
 import { assignDefaultRoles } from '../lib/store/default-roles.js';
 import { joinOrganizations } from '../lib/store/jit-organizations.js';
 import type { Origin } from '../lib/store/changes.js';
 import { suspended, type AccountLookup } from '../sign-in/accounts.js';
-import { addressChanged, addressFilter, currentPasswordProof, hasAddress, passwordChanged } from '../sign-in/proofs.js';
+import { assertStillProves, stillProvesFilter } from '../sign-in/proofs.js';
 import type { Caller, ExperienceResult, ExperienceServiceDeps } from './deps.js';
 import type { InteractionSteps } from './interaction.js';
 import { signInRecordOf } from './sign-in-record.js';
@@ -46,8 +46,8 @@ export function createSubmitters(
       const { profile } = experience;
       const user = await queries.users.findById(userId);
       assertThat(user && !user.isSuspended, suspended);
-      // Identified by a password, a code or a magic link: only while the account still has what was proved (a change since voids the sign-in).
-      assertStillProved(experience, user!);
+      // Only while the account still has what identified it (a change since voids the sign-in).
+      assertStillProves(user!, experience.identifiedBy);
       // An account without what the settings now require completes its profile first (Logto's profile fulfilment).
       assertProfileComplete(await deps.signInSettings(), heldBy(profile, user!));
       // A user with a second factor proves it; mandatory MFA enrols one (Logto's 403 and 422).
@@ -65,13 +65,13 @@ export function createSubmitters(
       if (nothingNew && !profile.synced && factors.length === 0 && !skipped) {
         // Conditional: a user suspended (or deleted) since the password was checked is not signed in, nor one that no longer has what identified it.
         const { matchedCount } = await queries.users.collection.updateOne(
-          { _id: userId, isSuspended: false, ...stillProvedFilter(experience, user!) },
+          { _id: userId, isSuspended: false, ...(experience.identifiedBy && stillProvesFilter(user!, experience.identifiedBy)) },
           { $set: { lastSignInAt: Date.now() } },
         );
         if (matchedCount === 0) {
           const now = await queries.users.findById(userId);
           assertThat(now && !now.isSuspended, suspended);
-          assertStillProved(experience, now!);
+          assertStillProves(now!, experience.identifiedBy);
           throw new ApiError('session.identity_conflict', 'the account changed while this sign-in was submitted; submit again');
         }
         return userId;
@@ -82,7 +82,7 @@ export function createSubmitters(
         await intend({ entity: 'User', action: 'updated', id: userId });
         const before = await queries.users.findByIdOrThrow(userId);
         assertThat(!before.isSuspended, suspended);
-        assertStillProved(experience, before);
+        assertStillProves(before, experience.identifiedBy);
         const social = profile.socialIdentity && withIdentity(before, profile.socialIdentity);
         const sso = profile.ssoIdentity && withSsoIdentity({ ...before, ...social }, profile.ssoIdentity);
         const linked = { ...social, ...sso };
@@ -175,7 +175,7 @@ export function createSubmitters(
         await intend({ entity: 'User', action: 'updated', id: userId });
         const before = await queries.users.findByIdOrThrow(userId);
         // The address the code went to must still be the account's: one changed since resets nothing.
-        assertStillProved(experience, before);
+        assertStillProves(before, experience.identifiedBy);
         // Nobody signs in here: the person signs in next, with the new password and any second factor.
         const updated = await queries.users.update(userId, { passwordHash: experience.profile.passwordHash, updatedAt: now });
         record({ entity: 'User', action: 'updated', id: userId, data: userToApi(updated), changes: userChanges(before, updated) });
@@ -256,19 +256,4 @@ export function submitStep(
       throw error;
     }
   };
-}
-
-/**
- * Refuses a submit when the account no longer has what identified it: the password that was
- * checked (422 `session.invalid_credentials`), or the address a code or magic link went to (400
- * `session.verification_failed`). An interaction identified before these were kept checks nothing more.
- */
-function assertStillProved({ passwordProof, addressProof }: Pick<ExperienceDocument, 'passwordProof' | 'addressProof'>, user: UserDocument) {
-  assertThat(passwordProof === undefined || currentPasswordProof(user) === passwordProof, passwordChanged);
-  assertThat(addressProof === undefined || hasAddress(user, addressProof), addressChanged);
-}
-
-/** The same, as a filter for the last write: it matches only while the account has what `user` had. */
-function stillProvedFilter({ passwordProof, addressProof }: Pick<ExperienceDocument, 'passwordProof' | 'addressProof'>, user: UserDocument) {
-  return { ...(passwordProof !== undefined && { passwordHash: user.passwordHash }), ...(addressProof !== undefined && addressFilter(addressProof)) };
 }

@@ -6,15 +6,21 @@ import type { CodeTarget } from './codes.js';
 
 /**
  * What a proof of who someone is stays bound to, so that it counts only while the account still
- * has what it proved: a password (checked), an email address or phone number (a code sent to it,
- * a magic link). Whoever changes it (the owner in another session, an administrator, a reset), a
- * holder of the old one can no longer finish what they began with it.
+ * has what it proved. Whoever changes that (the owner in another session, an administrator, a
+ * reset), a holder of the old one can no longer finish what they began with it.
+ *
+ * - `password`: the stored hash it was checked against, hashed again (`passwordProofOf`), so that a
+ *   copy of the proofs holds no password hash;
+ * - `address`: the email address or phone number a code or a magic link went to, or an upstream
+ *   provider vouched for, as accounts are looked up by it (`addressProofOf`);
+ * - `identity`: the key of the upstream account (social or enterprise SSO) linked to the account;
+ * - `passkey`: the id of the passkey's credential.
  */
+export interface Proof {
+  kind: 'password' | 'address' | 'identity' | 'passkey';
+  value: string;
+}
 
-/**
- * A password proof: the stored hash it was checked against, hashed again, so that a copy of the
- * proofs' collections holds no password hash.
- */
 export function passwordProofOf(passwordHash: string): string {
   return sha256(`password-proof:${passwordHash}`);
 }
@@ -24,26 +30,49 @@ export function currentPasswordProof(user: Pick<UserDocument, 'passwordHash'>): 
   return user.passwordHash === null ? undefined : passwordProofOf(user.passwordHash);
 }
 
-/** An address proof: the address as accounts are looked up by it (an email's key, a phone number's stored form). */
 export function addressProofOf({ type, value }: CodeTarget): string {
   return type === 'email' ? `email:${emailKey(value)}` : `phone:${value}`;
 }
 
-/** Whether the account still has the address a proof names. */
-export function hasAddress(user: Pick<UserDocument, 'emailKey' | 'primaryPhone'>, proof: string): boolean {
-  const [type, value] = [proof.slice(0, proof.indexOf(':')), proof.slice(proof.indexOf(':') + 1)];
-  return type === 'email' ? user.emailKey === value : type === 'phone' && user.primaryPhone === value;
+/** Whether the account still has what the proof proved. */
+export function stillProves(user: UserDocument, { kind, value }: Proof): boolean {
+  switch (kind) {
+    case 'password':
+      return currentPasswordProof(user) === value;
+    case 'address':
+      return value.startsWith('email:') ? user.emailKey === value.slice('email:'.length) : user.primaryPhone === value.slice('phone:'.length);
+    case 'identity':
+      return user.identityKeys?.includes(value) === true;
+    case 'passkey':
+      return user.mfaVerifications?.some((factor) => factor.type === 'WebAuthn' && factor.credentialId === value) === true;
+  }
 }
 
-/** A filter that matches the account only while it still has the address (for a conditional write). */
-export function addressFilter(proof: string): { emailKey: string } | { primaryPhone: string } {
-  const value = proof.slice(proof.indexOf(':') + 1);
-  return proof.startsWith('email:') ? { emailKey: value } : { primaryPhone: value };
+/** A filter that matches the account only while it still has what `user` had for the proof (for a conditional write). */
+export function stillProvesFilter(user: UserDocument, { kind, value }: Proof): Record<string, unknown> {
+  switch (kind) {
+    case 'password':
+      return { passwordHash: user.passwordHash };
+    case 'address':
+      return value.startsWith('email:') ? { emailKey: value.slice('email:'.length) } : { primaryPhone: value.slice('phone:'.length) };
+    case 'identity':
+      return { identityKeys: value };
+    case 'passkey':
+      return { mfaVerifications: { $elemMatch: { type: 'WebAuthn', credentialId: value } } };
+  }
 }
 
 /** A sign-in whose password was changed after it was checked: as a wrong password, the same answer (422). */
 export const passwordChanged = () => new ApiError('session.invalid_credentials', 'the password was changed after it was checked: enter the new one');
 
-/** A sign-in or reset whose address left the account after it was proved (400, Logto's code for a verification that does not hold). */
-export const addressChanged = () =>
-  new ApiError('session.verification_failed', 'the account no longer has the email address or phone number that was verified: start again');
+/**
+ * A sign-in or a reset whose address, upstream account or passkey left the account after it was
+ * verified (400, Logto's code for a verification that does not hold).
+ */
+export const proofGone = () =>
+  new ApiError('session.verification_failed', 'the account no longer has what was verified (an address, a linked account or a passkey): start again');
+
+/** Refuses (as the proof's kind answers) when the account no longer has what the proof proved. */
+export function assertStillProves(user: UserDocument, proof: Proof | undefined): void {
+  if (proof && !stillProves(user, proof)) throw proof.kind === 'password' ? passwordChanged() : proofGone();
+}

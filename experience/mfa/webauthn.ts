@@ -103,7 +103,8 @@ export function webAuthnSteps(context: MfaContext) {
       const counted = await countTry(user!._id, ip);
       const verified = await verifiedAssertion(rp, record.challenge, payload, factor!);
       assertThat(verified, webAuthnFailed);
-      assertThat(await store.completeVerification(experience._id, verificationId, { verified: false }, { verified: true, userId: user!._id }), webAuthnFailed);
+      const answered = { verified: true, userId: user!._id, ...(record.firstFactor && { credentialId: factor!.credentialId }) };
+      assertThat(await store.completeVerification(experience._id, verificationId, { verified: false }, answered), webAuthnFailed);
       // The counter moves only from the value just checked: a cloned authenticator racing the real one loses.
       const modifiedCount = await replaceFactor(user!, { ...factor!, counter: verified!.newCounter, lastUsedAt: iso() });
       assertThat(modifiedCount === 1, webAuthnFailed);

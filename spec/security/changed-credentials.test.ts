@@ -3,6 +3,7 @@ import { decodeJwt } from 'jose';
 import { redirectUri, experienceWorld, strong } from '../experience/world.js';
 import { TestBrowser } from '../support/browser.js';
 import { codeFlow, redeem } from '../support/flows.js';
+import { SoftAuthenticator } from '../support/soft-authenticator.js';
 
 const changed = 'a brand new passphrase 42';
 
@@ -203,6 +204,71 @@ describe('a new password or address voids what the old one proved', () => {
     it('a sign-in by a code to the address the account has signs in', async () => {
       await createUser({ username: 'code_kept', primaryEmail: 'code.kept@example.com', password: strong });
       const signIn = await identifiedByCode('SignIn', 'code.kept@example.com');
+      const submitted = await signIn.browser.json('POST', '/api/experience/submit');
+      expect(submitted.status).toBe(200);
+      expect(await codeFrom(signIn.browser, submitted.body.redirectTo)).toEqual(expect.any(String));
+    });
+  });
+
+  describe('a passkey: a sign-in by a passkey removed before it was submitted', () => {
+    const authenticator = () => new SoftAuthenticator(world.server.url);
+
+    beforeAll(async () => {
+      const body = { mfa: { factors: ['Totp', 'WebAuthn', 'BackupCode'], policy: 'NoPrompt' }, passkeySignIn: { enabled: true } };
+      expect((await world.server.api('PATCH', '/api/sign-in-exp', { body })).status).toBe(200);
+    });
+
+    /** A user with a passkey, registered through a sign-in of their own. */
+    async function userWithPasskey(username: string, passkey: SoftAuthenticator) {
+      const { id } = await createUser({ username, password: strong });
+      const { browser } = await newSignIn();
+      const verified = await signInWithApi(browser, { type: 'username', value: username }, strong);
+      expect((await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
+      const registration = await browser.json('POST', '/api/experience/verification/web-authn/registration');
+      const registered = await browser.json('POST', '/api/experience/verification/web-authn/registration/verify', {
+        verificationId: registration.body.verificationId,
+        payload: passkey.register(registration.body.registrationOptions),
+      });
+      expect(registered.status).toBe(200);
+      expect((await browser.json('POST', '/api/experience/profile/mfa', { type: 'WebAuthn', verificationId: registration.body.verificationId })).status).toBe(
+        204,
+      );
+      expect((await browser.json('POST', '/api/experience/submit')).status).toBe(200);
+      return id;
+    }
+
+    /** An interaction identified by the passkey alone (a passkey sign-in). */
+    async function identifiedByPasskey(passkey: SoftAuthenticator) {
+      const signIn = await newSignIn();
+      const { browser } = signIn;
+      expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'SignIn' })).status).toBe(204);
+      const challenge = (await browser.json('POST', '/api/experience/verification/web-authn/authentication')).body;
+      const payload = passkey.authenticate(challenge.authenticationOptions);
+      const answered = await browser.json('POST', '/api/experience/verification/web-authn/authentication/verify', {
+        verificationId: challenge.verificationId,
+        payload,
+      });
+      expect(answered.status).toBe(200);
+      expect((await browser.json('POST', '/api/experience/identification', { verificationId: challenge.verificationId })).status).toBe(204);
+      return signIn;
+    }
+
+    it('is refused (400) once the passkey was removed, and no one is signed in', async () => {
+      const passkey = authenticator();
+      const id = await userWithPasskey('passkey_removed', passkey);
+      const { browser } = await identifiedByPasskey(passkey);
+      const [factor] = (await world.server.api('GET', `/api/users/${id}/mfa-verifications`)).body as Array<{ id: string }>;
+      expect((await world.server.api('DELETE', `/api/users/${id}/mfa-verifications/${factor!.id}`)).status).toBe(204);
+      const sessionsBefore = await world.server.database.db.collection('oidc_Session').countDocuments({ 'payload.accountId': id });
+
+      expect(await browser.json('POST', '/api/experience/submit')).toMatchObject({ status: 400, body: { code: 'session.verification_failed' } });
+      expect(await world.server.database.db.collection('oidc_Session').countDocuments({ 'payload.accountId': id })).toBe(sessionsBefore);
+    });
+
+    it('signs in with a passkey the account still has', async () => {
+      const passkey = authenticator();
+      await userWithPasskey('passkey_kept', passkey);
+      const signIn = await identifiedByPasskey(passkey);
       const submitted = await signIn.browser.json('POST', '/api/experience/submit');
       expect(submitted.status).toBe(200);
       expect(await codeFrom(signIn.browser, submitted.body.redirectTo)).toEqual(expect.any(String));

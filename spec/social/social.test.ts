@@ -523,4 +523,18 @@ describe('social sign-in (connectors, Experience API)', () => {
     expect(after).not.toContain('/sso"');
     expect(after).toContain('Continue with Acme IdP');
   });
+
+  it('refuses (400 session.verification_failed) a sign-in by an upstream account unlinked from the user before it was submitted, and signs no one in', async () => {
+    const { id } = await server.create('/api/users', { username: 'unlinked_midway' });
+    expect((await server.api('PUT', `/api/users/${id}/identities/acme-idp`, { body: { userId: 'upstream-unlinked-midway' } })).status).toBe(201);
+    idp.signInAs({ sub: 'upstream-unlinked-midway', email: 'unlinked.midway@example.com', email_verified: true });
+    const { browser } = await begin('SignIn');
+    const leg = await upstreamLeg(browser, oidcConnector);
+    expect((await verifyLeg(browser, oidcConnector, leg)).status).toBe(200);
+    expect((await browser.json('POST', '/api/experience/identification', { verificationId: leg.verificationId })).status).toBe(204);
+
+    expect((await server.api('DELETE', `/api/users/${id}/identities/acme-idp`)).status).toBe(200);
+    expect(await browser.json('POST', '/api/experience/submit')).toMatchObject({ status: 400, body: { code: 'session.verification_failed' } });
+    expect(await server.database.db.collection('oidc_Session').countDocuments({ 'payload.accountId': id })).toBe(0);
+  });
 });
