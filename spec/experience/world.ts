@@ -1,3 +1,5 @@
+import { decodeJwt } from 'jose';
+
 import { hookTestEnv, subscribe } from '../support/hooks.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -71,10 +73,24 @@ export function experienceWorld(label: string) {
     return url.searchParams.get('code');
   }
 
+  /** Follows a submit's redirect and redeems the code as the web application would: the ID token's claims. */
+  async function idTokenClaims(signIn: { browser: TestBrowser; verifier: string }, redirectTo: string) {
+    const code = await codeFrom(signIn.browser, redirectTo);
+    const tokens = await fetch(`${world.server.url}/oidc/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${world.clientId}:${world.clientSecret}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code: code!, redirect_uri: redirectUri, code_verifier: signIn.verifier }),
+    }).then((response) => response.json() as Promise<{ id_token: string }>);
+    return decodeJwt(tokens.id_token);
+  }
+
   async function signInWithApi(browser: TestBrowser, identifier: { type: string; value: string }, password: string) {
     expect((await browser.json('PUT', '/api/experience', { interactionEvent: 'SignIn' })).status).toBe(204);
     return browser.json('POST', '/api/experience/verification/password', { identifier, password });
   }
 
-  return { world, nextAddress, newSignIn, createUser, codeFrom, signInWithApi };
+  return { world, nextAddress, newSignIn, createUser, codeFrom, idTokenClaims, signInWithApi };
 }

@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
 
-import { decodeJwt } from 'jose';
 import { generate } from 'otplib';
 
 import { secondFactorsFor } from '../../experience/state.js';
 import type { TestBrowser } from '../support/browser.js';
 import { SoftAuthenticator } from '../support/soft-authenticator.js';
 import type { TestServer } from '../support/server.js';
-import { experienceWorld, redirectUri, strong } from '../experience/world.js';
+import { experienceWorld, strong } from '../experience/world.js';
 
 /** A TOTP code as an authenticator app shows it (otplib). */
 const totp = async (secret: string): Promise<string> => generate({ secret, epoch: Math.floor(Date.now() / 1000) });
@@ -32,7 +31,7 @@ describe('a second factor counts only for the account it proved (the rule)', () 
  * submit counts only the proofs that name the account it signs in.
  */
 describe('second factors cannot be carried from one account to another (Experience API, concurrent)', () => {
-  const { world, newSignIn, createUser, codeFrom } = experienceWorld('second-factors');
+  const { world, newSignIn, createUser, idTokenClaims } = experienceWorld('second-factors');
   let server: TestServer;
   let victimId: string;
   const rounds = 10;
@@ -67,16 +66,7 @@ describe('second factors cannot be carried from one account to another (Experien
   async function outcomeOf(signIn: { browser: TestBrowser; verifier: string }) {
     const submitted = await signIn.browser.json('POST', '/api/experience/submit');
     if (submitted.status !== 200) return { status: submitted.status, code: submitted.body?.code as string };
-    const code = await codeFrom(signIn.browser, submitted.body.redirectTo);
-    const tokens = await fetch(`${server.url}/oidc/token`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/x-www-form-urlencoded',
-        authorization: `Basic ${Buffer.from(`${world.clientId}:${world.clientSecret}`).toString('base64')}`,
-      },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: code!, redirect_uri: redirectUri, code_verifier: signIn.verifier }),
-    }).then((response) => response.json() as Promise<{ id_token: string }>);
-    const claims = decodeJwt(tokens.id_token);
+    const claims = await idTokenClaims(signIn, submitted.body.redirectTo);
     return { status: 200, sub: claims.sub, amr: claims.amr };
   }
 
