@@ -5,6 +5,7 @@ import { isDuplicateKeyError } from '../lib/errors.js';
 import { generateSecret } from '../lib/ids.js';
 import type { InteractionKind } from '../hooks/catalog.js';
 import type { WebAuthnFactor } from '../lib/mfa/model.js';
+import type { UserDocument } from '../lib/store/models.js';
 import type { UpstreamUser } from '../lib/store/identities.js';
 import type { SocialIdentity, SsoIdentity } from '../lib/store/identities.js';
 import type { SsoUser } from '../sso/saml.js';
@@ -104,6 +105,8 @@ export interface Profile {
 export interface SecondFactors {
   userId: string;
   amr?: string[];
+  /** Which of the account's factors were proved (each counts only while the account still has it; unset in an interaction begun before). */
+  proved?: { factorId: string; amr: string }[];
   bind?: string[];
   /** The account skipped enrolling a factor (where the MFA policy lets it). */
   skipped?: boolean;
@@ -113,10 +116,17 @@ export interface SecondFactors {
  * What the interaction's second factors are worth for `userId`: nothing unless they name that
  * account. The one rule the submit, binding and the pages apply.
  */
-export function secondFactorsFor(experience: Pick<ExperienceDocument, 'mfa'>, userId: string): { amr: string[]; bind: string[]; skipped: boolean } {
+export function secondFactorsFor(
+  experience: Pick<ExperienceDocument, 'mfa'>,
+  userId: string,
+  user?: Pick<UserDocument, 'mfaVerifications'>,
+): { amr: string[]; bind: string[]; skipped: boolean } {
   const mfa = experience.mfa;
   if (mfa?.userId !== userId) return { amr: [], bind: [], skipped: false };
-  return { amr: mfa.amr ?? [], bind: mfa.bind ?? [], skipped: mfa.skipped === true };
+  // A factor proved counts only while the account still has it: one removed since (say, as compromised) proves nothing.
+  const held = user && mfa.proved ? mfa.proved.filter(({ factorId }) => user.mfaVerifications?.some(({ id }) => id === factorId)) : undefined;
+  const amr = held ? [...new Set(held.map((proof) => proof.amr))] : (mfa.amr ?? []);
+  return { amr, bind: mfa.bind ?? [], skipped: mfa.skipped === true };
 }
 
 /** What identifying establishes: the user to sign in (or reset) with how they proved it, or the profile of the account to create. */
@@ -268,10 +278,10 @@ export function createExperienceStore(db: Db) {
      * Records that a second factor of `userId` was proved (its `amr`), only while the interaction
      * is a sign-in that still names that user: false otherwise (another account was identified meanwhile).
      */
-    async proveFactor(uid: string, userId: string, amr: string): Promise<boolean> {
+    async proveFactor(uid: string, userId: string, amr: string, factorId: string): Promise<boolean> {
       const { matchedCount } = await experiences.updateOne(
         { _id: uid, submittedAt: null, event: 'SignIn', userId, 'mfa.userId': { $in: [userId, null] } },
-        { $set: { 'mfa.userId': userId }, $addToSet: { 'mfa.amr': amr } },
+        { $set: { 'mfa.userId': userId }, $addToSet: { 'mfa.amr': amr, 'mfa.proved': { factorId, amr } } },
       );
       return matchedCount === 1;
     },

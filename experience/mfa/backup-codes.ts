@@ -33,7 +33,7 @@ export function backupCodeSteps(context: MfaContext) {
       await counted.refund();
       const id = generateId();
       await store.addVerification(experience._id, id, { type: 'backupCode', userId, verified: true });
-      await proved(experience, userId, 'BackupCode');
+      await proved(experience, userId, 'BackupCode', factor.id);
       return id;
     },
   };

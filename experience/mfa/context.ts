@@ -93,8 +93,8 @@ export function createMfaContext(deps: ExperienceMfaDeps) {
    * Records that a factor of `userId` was proved in this interaction, only while it still names
    * that user: a proof made as another account was being identified counts for nobody (409).
    */
-  async function proved(experience: ExperienceDocument, userId: string, type: MfaFactor) {
-    assertThat(await store.proveFactor(experience._id, userId, amrOfFactor[type]), identityChanged);
+  async function proved(experience: ExperienceDocument, userId: string, type: MfaFactor, factorId: string) {
+    assertThat(await store.proveFactor(experience._id, userId, amrOfFactor[type], factorId), identityChanged);
   }
 
   /**

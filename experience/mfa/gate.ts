@@ -38,7 +38,7 @@ export function mfaGate(context: MfaContext) {
       const record = recordOf(experience, verificationId, recordType, userId);
       const isNew = record.type === 'totp' ? Boolean(record.secret) : record.type === 'backupCode' ? Boolean(record.codes) : Boolean(record.credential);
       assertThat(record.verified && isNew, () => new ApiError('session.mfa.pending_info_not_found', `verify the new ${type} first`));
-      const held = secondFactorsFor(experience, userId);
+      const held = secondFactorsFor(experience, userId, user);
       if (user && usableFactors(settings, user).length > 0) {
         assertThat(held.amr.length, () => requireMfaVerification(usableFactors(settings, user)));
       }
@@ -68,7 +68,7 @@ export function mfaGate(context: MfaContext) {
       const settings = await deps.signInSettings();
       const { userId, user } = await subjectOf(experience);
       if (user && usableFactors(settings, user).length > 0) {
-        assertThat(secondFactorsFor(experience, userId).amr.length, () => requireMfaVerification(usableFactors(settings, user)));
+        assertThat(secondFactorsFor(experience, userId, user).amr.length, () => requireMfaVerification(usableFactors(settings, user)));
       }
       assertThat(
         await maySkip(settings.mfa, user, applicationId),
@@ -95,7 +95,7 @@ export function mfaGate(context: MfaContext) {
     async assertSatisfied(experience: ExperienceDocument, userId: string, user: UserDocument | undefined, applicationId?: string) {
       const settings = await deps.signInSettings();
       const usable = usableFactors(settings, user);
-      const held = boundFor(experience, userId);
+      const held = boundFor(experience, userId, user);
       // A passkey sign-in is itself the strong factor (a key bound to a device, and the device's own check of the person).
       const passkey = experience.amr?.includes('hwk') ?? false;
       if (usable.length > 0 && !passkey) assertThat(held.amr.length, () => requireMfaVerification(usable));
@@ -151,8 +151,8 @@ export function mfaGate(context: MfaContext) {
  * The interaction's second factors that count for `userId`: the ones that name it (`secondFactorsFor`),
  * less any factor to bind whose verification was made for someone else.
  */
-function boundFor(experience: ExperienceDocument, userId: string) {
-  const { amr, bind, skipped } = secondFactorsFor(experience, userId);
+function boundFor(experience: ExperienceDocument, userId: string, user?: UserDocument) {
+  const { amr, bind, skipped } = secondFactorsFor(experience, userId, user);
   const own = (id: string) => {
     const record = Object.hasOwn(experience.verifications, id) ? experience.verifications[id] : undefined;
     return record !== undefined && 'userId' in record && record.userId === userId;

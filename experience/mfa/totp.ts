@@ -52,7 +52,7 @@ export function totpSteps(context: MfaContext) {
       await counted.refund();
       const id = generateId();
       await store.addVerification(experience._id, id, { type: 'totp', userId, verified: true });
-      await proved(experience, userId, 'Totp');
+      await proved(experience, userId, 'Totp', totp.id);
       return id;
     },
   };

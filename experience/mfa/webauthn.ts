@@ -109,7 +109,7 @@ export function webAuthnSteps(context: MfaContext) {
       const modifiedCount = await replaceFactor(user!, { ...factor!, counter: verified!.newCounter, lastUsedAt: iso() });
       assertThat(modifiedCount === 1, webAuthnFailed);
       await counted.refund();
-      if (!record.firstFactor) await proved(experience, user!._id, 'WebAuthn');
+      if (!record.firstFactor) await proved(experience, user!._id, 'WebAuthn', factor!.id);
       return verificationId;
     },
   };

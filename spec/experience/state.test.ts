@@ -30,7 +30,7 @@ describe('the sign-in experience state', () => {
     const read = await store.open('start-1', new Date(Date.now() + 600_000));
     await store.addVerification('start-1', 'v1', { type: 'password', userId: 'u1' });
     expect(await store.identify('start-1', null, { userId: 'u1', amr: ['pwd'] })).toBe(true);
-    expect(await store.proveFactor('start-1', 'u1', 'otp')).toBe(false);
+    expect(await store.proveFactor('start-1', 'u1', 'otp', 'f1')).toBe(false);
     const started = await store.start(await store.get('start-1'), 'SignIn');
     expect(started).toEqual(await store.get('start-1'));
     expect(started).toMatchObject({ event: 'SignIn', userId: null, verifications: {}, profile: {} });

@@ -1,3 +1,5 @@
+import { generate } from 'otplib';
+
 import { redirectUri, experienceWorld, strong } from '../experience/world.js';
 import { TestBrowser } from '../support/browser.js';
 import { codeFlow, redeem } from '../support/flows.js';
@@ -261,6 +263,28 @@ describe('a new password or address voids what the old one proved', () => {
       const submitted = await signIn.browser.json('POST', '/api/experience/submit');
       expect(submitted.status).toBe(200);
       expect(await codeFrom(signIn.browser, submitted.body.redirectTo)).toEqual(expect.any(String));
+    });
+  });
+
+  describe('a second factor: one proved, then removed from the account before the submit', () => {
+    it('counts for nothing: the submit asks for a factor the account still has (403), and no one is signed in', async () => {
+      const { id } = await createUser({ username: 'factor_removed', password: strong });
+      const secret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
+      expect((await world.server.api('POST', `/api/users/${id}/mfa-verifications`, { body: { type: 'Totp', secret } })).status).toBe(200);
+      expect((await world.server.api('POST', `/api/users/${id}/mfa-verifications`, { body: { type: 'BackupCode' } })).status).toBe(200);
+      const { browser } = await newSignIn();
+      const verified = await signInWithApi(browser, { type: 'username', value: 'factor_removed' }, strong);
+      expect((await browser.json('POST', '/api/experience/identification', { verificationId: verified.body.verificationId })).status).toBe(204);
+      const code = await generate({ secret, epoch: Math.floor(Date.now() / 1000) });
+      expect((await browser.json('POST', '/api/experience/verification/totp/verify', { code })).status).toBe(200);
+
+      // The owner removes the authenticator app (say, as compromised); the backup codes remain.
+      const factors = (await world.server.api('GET', `/api/users/${id}/mfa-verifications`)).body as Array<{ id: string; type: string }>;
+      const app = factors.find(({ type }) => type === 'Totp')!;
+      expect((await world.server.api('DELETE', `/api/users/${id}/mfa-verifications/${app.id}`)).status).toBe(204);
+
+      expect(await browser.json('POST', '/api/experience/submit')).toMatchObject({ status: 403, body: { code: 'session.mfa.require_mfa_verification' } });
+      expect(await world.server.database.db.collection('oidc_Session').countDocuments({ 'payload.accountId': id })).toBe(0);
     });
   });
 });
