@@ -2,7 +2,7 @@ import type { InteractionKind } from '../hooks/catalog.js';
 import { ApiError, assertThat } from '../lib/errors.js';
 import type { AccountLookup } from '../sign-in/accounts.js';
 import { suspended } from '../sign-in/accounts.js';
-import { addressProofOf, assertStillProves, currentPasswordProof, passwordChanged, type Proof } from '../sign-in/proofs.js';
+import { addressProofOf, assertStillProves, passwordChanged, type Proof } from '../sign-in/proofs.js';
 import type { CodeTarget, Codes } from '../sign-in/codes.js';
 import type { SignInSettings } from '../sign-in/settings.js';
 import type { ExperienceDocument, ExperienceStore, Identified, Verification } from './state.js';
@@ -67,11 +67,13 @@ export function createIdentification({
     password: {
       // Only while the account still has the password that was checked (not changed since by a reset, another session or an administrator).
       SignIn: async (_experience, { userId, passwordProof }) => {
-        if (passwordProof !== undefined) {
+        const proof: Proof | undefined = passwordProof === undefined ? undefined : { kind: 'password', value: passwordProof };
+        if (proof) {
           const user = await accounts.findUserById(userId);
-          assertThat(user && currentPasswordProof(user) === passwordProof, passwordChanged);
+          assertThat(user, passwordChanged);
+          assertStillProves(user!, proof);
         }
-        return { userId, amr: ['pwd'], ...(passwordProof !== undefined && { proof: { kind: 'password', value: passwordProof } }) };
+        return { userId, amr: ['pwd'], ...(proof && { proof }) };
       },
     },
     newPasswordIdentity: {

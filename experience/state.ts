@@ -104,9 +104,10 @@ export interface Profile {
  */
 export interface SecondFactors {
   userId: string;
-  amr?: string[];
-  /** Which of the account's factors were proved (each counts only while the account still has it; unset in an interaction begun before). */
+  /** The factors of the account proved, each with its `amr`: each counts only while the account still has it. */
   proved?: { factorId: string; amr: string }[];
+  /** What an interaction begun before proofs named their factors proved (kept, and read, only for it). */
+  amr?: string[];
   bind?: string[];
   /** The account skipped enrolling a factor (where the MFA policy lets it). */
   skipped?: boolean;
@@ -123,8 +124,8 @@ export function secondFactorsFor(
 ): { amr: string[]; bind: string[]; skipped: boolean } {
   const mfa = experience.mfa;
   if (mfa?.userId !== userId) return { amr: [], bind: [], skipped: false };
-  // A factor proved counts only while the account still has it: one removed since (say, as compromised) proves nothing.
-  const held = user && mfa.proved ? mfa.proved.filter(({ factorId }) => user.mfaVerifications?.some(({ id }) => id === factorId)) : undefined;
+  // A factor proved counts only while the account still has it (`user`, when given): one removed since (say, as compromised) proves nothing.
+  const held = mfa.proved?.filter(({ factorId }) => !user || user.mfaVerifications?.some(({ id }) => id === factorId));
   const amr = held ? [...new Set(held.map((proof) => proof.amr))] : (mfa.amr ?? []);
   return { amr, bind: mfa.bind ?? [], skipped: mfa.skipped === true };
 }
@@ -275,13 +276,13 @@ export function createExperienceStore(db: Db) {
     },
 
     /**
-     * Records that a second factor of `userId` was proved (its `amr`), only while the interaction
+     * Records that a second factor of `userId` was proved (its id and `amr`), only while the interaction
      * is a sign-in that still names that user: false otherwise (another account was identified meanwhile).
      */
     async proveFactor(uid: string, userId: string, amr: string, factorId: string): Promise<boolean> {
       const { matchedCount } = await experiences.updateOne(
         { _id: uid, submittedAt: null, event: 'SignIn', userId, 'mfa.userId': { $in: [userId, null] } },
-        { $set: { 'mfa.userId': userId }, $addToSet: { 'mfa.amr': amr, 'mfa.proved': { factorId, amr } } },
+        { $set: { 'mfa.userId': userId }, $addToSet: { 'mfa.proved': { factorId, amr } } },
       );
       return matchedCount === 1;
     },

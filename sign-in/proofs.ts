@@ -34,13 +34,21 @@ export function addressProofOf({ type, value }: CodeTarget): string {
   return type === 'email' ? `email:${emailKey(value)}` : `phone:${value}`;
 }
 
+/** The account's field an address proof names, and its value there (`addressProofOf`'s inverse). */
+function addressField(proof: string): ['emailKey' | 'primaryPhone', string] {
+  const [type, ...rest] = proof.split(':');
+  return [type === 'email' ? 'emailKey' : 'primaryPhone', rest.join(':')];
+}
+
 /** Whether the account still has what the proof proved. */
 export function stillProves(user: UserDocument, { kind, value }: Proof): boolean {
   switch (kind) {
     case 'password':
       return currentPasswordProof(user) === value;
-    case 'address':
-      return value.startsWith('email:') ? user.emailKey === value.slice('email:'.length) : user.primaryPhone === value.slice('phone:'.length);
+    case 'address': {
+      const [field, held] = addressField(value);
+      return user[field] === held;
+    }
     case 'identity':
       return user.identityKeys?.includes(value) === true;
     case 'passkey':
@@ -53,8 +61,10 @@ export function stillProvesFilter(user: UserDocument, { kind, value }: Proof): R
   switch (kind) {
     case 'password':
       return { passwordHash: user.passwordHash };
-    case 'address':
-      return value.startsWith('email:') ? { emailKey: value.slice('email:'.length) } : { primaryPhone: value.slice('phone:'.length) };
+    case 'address': {
+      const [field, held] = addressField(value);
+      return { [field]: held };
+    }
     case 'identity':
       return { identityKeys: value };
     case 'passkey':
