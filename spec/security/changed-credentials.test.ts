@@ -49,6 +49,24 @@ describe('a new password or address voids what the old one proved', () => {
       expect((await newPassword(holders, 'the holder wants this one 7', held.body.verificationRecordId)).status).toBe(401);
     });
 
+    it('raced against an administrator setting a new password, a step-up is spent with its change or refused unspent (concurrent, both orders)', async () => {
+      for (let round = 0; round < 4; round += 1) {
+        const username = `stepup_raced_${round}`;
+        const { id } = await createUser({ username, password: strong });
+        const token = await accountToken(username, strong);
+        const held = await stepUp(token, strong);
+        const spend = () => newPassword(token, `the holder's own ${round} x`, held.body.verificationRecordId);
+        const change = () => setByAdministrator(id, changed);
+        const [spent, set] = round % 2 === 0 ? await Promise.all([spend(), change()]) : (await Promise.all([change(), spend()])).reverse();
+        expect(set!.status).toBe(200);
+        expect([204, 401]).toContain(spent!.status);
+        // Spent exactly when its change was made: a refusal leaves the record unspent.
+        const record = await world.server.database.db.collection('verification_records').findOne({ userId: id });
+        expect(record?.usedAt !== null).toBe(spent!.status === 204);
+        if (spent!.status === 401) expect(spent!.body.code).toBe('verification_record.permission_denied');
+      }
+    });
+
     it('is refused (401) once an administrator has set a new password; a step-up with the new one is accepted', async () => {
       const { id } = await createUser({ username: 'stepup_admin_reset', password: strong });
       const token = await accountToken('stepup_admin_reset', strong);
