@@ -26,26 +26,16 @@ async function busyShare(ms) {
  */
 const workers = (await busyShare(500)) < 0.5 ? 3 : 2;
 
-/** Tests run as native ESM (oidc-provider, jose and openid-client are ESM-only). */
+/**
+ * Test files are TypeScript, loaded by Node itself through tsx, in workers that keep the modules
+ * they have loaded from one test file to the next (`spec/runner`).
+ */
 export default {
-  testEnvironment: 'node',
-  extensionsToTreatAsEsm: ['.ts'],
+  runner: '<rootDir>/spec/runner/index.js',
   roots: ['<rootDir>/spec'],
   testMatch: ['**/*.test.ts'],
-  moduleNameMapper: {
-    '^(\\.{1,2}/.*)\\.js$': '$1',
-    // The same library's CommonJS build: its ES build imports JSON without an import attribute, which Jest's
-    // module loader warns about on every file (Node itself loads either build silently).
-    '^libphonenumber-js/max$': '<rootDir>/node_modules/libphonenumber-js/max/index.cjs',
-  },
-  transform: { '^.+\\.ts$': ['ts-jest', { useESM: true, diagnostics: false }] },
   globalSetup: '<rootDir>/spec/support/global-setup.js',
-  setupFiles: [
-    '<rootDir>/spec/support/quiet-provider.js',
-    '<rootDir>/spec/support/retire-async-storage.js',
-    '<rootDir>/spec/support/share-compiled-schemas.js',
-    '<rootDir>/spec/support/code-cache.js',
-  ],
+  setupFiles: ['<rootDir>/spec/support/quiet-provider.js'],
   globalTeardown: '<rootDir>/spec/support/global-teardown.js',
   // A last resort against a hang: the waits inside tests have bounds of their own that say what they
   // waited for (deliveries settled, a server ready, the ledger caught up). eventsDuring waits on

@@ -1,17 +1,15 @@
-// Before each suite: oidc-provider 9 warns at import that Node 20 is not its supported runtime
-// (README: Node 20.19 works; 22 LTS is recommended), and the upstream identity providers the tests
-// start (`spec/support/upstream.ts`, stand-ins for Google or an enterprise IdP) keep their state in
-// oidc-provider's development store, which it warns about; samlify notes that the test SAML IdP
-// (`spec/support/saml-idp.ts`) offers no single logout; the suites that turn oidc-provider's
-// development login on, on purpose, hear oidc-provider say so. None says anything about the service.
+// Once in each test worker, before its first file: oidc-provider 9 warns at import that Node 20 is
+// not its supported runtime (README: Node 20.19 works; 22 LTS is recommended), and the upstream
+// identity providers the tests start (`spec/support/upstream.ts`, stand-ins for Google or an
+// enterprise IdP) keep their state in oidc-provider's development store, which it warns about;
+// samlify notes that the test SAML IdP (`spec/support/saml-idp.ts`) offers no single logout; the
+// suites that turn oidc-provider's development login on, on purpose, hear oidc-provider say so.
+// None says anything about the service.
 const quiet = [
   'oidc-provider WARNING: Unsupported runtime',
   'oidc-provider WARNING: a quick start development-only in-memory adapter',
   'Construct identity  provider - missing endpoint of SingleLogoutService',
   'oidc-provider WARNING: a quick start development-only feature devInteractions is enabled',
-  // Under Jest's module sandbox oidc-provider cannot find undici's dispatcher for its own address
-  // check; the service gives it a fetch with its own outbound policy (`provider/fetch.ts`) anyway.
-  'oidc-provider WARNING: failed to setup SSRF protection for fetch',
 ];
 const warn = console.warn.bind(console);
 console.warn = (...args) => {
