@@ -28,10 +28,13 @@ export async function launchChromium(): Promise<Browser> {
   // A wait in a page is bounded by its test alone, not by Playwright's 30 s per action: on a busy
   // machine a page can take longer than that to render (Swagger UI's whole document did at a load
   // of 12), and is then slow, not stuck. `newPage` makes its context through `newContext`.
+  // A function a test runs in the page (`page.evaluate`) is sent as its source, which tsx compiled
+  // with calls to its `__name` helper (it keeps functions' names): the page gets one that does nothing.
   const newContext = browser.newContext.bind(browser);
   browser.newContext = async (options) => {
     const context = await newContext(options);
     context.setDefaultTimeout(0);
+    await context.addInitScript('globalThis.__name = (target) => target;');
     return context;
   };
   return browser;
