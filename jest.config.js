@@ -19,10 +19,10 @@ async function busyShare(ms) {
 /**
  * Two workers, and a third while the machine is otherwise quiet (under half its CPU busy over the
  * half second before the run): the suites that wait on deliveries, timers, child processes and the
- * browser leave a core idle, which the third fills (on two quiet cores, the whole suite's jest run:
- * 887 s against 933 s with two; `test:quick`, before the console's suites: 4m05s against 4m50s with
- * two and 4m28s with four). A machine already busy keeps two, so that the suite does not ask it for
- * more. (Not the load average: it still counts the build that `npm test` ran just before.)
+ * browser leave a core idle, which the third fills (on two quiet cores, `test:quick`'s jest run:
+ * 104-136 s with three, 130 s with two, 103-120 s with four). A machine already busy keeps two, so
+ * that the suite does not ask it for more. (Not the load average: it still counts the build that
+ * `npm test` ran just before.)
  */
 const workers = (await busyShare(500)) < 0.5 ? 3 : 2;
 
