@@ -1,6 +1,7 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type ErrorObject } from 'ajv';
 
 import { logFormats, logLevels } from './logger.js';
+import { createSchemaCache } from './schema-cache.js';
 import { defaultBodyLimit } from './http/json-body.js';
 import { addWebUrlFormats } from './http/web-origin.js';
 import { defaultDatabaseTimeouts } from './store/availability.js';
@@ -21,21 +22,8 @@ export class ConfigError extends Error {
 const ajv = addWebUrlFormats(new Ajv({ coerceTypes: true, useDefaults: true, allErrors: false }));
 const strict = addWebUrlFormats(new Ajv({ allErrors: false }));
 
-/**
- * One compiled validator per distinct schema and instance. Ajv remembers schemas by object, and the
- * callers build theirs anew on every start (parts join their variables), so without this each start
- * would compile the same schema again and keep every copy.
- */
-const validators = new Map<string, ValidateFunction>();
-function compiled(instance: Ajv, schema: Record<string, unknown>): ValidateFunction {
-  const key = `${instance === ajv ? 'env' : 'options'}:${JSON.stringify(schema)}`;
-  let validate = validators.get(key);
-  if (!validate) {
-    validate = instance.compile(schema);
-    validators.set(key, validate);
-  }
-  return validate;
-}
+/** The settings' schemas, compiled once per process (a start builds them anew from its parts). */
+const schemas = createSchemaCache();
 
 function describe(error: ErrorObject, prefix: string): string {
   if (error.keyword === 'dependencies') {
@@ -63,14 +51,14 @@ export function readEnvironment(spec: EnvironmentSpec, env: NodeJS.ProcessEnv, d
     const value = env[key];
     if (value !== undefined && value !== '') picked[key] = value;
   }
-  const validate = compiled(ajv, { type: 'object', properties: spec, dependencies });
+  const validate = schemas.compiled(ajv, { type: 'object', properties: spec, dependencies })();
   if (!validate(picked)) throw new ConfigError(`Invalid setting: ${describe(validate.errors![0], '')}`);
   return picked;
 }
 
 /** Checks an embedding host's options against `schema`, without converting them; a bad one is a ConfigError naming it under `prefix`. */
 export function checkOptions(schema: Record<string, unknown>, options: unknown, prefix: string): void {
-  const validate = compiled(strict, schema);
+  const validate = schemas.compiled(strict, schema)();
   if (!validate(options)) throw new ConfigError(`Invalid option: ${describe(validate.errors![0], prefix)}`);
 }
 

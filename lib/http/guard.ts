@@ -3,6 +3,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { DefaultState, Middleware } from 'koa';
 
 import { ApiError } from '../errors.js';
+import { createSchemaCache } from '../schema-cache.js';
 import { addWebUrlFormats } from './web-origin.js';
 
 /** JSON Schema, as ajv and OpenAPI 3.1 both read it. */
@@ -134,39 +135,23 @@ function describe(where: string, error: ErrorObject): { field: string; message: 
 /**
  * Compiling a schema costs a few milliseconds and the API has hundreds: each is compiled when a
  * route using it first runs (or when `compileAllGuards` asks), so a start does not pay for routes it
- * never serves. What ajv compiles is kept once per process, by instance and schema text: every app
- * the process makes (each `createIdentity`) shares it, and one that is gone leaves nothing behind
- * (kept per app, each app's uncompiled schemas stayed listed for good).
+ * never serves; and once per process, shared by every app it makes (`createSchemaCache`).
  */
-const compiledSchemas = new Map<Ajv, Map<string, () => ValidateFunction>>();
-function compiledOnce(ajv: Ajv, schema: Schema): () => ValidateFunction {
-  const byText = compiledSchemas.get(ajv) ?? new Map<string, () => ValidateFunction>();
-  compiledSchemas.set(ajv, byText);
-  const text = JSON.stringify(schema);
-  let compiled = byText.get(text);
-  if (!compiled) {
-    let validate: ValidateFunction | undefined;
-    compiled = () => (validate ??= ajv.compile(schema));
-    byText.set(text, compiled);
-  }
-  return compiled;
-}
+const compiledSchemas = createSchemaCache();
 
 /** Compiles every schema of every route declared so far, as their first requests would, and answers how many there are: a schema ajv refuses throws here. */
 export function compileAllGuards(): number {
   let count = 0;
-  for (const byText of compiledSchemas.values()) {
-    for (const compile of byText.values()) {
-      compile();
-      count += 1;
-    }
+  for (const compile of compiledSchemas.all()) {
+    compile();
+    count += 1;
   }
   return count;
 }
 
 function validator(ajv: Ajv, where: string, schema: TypedSchema | undefined) {
   if (!schema) return (value: unknown) => value;
-  const compiled = compiledOnce(ajv, schema as Schema);
+  const compiled = compiledSchemas.compiled(ajv, schema as Schema);
   return (value: unknown) => {
     const validate = compiled();
     if (!validate(value)) {
@@ -209,7 +194,7 @@ export function guard<const S extends GuardSchemas>(schemas: S): GuardMiddleware
   const checkBody = validator(bodyAjv, 'body', schemas.body);
   const partial = !schemas.emptyPatch && isPartialUpdate(schemas.body);
   const response = schemas.response;
-  const shapeResponse = response ? compiledOnce(responseAjv, closed(response) as Schema) : undefined;
+  const shapeResponse = response ? compiledSchemas.compiled(responseAjv, closed(response) as Schema) : undefined;
 
   const scopes = schemas.public ? [] : (schemas.scopes ?? ['all']);
   const middleware: Middleware<DefaultState, Guarded<S> & { params?: Record<string, string> }> = async (ctx, next) => {
